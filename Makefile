@@ -1,0 +1,109 @@
+# fio workload pack: external fio engines for small-file and database workloads.
+#
+#   make            install missing packages, fetch and build the matching fio
+#                   under build/, build the engines into build/
+#   make demo       build, then run jobs/smallfile-mail.fio on a temporary
+#                   directory and print a short summary
+#   make check      build, then run the C unit tests, the fio tests, and the
+#                   same fio tests with the engines built under ASan+UBSan
+#   make install    install engines and job files (PREFIX, DESTDIR)
+
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib/fio-pack
+DATADIR ?= $(PREFIX)/share/fio-pack
+BUILD   := build
+CC      ?= gcc
+PYTHON  ?= /usr/bin/python3
+
+DEPS_STAMP := $(BUILD)/.deps
+FIOSRC_STAMP := $(BUILD)/.fiosrc
+FIO_BIN := $(BUILD)/fio
+
+ENGINES := smallfile
+LIB_SRCS := $(wildcard engines/lib/*.c)
+LIB_HDRS := $(wildcard engines/lib/*.h)
+
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
+           -Wno-missing-field-initializers -Wno-pointer-arith
+BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -D_GNU_SOURCE -D_LARGEFILE_SOURCE \
+           -D_FILE_OFFSET_BITS=64 $(WARN)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+           -fno-omit-frame-pointer
+ENGINE_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs-not -luring -lm
+
+.PHONY: all deps fio engines asan unit check test demo install clean distclean
+
+all: engines
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	sh scripts/install-deps.sh
+	@touch $@
+
+# The fio source matching the installed fio; its path is recorded in the stamp.
+$(FIOSRC_STAMP): $(DEPS_STAMP) scripts/fetch-fio-source.sh
+	sh scripts/fetch-fio-source.sh $(BUILD)/src > $@.tmp && mv $@.tmp $@
+
+FIOSRC = $(shell cat $(FIOSRC_STAMP) 2>/dev/null)
+
+# fio itself, built from that source, for the tests (layouts match by construction).
+$(FIO_BIN): $(FIOSRC_STAMP)
+	cd $(FIOSRC) && { [ -f config-host.h ] || ./configure --disable-native >/dev/null; } \
+		&& $(MAKE) -s -j2 fio >/dev/null
+	cp $(FIOSRC)/fio $@
+	cat $(FIOSRC)/FIO-VERSION-FILE | sed 's/.*= *//' > $(BUILD)/fio-version
+
+fio: $(FIO_BIN)
+
+ENGINE_CFLAGS = $(BASE_CFLAGS) -include $(FIOSRC)/config-host.h -I$(FIOSRC) \
+	-DFIO_INC_DEBUG -DPACK_FIO_VERSION='"$(shell cat $(BUILD)/fio-version 2>/dev/null)"' \
+	-Iengines/lib -Wno-shadow
+
+engines: $(ENGINES:%=$(BUILD)/%.so)
+
+$(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(LIB_SRCS) -shared -Wl,-z,now -luring -lm
+	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@) >/dev/null
+
+# Sanitizer build of the same engines, loaded into fio with libasan preloaded.
+asan: $(ENGINES:%=$(BUILD)/asan/%.so)
+$(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
+	@mkdir -p $(BUILD)/asan
+	$(CC) $(ENGINE_CFLAGS) $(SAN_FLAGS) -O1 -o $@ $< $(LIB_SRCS) -shared -Wl,-z,now -luring -lm
+
+# C unit tests of the fio-independent logic, normal and sanitized.
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+$(BUILD)/unit-tests: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(DEPS_STAMP)
+	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm
+$(BUILD)/unit-tests-asan: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(DEPS_STAMP)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm
+
+unit: $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
+	$(BUILD)/unit-tests
+	$(BUILD)/unit-tests-asan
+
+ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	PACK_ENGINE_DIR=$(abspath $(BUILD)/asan)
+
+check: engines asan unit
+	$(PYTHON) -m pytest -q tests
+	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
+test: check
+
+demo: engines
+	sh scripts/demo.sh
+
+install: engines
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR)/jobs
+	install -m 0755 $(ENGINES:%=$(BUILD)/%.so) $(DESTDIR)$(LIBDIR)/
+	for f in jobs/*.fio; do \
+		sed 's|external:build/|external:$(LIBDIR)/|' $$f > $(DESTDIR)$(DATADIR)/$$f; \
+	done
+
+clean:
+	rm -f $(BUILD)/*.so $(BUILD)/asan/*.so $(BUILD)/unit-tests*
+
+distclean:
+	rm -rf $(BUILD)

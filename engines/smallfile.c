@@ -1,0 +1,1743 @@
+/*
+ * smallfile: an external fio engine that serves a tree of small files.
+ *
+ * One fio I/O is one whole file operation (open, read to EOF, close; or
+ * create and write whole; stat; append; unlink; maildir delivery), timed as
+ * one operation. fio chooses *which* file through its own offset machinery:
+ * the engine presents the tree as one virtual file of tree_files slots of
+ * `bs` bytes each, and file i is the slot at offset i*bs. So rw=randread,
+ * random_distribution=zipf:1.1, randseed, rw=read (sequential) all work the
+ * way fio users know, and `bs` doubles as the read/write chunk size.
+ *
+ * Accounting: fio's IOPS are file operations per second and its byte counts
+ * are the bytes that were really read or written (a stat or delete moves 0
+ * bytes). Directions: read and stat -> "read"; create, append, deliver and
+ * layout -> "write"; delete -> "trim". Per-operation counts go to
+ * opstats_file as JSON lines for scripts.
+ *
+ * Paths and sizes come from (tree parameters, seed, i) - see lib/tree.h and
+ * lib/sizedist.h - so the engine keeps no per-file state and can describe a
+ * 400-million-file tree.
+ *
+ * Run: fio --ioengine=external:build/smallfile.so --tree_dir=/mnt/x ...
+ *      fio --enghelp=$PWD/build/smallfile.so  lists the options.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <liburing.h>
+
+#include "fio.h"
+#include "optgroup.h"
+
+
+#include "rng.h"
+#include "tree.h"
+#include "sizedist.h"
+#include "content.h"
+#include "opmix.h"
+#include "treemeta.h"
+
+#define MARKER_NAME	".fio-smallfile-tree"
+#define ERRLEN		512
+
+/* Streams of per-file randomness (rng.h hash_item). */
+enum {
+	STREAM_SIZE	= 1,
+	STREAM_APPEND	= 2,
+	STREAM_CONTENT	= 3,
+};
+
+enum file_sync_mode {
+	FSYNC_NONE = 0,
+	FSYNC_FSYNC,
+	FSYNC_FDATASYNC,
+};
+
+enum io_api {
+	API_SYNC = 0,
+	API_IO_URING,
+};
+
+struct sf_options {
+	void *pad;			/* fio: off1 == 0 means "unset" */
+	char *tree_dir;
+	unsigned long long tree_files;
+	unsigned int tree_fanout;
+	unsigned int tree_depth;
+	unsigned long long files_per_dir;
+	unsigned int tree_maildir;
+	char *file_size_dist;
+	char *file_content;
+	unsigned long long tree_seed;
+	char *file_op;
+	char *append_size;
+	unsigned int file_sync;
+	unsigned int dir_sync;
+	unsigned int io_api;
+	unsigned int probe_limit;
+	char *opstats_file;
+};
+
+/* Per-operation counters, written to opstats_file. */
+struct op_stats {
+	uint64_t ops;
+	uint64_t bytes;
+	uint64_t probes;	/* extra slots tried because the chosen one was absent/present */
+	uint64_t skipped;	/* layout: files already complete */
+	uint64_t errors;
+	uint64_t lat_sum_ns, lat_min_ns, lat_max_ns;
+};
+
+/* io_uring: where a file operation is in its sequence of syscalls. */
+enum uring_step {
+	US_OPEN,
+	US_READ,
+	US_WRITE,
+	US_FSYNC,
+	US_CLOSE,
+	US_RENAME,
+	US_UNLINK,
+	US_STATX,
+	US_DIROPEN,
+	US_DIRFSYNC,
+	US_DIRCLOSE,
+};
+
+/* One in-flight file operation, one per io_u. */
+struct sf_req {
+	struct io_u *io_u;
+	enum file_op op;
+	uint64_t slot;
+	unsigned probes;
+	int fd;
+	int dirfd;
+	enum uring_step step;
+	uint64_t size;		/* bytes to write */
+	uint64_t off;		/* bytes done so far */
+	uint64_t bytes;		/* bytes moved */
+	int skipped;
+	int err;
+	struct timespec start;
+	struct statx stx;
+	char path[PATH_MAX];
+	char tmp[PATH_MAX];
+};
+
+struct sf_data {
+	struct sf_options *o;
+	struct tree_shape shape;
+	struct size_dist sizes;
+	struct size_dist appends;
+	struct content_spec content;
+	struct content_pool pool;
+	struct op_mix mix;
+	enum file_op single;
+	int rootfd;
+	char root[PATH_MAX];
+	int direct;
+	unsigned chunk;			/* bs */
+	unsigned writer;		/* fio thread number: unique staging names */
+	uint64_t seed;
+	uint64_t slot_base, slot_count;	/* this job's share of the tree */
+	uint64_t budget, issued;	/* operations; budget 0 = until runtime */
+	uint64_t rng;			/* xorshift64*: op mix and append sizes */
+	uint64_t append_seq;
+	struct op_stats stats[FOP_NR];
+
+	/* io_uring mode */
+	struct io_uring ring;
+	int ring_ok;
+	unsigned queued;		/* SQEs prepared but not submitted */
+	struct io_u **done;		/* completed io_us, handed to fio by ->event */
+	struct io_u **pending;		/* queued since the last commit */
+	unsigned npending;
+	unsigned ndone, nreturned;
+};
+
+static const enum fio_ddir op_ddir[FOP_NR] = {
+	[FOP_READ]	= DDIR_READ,
+	[FOP_STAT]	= DDIR_READ,
+	[FOP_CREATE]	= DDIR_WRITE,
+	[FOP_APPEND]	= DDIR_WRITE,
+	[FOP_DELETE]	= DDIR_TRIM,
+	[FOP_DELIVER]	= DDIR_WRITE,
+	[FOP_LAYOUT]	= DDIR_WRITE,
+};
+
+static int op_writes_tree(enum file_op op)
+{
+	return op == FOP_CREATE || op == FOP_DELIVER || op == FOP_LAYOUT;
+}
+
+static int op_needs_file(enum file_op op)
+{
+	return op == FOP_READ || op == FOP_STAT || op == FOP_APPEND || op == FOP_DELETE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Version and layout self-check                                       */
+/* ------------------------------------------------------------------ */
+
+extern const char fio_version_string[];
+extern struct fio_option fio_options[];
+
+#ifndef PACK_FIO_VERSION
+#error "PACK_FIO_VERSION must name the fio version the engine is built against"
+#endif
+
+static struct ioengine_ops ioengine;
+
+/*
+ * fio's ioops version does not change when struct layouts do (3.30..3.33 all
+ * say 31), so check that the fio we are loaded into is the one we were
+ * compiled against, and that the offsets we rely on agree with its option
+ * table.
+ */
+static int check_host_fio(struct thread_data *td)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} probes[] = {
+		{ "bs", offsetof(struct thread_options, bs) },
+		{ "direct", offsetof(struct thread_options, odirect) },
+		{ "time_based", offsetof(struct thread_options, time_based) },
+		{ "number_ios", offsetof(struct thread_options, number_ios) },
+		{ "loops", offsetof(struct thread_options, loops) },
+		{ "randseed", offsetof(struct thread_options, rand_seed) },
+		{ "iodepth", offsetof(struct thread_options, iodepth) },
+	};
+	size_t i;
+
+	if (strcmp(fio_version_string, PACK_FIO_VERSION)) {
+		log_err("smallfile: built for %s but loaded into %s; rebuild the engine against this fio's source (make)\n",
+			PACK_FIO_VERSION, fio_version_string);
+		return 1;
+	}
+	if (td->io_ops != &ioengine) {
+		log_err("smallfile: struct thread_data layout differs from the fio this engine was built for; rebuild (make)\n");
+		return 1;
+	}
+	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		struct fio_option *fo;
+		int found = 0;
+
+		for (fo = fio_options; fo->name; fo++) {
+			if (strcmp(fo->name, probes[i].name))
+				continue;
+			found = 1;
+			if (fo->off1 != probes[i].off) {
+				log_err("smallfile: struct thread_options layout differs from the fio this engine was built for (%s); rebuild (make)\n",
+					probes[i].name);
+				return 1;
+			}
+		}
+		if (!found) {
+			log_err("smallfile: fio option %s not found; wrong fio version\n", probes[i].name);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static uint64_t next_rand(struct sf_data *sd)
+{
+	uint64_t x = sd->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	sd->rng = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+static uint64_t file_size_of(struct sf_data *sd, uint64_t slot)
+{
+	return size_dist_sample(&sd->sizes, hash_item(sd->seed, STREAM_SIZE, slot));
+}
+
+static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)(b->tv_sec - a->tv_sec) * 1000000000ULL + b->tv_nsec - a->tv_nsec;
+}
+
+static void account(struct sf_data *sd, struct sf_req *rq)
+{
+	struct op_stats *s = &sd->stats[rq->op];
+	struct timespec now;
+	uint64_t ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ns = ns_between(&rq->start, &now);
+	s->ops++;
+	s->bytes += rq->bytes;
+	s->probes += rq->probes;
+	s->skipped += rq->skipped;
+	if (rq->err)
+		s->errors++;
+	s->lat_sum_ns += ns;
+	if (!s->lat_min_ns || ns < s->lat_min_ns)
+		s->lat_min_ns = ns;
+	if (ns > s->lat_max_ns)
+		s->lat_max_ns = ns;
+}
+
+/* mkdir -p of a relative directory path under the root. */
+static int make_dirs(struct sf_data *sd, const char *rel)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (!*rel)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", rel);
+	for (p = buf + 1; ; p++) {
+		if (*p == '/' || !*p) {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdirat(sd->rootfd, buf, 0755) && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* Creates the directories file @slot needs (leaf and, for maildir, tmp/new/cur). */
+static int make_leaf(struct sf_data *sd, uint64_t slot)
+{
+	char leaf[PATH_MAX], sub[PATH_MAX];
+	static const char *const maildirs[] = { "tmp", "new", "cur" };
+	int ret, i;
+
+	if (tree_leaf_path(&sd->shape, tree_leaf_of(&sd->shape, slot), leaf, sizeof(leaf)) < 0)
+		return -ENAMETOOLONG;
+	ret = make_dirs(sd, leaf);
+	if (ret || !sd->shape.maildir)
+		return ret;
+	for (i = 0; i < 3; i++) {
+		if (snprintf(sub, sizeof(sub), "%s%s%s", leaf, *leaf ? "/" : "",
+			     maildirs[i]) >= (int)sizeof(sub))
+			return -ENAMETOOLONG;
+		if (mkdirat(sd->rootfd, sub, 0755) && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+static void set_paths(struct sf_data *sd, struct sf_req *rq)
+{
+	tree_file_path(&sd->shape, rq->slot, rq->path, sizeof(rq->path));
+	if (rq->op == FOP_DELIVER)
+		tree_tmp_path(&sd->shape, rq->slot, sd->writer, rq->tmp, sizeof(rq->tmp));
+}
+
+/*
+ * The chosen slot was absent (or, for create, present): move to the next
+ * slot. Operations in a mix change which files exist, so a read may pick a
+ * file a delete removed; trying the following slots keeps every counted
+ * operation a real one. Gives up after probe_limit slots.
+ */
+static int next_probe(struct sf_data *sd, struct sf_req *rq)
+{
+	if (++rq->probes > sd->o->probe_limit)
+		return 0;
+	rq->slot = (rq->slot + 1) % sd->shape.nfiles;
+	set_paths(sd, rq);
+	return 1;
+}
+
+static void report_probe_failure(struct sf_data *sd, struct sf_req *rq, int err)
+{
+	log_err("smallfile: %s: no %s file in %u slots after slot %llu of %s (%s)\n",
+		file_op_name(rq->op), rq->op == FOP_CREATE ? "absent" : "existing",
+		sd->o->probe_limit, (unsigned long long)(rq->slot - rq->probes + 1),
+		sd->root, strerror(err));
+}
+
+static int open_flags(struct sf_data *sd, enum file_op op)
+{
+	int fl = O_NOFOLLOW | O_CLOEXEC;
+
+	switch (op) {
+	case FOP_READ:
+		fl |= O_RDONLY;
+		break;
+	case FOP_CREATE:
+		fl |= O_WRONLY | O_CREAT | O_EXCL;
+		break;
+	case FOP_LAYOUT:
+		fl |= O_WRONLY | O_CREAT;
+		break;
+	case FOP_DELIVER:
+		fl |= O_WRONLY | O_CREAT | O_TRUNC;
+		break;
+	case FOP_APPEND:
+		/* O_DIRECT appends at unaligned file ends fail: appends stay buffered */
+		return fl | O_WRONLY | O_APPEND;
+	default:
+		break;
+	}
+	if (sd->direct)
+		fl |= O_DIRECT;
+	return fl;
+}
+
+static uint64_t write_size(struct sf_data *sd, struct sf_req *rq)
+{
+	if (rq->op == FOP_APPEND)
+		return size_dist_sample(&sd->appends, next_rand(sd));
+	return file_size_of(sd, rq->slot);
+}
+
+/* Length of the next write chunk; clears O_DIRECT before an unaligned tail. */
+static uint64_t next_chunk(struct sf_data *sd, struct sf_req *rq)
+{
+	uint64_t left = rq->size - rq->off;
+	uint64_t len = left < sd->chunk ? left : sd->chunk;
+
+	if (sd->direct && rq->op != FOP_APPEND && (len & 4095)) {
+		int fl = fcntl(rq->fd, F_GETFL);
+
+		if (fl >= 0 && (fl & O_DIRECT))
+			fcntl(rq->fd, F_SETFL, fl & ~O_DIRECT);
+	}
+	return len;
+}
+
+static const void *chunk_data(struct sf_data *sd, struct sf_req *rq)
+{
+	uint64_t key = rq->op == FOP_APPEND ? rq->slot ^ (sd->append_seq << 32) : rq->slot;
+
+	return content_at(&sd->pool, sd->seed, key, rq->off);
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronous file operations                                         */
+/* ------------------------------------------------------------------ */
+
+static int sync_dir_of(struct sf_data *sd, const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	int fd, ret = 0;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	fd = openat(sd->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int sync_file(struct sf_data *sd, int fd)
+{
+	if (sd->o->file_sync == FSYNC_FSYNC)
+		return fsync(fd) ? -errno : 0;
+	if (sd->o->file_sync == FSYNC_FDATASYNC)
+		return fdatasync(fd) ? -errno : 0;
+	return 0;
+}
+
+static int write_whole(struct sf_data *sd, struct sf_req *rq)
+{
+	while (rq->off < rq->size) {
+		uint64_t len = next_chunk(sd, rq);
+		ssize_t n = write(rq->fd, chunk_data(sd, rq), len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		rq->off += n;
+		rq->bytes += n;
+	}
+	return 0;
+}
+
+/* Opens rq->path (or rq->tmp) creating missing directories on the way. */
+static int open_creating(struct sf_data *sd, struct sf_req *rq, const char *path)
+{
+	int fl = open_flags(sd, rq->op);
+	int fd, ret;
+
+	fd = openat(sd->rootfd, path, fl, 0644);
+	if (fd < 0 && errno == ENOENT) {
+		ret = make_leaf(sd, rq->slot);
+		if (ret)
+			return ret;
+		fd = openat(sd->rootfd, path, fl, 0644);
+	}
+	if (fd < 0 && errno == EINVAL && (fl & O_DIRECT))
+		return -EOPNOTSUPP;
+	return fd < 0 ? -errno : fd;
+}
+
+static int do_read(struct sf_data *sd, struct sf_req *rq)
+{
+	int fd;
+
+	for (;;) {
+		fd = openat(sd->rootfd, rq->path, open_flags(sd, FOP_READ));
+		if (fd >= 0)
+			break;
+		if (errno != ENOENT || !next_probe(sd, rq))
+			return -errno;
+	}
+	for (;;) {
+		ssize_t n = read(fd, rq->io_u->buf, sd->chunk);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		rq->bytes += n;
+		/* a short read of a regular file means end of file */
+		if ((size_t)n < sd->chunk)
+			break;
+	}
+	close(fd);
+	return 0;
+}
+
+static int do_stat(struct sf_data *sd, struct sf_req *rq)
+{
+	struct stat st;
+
+	while (fstatat(sd->rootfd, rq->path, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (errno != ENOENT || !next_probe(sd, rq))
+			return -errno;
+	}
+	return 0;
+}
+
+static int do_delete(struct sf_data *sd, struct sf_req *rq)
+{
+	while (unlinkat(sd->rootfd, rq->path, 0)) {
+		if (errno != ENOENT || !next_probe(sd, rq))
+			return -errno;
+	}
+	return sd->o->dir_sync ? sync_dir_of(sd, rq->path) : 0;
+}
+
+/* create, append, deliver and layout: open, write whole, sync, close(, rename). */
+static int do_write_op(struct sf_data *sd, struct sf_req *rq)
+{
+	const char *path = rq->op == FOP_DELIVER ? rq->tmp : rq->path;
+	int ret;
+
+	for (;;) {
+		if (rq->op == FOP_APPEND) {
+			ret = openat(sd->rootfd, path, open_flags(sd, FOP_APPEND));
+			if (ret < 0)
+				ret = -errno;
+		} else {
+			ret = open_creating(sd, rq, path);
+		}
+		if (ret >= 0)
+			break;
+		if (rq->op == FOP_CREATE && ret == -EEXIST && next_probe(sd, rq))
+			continue;
+		if (rq->op == FOP_APPEND && ret == -ENOENT && next_probe(sd, rq))
+			continue;
+		return ret;
+	}
+	rq->fd = ret;
+	rq->size = write_size(sd, rq);
+	if (rq->op == FOP_APPEND)
+		sd->append_seq++;
+	if (rq->op == FOP_LAYOUT) {
+		struct stat st;
+
+		/* resumable: a file as long as its model size was written whole */
+		if (fstat(rq->fd, &st) == 0 && (uint64_t)st.st_size >= rq->size) {
+			rq->skipped = 1;
+			close(rq->fd);
+			return 0;
+		}
+		if (st.st_size && ftruncate(rq->fd, 0)) {
+			ret = -errno;
+			goto out;
+		}
+	}
+	ret = write_whole(sd, rq);
+	if (!ret)
+		ret = sync_file(sd, rq->fd);
+out:
+	if (close(rq->fd) && !ret)
+		ret = -errno;
+	if (ret)
+		return ret;
+	if (rq->op == FOP_DELIVER && renameat(sd->rootfd, rq->tmp, sd->rootfd, rq->path))
+		return -errno;
+	if (sd->o->dir_sync)
+		return sync_dir_of(sd, rq->path);
+	return 0;
+}
+
+static int run_sync(struct sf_data *sd, struct sf_req *rq)
+{
+	switch (rq->op) {
+	case FOP_READ:
+		return do_read(sd, rq);
+	case FOP_STAT:
+		return do_stat(sd, rq);
+	case FOP_DELETE:
+		return do_delete(sd, rq);
+	default:
+		return do_write_op(sd, rq);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* io_uring: each file operation is a small state machine of SQEs     */
+/* ------------------------------------------------------------------ */
+
+static struct io_uring_sqe *get_sqe(struct sf_data *sd)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&sd->ring);
+
+	if (!sqe) {
+		io_uring_submit(&sd->ring);
+		sqe = io_uring_get_sqe(&sd->ring);
+	}
+	return sqe;
+}
+
+/* Queues the SQE for rq's current step. Returns 0, or 1 if the op is complete. */
+static int uring_prep_step(struct sf_data *sd, struct sf_req *rq)
+{
+	struct io_uring_sqe *sqe = get_sqe(sd);
+	const char *path = rq->op == FOP_DELIVER ? rq->tmp : rq->path;
+
+	if (!sqe) {
+		rq->err = EBUSY;
+		return 1;
+	}
+	switch (rq->step) {
+	case US_OPEN:
+		io_uring_prep_openat(sqe, sd->rootfd, path, open_flags(sd, rq->op), 0644);
+		break;
+	case US_READ:
+		io_uring_prep_read(sqe, rq->fd, rq->io_u->buf, sd->chunk, rq->off);
+		break;
+	case US_WRITE: {
+		uint64_t len = next_chunk(sd, rq);
+
+		io_uring_prep_write(sqe, rq->fd, chunk_data(sd, rq), len,
+				    rq->op == FOP_APPEND ? (uint64_t)-1 : rq->off);
+		break;
+	}
+	case US_FSYNC:
+		io_uring_prep_fsync(sqe, rq->fd,
+				    sd->o->file_sync == FSYNC_FDATASYNC ? IORING_FSYNC_DATASYNC : 0);
+		break;
+	case US_CLOSE:
+		io_uring_prep_close(sqe, rq->fd);
+		break;
+	case US_RENAME:
+		io_uring_prep_renameat(sqe, sd->rootfd, rq->tmp, sd->rootfd, rq->path, 0);
+		break;
+	case US_UNLINK:
+		io_uring_prep_unlinkat(sqe, sd->rootfd, rq->path, 0);
+		break;
+	case US_STATX:
+		io_uring_prep_statx(sqe, sd->rootfd, rq->path, AT_SYMLINK_NOFOLLOW,
+				    STATX_BASIC_STATS, &rq->stx);
+		break;
+	case US_DIROPEN: {
+		char *slash;
+
+		snprintf(rq->tmp, sizeof(rq->tmp), "%s", rq->path);
+		slash = strrchr(rq->tmp, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			strcpy(rq->tmp, ".");
+		io_uring_prep_openat(sqe, sd->rootfd, rq->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+		break;
+	}
+	case US_DIRFSYNC:
+		io_uring_prep_fsync(sqe, rq->dirfd, 0);
+		break;
+	case US_DIRCLOSE:
+		io_uring_prep_close(sqe, rq->dirfd);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, rq);
+	sd->queued++;
+	return 0;
+}
+
+static enum uring_step first_step(enum file_op op)
+{
+	switch (op) {
+	case FOP_STAT:
+		return US_STATX;
+	case FOP_DELETE:
+		return US_UNLINK;
+	default:
+		return US_OPEN;
+	}
+}
+
+/* After the data is written: sync, close, rename, dir sync as configured. */
+static enum uring_step after_write(struct sf_data *sd)
+{
+	return sd->o->file_sync != FSYNC_NONE ? US_FSYNC : US_CLOSE;
+}
+
+static enum uring_step after_close(struct sf_data *sd, struct sf_req *rq, int *done)
+{
+	if (rq->op == FOP_DELIVER)
+		return US_RENAME;
+	if (sd->o->dir_sync && rq->op != FOP_READ) {
+		return US_DIROPEN;
+	}
+	*done = 1;
+	return US_CLOSE;
+}
+
+/*
+ * Advances rq after a completion with result @res. Returns 1 when the file
+ * operation is finished (successfully or with rq->err set).
+ */
+static int uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
+{
+	int done = 0;
+
+	switch (rq->step) {
+	case US_OPEN:
+		if (res == -ENOENT && op_writes_tree(rq->op)) {
+			int ret = make_leaf(sd, rq->slot);
+
+			if (ret) {
+				rq->err = -ret;
+				return 1;
+			}
+			break;	/* retry the open */
+		}
+		if ((res == -ENOENT && op_needs_file(rq->op)) ||
+		    (res == -EEXIST && rq->op == FOP_CREATE)) {
+			if (next_probe(sd, rq))
+				break;
+		}
+		if (res == -EINVAL && sd->direct)
+			res = -EOPNOTSUPP;
+		if (res < 0) {
+			rq->err = -res;
+			return 1;
+		}
+		rq->fd = res;
+		if (rq->op == FOP_READ) {
+			rq->step = US_READ;
+			break;
+		}
+		rq->size = write_size(sd, rq);
+		if (rq->op == FOP_APPEND)
+			sd->append_seq++;
+		if (rq->op == FOP_LAYOUT) {
+			struct stat st;
+
+			if (fstat(rq->fd, &st) == 0 && (uint64_t)st.st_size >= rq->size) {
+				rq->skipped = 1;
+				rq->step = US_CLOSE;
+				break;
+			}
+			if (st.st_size && ftruncate(rq->fd, 0)) {
+				rq->err = errno;
+				rq->step = US_CLOSE;
+				break;
+			}
+		}
+		rq->step = rq->size ? US_WRITE : after_write(sd);
+		break;
+	case US_READ:
+		if (res < 0) {
+			rq->err = -res;
+			rq->step = US_CLOSE;
+			break;
+		}
+		rq->bytes += res;
+		rq->off += res;
+		if ((unsigned)res < sd->chunk)
+			rq->step = US_CLOSE;
+		break;
+	case US_WRITE:
+		if (res <= 0) {
+			rq->err = res ? -res : EIO;
+			rq->step = US_CLOSE;
+			break;
+		}
+		rq->off += res;
+		rq->bytes += res;
+		if (rq->off >= rq->size)
+			rq->step = after_write(sd);
+		break;
+	case US_FSYNC:
+		if (res < 0)
+			rq->err = -res;
+		rq->step = US_CLOSE;
+		break;
+	case US_CLOSE:
+		if (res < 0 && !rq->err)
+			rq->err = -res;
+		if (rq->err || rq->op == FOP_READ || rq->skipped)
+			return 1;
+		rq->step = after_close(sd, rq, &done);
+		if (done)
+			return 1;
+		break;
+	case US_RENAME:
+		if (res < 0) {
+			rq->err = -res;
+			return 1;
+		}
+		if (!sd->o->dir_sync)
+			return 1;
+		rq->step = US_DIROPEN;
+		break;
+	case US_UNLINK:
+		if (res == -ENOENT && next_probe(sd, rq))
+			break;
+		if (res < 0) {
+			rq->err = -res;
+			return 1;
+		}
+		if (!sd->o->dir_sync)
+			return 1;
+		rq->step = US_DIROPEN;
+		break;
+	case US_STATX:
+		if (res == -ENOENT && next_probe(sd, rq))
+			break;
+		if (res < 0)
+			rq->err = -res;
+		return 1;
+	case US_DIROPEN:
+		if (res < 0) {
+			rq->err = -res;
+			return 1;
+		}
+		rq->dirfd = res;
+		rq->step = US_DIRFSYNC;
+		break;
+	case US_DIRFSYNC:
+		if (res < 0)
+			rq->err = -res;
+		rq->step = US_DIRCLOSE;
+		break;
+	case US_DIRCLOSE:
+		return 1;
+	}
+	return uring_prep_step(sd, rq);
+}
+
+/* ------------------------------------------------------------------ */
+/* fio hooks                                                           */
+/* ------------------------------------------------------------------ */
+
+static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
+{
+	struct io_u *io_u = rq->io_u;
+
+	account(sd, rq);
+	if (rq->err) {
+		if (rq->err == ENOENT || rq->err == EEXIST)
+			report_probe_failure(sd, rq, rq->err);
+		else if (rq->err == EOPNOTSUPP)
+			log_err("smallfile: direct=1: the file system of %s does not support O_DIRECT\n",
+				sd->root);
+		else
+			log_err("smallfile: %s %s/%s: %s\n", file_op_name(rq->op), sd->root,
+				rq->op == FOP_DELIVER && rq->step < US_RENAME ? rq->tmp : rq->path,
+				strerror(rq->err));
+		io_u->error = rq->err;
+	}
+	/* fio counts xfer_buflen - resid as the bytes moved */
+	io_u->xfer_buflen = rq->bytes;
+	io_u->resid = 0;
+}
+
+static int sf_prep(struct thread_data *td, struct io_u *io_u)
+{
+	struct sf_data *sd = td->io_ops_data;
+	struct sf_req *rq = io_u->engine_data;
+	enum file_op op = sd->single;
+
+	if (op == FOP_NR)
+		op = op_mix_pick(&sd->mix, (uint32_t)(next_rand(sd) >> 32));
+	memset(rq, 0, offsetof(struct sf_req, stx));
+	rq->io_u = io_u;
+	rq->op = op;
+	rq->fd = -1;
+	rq->dirfd = -1;
+	rq->slot = sd->slot_base + io_u->offset / sd->chunk;
+	if (rq->slot >= sd->shape.nfiles)
+		rq->slot %= sd->shape.nfiles;
+	set_paths(sd, rq);
+	/* the operation, not fio's rw=, decides the direction it is reported in */
+	io_u->ddir = op_ddir[op];
+	return 0;
+}
+
+static void count_issue(struct thread_data *td, struct sf_data *sd)
+{
+	if (sd->budget && ++sd->issued >= sd->budget)
+		td->done = 1;
+}
+
+static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct sf_data *sd = td->io_ops_data;
+	struct sf_req *rq = io_u->engine_data;
+	int ret;
+
+	fio_ro_check(td, io_u);
+	count_issue(td, sd);
+	clock_gettime(CLOCK_MONOTONIC, &rq->start);
+
+	if (sd->o->io_api == API_IO_URING) {
+		rq->step = first_step(rq->op);
+		if (uring_prep_step(sd, rq)) {
+			finish_io_u(sd, rq);
+			return FIO_Q_COMPLETED;
+		}
+		sd->pending[sd->npending++] = io_u;
+		return FIO_Q_QUEUED;
+	}
+
+	ret = run_sync(sd, rq);
+	if (ret < 0)
+		rq->err = -ret;
+	finish_io_u(sd, rq);
+	return FIO_Q_COMPLETED;
+}
+
+static int sf_commit(struct thread_data *td)
+{
+	struct sf_data *sd = td->io_ops_data;
+	unsigned i;
+	int ret;
+
+	if (sd->o->io_api != API_IO_URING)
+		return 0;
+	if (sd->queued) {
+		ret = io_uring_submit(&sd->ring);
+		if (ret < 0)
+			return ret;
+		sd->queued = 0;
+	}
+	/* fio's submit accounting is per io_u (file operation), not per SQE */
+	for (i = 0; i < sd->npending; i++)
+		io_u_queued(td, sd->pending[i]);
+	io_u_mark_submit(td, sd->npending);
+	sd->npending = 0;
+	return 0;
+}
+
+static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int max,
+			const struct timespec *t)
+{
+	struct sf_data *sd = td->io_ops_data;
+	unsigned avail;
+
+	/* drop the events fio has already taken */
+	if (sd->nreturned) {
+		memmove(sd->done, sd->done + sd->nreturned,
+			(sd->ndone - sd->nreturned) * sizeof(*sd->done));
+		sd->ndone -= sd->nreturned;
+		sd->nreturned = 0;
+	}
+	while (sd->ndone < min || (sd->ndone == 0 && min == 0)) {
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0;
+		int ret;
+
+		if (sd->queued) {
+			io_uring_submit(&sd->ring);
+			sd->queued = 0;
+		}
+		if (sd->ndone >= min) {
+			ret = io_uring_peek_cqe(&sd->ring, &cqe);
+			if (ret)
+				break;
+		} else {
+			ret = io_uring_wait_cqe(&sd->ring, &cqe);
+			if (ret == -EINTR)
+				continue;
+			if (ret)
+				return ret;
+		}
+		io_uring_for_each_cqe(&sd->ring, head, cqe) {
+			struct sf_req *rq = io_uring_cqe_get_data(cqe);
+
+			seen++;
+			if (uring_advance(sd, rq, cqe->res)) {
+				finish_io_u(sd, rq);
+				sd->done[sd->ndone++] = rq->io_u;
+			}
+		}
+		io_uring_cq_advance(&sd->ring, seen);
+		if (min == 0)
+			break;
+	}
+	if (sd->queued) {
+		io_uring_submit(&sd->ring);
+		sd->queued = 0;
+	}
+	avail = sd->ndone < max ? sd->ndone : max;
+	sd->nreturned = avail;
+	return avail;
+}
+
+static struct io_u *sf_event(struct thread_data *td, int event)
+{
+	struct sf_data *sd = td->io_ops_data;
+
+	return sd->done[event];
+}
+
+static int sf_io_u_init(struct thread_data *td, struct io_u *io_u)
+{
+	struct sf_req *rq = calloc(1, sizeof(*rq));
+
+	if (!rq)
+		return 1;
+	rq->io_u = io_u;
+	io_u->engine_data = rq;
+	return 0;
+}
+
+static void sf_io_u_free(struct thread_data *td, struct io_u *io_u)
+{
+	free(io_u->engine_data);
+	io_u->engine_data = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tree set-up and validation                                          */
+/* ------------------------------------------------------------------ */
+
+static int format_marker(struct sf_data *sd, char *buf, size_t len)
+{
+	char sizes[256], content[64];
+	const struct tree_shape *t = &sd->shape;
+
+	size_dist_describe(&sd->sizes, sizes, sizeof(sizes));
+	content_describe(&sd->content, content, sizeof(content));
+	return snprintf(buf, len,
+			TREEMETA_MAGIC "\n"
+			"# made by the smallfile fio engine; every file below this directory is its own\n"
+			"tree_files=%llu\ntree_fanout=%u\ntree_depth=%u\nfiles_per_leaf=%llu\n"
+			"tree_maildir=%d\nfile_size_dist=%s\nfile_content=%s\ntree_seed=%llu\n",
+			(unsigned long long)t->nfiles, t->fanout, t->depth,
+			(unsigned long long)t->files_per_leaf, t->maildir, sizes, content,
+			(unsigned long long)sd->seed);
+}
+
+static int dir_is_empty(int fd)
+{
+	int dup_fd = dup(fd);
+	DIR *d;
+	struct dirent *de;
+	int empty = 1;
+
+	if (dup_fd < 0)
+		return -1;
+	d = fdopendir(dup_fd);
+	if (!d) {
+		close(dup_fd);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return empty;
+}
+
+static int read_marker(int rootfd, char *buf, size_t len)
+{
+	int fd = openat(rootfd, MARKER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * Publishes the marker atomically: written whole under a private name, then
+ * linked into place, so concurrent jobs see either no marker or a complete
+ * one; a loser of the race compares against the winner's.
+ */
+static int write_marker(struct sf_data *sd, const char *text)
+{
+	char tmp[64];
+	int fd, ret = 0;
+	size_t len = strlen(text);
+
+	snprintf(tmp, sizeof(tmp), MARKER_NAME ".%d", (int)getpid());
+	fd = openat(sd->rootfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	if (!ret && linkat(sd->rootfd, tmp, sd->rootfd, MARKER_NAME, 0))
+		ret = -errno;
+	unlinkat(sd->rootfd, tmp, 0);
+	return ret;
+}
+
+static int writes_tree(struct sf_data *sd)
+{
+	int op;
+
+	for (op = 0; op < FOP_NR; op++)
+		if (sd->mix.weight[op] && op != FOP_READ && op != FOP_STAT)
+			return 1;
+	return 0;
+}
+
+static int creates_tree(struct sf_data *sd)
+{
+	int op;
+
+	for (op = 0; op < FOP_NR; op++)
+		if (sd->mix.weight[op] && op_writes_tree(op))
+			return 1;
+	return 0;
+}
+
+/*
+ * The default target when tree_dir is empty: a directory of our own under
+ * $TMPDIR, named after the tree parameters so that jobs sharing [global]
+ * options share a tree, and trees with other parameters never collide.
+ */
+static int default_root(struct sf_data *sd, const char *marker, char *out, size_t len)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char parent[PATH_MAX];
+	struct stat st;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *p;
+
+	if (!tmpdir || !*tmpdir)
+		tmpdir = "/tmp";
+	for (p = marker; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	snprintf(parent, sizeof(parent), "%s/fio-smallfile-%u", tmpdir, (unsigned)getuid());
+	if (mkdir(parent, 0700) && errno != EEXIST) {
+		log_err("smallfile: tree_dir unset and cannot create %s: %s\n", parent, strerror(errno));
+		return 1;
+	}
+	if (lstat(parent, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
+		log_err("smallfile: tree_dir unset and %s is not a directory of ours; set tree_dir\n", parent);
+		return 1;
+	}
+	if (snprintf(out, len, "%s/%016llx", parent, (unsigned long long)h) >= (int)len) {
+		log_err("smallfile: TMPDIR %s is too long\n", tmpdir);
+		return 1;
+	}
+	if (mkdir(out, 0755) && errno != EEXIST) {
+		log_err("smallfile: cannot create %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int open_tree(struct thread_data *td, struct sf_data *sd)
+{
+	char marker[1024], found[4096], why[512];
+	struct statvfs vfs;
+	struct stat st;
+	int ret, empty;
+
+	format_marker(sd, marker, sizeof(marker));
+	if (!sd->o->tree_dir || !*sd->o->tree_dir) {
+		if (default_root(sd, marker, sd->root, sizeof(sd->root)))
+			return 1;
+	} else {
+		snprintf(sd->root, sizeof(sd->root), "%s", sd->o->tree_dir);
+	}
+	if (stat(sd->root, &st)) {
+		log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("smallfile: tree_dir %s is not a directory\n", sd->root);
+		return 1;
+	}
+	sd->rootfd = open(sd->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sd->rootfd < 0) {
+		log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
+		return 1;
+	}
+	if (writes_tree(sd)) {
+		if (fstatvfs(sd->rootfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+			log_err("smallfile: tree_dir %s is on a read-only file system\n", sd->root);
+			return 1;
+		}
+		if (faccessat(AT_FDCWD, sd->root, W_OK | X_OK, AT_EACCESS)) {
+			log_err("smallfile: tree_dir %s is not writable: %s\n", sd->root, strerror(errno));
+			return 1;
+		}
+	}
+
+	ret = read_marker(sd->rootfd, found, sizeof(found));
+	if (ret == -ENOENT) {
+		empty = dir_is_empty(sd->rootfd);
+		if (!empty) {
+			/* a racing clone may have just published the marker */
+			ret = read_marker(sd->rootfd, found, sizeof(found));
+			if (ret == -ENOENT) {
+				log_err("smallfile: tree_dir %s is not empty and holds no smallfile tree; refusing to touch it\n",
+					sd->root);
+				return 1;
+			}
+		} else if (!creates_tree(sd)) {
+			log_err("smallfile: tree_dir %s holds no laid-out tree; run a job with file_op=layout first\n",
+				sd->root);
+			return 1;
+		} else {
+			ret = write_marker(sd, marker);
+			if (ret == -EEXIST)
+				ret = read_marker(sd->rootfd, found, sizeof(found));
+			else if (!ret)
+				return 0;
+		}
+	}
+	if (ret) {
+		log_err("smallfile: tree_dir %s: cannot read %s: %s\n", sd->root, MARKER_NAME,
+			strerror(-ret));
+		return 1;
+	}
+	ret = treemeta_compare(found, marker, why, sizeof(why));
+	if (ret < 0) {
+		log_err("smallfile: tree_dir %s: %s is not a smallfile tree marker; refusing to touch it\n",
+			sd->root, MARKER_NAME);
+		return 1;
+	}
+	if (ret) {
+		log_err("smallfile: tree_dir %s was laid out with other parameters: %s\n", sd->root, why);
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
+{
+	struct sf_options *o = sd->o;
+	char err[ERRLEN];
+
+	if (tree_shape_init(&sd->shape, o->tree_files, o->tree_fanout, o->tree_depth,
+			    o->files_per_dir, o->tree_maildir, err, sizeof(err)))
+		goto bad;
+	if (size_dist_parse(&sd->sizes, o->file_size_dist, "file_size_dist", err, sizeof(err)))
+		goto bad;
+	if (size_dist_parse(&sd->appends, o->append_size, "append_size", err, sizeof(err)))
+		goto bad;
+	if (content_parse(&sd->content, o->file_content, "file_content", err, sizeof(err)))
+		goto bad;
+	if (op_mix_parse(&sd->mix, o->file_op, "file_op", err, sizeof(err)))
+		goto bad;
+	sd->single = op_mix_single(&sd->mix);
+	if (sd->mix.weight[FOP_DELIVER] && !sd->shape.maildir) {
+		snprintf(err, sizeof(err), "file_op: deliver needs tree_maildir=1");
+		goto bad;
+	}
+	if (!o->probe_limit) {
+		snprintf(err, sizeof(err), "probe_limit must be at least 1");
+		goto bad;
+	}
+	return 0;
+bad:
+	log_err("smallfile: %s\n", err);
+	return 1;
+}
+
+static int check_fio_options(struct thread_data *td, struct sf_data *sd)
+{
+	struct thread_options *to = &td->o;
+	int i;
+
+	for (i = 0; i < DDIR_RWDIR_CNT; i++) {
+		if (to->min_bs[i] != to->max_bs[i] || to->bs[i] != to->bs[DDIR_READ]) {
+			log_err("smallfile: bs must be one fixed size for all directions (it is the read/write chunk)\n");
+			return 1;
+		}
+	}
+	if (fio_option_is_set(to, size) || fio_option_is_set(to, io_size)) {
+		log_err("smallfile: size= and io_size= do not apply to file operations; a job does one pass over its files, or use number_ios=, loops= or time_based with runtime=\n");
+		return 1;
+	}
+	if (to->nr_files > 1) {
+		log_err("smallfile: nrfiles must be 1 (the tree is the file; use tree_files)\n");
+		return 1;
+	}
+	if (to->verify != 0) {
+		log_err("smallfile: verify= is not supported by this engine\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* numjobs clones of a layout job split the tree between them. */
+static int job_share(struct thread_data *td, struct sf_data *sd)
+{
+	uint64_t n = sd->shape.nfiles, k = td->subjob_number, j = td->o.numjobs;
+
+	sd->slot_base = 0;
+	sd->slot_count = n;
+	if (op_mix_single(&sd->mix) != FOP_LAYOUT || j <= 1)
+		return 0;
+	sd->slot_base = n * k / j;
+	sd->slot_count = n * (k + 1) / j - sd->slot_base;
+	if (!sd->slot_count) {
+		log_err("smallfile: numjobs=%u exceeds tree_files=%llu\n", td->o.numjobs,
+			(unsigned long long)n);
+		return 1;
+	}
+	return 0;
+}
+
+static int sf_init(struct thread_data *td)
+{
+	struct sf_data *sd;
+	struct thread_options *to = &td->o;
+	uint64_t passes;
+
+	if (check_host_fio(td))
+		return 1;
+	sd = calloc(1, sizeof(*sd));
+	if (!sd)
+		return 1;
+	td->io_ops_data = sd;
+	sd->rootfd = -1;
+	sd->o = td->eo;
+	if (parse_sf_options(td, sd) || check_fio_options(td, sd))
+		return 1;
+
+	sd->chunk = to->bs[DDIR_READ];
+	sd->direct = to->odirect;
+	sd->seed = sd->o->tree_seed;
+	sd->writer = td->thread_number;
+	sd->rng = mix64(to->rand_seed ^ ((uint64_t)td->thread_number << 32)) | 1;
+
+	if (job_share(td, sd))
+		return 1;
+
+	/*
+	 * fio would stop a job after size= bytes; our bytes per operation are
+	 * the files' real sizes, so the engine counts operations instead: one
+	 * pass over the job's files (times loops=), number_ios=, or the
+	 * runtime when the user asked for time_based. fio itself then runs
+	 * "time based" and the engine ends the job when its budget is spent.
+	 */
+	passes = to->loops ? to->loops : 1;
+	if (to->number_ios)
+		sd->budget = to->number_ios;
+	else if (to->time_based)
+		sd->budget = 0;
+	else
+		sd->budget = sd->slot_count * passes;
+	to->time_based = 1;
+
+	if (open_tree(td, sd))
+		return 1;
+
+	if (content_pool_init(&sd->pool, &sd->content, sd->seed, sd->chunk)) {
+		log_err("smallfile: out of memory for the content pool\n");
+		return 1;
+	}
+	if (sd->o->io_api == API_IO_URING) {
+		unsigned depth = to->iodepth ? to->iodepth : 1;
+		int ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &sd->ring, 0);
+
+		if (ret) {
+			log_err("smallfile: io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
+			return 1;
+		}
+		sd->ring_ok = 1;
+		sd->done = calloc(depth, sizeof(*sd->done));
+		sd->pending = calloc(depth, sizeof(*sd->pending));
+		if (!sd->done || !sd->pending)
+			return 1;
+	} else {
+		/*
+		 * One operation at a time: tell fio so, or it would stamp the
+		 * issue time after ->queue returned and see zero latency.
+		 */
+		td->flags |= (unsigned long long)FIO_SYNCIO << TD_ENG_FLAG_SHIFT;
+	}
+	return 0;
+}
+
+/*
+ * The whole tree appears to fio as one file of slot_count slots of bs bytes.
+ * fio calls ->setup before ->init (in the parent, with create_serialize), so
+ * the share is computed from the options here and again in init.
+ */
+static int sf_setup(struct thread_data *td)
+{
+	struct sf_data tmp = { .o = td->eo };
+	struct fio_file *f;
+	unsigned i;
+	int ret;
+
+	ret = parse_sf_options(td, &tmp);
+	if (!ret)
+		ret = job_share(td, &tmp);
+	size_dist_free(&tmp.sizes);
+	size_dist_free(&tmp.appends);
+	if (ret)
+		return 1;
+	for_each_file(td, f, i) {
+		f->real_file_size = tmp.slot_count * td->o.bs[DDIR_READ];
+		fio_file_set_size_known(f);
+	}
+	return 0;
+}
+
+static int sf_open_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static int sf_close_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static int sf_get_file_size(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static int sf_invalidate(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+/* fio's unlink= must never remove anything: the tree's files are the engine's. */
+static int sf_unlink_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static void write_opstats(struct thread_data *td, struct sf_data *sd)
+{
+	char line[4096];
+	int len, fd, op, first = 1;
+
+	if (!sd->o->opstats_file || !*sd->o->opstats_file)
+		return;
+	len = snprintf(line, sizeof(line),
+		       "{\"job\":\"%s\",\"subjob\":%u,\"tree_dir\":\"%s\",\"ops\":{",
+		       td->o.name, td->subjob_number, sd->root);
+	for (op = 0; op < FOP_NR && len < (int)sizeof(line); op++) {
+		struct op_stats *s = &sd->stats[op];
+
+		if (!s->ops)
+			continue;
+		len += snprintf(line + len, sizeof(line) - len,
+				"%s\"%s\":{\"ops\":%llu,\"bytes\":%llu,\"probes\":%llu,\"skipped\":%llu,"
+				"\"errors\":%llu,\"lat_mean_ns\":%llu,\"lat_min_ns\":%llu,\"lat_max_ns\":%llu}",
+				first ? "" : ",", file_op_name(op),
+				(unsigned long long)s->ops, (unsigned long long)s->bytes,
+				(unsigned long long)s->probes, (unsigned long long)s->skipped,
+				(unsigned long long)s->errors,
+				(unsigned long long)(s->lat_sum_ns / s->ops),
+				(unsigned long long)s->lat_min_ns, (unsigned long long)s->lat_max_ns);
+		first = 0;
+	}
+	if (len < (int)sizeof(line))
+		len += snprintf(line + len, sizeof(line) - len, "}}\n");
+	if (len >= (int)sizeof(line))
+		return;
+	fd = open(sd->o->opstats_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_err("smallfile: opstats_file %s: %s\n", sd->o->opstats_file, strerror(errno));
+		return;
+	}
+	if (write(fd, line, len) != len)
+		log_err("smallfile: opstats_file %s: short write\n", sd->o->opstats_file);
+	close(fd);
+}
+
+static void sf_cleanup(struct thread_data *td)
+{
+	struct sf_data *sd = td->io_ops_data;
+
+	if (!sd)
+		return;
+	if (td->io_ops_init)
+		write_opstats(td, sd);
+	if (sd->ring_ok)
+		io_uring_queue_exit(&sd->ring);
+	free(sd->done);
+	free(sd->pending);
+	if (sd->rootfd >= 0)
+		close(sd->rootfd);
+	content_pool_free(&sd->pool);
+	size_dist_free(&sd->sizes);
+	size_dist_free(&sd->appends);
+	free(sd);
+	td->io_ops_data = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+static struct fio_option options[] = {
+	{
+		.name	= "tree_dir",
+		.lname	= "Tree root directory",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct sf_options, tree_dir),
+		.help	= "Existing directory holding the tree (empty or a tree of ours); unset: a private directory under $TMPDIR",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tree_files",
+		.lname	= "Number of files",
+		.type	= FIO_OPT_STR_VAL,
+		.off1	= offsetof(struct sf_options, tree_files),
+		.help	= "Number of files in the tree",
+		.def	= "10000",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tree_fanout",
+		.lname	= "Directory fanout",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct sf_options, tree_fanout),
+		.help	= "Subdirectories per directory",
+		.def	= "32",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tree_depth",
+		.lname	= "Directory depth",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct sf_options, tree_depth),
+		.help	= "Directory levels below the root (used when files_per_dir=0)",
+		.def	= "2",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "files_per_dir",
+		.lname	= "Files per leaf directory",
+		.type	= FIO_OPT_STR_VAL,
+		.off1	= offsetof(struct sf_options, files_per_dir),
+		.help	= "Files per leaf directory; the depth follows from it (0: use tree_depth)",
+		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tree_maildir",
+		.lname	= "Maildir layout",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct sf_options, tree_maildir),
+		.help	= "Each leaf is a maildir (tmp/ new/ cur/); files live in new/ (needed by deliver)",
+		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "file_size_dist",
+		.lname	= "File size distribution",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct sf_options, file_size_dist),
+		.help	= "4k | fixed:4k | uniform:LOW:HIGH | lognormal:MEDIAN:SIGMA[:MAX] | hist:FILE (lines 'LOW HIGH WEIGHT' or 'SIZE WEIGHT')",
+		.def	= "fixed:4k",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "file_content",
+		.lname	= "File content",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct sf_options, file_content),
+		.help	= "What written files contain: random | zero | compressible:PCT",
+		.def	= "random",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tree_seed",
+		.lname	= "Tree seed",
+		.type	= FIO_OPT_STR_VAL,
+		.off1	= offsetof(struct sf_options, tree_seed),
+		.help	= "Seed of file sizes and contents (part of the tree's identity; randseed= drives file choice)",
+		.def	= "1",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "file_op",
+		.lname	= "File operation",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct sf_options, file_op),
+		.help	= "layout | read | stat | create | append | delete | deliver, or a mix 'read:60,deliver:30,delete:10'",
+		.def	= "read",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "append_size",
+		.lname	= "Append size",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct sf_options, append_size),
+		.help	= "Bytes written by one append (a size distribution like file_size_dist)",
+		.def	= "fixed:4k",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "file_sync",
+		.lname	= "Per-file durability",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct sf_options, file_sync),
+		.help	= "Sync each written file before close",
+		.def	= "none",
+		.posval	= {
+			{ .ival = "none", .oval = FSYNC_NONE, .help = "No sync" },
+			{ .ival = "fsync", .oval = FSYNC_FSYNC, .help = "fsync(2) each file" },
+			{ .ival = "fdatasync", .oval = FSYNC_FDATASYNC, .help = "fdatasync(2) each file" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "dir_sync",
+		.lname	= "Directory sync",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct sf_options, dir_sync),
+		.help	= "fsync the directory after a create, delivery rename or unlink (durable names)",
+		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "io_api",
+		.lname	= "System call interface",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct sf_options, io_api),
+		.help	= "How file operations are issued",
+		.def	= "sync",
+		.posval	= {
+			{ .ival = "sync", .oval = API_SYNC, .help = "Plain system calls, one operation at a time" },
+			{ .ival = "io_uring", .oval = API_IO_URING, .help = "io_uring, iodepth operations in flight" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "probe_limit",
+		.lname	= "Probe limit",
+		.type	= FIO_OPT_INT,
+		.off1	= offsetof(struct sf_options, probe_limit),
+		.help	= "Following slots tried when the chosen file is absent (read/stat/append/delete) or present (create)",
+		.def	= "64",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "opstats_file",
+		.lname	= "Per-operation statistics file",
+		.type	= FIO_OPT_STR_STORE,
+		.off1	= offsetof(struct sf_options, opstats_file),
+		.help	= "Append one JSON line per job with per-operation counts, bytes, probes and latencies",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= NULL,
+	},
+};
+
+static struct ioengine_ops ioengine = {
+	.name			= "smallfile",
+	.version		= FIO_IOOPS_VERSION,
+	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL,
+	.init			= sf_init,
+	.setup			= sf_setup,
+	.prep			= sf_prep,
+	.queue			= sf_queue,
+	.commit			= sf_commit,
+	.getevents		= sf_getevents,
+	.event			= sf_event,
+	.cleanup		= sf_cleanup,
+	.open_file		= sf_open_file,
+	.close_file		= sf_close_file,
+	.get_file_size		= sf_get_file_size,
+	.invalidate		= sf_invalidate,
+	.unlink_file		= sf_unlink_file,
+	.io_u_init		= sf_io_u_init,
+	.io_u_free		= sf_io_u_free,
+	.options		= options,
+	.option_struct_size	= sizeof(struct sf_options),
+};
+
+static void fio_init fio_smallfile_register(void)
+{
+	register_ioengine(&ioengine);
+}
+
+static void fio_exit fio_smallfile_unregister(void)
+{
+	unregister_ioengine(&ioengine);
+}
+
+/* fio's entry point for external engines loaded with ioengine=external:PATH */
+void get_ioengine(struct ioengine_ops **ioengine_ptr);
+void get_ioengine(struct ioengine_ops **ioengine_ptr)
+{
+	*ioengine_ptr = &ioengine;
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Installs what the pack needs on Debian (or a derivative) and is silent when
+# everything is already there, so `make` and `make check` can call it every time.
+# Packages: fio (the fio we load into), its build needs, liburing/libaio headers,
+# python3-pytest for the tests, strace for syscall checks, dpkg-dev for
+# `apt-get source`.
+set -eu
+
+pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 python3-pytest strace"
+[ $# -gt 0 ] && pkgs="$pkgs $*"
+
+missing=""
+for p in $pkgs; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$st" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+		echo "install-deps: missing packages:$missing (run as root or install sudo)" >&2
+		exit 1
+	fi
+else
+	SUDO=
+fi
+echo "install-deps: installing$missing" >&2
+$SUDO apt-get update -qq >&2
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
