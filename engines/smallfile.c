@@ -151,6 +151,9 @@ struct sf_data {
 	uint64_t budget, issued;	/* operations; budget 0 = until runtime */
 	uint64_t rng;			/* xorshift64*: op mix and append sizes */
 	uint64_t append_seq;
+	unsigned saved_td_ddir;		/* fio's rw= while a flipped io_u is queued */
+	int issued_any;
+	struct timespec t_first, t_last;	/* first issue, last completion */
 	struct op_stats stats[FOP_NR];
 
 	/* io_uring mode */
@@ -871,6 +874,7 @@ static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
 	struct io_u *io_u = rq->io_u;
 
 	account(sd, rq);
+	clock_gettime(CLOCK_MONOTONIC, &sd->t_last);
 	if (rq->err) {
 		if (rq->err == ENOENT || rq->err == EEXIST)
 			report_probe_failure(sd, rq, rq->err);
@@ -905,15 +909,30 @@ static int sf_prep(struct thread_data *td, struct io_u *io_u)
 	if (rq->slot >= sd->shape.nfiles)
 		rq->slot %= sd->shape.nfiles;
 	set_paths(sd, rq);
-	/* the operation, not fio's rw=, decides the direction it is reported in */
+	/*
+	 * The operation, not fio's rw=, decides the direction it is reported
+	 * in. fio asserts that a job only issues directions its rw= allows, so
+	 * allow this one until ->queue; leaving the bits set would turn e.g.
+	 * write+trim into fio's trimwrite offset pairing for the next I/O.
+	 */
 	io_u->ddir = op_ddir[op];
+	sd->saved_td_ddir = td->o.td_ddir;
+	if (io_u->ddir == DDIR_WRITE)
+		td->o.td_ddir |= TD_DDIR_WRITE;
+	else if (io_u->ddir == DDIR_TRIM)
+		td->o.td_ddir |= TD_DDIR_TRIM;
 	return 0;
 }
 
+/*
+ * Ends the job once its budget of operations is issued, the way fio ends a
+ * time_based job at its runtime: operations in flight still complete and
+ * are counted (td->done would drop them).
+ */
 static void count_issue(struct thread_data *td, struct sf_data *sd)
 {
 	if (sd->budget && ++sd->issued >= sd->budget)
-		td->done = 1;
+		fio_mark_td_terminate(td);
 }
 
 static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
@@ -922,9 +941,13 @@ static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
 	struct sf_req *rq = io_u->engine_data;
 	int ret;
 
-	fio_ro_check(td, io_u);
+	td->o.td_ddir = sd->saved_td_ddir;
 	count_issue(td, sd);
 	clock_gettime(CLOCK_MONOTONIC, &rq->start);
+	if (!sd->issued_any) {
+		sd->issued_any = 1;
+		sd->t_first = rq->start;
+	}
 
 	if (sd->o->io_api == API_IO_URING) {
 		rq->step = first_step(rq->op);
@@ -1080,7 +1103,9 @@ static int dir_is_empty(int fd)
 		return -1;
 	}
 	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+		/* a concurrent job's marker being written does not count */
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    strncmp(de->d_name, MARKER_NAME ".", sizeof(MARKER_NAME))) {
 			empty = 0;
 			break;
 		}
@@ -1403,6 +1428,7 @@ static int sf_init(struct thread_data *td)
 		if (!sd->done || !sd->pending)
 			return 1;
 	} else {
+		to->iodepth = 1;
 		/*
 		 * One operation at a time: tell fio so, or it would stamp the
 		 * issue time after ->queue returned and see zero latency.
@@ -1504,14 +1530,37 @@ static void write_opstats(struct thread_data *td, struct sf_data *sd)
 	close(fd);
 }
 
+/*
+ * fio credits a direction with run time only if rw= includes it and it moved
+ * bytes, so a delete-only job (trim, 0 bytes) or the write share of a mix
+ * behind rw=randread would report 0 IOPS. Give every direction that did
+ * operations the job's run time, as fio does for the directions it knows.
+ */
+static void fix_runtimes(struct thread_data *td, struct sf_data *sd)
+{
+	uint64_t ms = 0;
+	int d;
+
+	for (d = 0; d < DDIR_RWDIR_CNT; d++)
+		if (td->ts.runtime[d] > ms)
+			ms = td->ts.runtime[d];
+	if (!ms && sd->issued_any)
+		ms = (ns_between(&sd->t_first, &sd->t_last) + 999999) / 1000000;
+	for (d = 0; d < DDIR_RWDIR_CNT; d++)
+		if (td->io_blocks[d] && !td->ts.runtime[d])
+			td->ts.runtime[d] = ms ? ms : 1;
+}
+
 static void sf_cleanup(struct thread_data *td)
 {
 	struct sf_data *sd = td->io_ops_data;
 
 	if (!sd)
 		return;
-	if (td->io_ops_init)
+	if (td->io_ops_init) {
+		fix_runtimes(td, sd);
 		write_opstats(td, sd);
+	}
 	if (sd->ring_ok)
 		io_uring_queue_exit(&sd->ring);
 	free(sd->done);

@@ -95,8 +95,11 @@ static double norm_inv(double p)
 
 static uint64_t sample_lognormal(const struct size_dist *d, uint64_t u)
 {
-	/* Centre of one of 2^53 cells: strictly inside (0, 1), so log() is finite. */
-	double p = ((double)(u >> 11) + 0.5) * 0x1.0p-53;
+	/*
+	 * Centre of one of 2^52 cells: strictly inside (0, 1) and exact in a
+	 * double (with 53 bits the top cell would round to 1.0 and give NaN).
+	 */
+	double p = ((double)(u >> 12) + 0.5) * 0x1.0p-52;
 	double x = exp(d->mu + d->sigma * norm_inv(p));
 
 	uint64_t v;
