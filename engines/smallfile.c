@@ -48,6 +48,7 @@
 
 #define MARKER_NAME	".fio-smallfile-tree"
 #define ERRLEN		512
+#define DEFAULT_TREE_FILES	10000
 
 /* Streams of per-file randomness (rng.h hash_item). */
 enum {
@@ -70,7 +71,7 @@ enum io_api {
 struct sf_options {
 	void *pad;			/* fio: off1 == 0 means "unset" */
 	char *tree_dir;
-	unsigned long long tree_files;
+	char *tree_files;
 	unsigned int tree_fanout;
 	unsigned int tree_depth;
 	unsigned long long files_per_dir;
@@ -352,26 +353,28 @@ static void set_paths(struct sf_data *sd, struct sf_req *rq)
 }
 
 /*
- * The chosen slot was absent (or, for create, present): move to the next
- * slot. Operations in a mix change which files exist, so a read may pick a
- * file a delete removed; trying the following slots keeps every counted
- * operation a real one. Gives up after probe_limit slots.
+ * The chosen slot was absent (or, for create, present): try another. A mix
+ * of deliveries and deletes changes which files exist, so a read may pick a
+ * message a delete removed; trying other slots keeps every counted
+ * operation a real one. The retries are uniformly random rather than the
+ * next slot: stepping forward would make deletes carve ever longer holes
+ * into the tree (the clustering of linear probing). Gives up after
+ * probe_limit tries.
  */
 static int next_probe(struct sf_data *sd, struct sf_req *rq)
 {
 	if (++rq->probes > sd->o->probe_limit)
 		return 0;
-	rq->slot = (rq->slot + 1) % sd->shape.nfiles;
+	rq->slot = next_rand(sd) % sd->shape.nfiles;
 	set_paths(sd, rq);
 	return 1;
 }
 
 static void report_probe_failure(struct sf_data *sd, struct sf_req *rq, int err)
 {
-	log_err("smallfile: %s: no %s file in %u slots after slot %llu of %s (%s)\n",
+	log_err("smallfile: %s: no %s file found in %u tries in %s (%s); is the tree laid out?\n",
 		file_op_name(rq->op), rq->op == FOP_CREATE ? "absent" : "existing",
-		sd->o->probe_limit, (unsigned long long)(rq->slot - rq->probes + 1),
-		sd->root, strerror(err));
+		sd->o->probe_limit + 1, sd->root, strerror(err));
 }
 
 static int open_flags(struct sf_data *sd, enum file_op op)
@@ -1289,12 +1292,33 @@ static int open_tree(struct thread_data *td, struct sf_data *sd)
 	return 0;
 }
 
+/* A plain decimal count; empty (an unset ${VAR} in a job file) means @def. */
+static int parse_count(const char *s, uint64_t def, uint64_t *out)
+{
+	char *end;
+
+	if (!s || !*s) {
+		*out = def;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
 static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 {
 	struct sf_options *o = sd->o;
 	char err[ERRLEN];
+	uint64_t nfiles;
 
-	if (tree_shape_init(&sd->shape, o->tree_files, o->tree_fanout, o->tree_depth,
+	if (parse_count(o->tree_files, DEFAULT_TREE_FILES, &nfiles)) {
+		snprintf(err, sizeof(err), "tree_files '%s' is not a number", o->tree_files);
+		goto bad;
+	}
+	if (tree_shape_init(&sd->shape, nfiles, o->tree_fanout, o->tree_depth,
 			    o->files_per_dir, o->tree_maildir, err, sizeof(err)))
 		goto bad;
 	if (size_dist_parse(&sd->sizes, o->file_size_dist, "file_size_dist", err, sizeof(err)))
@@ -1346,10 +1370,32 @@ static int check_fio_options(struct thread_data *td, struct sf_data *sd)
 	return 0;
 }
 
+/*
+ * numjobs= of the job this one is a clone of. fio resets numjobs to 1 in
+ * the clones it makes, so look up the first job of the group: the nearest
+ * earlier job of the same name with subjob number 0.
+ */
+static unsigned clone_count(struct thread_data *td)
+{
+	struct thread_data *t, *parent = NULL;
+	int i;
+
+	if (td->subjob_number == 0)
+		return td->o.numjobs;
+	for_each_td(t, i) {
+		if (t == td)
+			break;
+		if (t->subjob_number == 0 && t->o.name && td->o.name &&
+		    !strcmp(t->o.name, td->o.name))
+			parent = t;
+	}
+	return parent && parent->o.numjobs > td->subjob_number ? parent->o.numjobs : 1;
+}
+
 /* numjobs clones of a layout job split the tree between them. */
 static int job_share(struct thread_data *td, struct sf_data *sd)
 {
-	uint64_t n = sd->shape.nfiles, k = td->subjob_number, j = td->o.numjobs;
+	uint64_t n = sd->shape.nfiles, k = td->subjob_number, j = clone_count(td);
 
 	sd->slot_base = 0;
 	sd->slot_count = n;
@@ -1358,8 +1404,8 @@ static int job_share(struct thread_data *td, struct sf_data *sd)
 	sd->slot_base = n * k / j;
 	sd->slot_count = n * (k + 1) / j - sd->slot_base;
 	if (!sd->slot_count) {
-		log_err("smallfile: numjobs=%u exceeds tree_files=%llu\n", td->o.numjobs,
-			(unsigned long long)n);
+		log_err("smallfile: numjobs=%llu exceeds tree_files=%llu\n",
+			(unsigned long long)j, (unsigned long long)n);
 		return 1;
 	}
 	return 0;
@@ -1578,11 +1624,41 @@ static void sf_cleanup(struct thread_data *td)
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * tree_dir, tree_files and opstats_file accept an empty value, so that a
+ * job file can say tree_dir=${SMALLFILE_DIR} and mean "the default" when
+ * the variable is unset (fio substitutes an empty string). fio's string
+ * options reject empty values; an option of type FIO_OPT_STR without
+ * possible values hands the raw (possibly NULL) string to a callback.
+ */
+static int store_str(char **field, const char *val)
+{
+	free(*field);
+	*field = strdup(val ? val : "");
+	return *field ? 0 : 1;
+}
+
+static int str_opt_tree_dir(void *data, const char *val)
+{
+	return store_str(&((struct sf_options *)data)->tree_dir, val);
+}
+
+static int str_opt_tree_files(void *data, const char *val)
+{
+	return store_str(&((struct sf_options *)data)->tree_files, val);
+}
+
+static int str_opt_opstats_file(void *data, const char *val)
+{
+	return store_str(&((struct sf_options *)data)->opstats_file, val);
+}
+
 static struct fio_option options[] = {
 	{
 		.name	= "tree_dir",
 		.lname	= "Tree root directory",
-		.type	= FIO_OPT_STR_STORE,
+		.type	= FIO_OPT_STR,
+		.cb	= str_opt_tree_dir,
 		.off1	= offsetof(struct sf_options, tree_dir),
 		.help	= "Existing directory holding the tree (empty or a tree of ours); unset: a private directory under $TMPDIR",
 		.category = FIO_OPT_C_ENGINE,
@@ -1591,10 +1667,10 @@ static struct fio_option options[] = {
 	{
 		.name	= "tree_files",
 		.lname	= "Number of files",
-		.type	= FIO_OPT_STR_VAL,
+		.type	= FIO_OPT_STR,
+		.cb	= str_opt_tree_files,
 		.off1	= offsetof(struct sf_options, tree_files),
-		.help	= "Number of files in the tree",
-		.def	= "10000",
+		.help	= "Number of files in the tree (empty: 10000, so job files can take it from ${ENV})",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
@@ -1740,7 +1816,8 @@ static struct fio_option options[] = {
 	{
 		.name	= "opstats_file",
 		.lname	= "Per-operation statistics file",
-		.type	= FIO_OPT_STR_STORE,
+		.type	= FIO_OPT_STR,
+		.cb	= str_opt_opstats_file,
 		.off1	= offsetof(struct sf_options, opstats_file),
 		.help	= "Append one JSON line per job with per-operation counts, bytes, probes and latencies",
 		.category = FIO_OPT_C_ENGINE,

@@ -170,8 +170,9 @@ static double lognormal_mean(const struct size_dist *d)
 {
 	double m = (double)d->hi, lm = log(m), s = d->sigma;
 
+	/* Every sample is the rounded median then. */
 	if (s == 0)
-		return fmin(exp(d->mu), m);
+		return (double)size_dist_sample(d, 0);
 	return exp(d->mu + s * s / 2 + log(phi((lm - d->mu - s * s) / s))) +
 	       m * phi((d->mu - lm) / s);
 }

@@ -1,0 +1,220 @@
+/* Tests of file content generation (content.h). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "content.h"
+#include "test.h"
+
+#define OPT	"file_content"
+
+static char err[256];
+
+static const char *canon(const char *spec)
+{
+	static char buf[300];
+	struct content_spec c;
+
+	err[0] = '\0';
+	if (content_parse(&c, spec, OPT, err, sizeof(err))) {
+		snprintf(buf, sizeof(buf), "(error: %s)", err);
+		return buf;
+	}
+	if (content_describe(&c, buf, sizeof(buf)) < 0)
+		return "(describe failed)";
+	return buf;
+}
+
+static int bad(const char *spec)
+{
+	struct content_spec c;
+
+	err[0] = '\0';
+	if (content_parse(&c, spec, OPT, err, sizeof(err)) != -1)
+		return 0;
+	CHECK_ERRLINE(err, OPT);
+	return 1;
+}
+
+static size_t count_zero(const unsigned char *p, size_t n)
+{
+	size_t i, z = 0;
+
+	for (i = 0; i < n; i++)
+		z += !p[i];
+	return z;
+}
+
+static int pool(struct content_pool *p, const char *spec, uint64_t seed, size_t max_chunk)
+{
+	struct content_spec c;
+
+	if (content_parse(&c, spec, OPT, err, sizeof(err)))
+		return -1;
+	return content_pool_init(p, &c, seed, max_chunk);
+}
+
+/* Every byte beyond the first period repeats it. */
+static int periodic(const struct content_pool *p)
+{
+	size_t i;
+
+	for (i = CONTENT_PERIOD; i < CONTENT_PERIOD + p->max_chunk; i++)
+		if (p->buf[i] != p->buf[i - CONTENT_PERIOD])
+			return 0;
+	return 1;
+}
+
+TEST(content_parse_and_describe)
+{
+	CHECK_STREQ(canon("random"), "random");
+	CHECK_STREQ(canon("zero"), "zero");
+	CHECK_STREQ(canon("zeros"), "zero");
+	CHECK_STREQ(canon("compressible:50"), "compressible:50");
+	CHECK_STREQ(canon("compressible:1"), "compressible:1");
+	CHECK_STREQ(canon("compressible:99"), "compressible:99");
+	CHECK(bad("rand"));
+	CHECK_STREQ(err, OPT ": unknown content 'rand' (random, zero, compressible:PCT)");
+	CHECK(bad("compressible:0"));
+	CHECK_STREQ(err, OPT ": compressible percentage '0' must be 1..99");
+	CHECK(bad("compressible:100"));
+	CHECK(bad("compressible:"));
+	CHECK(bad("compressible:5x"));
+	CHECK(bad("compressible:-5"));
+	CHECK(bad("compressible: 5"));
+	CHECK(bad("compressible:99999999999999999999"));
+	CHECK(bad("compressible"));
+	CHECK(bad("Random"));
+	CHECK(bad("random "));
+	CHECK(bad(""));
+	CHECK(bad(NULL));
+	CHECK(bad("zero\n"));
+}
+
+TEST(content_zero_pool)
+{
+	struct content_pool p;
+
+	CHECK(pool(&p, "zero", 1, 65536) == 0);
+	CHECK(((uintptr_t)p.buf & (CONTENT_ALIGN - 1)) == 0);
+	CHECK(count_zero(p.buf, CONTENT_PERIOD + 65536) == CONTENT_PERIOD + 65536);
+	content_pool_free(&p);
+	CHECK(p.buf == NULL);
+}
+
+TEST(content_random_pool)
+{
+	struct content_pool a, b, c;
+	size_t z;
+
+	CHECK(pool(&a, "random", 1, 131072) == 0);
+	CHECK(pool(&b, "random", 1, 131072) == 0);
+	CHECK(pool(&c, "random", 2, 131072) == 0);
+	CHECK(((uintptr_t)a.buf & (CONTENT_ALIGN - 1)) == 0);
+	CHECK(memcmp(a.buf, b.buf, CONTENT_PERIOD + 131072) == 0);
+	CHECK(memcmp(a.buf, c.buf, 4096) != 0);
+	/* About 1/256 of random bytes are zero: 4096 +- 4*64. */
+	z = count_zero(a.buf, CONTENT_PERIOD);
+	CHECK(z > 4096 - 256 && z < 4096 + 256);
+	CHECK(periodic(&a));
+	/* No two 4 KiB blocks alike (the generator does not cycle early). */
+	CHECK(memcmp(a.buf, a.buf + 4096, 4096) != 0);
+	CHECK(memcmp(a.buf, a.buf + CONTENT_PERIOD - 4096, 4096) != 0);
+	content_pool_free(&a);
+	content_pool_free(&b);
+	content_pool_free(&c);
+}
+
+TEST(content_compressible_pool)
+{
+	static const unsigned pcts[] = { 1, 25, 50, 99 };
+	struct content_pool p;
+	size_t k, off;
+
+	for (k = 0; k < 4; k++) {
+		char spec[32];
+		size_t nzero = 4096 * pcts[k] / 100, nrand = 4096 - nzero;
+		double want, got;
+		int tail_zero = 1, head_random = 1;
+
+		snprintf(spec, sizeof(spec), "compressible:%u", pcts[k]);
+		CHECK(pool(&p, spec, 9, 8192) == 0);
+		for (off = 0; off < CONTENT_PERIOD; off += 4096) {
+			tail_zero &= count_zero(p.buf + off + nrand, nzero) == nzero;
+			/* A random stretch of >= 40 bytes is almost never all zeros. */
+			head_random &= count_zero(p.buf + off, nrand) < nrand;
+		}
+		CHECK(tail_zero);
+		CHECK(head_random);
+		want = pcts[k] / 100.0 + (1 - pcts[k] / 100.0) / 256;
+		got = count_zero(p.buf, CONTENT_PERIOD) / (double)CONTENT_PERIOD;
+		CHECK(got > want - 0.002 && got < want + 0.002);
+		CHECK(periodic(&p));
+		content_pool_free(&p);
+	}
+}
+
+TEST(content_at_alignment_and_bounds)
+{
+	const size_t max_chunk = 256 * 1024;
+	struct content_pool p;
+	uint64_t key, starts = 0, sum = 0;
+	int aligned = 1, inside = 1, stream = 1;
+
+	CHECK(pool(&p, "random", 3, max_chunk) == 0);
+	for (key = 0; key < 2000; key++) {
+		const unsigned char *s = content_at(&p, 77, key, 0);
+		uint64_t off = (key * 8192) % (3 * CONTENT_PERIOD);
+		const unsigned char *q = content_at(&p, 77, key, off);
+		size_t i;
+
+		aligned &= ((uintptr_t)s % CONTENT_ALIGN) == 0;
+		aligned &= ((uintptr_t)q % CONTENT_ALIGN) == 0;
+		inside &= s >= p.buf && s < p.buf + CONTENT_PERIOD;
+		inside &= q >= p.buf && q < p.buf + CONTENT_PERIOD;
+		starts += s != content_at(&p, 77, key + 1, 0);
+		/* Read the whole chunk: ASan catches any overrun. */
+		for (i = 0; i < max_chunk; i += 512)
+			sum += q[i] + q[max_chunk - 1 - i];
+		/* The file's bytes are one stream: offset 100 is byte 100 of offset 0. */
+		stream &= content_at(&p, 77, key, 100)[0] == s[100];
+		stream &= content_at(&p, 77, key, max_chunk - 1)[0] == s[max_chunk - 1];
+		stream &= content_at(&p, 77, key, 333)[0] ==
+			  content_at(&p, 77, key, 333 + CONTENT_PERIOD)[0];
+	}
+	CHECK(aligned);
+	CHECK(inside);
+	CHECK(stream);
+	CHECK(starts > 1900);
+	CHECK(sum > 0);
+	/* Unaligned and huge offsets stay inside the pool. */
+	CHECK(content_at(&p, 77, 5, 1) == content_at(&p, 77, 5, 0) + 1 ||
+	      content_at(&p, 77, 5, 1) == p.buf);
+	CHECK(content_at(&p, 77, 5, UINT64_MAX) < p.buf + CONTENT_PERIOD);
+	CHECK(content_at(&p, 77, 5, UINT64_MAX) >= p.buf);
+	/* Same key, same seed: same start; another seed moves it. */
+	CHECK(content_at(&p, 77, 5, 0) == content_at(&p, 77, 5, 0));
+	CHECK(content_at(&p, 77, 5, 0) != content_at(&p, 78, 5, 0) ||
+	      content_at(&p, 77, 6, 0) != content_at(&p, 78, 6, 0));
+	content_pool_free(&p);
+}
+
+TEST(content_big_and_tiny_chunks)
+{
+	struct content_pool p;
+	const unsigned char *q;
+
+	/* A chunk bigger than the period still reads contiguously. */
+	CHECK(pool(&p, "random", 4, 3 * CONTENT_PERIOD + 100) == 0);
+	CHECK(periodic(&p));
+	q = content_at(&p, 1, 1, CONTENT_PERIOD - 4096);
+	CHECK(q[3 * CONTENT_PERIOD + 99] == q[99]);
+	content_pool_free(&p);
+
+	CHECK(pool(&p, "random", 4, 0) == 0);
+	CHECK(p.max_chunk == 0 && p.buf != NULL);
+	content_pool_free(&p);
+	content_pool_free(&p);
+
+	CHECK(pool(&p, "random", 4, SIZE_MAX) == -1);
+	CHECK(pool(&p, "random", 4, SIZE_MAX - CONTENT_PERIOD) == -1);
+}
