@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""fio-summary - a short human-readable summary of an fio JSON result.
+
+Usage: fio-summary.py RESULT.json [OPSTATS.jsonl]
+
+Prints, for every job in fio's --output-format=json result, the operations
+per second, bandwidth and latency percentiles of each direction that did
+work. For jobs of the pack's small-file engine the directions are named by
+the file operations they hold (read = whole-file reads and stats, write =
+creates/deliveries/appends/layout, trim = deletes); if an opstats file
+(the engine's opstats_file, JSON lines) is given, the per-operation counts
+are printed too. Exit status 1 if a job reported an error.
+"""
+import json
+import sys
+
+SMALLFILE_NAMES = {"read": "read/stat", "write": "write (create/deliver/append/layout)",
+                   "trim": "delete"}
+
+
+def pct(clat, p):
+    v = clat.get("percentile", {}).get(p)
+    return v / 1000.0 if v is not None else float("nan")
+
+
+def human_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return "%.1f %s" % (n, unit) if unit != "B" else "%d B" % n
+        n /= 1024.0
+    return str(n)
+
+
+def load(path):
+    with open(path) as f:
+        text = f.read()
+    # fio may print notes before the JSON document when run without
+    # --output-format=json on the server side; start at the first brace.
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("%s: no JSON document" % path)
+    return json.loads(text[start:])
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(argv) >= 2 else 2
+    try:
+        result = load(argv[1])
+    except (OSError, ValueError) as e:
+        print("fio-summary: %s" % e, file=sys.stderr)
+        return 2
+    jobs = result.get("jobs") or result.get("client_stats") or []
+    global_engine = result.get("global options", {}).get("ioengine", "")
+    failed = False
+    for job in jobs:
+        name = job.get("jobname", "?")
+        if name == "All clients":
+            continue
+        opts = job.get("job options", {})
+        engine = opts.get("ioengine", global_engine)
+        small = "smallfile" in engine
+        err = job.get("error", 0)
+        failed |= bool(err)
+        line = "%s%s" % (name, " (error %d)" % err if err else "")
+        print(line)
+        for d in ("read", "write", "trim"):
+            st = job.get(d, {})
+            if not st.get("total_ios"):
+                continue
+            clat = st.get("clat_ns", {})
+            label = SMALLFILE_NAMES[d] if small else d
+            unit = "files/s" if small else "IOPS"
+            print("  %-38s %10.0f %s  %10s/s  lat p50 %8.1f us  p99 %8.1f us  (%d ops, %s)" % (
+                label, st.get("iops", 0.0), unit, human_bytes(st.get("bw_bytes", 0)),
+                pct(clat, "50.000000"), pct(clat, "99.000000"),
+                st.get("total_ios", 0), human_bytes(st.get("io_bytes", 0))))
+    if len(argv) > 2:
+        totals = {}
+        try:
+            with open(argv[2]) as f:
+                for line in f:
+                    if not line.strip():
+                        continue
+                    rec = json.loads(line)
+                    for op, s in rec.get("ops", {}).items():
+                        t = totals.setdefault(op, {"ops": 0, "bytes": 0, "probes": 0, "skipped": 0})
+                        for k in t:
+                            t[k] += s.get(k, 0)
+        except (OSError, ValueError) as e:
+            print("fio-summary: %s: %s" % (argv[2], e), file=sys.stderr)
+            return 2
+        if totals:
+            print("per operation (all jobs):")
+            for op, t in sorted(totals.items()):
+                extra = []
+                if t["probes"]:
+                    extra.append("%d retries on absent files" % t["probes"])
+                if t["skipped"]:
+                    extra.append("%d already complete" % t["skipped"])
+                print("  %-8s %10d ops  %12s%s" % (op, t["ops"], human_bytes(t["bytes"]),
+                                                   ("  (" + ", ".join(extra) + ")") if extra else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
