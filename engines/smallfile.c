@@ -348,8 +348,16 @@ static int make_leaf(struct sf_data *sd, uint64_t slot)
 static void set_paths(struct sf_data *sd, struct sf_req *rq)
 {
 	tree_file_path(&sd->shape, rq->slot, rq->path, sizeof(rq->path));
-	if (rq->op == FOP_DELIVER)
-		tree_tmp_path(&sd->shape, rq->slot, sd->writer, rq->tmp, sizeof(rq->tmp));
+	if (rq->op == FOP_DELIVER) {
+		/*
+		 * Staging name unique per job and per in-flight request, so two
+		 * deliveries to one mailbox slot never share a tmp/ file.
+		 */
+		int n = tree_tmp_path(&sd->shape, rq->slot, sd->writer, rq->tmp, sizeof(rq->tmp));
+
+		if (n > 0)
+			snprintf(rq->tmp + n, sizeof(rq->tmp) - n, ".%d", rq->io_u->index);
+	}
 }
 
 /*
@@ -879,7 +887,7 @@ static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
 	account(sd, rq);
 	clock_gettime(CLOCK_MONOTONIC, &sd->t_last);
 	if (rq->err) {
-		if (rq->err == ENOENT || rq->err == EEXIST)
+		if (rq->probes > sd->o->probe_limit)
 			report_probe_failure(sd, rq, rq->err);
 		else if (rq->err == EOPNOTSUPP)
 			log_err("smallfile: direct=1: the file system of %s does not support O_DIRECT\n",
