@@ -31,7 +31,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 ENGINE_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs-not -luring -lm
 
-.PHONY: all deps fio engines asan unit check test demo install clean distclean
+.PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs
 
 all: engines
 
@@ -107,3 +107,9 @@ clean:
 
 distclean:
 	rm -rf $(BUILD)
+
+# For tests that build engine variants (e.g. for the wrong fio version).
+print-engine-cflags: $(FIO_BIN)
+	@echo $(ENGINE_CFLAGS)
+print-lib-srcs:
+	@echo $(LIB_SRCS)

@@ -126,6 +126,7 @@ struct sf_req {
 	uint64_t off;		/* bytes done so far */
 	uint64_t bytes;		/* bytes moved */
 	int skipped;
+	int made_leaf;		/* io_uring: leaf directories created for this op */
 	int err;
 	struct timespec start;
 	struct statx stx;
@@ -751,14 +752,15 @@ static int uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 
 	switch (rq->step) {
 	case US_OPEN:
-		if (res == -ENOENT && op_writes_tree(rq->op)) {
+		if (res == -ENOENT && op_writes_tree(rq->op) && !rq->made_leaf) {
 			int ret = make_leaf(sd, rq->slot);
 
 			if (ret) {
 				rq->err = -ret;
 				return 1;
 			}
-			break;	/* retry the open */
+			rq->made_leaf = 1;
+			break;	/* retry the open once */
 		}
 		if ((res == -ENOENT && op_needs_file(rq->op)) ||
 		    (res == -EEXIST && rq->op == FOP_CREATE)) {

@@ -1,0 +1,380 @@
+"""Shared helpers for the fio tests of the smallfile engine.
+
+Conventions:
+  FIO              fio binary (default <repo>/build/fio)
+  PACK_ENGINE_DIR  directory holding smallfile.so (default <repo>/build);
+                   the sanitizer run points it at build/asan and preloads
+                   libasan through LD_PRELOAD, which fio inherits from us.
+
+Every test runs the real fio with the real engine on real directories.
+"""
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIO = Path(os.environ.get("FIO", str(REPO / "build" / "fio")))
+ENGINE_DIR = Path(os.environ.get("PACK_ENGINE_DIR", str(REPO / "build")))
+ENGINE = ENGINE_DIR / "smallfile.so"
+MARKER = ".fio-smallfile-tree"
+FIO_TIMEOUT = 120
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root to mount tmpfs/ramfs")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "nosan: too slow under ASan; skipped by the sanitizer run")
+    config.addinivalue_line("markers", "mounts: test mounts a tmpfs/ramfs (needs root)")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _binaries_present():
+    """No skipping: a missing fio or engine is a failure with a clear message."""
+    if not (FIO.is_file() and os.access(FIO, os.X_OK)):
+        pytest.fail(f"fio binary not found or not executable: {FIO} "
+                    f"(set FIO=..., or run `make` in {REPO})", pytrace=False)
+    if not ENGINE.is_file():
+        pytest.fail(f"smallfile engine not found: {ENGINE} "
+                    f"(set PACK_ENGINE_DIR=..., or run `make engines` / `make asan` in {REPO})",
+                    pytrace=False)
+
+
+# ---------------------------------------------------------------------------
+# Running fio
+# ---------------------------------------------------------------------------
+
+@dataclass
+class FioResult:
+    cmd: list
+    rc: int
+    stdout: str
+    stderr: str
+    json: Optional[dict] = None
+    elapsed: float = 0.0
+
+    def describe(self) -> str:
+        return (f"command: {' '.join(map(str, self.cmd))}\nrc={self.rc}\n"
+                f"--- stderr ---\n{self.stderr[-4000:]}\n"
+                f"--- stdout (head) ---\n{self.stdout[:1500]}")
+
+    @property
+    def jobs(self) -> list:
+        assert self.json is not None, "fio produced no JSON\n" + self.describe()
+        return self.json["jobs"]
+
+    def job(self, name: Optional[str] = None) -> dict:
+        jobs = self.jobs if name is None else [j for j in self.jobs if j["jobname"] == name]
+        assert len(jobs) == 1, (f"expected exactly one job entry named {name!r}, got "
+                                f"{[j['jobname'] for j in self.jobs]}\n" + self.describe())
+        return jobs[0]
+
+    def total(self, ddir: str, key: str, name: Optional[str] = None) -> int:
+        """Sum of jobs[].<ddir>.<key> over all job entries (optionally one job name)."""
+        return sum(j[ddir][key] for j in self.jobs if name is None or j["jobname"] == name)
+
+    def smallfile_lines(self) -> list:
+        return [l for l in self.stderr.splitlines() if l.startswith("smallfile:")]
+
+    def ok(self) -> "FioResult":
+        assert self.rc == 0, "fio failed\n" + self.describe()
+        return self
+
+
+def engine_arg() -> str:
+    return f"--ioengine=external:{ENGINE}"
+
+
+def fio_env(env: Optional[dict] = None) -> dict:
+    full = dict(os.environ)
+    if env:
+        full.update({k: str(v) for k, v in env.items()})
+    return full
+
+
+def run_fio(args=None, jobfile=None, cwd=None, env=None, timeout=FIO_TIMEOUT,
+            prefix=None, json_output=True) -> FioResult:
+    """Runs fio with --output-format=json.
+
+    args: list of fio arguments (e.g. from sf_args), or jobfile: path of a job
+    file (extra args may still be given). prefix: a command to wrap fio in
+    (e.g. strace). On success stdout must be exactly one JSON document:
+    the engine must never write to stdout.
+    """
+    cmd = list(prefix or []) + [str(FIO)]
+    if json_output:
+        cmd.append("--output-format=json")
+    cmd += [str(a) for a in (args or [])]
+    if jobfile is not None:
+        cmd.append(str(jobfile))
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, cwd=cwd, env=fio_env(env), capture_output=True,
+                           text=True, timeout=timeout, errors="replace")
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"fio timed out after {timeout}s: {' '.join(cmd)}\n"
+                    f"stderr: {e.stderr!r}")
+    res = FioResult(cmd=cmd, rc=p.returncode, stdout=p.stdout, stderr=p.stderr,
+                    elapsed=time.monotonic() - t0)
+    assert res.rc >= 0, f"fio killed by signal {-res.rc}\n" + res.describe()
+    for bad in ("AddressSanitizer", "runtime error:", "Assertion", "LeakSanitizer"):
+        assert bad not in res.stderr, f"{bad!r} in fio's stderr\n" + res.describe()
+    assert not any(l.startswith("smallfile:") for l in res.stdout.splitlines()), \
+        "the engine wrote to stdout\n" + res.describe()
+    if json_output:
+        try:
+            res.json = json.loads(res.stdout)
+        except ValueError:
+            res.json = None
+        if res.rc == 0:
+            assert res.json is not None, "fio succeeded but stdout is not one JSON document\n" \
+                + res.describe()
+    return res
+
+
+def sf_args(tree_dir=None, name="job", **opts) -> list:
+    """fio command-line arguments for one smallfile job.
+
+    tree_dir None leaves the option out (the engine's default target).
+    Keyword options become --key=value (True -> 1).
+    """
+    args = [f"--name={name}", engine_arg()]
+    if tree_dir is not None:
+        args.append(f"--tree_dir={tree_dir}")
+    for k, v in opts.items():
+        if v is True:
+            v = 1
+        args.append(f"--{k}={v}")
+    return args
+
+
+def layout(tree_dir, nfiles, **opts) -> FioResult:
+    """Lays out a tree (one sequential pass of file_op=layout) and checks success."""
+    opts.setdefault("rw", "write")
+    return run_fio(sf_args(tree_dir, name="layout", tree_files=nfiles,
+                           file_op="layout", **opts)).ok()
+
+
+# ---------------------------------------------------------------------------
+# The documented tree shape, computed independently of the engine
+# ---------------------------------------------------------------------------
+
+@dataclass
+class Shape:
+    nfiles: int
+    fanout: int = 32
+    depth: int = 2
+    files_per_dir: int = 0
+    maildir: bool = False
+    files_per_leaf: int = field(init=False)
+    nleaves: int = field(init=False)
+
+    def __post_init__(self):
+        if self.files_per_dir:
+            need = -(-self.nfiles // self.files_per_dir)
+            depth, leaves = 0, 1
+            while leaves < need:
+                leaves *= self.fanout
+                depth += 1
+            self.depth, self.nleaves = depth, leaves
+            self.files_per_leaf = self.files_per_dir
+        else:
+            self.nleaves = self.fanout ** self.depth
+            self.files_per_leaf = -(-self.nfiles // self.nleaves)
+
+    @property
+    def digit_width(self) -> int:
+        return len(format(self.fanout - 1, "x"))
+
+    def leaf_path(self, leaf: int) -> str:
+        digits = []
+        for _ in range(self.depth):
+            digits.append(format(leaf % self.fanout, "0%dx" % self.digit_width))
+            leaf //= self.fanout
+        return "/".join(reversed(digits))
+
+    def name(self, i: int) -> str:
+        width = max(10, len(str(self.nfiles - 1)))
+        return "f%0*d" % (width, i)
+
+    def path(self, i: int) -> str:
+        parts = [self.leaf_path(i // self.files_per_leaf)]
+        if self.maildir:
+            parts.append("new")
+        parts.append(self.name(i))
+        return "/".join(p for p in parts if p)
+
+    def all_paths(self) -> list:
+        return [self.path(i) for i in range(self.nfiles)]
+
+
+# ---------------------------------------------------------------------------
+# Looking at what is on disk
+# ---------------------------------------------------------------------------
+
+FILE_RE = re.compile(r"^f\d{10,}$")
+
+
+def tree_files(root) -> dict:
+    """{relative path: size} of every regular file below root except the marker."""
+    root = Path(root)
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for fn in filenames:
+            p = Path(dirpath, fn)
+            rel = p.relative_to(root).as_posix()
+            if rel == MARKER:
+                continue
+            st = os.lstat(p)
+            out[rel] = st.st_size
+    return out
+
+
+def snapshot(root, content=False) -> dict:
+    """Full listing of root: {relpath: (kind, size, mtime_ns, ino[, sha])}. Catches any change."""
+    import hashlib
+    root = Path(root)
+    out = {}
+    if not root.exists():
+        return {"<missing>": None}
+    if not root.is_dir():
+        st = os.lstat(root)
+        return {".": ("file", st.st_size, st.st_mtime_ns, st.st_ino,
+                      hashlib.sha1(root.read_bytes()).hexdigest())}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in dirnames + filenames:
+            p = Path(dirpath, n)
+            st = os.lstat(p)
+            kind = ("dir" if p.is_dir() and not p.is_symlink()
+                    else "link" if p.is_symlink() else "file")
+            entry = (kind, st.st_size if kind != "dir" else 0, st.st_mtime_ns, st.st_ino)
+            if content and kind == "file":
+                entry += (hashlib.sha1(p.read_bytes()).hexdigest(),)
+            out[p.relative_to(root).as_posix()] = entry
+    return out
+
+
+def file_stats(root) -> dict:
+    """{relpath: (ino, size, mtime_ns)} of the tree's files."""
+    root = Path(root)
+    return {rel: (os.lstat(root / rel).st_ino, os.lstat(root / rel).st_size,
+                  os.lstat(root / rel).st_mtime_ns)
+            for rel in tree_files(root)}
+
+
+def read_opstats(path) -> list:
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+
+
+def strace_counts(path) -> dict:
+    """Parses `strace -c -o path` output: {syscall: calls}."""
+    counts = {}
+    for line in Path(path).read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and re.match(r"^[\d.]+$", parts[0]) and parts[-1] != "total":
+            # % time, seconds, usecs/call, calls, [errors], syscall
+            try:
+                counts[parts[-1]] = int(parts[3])
+            except ValueError:
+                pass
+    return counts
+
+
+# ---------------------------------------------------------------------------
+# Fixtures
+# ---------------------------------------------------------------------------
+
+@pytest.fixture
+def tree_dir(tmp_path) -> Path:
+    """A fresh, empty directory for a tree."""
+    d = tmp_path / "tree"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def other_tree_dir(tmp_path) -> Path:
+    """A second fresh, empty directory (reference trees)."""
+    d = tmp_path / "tree2"
+    d.mkdir()
+    return d
+
+
+def _mount(fstype, target, opts):
+    r = subprocess.run(["mount", "-t", fstype, "-o", opts, fstype, str(target)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount {fstype} ({opts}): {r.stderr.strip()}")
+
+
+def _umount(target):
+    for _ in range(20):
+        r = subprocess.run(["umount", str(target)], capture_output=True, text=True)
+        if r.returncode == 0:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"cannot unmount {target}: {r.stderr}")
+
+
+@pytest.fixture
+def tmpfs_dir(tmp_path) -> Path:
+    """A small tmpfs mounted for the test (root only), unmounted after."""
+    if not IS_ROOT:
+        pytest.skip("needs root to mount tmpfs")
+    d = tmp_path / "tmpfs"
+    d.mkdir()
+    _mount("tmpfs", d, "size=64m")
+    yield d
+    _umount(d)
+
+
+@pytest.fixture
+def ramfs_dir(tmp_path) -> Path:
+    """A ramfs mount (a file system without O_DIRECT), unmounted after."""
+    if not IS_ROOT:
+        pytest.skip("needs root to mount ramfs")
+    d = tmp_path / "ramfs"
+    d.mkdir()
+    _mount("ramfs", d, "size=64m")
+    yield d
+    _umount(d)
+
+
+@pytest.fixture
+def ro_dir(tmp_path) -> Path:
+    """An empty read-only tmpfs mount (root only)."""
+    if not IS_ROOT:
+        pytest.skip("needs root to mount a read-only tmpfs")
+    d = tmp_path / "ro"
+    d.mkdir()
+    _mount("tmpfs", d, "ro")
+    yield d
+    _umount(d)
+
+
+def start_fio_background(args, env=None) -> subprocess.Popen:
+    """Starts fio in its own process group (so the whole group can be killed)."""
+    cmd = [str(FIO), "--output-format=json"] + [str(a) for a in args]
+    return subprocess.Popen(cmd, env=fio_env(env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def kill_group(p: subprocess.Popen):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.communicate(timeout=30)
