@@ -63,14 +63,16 @@ ENGINE_CFLAGS = $(BASE_CFLAGS) -include $(FIOSRC)/config-host.h -I$(FIOSRC) \
 engines: $(ENGINES:%=$(BUILD)/%.so)
 
 $(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
-	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(LIB_SRCS) -shared -Wl,-z,now -luring -lm
-	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@) >/dev/null
+	$(CC) $(ENGINE_CFLAGS) -o $@.tmp $< $(LIB_SRCS) -shared -Wl,-z,now -luring -lm
+	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@.tmp) >/dev/null
+	mv -f $@.tmp $@  # rename: a running fio keeps its mapping of the old file
 
 # Sanitizer build of the same engines, loaded into fio with libasan preloaded.
 asan: $(ENGINES:%=$(BUILD)/asan/%.so)
 $(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
 	@mkdir -p $(BUILD)/asan
-	$(CC) $(ENGINE_CFLAGS) $(SAN_FLAGS) -O1 -o $@ $< $(LIB_SRCS) -shared -Wl,-z,now -luring -lm
+	$(CC) $(ENGINE_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) -shared -Wl,-z,now -luring -lm
+	mv -f $@.tmp $@
 
 # C unit tests of the fio-independent logic, normal and sanitized.
 UNIT_SRCS := $(wildcard tests/unit/*.c)

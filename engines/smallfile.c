@@ -1275,6 +1275,9 @@ static int open_tree(struct thread_data *td, struct sf_data *sd)
 		} else if (!creates_tree(sd)) {
 			log_err("smallfile: tree_dir %s holds no laid-out tree; run a job with file_op=layout first\n",
 				sd->root);
+			/* leave no empty default directory behind */
+			if (!sd->o->tree_dir || !*sd->o->tree_dir)
+				rmdir(sd->root);
 			return 1;
 		} else {
 			ret = write_marker(sd, marker);
