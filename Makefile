@@ -31,7 +31,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 ENGINE_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs-not -luring -lm
 
-.PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs
+.PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs fuzz
 
 all: engines
 
@@ -89,7 +89,7 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	PACK_ENGINE_DIR=$(abspath $(BUILD)/asan)
 
-check: engines asan unit
+check: engines asan unit fuzz
 	$(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
@@ -115,3 +115,13 @@ print-engine-cflags: $(FIO_BIN)
 	@echo $(ENGINE_CFLAGS)
 print-lib-srcs:
 	@echo $(LIB_SRCS)
+
+# Coverage-guided fuzzing of the user-facing parsers (clang's libFuzzer), bounded in time.
+FUZZ_SECONDS ?= 20
+$(BUILD)/fuzz-specs: tests/fuzz/fuzz_specs.c $(LIB_SRCS) $(LIB_HDRS) $(DEPS_STAMP)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm
+fuzz: $(BUILD)/fuzz-specs
+	@mkdir -p $(BUILD)/fuzz-corpus
+	cp -n tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ 2>/dev/null || true
+	$(BUILD)/fuzz-specs -max_total_time=$(FUZZ_SECONDS) -max_len=512 $(BUILD)/fuzz-corpus

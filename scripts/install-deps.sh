@@ -6,7 +6,7 @@
 # `apt-get source`.
 set -eu
 
-pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 python3-pytest strace"
+pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 python3-pytest strace clang libclang-rt-dev"
 [ $# -gt 0 ] && pkgs="$pkgs $*"
 
 missing=""

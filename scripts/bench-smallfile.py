@@ -1,0 +1,835 @@
+#!/usr/bin/python3
+"""Benchmark the smallfile fio engine against its practical limit and its peers.
+
+Run as root (it mounts tmpfs file systems), from anywhere:
+
+    sudo /usr/bin/python3 scripts/bench-smallfile.py --output docs/benchmarks.md
+
+See --help for the full description (it reads like a man page).
+Only the Python standard library is used.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+DESCRIPTION = """\
+NAME
+    bench-smallfile.py - measure the smallfile fio engine against a minimal
+    C loop ("the practical limit") and against fio's own file engines
+
+SYNOPSIS
+    sudo /usr/bin/python3 scripts/bench-smallfile.py [--quick] [--output FILE]
+         [--disk-dir DIR] [--sections B1,B2,B3] [more options below]
+
+DESCRIPTION
+    Every number is a rate (files per second) or a size (max RSS) of the
+    project and of a peer measured in the same run, interleaved (A B B A A B,
+    so slow drift of a shared machine hits both sides alike), repeated, and
+    reported as min/median/max with the ratio of the two. There are no timed
+    pass/fail assertions: the goals below are printed next to the ratios.
+
+    The minimal loop is bench/minloop.c, compiled by this script into
+    build/bench/minloop with
+        cc -std=gnu11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iengines/lib \\
+           -o build/bench/minloop bench/minloop.c engines/lib/tree.c \\
+           engines/lib/sizedist.c engines/lib/content.c engines/lib/units.c -lm
+    It issues exactly the engine's system calls for a file operation (same
+    paths from engines/lib/tree.c, same flags, same sizes and contents) and
+    nothing else.
+
+    Every tree lives on a tmpfs mounted by this script (mount -t tmpfs -o
+    size=...) below a private directory /tmp/bench-smallfile.XXXXXX; each
+    layout run gets a fresh mount, so every run starts from an empty file
+    system and unmounting is the clean-up. All mounts are unmounted and the
+    private directory removed at the end, also on errors, Ctrl-C, SIGTERM
+    and SIGHUP.
+
+    B1  Layout. The engine (file_op=layout rw=write, tree_files=N,
+        file_size_dist=fixed:4k, bs=4k, default tree shape fanout 32
+        depth 2) against `minloop layout` of the same tree, 4 KiB files,
+        interleaved, --repeats each. Engine files/s = write.total_ios /
+        write.runtime from fio's JSON (the job's run time, without fio
+        start-up); minloop files/s = files / the loop's own clock. Wall-clock
+        rates of both whole processes are shown too. Goal: engine/minloop
+        >= 0.8.
+        For contrast, fio's builtin filecreate engine (--ioengine=filecreate
+        --create_on_open=1 --openfiles=1 --nrfiles=N --filesize=4k, all files
+        in one directory) at --filecreate-sizes, each run capped by
+        --filecreate-timeout seconds ("timeout" is recorded when hit).
+        Note that filecreate only creates empty files (open O_CREAT, close;
+        it writes nothing), so it does less per file than the engine.
+
+    B2  Random whole-file reads on the warm tree left by the last engine
+        layout of B1: the engine (file_op=read rw=randread norandommap=1
+        number_ios=M) against `minloop read` (same count, uniform xorshift
+        choice), interleaved, --repeats each. Goal: engine/minloop >= 0.9.
+        Then the engine's io_api=io_uring at iodepth 1, 4, 16 and 32 against
+        io_api=sync, interleaved, files/s each and the ratio to sync.
+
+    B3  Peak memory: max RSS of fio running a read job with fio's `thread`
+        option, so the job runs inside the one fio process and
+        /usr/bin/time -f %M (getrusage max RSS of that process) covers it.
+        Engine read jobs (rw=randread, number_ios=--mem-ios) on a 1,000-file
+        tree and on the B1 tree, with norandommap=1 and with fio's default
+        random map (1 bit per file). For contrast fio's builtin filestat
+        engine with nrfiles=1,000 and nrfiles=--filestat-files (fio lays the
+        files out itself first), whose per-file cost is the RSS difference
+        divided by the difference in files. A null-engine fio run shows
+        fio's own baseline.
+
+    With --disk-dir DIR, B1 (engine and minloop, no filecreate) and B2 (the
+    engine/minloop pair) are also run in a private directory made below DIR
+    with --disk-files files (page cache warm, nothing is dropped; a `sync`
+    runs before each layout, untimed). Everything created there is removed.
+
+    The report (Markdown) goes to stdout or --output FILE: the machine
+    (nproc, CPU, memory, kernel, fio version, file systems), the exact
+    command, one table per measurement with min/median/max and the ratios.
+    Progress goes to stderr.
+
+GOALS
+    B1 engine/minloop >= 0.8, B2 engine/minloop >= 0.9, B3 engine RSS on
+    the big tree no more than a few MiB above the 1,000-file tree.
+"""
+
+EPILOG = """\
+QUICK MODE
+    --quick: B1 with 100,000 files and filecreate at 10,000 only, B2 with
+    100,000 reads, B3 on the 100,000-file tree with 50,000 operations and
+    filestat with 10,000 files, 3 repeats. Takes about two minutes.
+
+FILES
+    build/fio              the fio the engine is built for (--fio)
+    build/smallfile.so     the engine (--engine)
+    build/bench/minloop    built from bench/minloop.c on every run
+    /tmp/bench-smallfile.* private mount points (removed at exit)
+
+EXIT STATUS
+    0 report written; 1 a benchmark failed (the report written so far is
+    still printed, with the error); 2 usage error or not root.
+
+EXAMPLES
+    sudo /usr/bin/python3 scripts/bench-smallfile.py --quick
+    sudo /usr/bin/python3 scripts/bench-smallfile.py --output docs/benchmarks.md
+    sudo /usr/bin/python3 scripts/bench-smallfile.py --sections B2 --files 200000
+    sudo /usr/bin/python3 scripts/bench-smallfile.py --disk-dir /srv/scratch
+"""
+
+LIB_SRCS = ["engines/lib/tree.c", "engines/lib/sizedist.c",
+            "engines/lib/content.c", "engines/lib/units.c"]
+MINLOOP_CMD = (["cc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror",
+                "-D_GNU_SOURCE", "-Iengines/lib", "-o", "build/bench/minloop",
+                "bench/minloop.c"] + LIB_SRCS + ["-lm"])
+
+
+def log(msg):
+    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+class Timeout(Exception):
+    pass
+
+
+def run(cmd, timeout=None, cwd=None):
+    """Runs @cmd in its own process group; kills that group on timeout.
+    Returns (stdout, stderr, wall seconds)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=cwd, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise Timeout("%s: timed out after %s s" % (cmd[0], timeout))
+    except BaseException:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.communicate()
+        raise
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError("command failed (%d): %s\n%s%s" % (
+            p.returncode, " ".join(cmd), out[-2000:], err[-2000:]))
+    return out, err, wall
+
+
+# ---------------------------------------------------------------- mounts
+
+class Scratch:
+    """A private directory under /tmp holding tmpfs mount points."""
+
+    def __init__(self):
+        self.base = tempfile.mkdtemp(prefix="bench-smallfile.", dir="/tmp")
+        self.mounts = []
+        self.seq = 0
+
+    def mount(self, name, size_bytes):
+        self.seq += 1
+        mp = os.path.join(self.base, "%02d-%s" % (self.seq, name))
+        os.mkdir(mp)
+        size_m = max(64, (size_bytes + (1 << 20) - 1) >> 20)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
+                        "tmpfs", mp], check=True)
+        self.mounts.append(mp)
+        tree = os.path.join(mp, "tree")
+        os.mkdir(tree)
+        return mp, tree
+
+    def umount(self, mp):
+        for attempt in range(5):
+            r = subprocess.run(["umount", mp], stderr=subprocess.PIPE, text=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.5 * (attempt + 1))
+        else:
+            log("umount %s failed, detaching lazily: %s" % (mp, r.stderr.strip()))
+            subprocess.run(["umount", "-l", mp])
+        if mp in self.mounts:
+            self.mounts.remove(mp)
+        try:
+            os.rmdir(mp)
+        except OSError as e:
+            log("cannot remove %s: %s" % (mp, e))
+
+    def cleanup(self):
+        for mp in list(reversed(self.mounts)):
+            self.umount(mp)
+        try:
+            os.rmdir(self.base)
+        except OSError as e:
+            log("cannot remove %s: %s" % (self.base, e))
+
+
+class DiskScratch:
+    """A private directory below a user-given directory on disk."""
+
+    def __init__(self, parent):
+        self.base = tempfile.mkdtemp(prefix="bench-smallfile.", dir=parent)
+        self.seq = 0
+
+    def tree(self, name):
+        self.seq += 1
+        d = os.path.join(self.base, "%02d-%s" % (self.seq, name))
+        os.mkdir(d)
+        return d
+
+    def remove(self, d):
+        shutil.rmtree(d, ignore_errors=True)
+
+    def cleanup(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- runners
+
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.fio = args.fio
+        self.engine = args.engine
+        self.minloop = os.path.join(REPO, "build/bench/minloop")
+
+    # fio with the engine; returns parsed JSON job and wall seconds
+    def fio_engine(self, tree, files, extra, timeout=None, thread=False, time_rss=False):
+        cmd = [self.fio, "--output-format=json", "--name=bench",
+               "--ioengine=external:%s" % self.engine, "--tree_dir=%s" % tree,
+               "--tree_files=%d" % files, "--file_size_dist=fixed:4k", "--bs=4k"]
+        if thread:
+            cmd.append("--thread")
+        cmd += extra
+        return self._fio(cmd, timeout, time_rss)
+
+    def _fio(self, cmd, timeout=None, time_rss=False, cwd=None):
+        rssfile = None
+        if time_rss:
+            fd, rssfile = tempfile.mkstemp(prefix="bench-smallfile-rss.")
+            os.close(fd)
+            cmd = ["/usr/bin/time", "-f", "%M", "-o", rssfile] + cmd
+        try:
+            out, err, wall = run(cmd, timeout=timeout, cwd=cwd)
+            # fio may print warnings before the JSON
+            j = json.loads(out[out.index("{"):])
+            job = j["jobs"][0]
+            rss = None
+            if rssfile:
+                with open(rssfile) as f:
+                    rss = int(f.read().strip().splitlines()[-1]) * 1024
+            return job, wall, rss
+        finally:
+            if rssfile:
+                os.unlink(rssfile)
+
+    def minloop_run(self, mode, tree, files, ios=None, seed=1):
+        cmd = [self.minloop, mode, "--dir", tree, "--files", str(files)]
+        if ios is not None:
+            cmd += ["--ios", str(ios), "--rand-seed", str(seed)]
+        out, _, wall = run(cmd)
+        return json.loads(out.strip().splitlines()[-1]), wall
+
+
+def rate(job, ddir):
+    d = job[ddir]
+    ms = d["runtime"]
+    return d["total_ios"] / (ms / 1000.0) if ms else float("nan")
+
+
+def stats(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return min(xs), statistics.median(xs), max(xs)
+
+
+def fmt_rate(x):
+    if x is None:
+        return "-"
+    return "{:,.0f}".format(x)
+
+
+def fmt_triplet(xs, f=fmt_rate):
+    s = stats(xs)
+    if not s:
+        return "-", "-"
+    lo, med, hi = s
+    spread = (hi - lo) / med * 100 if med else 0
+    return f(med), "%s / %s / %s (±%.0f%%)" % (f(lo), f(med), f(hi), spread / 2)
+
+
+def fmt_ratio(x):
+    return "-" if x is None else "%.2f" % x
+
+
+def ratio_cell(num, den):
+    """median(num)/median(den), and min/median/max of the pairwise ratios."""
+    if not num or not den:
+        return "-", "-"
+    pairs = [a / b for a, b in zip(num, den) if a and b]
+    rm = statistics.median(num) / statistics.median(den)
+    s = stats(pairs)
+    return fmt_ratio(rm), "%.2f / %.2f / %.2f" % s if s else "-"
+
+
+def mib(b):
+    return "-" if b is None else "%.1f" % (b / 1048576.0)
+
+
+# ---------------------------------------------------------------- report
+
+class Report:
+    def __init__(self):
+        self.parts = []
+
+    def add(self, text=""):
+        self.parts.append(text)
+
+    def table(self, header, rows):
+        self.add("| " + " | ".join(header) + " |")
+        self.add("|" + "|".join("---" for _ in header) + "|")
+        for r in rows:
+            self.add("| " + " | ".join(str(c) for c in r) + " |")
+        self.add()
+
+    def text(self):
+        return "\n".join(self.parts) + "\n"
+
+
+def machine_info(args, fio_version):
+    def sh(cmd):
+        try:
+            return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True).stdout.strip()
+        except OSError:
+            return "?"
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    mem = "%.1f GiB" % (int(line.split()[1]) / 1048576.0)
+    except OSError:
+        pass
+    rows = [("nproc", sh(["nproc"])), ("CPU", cpu), ("memory", mem),
+            ("kernel (uname -r)", platform.release()),
+            ("fio", "%s (%s)" % (fio_version, args.fio)),
+            ("engine", args.engine),
+            ("load average at start", " ".join("%.2f" % x for x in os.getloadavg()))]
+    return rows
+
+
+def fs_of(path):
+    r = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return r.stdout.strip() or "?"
+
+
+# ---------------------------------------------------------------- B1
+
+def b1_layout(b, rep, sc, disk=None):
+    """Engine vs minloop layout; returns dict and the path of the kept tree."""
+    a = b.a
+    files = a.disk_files if disk else a.files
+    tmpfs_size = files * 4096 * 3 // 2 + (512 << 20)
+    res = {"engine": [], "engine_wall": [], "minloop": [], "minloop_wall": [],
+           "files": files}
+    # M E | E M | M E ... : ends with an engine run whose tree B2 reuses.
+    order = []
+    for r in range(a.repeats):
+        order += ["minloop", "engine"] if r % 2 == 0 else ["engine", "minloop"]
+    if order[-1] != "engine":
+        order = order[::-1]
+    kept = None
+    for k, tool in enumerate(order):
+        last = k == len(order) - 1
+        if disk:
+            tree = disk.tree("b1-%s" % tool)
+            mp = None
+            subprocess.run(["sync"])
+        else:
+            mp, tree = sc.mount("b1-%s" % tool, tmpfs_size)
+        try:
+            if tool == "engine":
+                job, wall, _ = b.fio_engine(tree, files, ["--file_op=layout", "--rw=write"])
+                if job["error"]:
+                    raise RuntimeError("engine layout error %d" % job["error"])
+                res["engine"].append(rate(job, "write"))
+                res["engine_wall"].append(files / wall)
+                log("B1%s layout engine  %d files: %s files/s (wall %s)" % (
+                    " disk" if disk else "", files, fmt_rate(res["engine"][-1]),
+                    fmt_rate(res["engine_wall"][-1])))
+            else:
+                out, wall = b.minloop_run("layout", tree, files)
+                res["minloop"].append(out["files_per_s"])
+                res["minloop_wall"].append(files / wall)
+                log("B1%s layout minloop %d files: %s files/s (wall %s)" % (
+                    " disk" if disk else "", files, fmt_rate(res["minloop"][-1]),
+                    fmt_rate(res["minloop_wall"][-1])))
+        finally:
+            if last and tool == "engine":
+                kept = (mp, tree)
+            elif disk:
+                disk.remove(tree)
+            else:
+                sc.umount(mp)
+    return res, kept
+
+
+def b1_filecreate(b, sc):
+    a = b.a
+    res = []
+    for n in a.filecreate_sizes:
+        mp, tree = sc.mount("b1-filecreate-%d" % n, n * 8192 + (256 << 20))
+        cmd = [b.fio, "--output-format=json", "--name=fc", "--ioengine=filecreate",
+               "--nrfiles=%d" % n, "--filesize=4k", "--directory=%s" % tree,
+               "--create_on_open=1", "--openfiles=1", "--fallocate=none", "--rw=write"]
+        try:
+            job, wall, _ = b._fio(cmd, timeout=a.filecreate_timeout, cwd=tree)
+            r = rate(job, "write")
+            res.append({"files": n, "rate": r, "wall_rate": n / wall, "wall": wall})
+            log("B1 filecreate %d files: %s files/s (wall %.1f s)" % (n, fmt_rate(r), wall))
+        except Timeout:
+            res.append({"files": n, "rate": None, "wall_rate": None, "wall": None,
+                        "timeout": True})
+            log("B1 filecreate %d files: timeout after %d s" % (n, a.filecreate_timeout))
+        finally:
+            sc.umount(mp)
+    return res
+
+
+# ---------------------------------------------------------------- B2
+
+def b2_reads(b, tree, files, ios, repeats, label=""):
+    res = {"engine": [], "minloop": [], "engine_wall": [], "minloop_wall": []}
+    # warm-up pass (dentries, page cache), untimed
+    b.minloop_run("read", tree, files, ios=min(ios, files), seed=99)
+    for r in range(repeats):
+        order = ["minloop", "engine"] if r % 2 == 0 else ["engine", "minloop"]
+        for tool in order:
+            if tool == "engine":
+                job, wall, _ = b.fio_engine(tree, files, [
+                    "--file_op=read", "--rw=randread", "--norandommap=1",
+                    "--number_ios=%d" % ios, "--randseed=%d" % (r + 1)])
+                if job["error"]:
+                    raise RuntimeError("engine read error %d" % job["error"])
+                res["engine"].append(rate(job, "read"))
+                res["engine_wall"].append(ios / wall)
+            else:
+                out, wall = b.minloop_run("read", tree, files, ios=ios, seed=r + 1)
+                res["minloop"].append(out["files_per_s"])
+                res["minloop_wall"].append(ios / wall)
+            log("B2%s read %-7s %d ios: %s files/s" % (label, tool, ios, fmt_rate(res[tool][-1])))
+    return res
+
+
+URING_DEPTHS = [1, 4, 16, 32]
+
+
+def b2_uring(b, tree, files, ios, repeats):
+    configs = ["sync"] + ["uring%d" % d for d in URING_DEPTHS]
+    res = {c: [] for c in configs}
+    for r in range(repeats):
+        # rotate the order each repeat so no config always runs first
+        order = configs[r % len(configs):] + configs[:r % len(configs)]
+        for c in order:
+            extra = ["--file_op=read", "--rw=randread", "--norandommap=1",
+                     "--number_ios=%d" % ios, "--randseed=%d" % (r + 1)]
+            if c == "sync":
+                extra.append("--io_api=sync")
+            else:
+                extra += ["--io_api=io_uring", "--iodepth=%s" % c[5:]]
+            job, wall, _ = b.fio_engine(tree, files, extra)
+            if job["error"]:
+                raise RuntimeError("engine read (%s) error %d" % (c, job["error"]))
+            res[c].append(rate(job, "read"))
+            log("B2 %-7s %d ios: %s files/s" % (c, ios, fmt_rate(res[c][-1])))
+    return res
+
+
+# ---------------------------------------------------------------- B3
+
+def b3_memory(b, sc, big_tree, big_files):
+    a = b.a
+    res = {}
+    repeats = a.repeats
+    mp, small_tree = sc.mount("b3-small", 64 << 20)
+    try:
+        b.fio_engine(small_tree, 1000, ["--file_op=layout", "--rw=write"])
+        trees = [("1k", small_tree, 1000), ("big", big_tree, big_files)]
+        for r in range(repeats):
+            for name, tree, n in (trees if r % 2 == 0 else trees[::-1]):
+                for nrm in (1, 0):
+                    key = "%s-nrm%d" % (name, nrm)
+                    _, _, rss = b.fio_engine(tree, n, [
+                        "--file_op=read", "--rw=randread", "--norandommap=%d" % nrm,
+                        "--number_ios=%d" % a.mem_ios], thread=True, time_rss=True)
+                    res.setdefault(key, []).append(rss)
+                    log("B3 engine %s files norandommap=%d: max RSS %s MiB" % (n, nrm, mib(rss)))
+            _, _, rss = b._fio([b.fio, "--output-format=json", "--thread", "--name=null",
+                                "--ioengine=null", "--size=4k", "--rw=read"], time_rss=True)
+            res.setdefault("null", []).append(rss)
+    finally:
+        sc.umount(mp)
+    for n in (1000, a.filestat_files):
+        mp, tree = sc.mount("b3-filestat-%d" % n, n * 8192 + (256 << 20))
+        try:
+            for r in range(repeats):
+                job, wall, rss = b._fio([
+                    b.fio, "--output-format=json", "--thread", "--name=fs",
+                    "--ioengine=filestat", "--nrfiles=%d" % n, "--filesize=4k",
+                    "--directory=%s" % tree, "--rw=read"], time_rss=True,
+                    timeout=a.filecreate_timeout, cwd=tree)
+                res.setdefault("filestat-%d" % n, []).append(rss)
+                log("B3 filestat nrfiles=%d: max RSS %s MiB (wall %.1f s)" % (n, mib(rss), wall))
+        finally:
+            sc.umount(mp)
+    return res
+
+
+# ---------------------------------------------------------------- main
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="bench-smallfile.py", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="sudo /usr/bin/python3 scripts/bench-smallfile.py [options]")
+    p.add_argument("--quick", action="store_true",
+                   help="fast smoke run: smaller counts (see QUICK MODE)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the Markdown report to FILE (default: stdout)")
+    p.add_argument("--raw", metavar="FILE",
+                   help="also write every measurement as JSON to FILE")
+    p.add_argument("--sections", default="B1,B2,B3", metavar="LIST",
+                   help="which of B1,B2,B3 to run (default all; B2 and B3 "
+                        "lay out their own tree if B1 is not run)")
+    p.add_argument("--files", type=int, metavar="N",
+                   help="files in the B1 layout and B2/B3 tree "
+                        "(default 1000000, quick 100000)")
+    p.add_argument("--read-ios", type=int, metavar="M",
+                   help="file operations per B2 run (default 500000, quick 100000)")
+    p.add_argument("--repeats", type=int, default=3, metavar="R",
+                   help="runs of each side of each comparison (default 3)")
+    p.add_argument("--filecreate-sizes", metavar="LIST",
+                   help="comma-separated nrfiles for fio's filecreate "
+                        "(default 10000,40000,100000; quick 10000; empty: skip)")
+    p.add_argument("--filecreate-timeout", type=int, default=600, metavar="S",
+                   help="seconds before a filecreate or filestat run is killed "
+                        "and recorded as timeout (default 600)")
+    p.add_argument("--mem-ios", type=int, metavar="M",
+                   help="operations per B3 engine run (default 200000, quick 50000)")
+    p.add_argument("--filestat-files", type=int, metavar="N",
+                   help="nrfiles of the big filestat run (default 100000, quick 10000)")
+    p.add_argument("--disk-dir", metavar="DIR",
+                   help="also run B1 and B2 in a private directory below DIR")
+    p.add_argument("--disk-files", type=int, default=100000, metavar="N",
+                   help="files for the --disk-dir runs (default 100000)")
+    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),
+                   help="fio binary (default build/fio)")
+    p.add_argument("--engine", default=os.path.join(REPO, "build/smallfile.so"),
+                   help="engine shared object (default build/smallfile.so)")
+    a = p.parse_args(argv)
+    q = a.quick
+    if a.files is None:
+        a.files = 100000 if q else 1000000
+    if a.read_ios is None:
+        a.read_ios = 100000 if q else 500000
+    if a.mem_ios is None:
+        a.mem_ios = 50000 if q else 200000
+    if a.filestat_files is None:
+        a.filestat_files = 10000 if q else 100000
+    if a.filecreate_sizes is None:
+        a.filecreate_sizes = "10000" if q else "10000,40000,100000"
+    a.filecreate_sizes = [int(x) for x in a.filecreate_sizes.split(",") if x.strip()]
+    a.sections = {s.strip().upper() for s in a.sections.split(",") if s.strip()}
+    if not a.sections <= {"B1", "B2", "B3"} or a.repeats < 1:
+        p.error("--sections takes B1,B2,B3 and --repeats at least 1")
+    return a
+
+
+def build_minloop():
+    os.makedirs(os.path.join(REPO, "build/bench"), exist_ok=True)
+    log("building minloop: " + " ".join(MINLOOP_CMD))
+    subprocess.run(MINLOOP_CMD, cwd=REPO, check=True)
+
+
+def write_report(a, rep, results, error, t_start):
+    rep.add()
+    rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
+        time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
+    if error:
+        rep.add()
+        rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
+    text = rep.text()
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+        log("report written to %s" % a.output)
+    else:
+        sys.stdout.write(text)
+    if a.raw:
+        with open(a.raw, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+def b1_report(rep, r, fc, where):
+    rep.add("#### Engine vs minloop, %s, %s files of 4 KiB" % (where, "{:,}".format(r["files"])))
+    rep.add()
+    e_med, e_s = fmt_triplet(r["engine"])
+    m_med, m_s = fmt_triplet(r["minloop"])
+    ew_med, ew_s = fmt_triplet(r["engine_wall"])
+    mw_med, mw_s = fmt_triplet(r["minloop_wall"])
+    rr, rs = ratio_cell(r["engine"], r["minloop"])
+    wr, ws = ratio_cell(r["engine_wall"], r["minloop_wall"])
+    rep.table(["", "files/s median", "min / median / max (±half-spread)"], [
+        ["engine (fio job runtime)", e_med, e_s],
+        ["minloop (loop clock)", m_med, m_s],
+        ["engine (wall clock of fio)", ew_med, ew_s],
+        ["minloop (wall clock of process)", mw_med, mw_s],
+    ])
+    rep.table(["ratio", "of medians", "pairwise min / median / max", "goal"], [
+        ["engine/minloop (job runtime / loop clock)", rr, rs, ">= 0.8"],
+        ["engine/minloop (wall clock)", wr, ws, "-"],
+    ])
+    if fc:
+        rep.add("#### fio's builtin filecreate (empty files, one directory), %s" % where)
+        rep.add()
+        e = statistics.median(r["engine"])
+        rows = []
+        for x in fc:
+            if x.get("timeout"):
+                rows.append(["{:,}".format(x["files"]), "timeout", "-", "-", "-"])
+            else:
+                rows.append(["{:,}".format(x["files"]), fmt_rate(x["rate"]),
+                             "%.1f" % x["wall"], fmt_rate(x["wall_rate"]),
+                             "%.1f" % (e / x["rate"])])
+        rep.table(["nrfiles", "files/s (job runtime)", "wall s", "files/s (wall)",
+                   "engine/filecreate (engine at %s files)" % "{:,}".format(r["files"])],
+                  rows)
+
+
+def b2_report(rep, r, ios, files, where):
+    rep.add("#### Engine vs minloop random whole-file reads, %s, %s reads over %s files" % (
+        where, "{:,}".format(ios), "{:,}".format(files)))
+    rep.add()
+    e_med, e_s = fmt_triplet(r["engine"])
+    m_med, m_s = fmt_triplet(r["minloop"])
+    ew_med, ew_s = fmt_triplet(r["engine_wall"])
+    mw_med, mw_s = fmt_triplet(r["minloop_wall"])
+    rr, rs = ratio_cell(r["engine"], r["minloop"])
+    wr, ws = ratio_cell(r["engine_wall"], r["minloop_wall"])
+    rep.table(["", "files/s median", "min / median / max (±half-spread)"], [
+        ["engine (fio job runtime)", e_med, e_s],
+        ["minloop (loop clock)", m_med, m_s],
+        ["engine (wall clock of fio)", ew_med, ew_s],
+        ["minloop (wall clock of process)", mw_med, mw_s],
+    ])
+    rep.table(["ratio", "of medians", "pairwise min / median / max", "goal"], [
+        ["engine/minloop (job runtime / loop clock)", rr, rs, ">= 0.9"],
+        ["engine/minloop (wall clock)", wr, ws, "-"],
+    ])
+
+
+def main(argv):
+    a = parse_args(argv)
+    if os.geteuid() != 0:
+        sys.stderr.write("bench-smallfile.py: must run as root (it mounts tmpfs)\n")
+        return 2
+    for path in (a.fio, a.engine):
+        if not os.path.exists(path):
+            sys.stderr.write("bench-smallfile.py: %s not found (run make)\n" % path)
+            return 2
+    t_start = time.monotonic()
+
+    # SIGTERM/SIGHUP unwind like Ctrl-C so the mounts are cleaned up.
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    build_minloop()
+    fio_version = run([a.fio, "--version"])[0].strip()
+    b = Bench(a)
+    rep = Report()
+    results = {"args": {k: (sorted(v) if isinstance(v, set) else v)
+                        for k, v in vars(a).items()}}
+    cmdline = "sudo /usr/bin/python3 scripts/bench-smallfile.py" + (
+        " " + " ".join(argv) if argv else "")
+    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
+                                    "quick mode" if a.quick else "full mode"))
+    rep.add()
+    rep.add("Command: `%s`" % cmdline)
+    rep.add()
+    rep.table(["machine", ""], machine_info(a, fio_version))
+
+    sc = Scratch()
+    disk = DiskScratch(a.disk_dir) if a.disk_dir else None
+    error = None
+    try:
+        probe_mp, _ = sc.mount("probe", 64 << 20)
+        tmpfs_desc = fs_of(probe_mp)
+        sc.umount(probe_mp)
+        rep.add("File system of every tree: a fresh `tmpfs` per layout run (%s), "
+                "mounted below %s by this script." % (tmpfs_desc, sc.base))
+        if disk:
+            rep.add("Disk directory: %s, file system: %s." % (a.disk_dir, fs_of(a.disk_dir)))
+        rep.add()
+
+        big = None  # (mountpoint, tree) of the warm tree
+        if "B1" in a.sections:
+            rep.add("### B1. Layout of 4 KiB files")
+            rep.add()
+            log("B1: layout, %d files, %d repeats" % (a.files, a.repeats))
+            r1, big = b1_layout(b, None, sc)
+            results["B1"] = r1
+            fc = b1_filecreate(b, sc) if a.filecreate_sizes else []
+            results["B1_filecreate"] = fc
+            b1_report(rep, r1, fc, "tmpfs")
+        if ("B2" in a.sections or "B3" in a.sections) and big is None:
+            log("laying out the %d-file tree for B2/B3" % a.files)
+            mp, tree = sc.mount("tree", a.files * 4096 * 3 // 2 + (512 << 20))
+            b.fio_engine(tree, a.files, ["--file_op=layout", "--rw=write"])
+            big = (mp, tree)
+        if "B2" in a.sections:
+            rep.add("### B2. Random whole-file reads of 4 KiB files (warm tree)")
+            rep.add()
+            log("B2: reads, %d ios, %d repeats" % (a.read_ios, a.repeats))
+            r2 = b2_reads(b, big[1], a.files, a.read_ios, a.repeats)
+            results["B2"] = r2
+            b2_report(rep, r2, a.read_ios, a.files, "tmpfs")
+            ru = b2_uring(b, big[1], a.files, a.read_ios, a.repeats)
+            results["B2_uring"] = ru
+            rep.add("#### io_api=io_uring vs io_api=sync (same job otherwise)")
+            rep.add()
+            rows = []
+            for c in ["sync"] + ["uring%d" % d for d in URING_DEPTHS]:
+                med, s = fmt_triplet(ru[c])
+                name = "sync" if c == "sync" else "io_uring iodepth=%s" % c[5:]
+                rr, rs = ratio_cell(ru[c], ru["sync"])
+                rows.append([name, med, s, rr, rs])
+            rep.table(["io_api", "files/s median", "min / median / max",
+                       "ratio to sync (medians)", "pairwise min / median / max"], rows)
+        if "B3" in a.sections:
+            rep.add("### B3. Peak memory (max RSS of fio with `thread`)")
+            rep.add()
+            log("B3: memory")
+            r3 = b3_memory(b, sc, big[1], a.files)
+            results["B3"] = r3
+            n = "{:,}".format(a.files)
+            rows = []
+
+            def row(label, key, note=""):
+                med, s = fmt_triplet(r3.get(key, []), f=mib)
+                rows.append([label, med, s, note])
+            row("fio, null engine, size=4k (fio's own baseline)", "null")
+            row("engine read, 1,000 files, norandommap=1", "1k-nrm1")
+            row("engine read, %s files, norandommap=1" % n, "big-nrm1")
+            row("engine read, 1,000 files, random map", "1k-nrm0")
+            row("engine read, %s files, random map" % n, "big-nrm0")
+            row("filestat, nrfiles=1,000", "filestat-1000")
+            row("filestat, nrfiles=%s" % "{:,}".format(a.filestat_files),
+                "filestat-%d" % a.filestat_files)
+            rep.table(["job", "max RSS MiB (median)", "min / median / max", ""], rows)
+
+            def med(key):
+                v = r3.get(key)
+                return statistics.median(v) if v else None
+            d1 = med("big-nrm1") - med("1k-nrm1")
+            d0 = med("big-nrm0") - med("1k-nrm0")
+            fs = (med("filestat-%d" % a.filestat_files) - med("filestat-1000")) / \
+                (a.filestat_files - 1000)
+            rep.table(["difference", "value"], [
+                ["engine %s files - 1,000 files, norandommap=1" % n, "%.2f MiB" % (d1 / 1048576)],
+                ["engine %s files - 1,000 files, random map" % n, "%.2f MiB" % (d0 / 1048576)],
+                ["engine per file (random map)", "%.2f bytes" % (d0 / (a.files - 1000))],
+                ["filestat per file", "%.0f bytes" % fs],
+                ["filestat extrapolated to %s files" % n,
+                 "%.0f MiB" % (fs * a.files / 1048576)],
+            ])
+        if big:
+            sc.umount(big[0])
+            big = None
+        if disk:
+            rep.add("### On disk: %s (%s)" % (a.disk_dir, fs_of(a.disk_dir)))
+            rep.add()
+            rd, kept = b1_layout(b, None, sc, disk=disk)
+            results["disk_B1"] = rd
+            b1_report(rep, rd, [], "disk")
+            rr = b2_reads(b, kept[1], a.disk_files, a.read_ios, a.repeats, label=" disk")
+            results["disk_B2"] = rr
+            b2_report(rep, rr, a.read_ios, a.disk_files, "disk (page cache warm)")
+            disk.remove(kept[1])
+    except BaseException as e:  # report what we have, then clean up
+        error = "%s: %s" % (type(e).__name__, e)
+        log("error: " + error)
+    finally:
+        sc.cleanup()
+        if disk:
+            disk.cleanup()
+    write_report(a, rep, results, error, t_start)
+    return 1 if error else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
