@@ -40,6 +40,11 @@ $(DEPS_STAMP): scripts/install-deps.sh
 	@mkdir -p $(BUILD)
 	sh scripts/install-deps.sh
 	@touch $@
+TEST_DEPS_STAMP := $(BUILD)/.test-deps
+$(TEST_DEPS_STAMP): scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	sh scripts/install-deps.sh --test
+	@touch $@
 
 # The fio source matching the installed fio; its path is recorded in the stamp.
 $(FIOSRC_STAMP): $(DEPS_STAMP) scripts/fetch-fio-source.sh
@@ -76,9 +81,9 @@ $(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
 
 # C unit tests of the fio-independent logic, normal and sanitized.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-$(BUILD)/unit-tests: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(DEPS_STAMP)
+$(BUILD)/unit-tests: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm
-$(BUILD)/unit-tests-asan: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(DEPS_STAMP)
+$(BUILD)/unit-tests-asan: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm
 
 unit: $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
@@ -89,7 +94,7 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	PACK_ENGINE_DIR=$(abspath $(BUILD)/asan)
 
-check: engines asan unit fuzz
+check: $(TEST_DEPS_STAMP) engines asan unit fuzz
 	$(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
@@ -118,7 +123,7 @@ print-lib-srcs:
 
 # Coverage-guided fuzzing of the user-facing parsers (clang's libFuzzer), bounded in time.
 FUZZ_SECONDS ?= 20
-$(BUILD)/fuzz-specs: tests/fuzz/fuzz_specs.c $(LIB_SRCS) $(LIB_HDRS) $(DEPS_STAMP)
+$(BUILD)/fuzz-specs: tests/fuzz/fuzz_specs.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm
 fuzz: $(BUILD)/fuzz-specs

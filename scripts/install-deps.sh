@@ -1,13 +1,15 @@
 #!/bin/sh
 # Installs what the pack needs on Debian (or a derivative) and is silent when
 # everything is already there, so `make` and `make check` can call it every time.
-# Packages: fio (the fio we load into), its build needs, liburing/libaio headers,
-# python3-pytest for the tests, strace for syscall checks, dpkg-dev for
-# `apt-get source`.
+# Packages: fio (the fio we load into), its build needs, liburing/libaio
+# headers, dpkg-dev for `apt-get source`; with --test also python3-pytest for
+# the tests, strace for syscall checks and clang (libFuzzer) for the fuzz target.
 set -eu
 
-pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 python3-pytest strace clang libclang-rt-dev"
-[ $# -gt 0 ] && pkgs="$pkgs $*"
+pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3"
+if [ "${1:-}" = "--test" ]; then
+	pkgs="$pkgs python3-pytest strace clang libclang-rt-dev"
+fi
 
 missing=""
 for p in $pkgs; do
