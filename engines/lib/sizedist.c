@@ -101,7 +101,6 @@ static uint64_t sample_lognormal(const struct size_dist *d, uint64_t u)
 	 */
 	double p = ((double)(u >> 12) + 0.5) * 0x1.0p-52;
 	double x = exp(d->mu + d->sigma * norm_inv(p));
-
 	uint64_t v;
 
 	if (!(x < (double)d->hi))

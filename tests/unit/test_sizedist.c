@@ -344,7 +344,7 @@ TEST(sizedist_hist_frequencies)
 	struct size_dist d;
 	size_t i;
 	int n[3] = { 0 }, other = 0;
-	double want_mean;
+	double want_mean, sum2 = 0;
 
 	CHECK(parse_hist_text(&d, hist_lf, NULL) == 0);
 	CHECK(d.kind == SIZE_HIST);
@@ -358,7 +358,7 @@ TEST(sizedist_hist_frequencies)
 		else if (v == 4096)
 			n[1]++;
 		else if (v >= 1 << 20 && v <= 2 << 20)
-			n[2]++;
+			n[2]++, sum2 += v;
 		else
 			other++;
 	}
@@ -366,6 +366,8 @@ TEST(sizedist_hist_frequencies)
 	CHECK(fabs(n[0] / (double)NSAMPLES - 1 / 8.0) < 0.01);
 	CHECK(fabs(n[1] / (double)NSAMPLES - 3 / 8.0) < 0.01);
 	CHECK(fabs(n[2] / (double)NSAMPLES - 4 / 8.0) < 0.01);
+	/* Uniform inside the bin, independent of the bits that chose it. */
+	CHECK(fabs(sum2 / n[2] / 1572864.5 - 1) < 0.01);
 	want_mean = (150.0 * 1 + 4096.0 * 3 + (1572864.0 + 0.5) * 4) / 8;
 	CHECK(fabs(size_dist_mean(&d) - want_mean) < 1e-6 * want_mean);
 	size_dist_free(&d);
