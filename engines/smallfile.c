@@ -286,6 +286,7 @@ static void account(struct sf_data *sd, struct sf_req *rq)
 	uint64_t ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	sd->t_last = now;
 	ns = ns_between(&rq->start, &now);
 	s->ops++;
 	s->bytes += rq->bytes;
@@ -887,7 +888,6 @@ static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
 	struct io_u *io_u = rq->io_u;
 
 	account(sd, rq);
-	clock_gettime(CLOCK_MONOTONIC, &sd->t_last);
 	if (rq->err) {
 		if (rq->probes > sd->o->probe_limit)
 			report_probe_failure(sd, rq, rq->err);
