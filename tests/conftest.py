@@ -9,7 +9,6 @@ Conventions:
 Every test runs the real fio with the real engine on real directories.
 """
 import json
-import math
 import os
 import re
 import signal
@@ -96,9 +95,13 @@ def engine_arg() -> str:
 
 
 def fio_env(env: Optional[dict] = None) -> dict:
+    """os.environ plus env; a value of None removes the variable."""
     full = dict(os.environ)
-    if env:
-        full.update({k: str(v) for k, v in env.items()})
+    for k, v in (env or {}).items():
+        if v is None:
+            full.pop(k, None)
+        else:
+            full[k] = str(v)
     return full
 
 
@@ -136,6 +139,13 @@ def run_fio(args=None, jobfile=None, cwd=None, env=None, timeout=FIO_TIMEOUT,
             res.json = json.loads(res.stdout)
         except ValueError:
             res.json = None
+            # on errors fio itself prints "fio: pid=..., err=..." before the JSON
+            start = res.stdout.find("\n{")
+            if res.rc != 0 and start >= 0:
+                try:
+                    res.json = json.loads(res.stdout[start:])
+                except ValueError:
+                    pass
         if res.rc == 0:
             assert res.json is not None, "fio succeeded but stdout is not one JSON document\n" \
                 + res.describe()
@@ -372,9 +382,50 @@ def start_fio_background(args, env=None) -> subprocess.Popen:
                             stderr=subprocess.PIPE, start_new_session=True)
 
 
+def descendants(pid: int) -> list:
+    """Process ids of all descendants of pid (from /proc)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
 def kill_group(p: subprocess.Popen):
+    """SIGKILL fio and every process it started.
+
+    fio's job processes call setsid(), so they are not in fio's process group:
+    kill the group and, explicitly, every descendant of the fio we started.
+    """
+    pids = descendants(p.pid)
+    for pid in [p.pid] + pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     try:
         os.killpg(p.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     p.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                break
+            if state == "Z":
+                break
+            time.sleep(0.01)

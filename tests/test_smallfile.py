@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ENGINE, FIO, MARKER, engine_arg, Shape, file_stats, kill_group, layout,
+from conftest import (ENGINE, MARKER, engine_arg, needs_root, Shape, file_stats, kill_group, layout,
                       read_opstats, run_fio, sf_args, snapshot, start_fio_background,
                       strace_counts, tree_files)
 
@@ -228,6 +228,9 @@ def test_tree_seed_changes_sizes_and_content(tree_dir, other_tree_dir):
     assert (tree_dir / p).read_bytes()[:n] != (other_tree_dir / p).read_bytes()[:n]
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "engine limitation: content comes from a 1 MiB pool at 4 KiB-aligned start points, so "
+    "there are only 256 distinct 4 KiB files per tree (lib/content.h claims files differ)"))
 def test_files_differ_from_each_other(tree_dir):
     layout(tree_dir, 200, tree_fanout=4, tree_depth=1, file_size_dist="fixed:4k")
     contents = list(read_tree(tree_dir).values())
@@ -696,23 +699,35 @@ def test_zipf_skews_file_choice(tree_dir, tmp_path):
     assert len(set(uni)) == n, "uniform randread with the random map must touch every file"
 
 
+def _stat_sequence(tree_dir, tmp_path, tag, **opts):
+    out = tmp_path / f"stat-{tag}.txt"
+    run_fio(sf_args(tree_dir, tree_files=500, tree_fanout=8, tree_depth=2,
+                    file_size_dist="fixed:512", file_op="stat", rw="randread",
+                    number_ios=300, **opts),
+            prefix=["strace", "-f", "-qq", "-e", "trace=newfstatat,fstatat64",
+                    "-o", str(out)]).ok()
+    return re.findall(r'"([^"]*f\d{10,})"', out.read_text())
+
+
 def test_randseed_drives_file_choice(tree_dir, tmp_path):
-    n = 500
-    opts = dict(tree_files=n, tree_fanout=8, tree_depth=2, file_size_dist="fixed:512",
-                file_op="stat", rw="randread", number_ios=300)
-    layout(tree_dir, n, tree_fanout=8, tree_depth=2, file_size_dist="fixed:512")
-
-    def seq(seed, tag):
-        out = tmp_path / f"stat-{tag}.txt"
-        run_fio(sf_args(tree_dir, randseed=seed, **opts),
-                prefix=["strace", "-f", "-qq", "-e", "trace=newfstatat,fstatat64",
-                        "-o", str(out)]).ok()
-        return re.findall(r'"([^"]*f\d{10,})"', out.read_text())
-
-    a, b, c = seq(1234, "a"), seq(1234, "b"), seq(999, "c")
+    """fio 3.33 seeds offsets from randseed only with randrepeat=0 (with the default
+    randrepeat=1 it uses a fixed seed); as usual in fio, the engine adds nothing."""
+    layout(tree_dir, 500, tree_fanout=8, tree_depth=2, file_size_dist="fixed:512")
+    a = _stat_sequence(tree_dir, tmp_path, "a", randrepeat=0, randseed=1234)
+    b = _stat_sequence(tree_dir, tmp_path, "b", randrepeat=0, randseed=1234)
+    c = _stat_sequence(tree_dir, tmp_path, "c", randrepeat=0, randseed=999)
     assert len(a) == 300, f"{len(a)} stats traced for 300 operations"
     assert a == b, "same randseed gave a different sequence of files"
     assert a != c, "different randseed gave the same sequence of files"
+    assert len(set(a)) > 250, "random map: 300 picks of 500 files should rarely repeat"
+
+
+def test_randrepeat_default_is_repeatable(tree_dir, tmp_path):
+    layout(tree_dir, 500, tree_fanout=8, tree_depth=2, file_size_dist="fixed:512")
+    a = _stat_sequence(tree_dir, tmp_path, "a")
+    b = _stat_sequence(tree_dir, tmp_path, "b")
+    assert len(a) == 300 and a == b, "randrepeat=1 (default) must repeat the file sequence"
+    assert a != sorted(a), "randread picked files in sequential order"
 
 
 def test_sequential_order(tree_dir, tmp_path):
@@ -836,6 +851,7 @@ def test_direct_on_disk_filesystem(tree_dir, other_tree_dir):
     assert sum(tree_files(tree_dir).values()) == sum(len(v) for v in a.values()) + 5000
 
 
+@needs_root
 def test_direct_on_tmpfs(tmpfs_dir):
     """docs: a file system without O_DIRECT (tmpfs) gives a clear error.
 
@@ -860,6 +876,7 @@ def _assert_direct_error(r, tree):
     assert len(lines) <= 2, "one clear error, not one per file\n" + r.describe()
 
 
+@needs_root
 def test_direct_without_odirect_support_is_clear_error(ramfs_dir):
     """ramfs has no O_DIRECT on any kernel."""
     assert not _odirect_supported(ramfs_dir)
@@ -979,6 +996,7 @@ def test_tree_dir_is_regular_file(tmp_path):
     assert_refused(r, str(f), (f, before))
 
 
+@needs_root
 def test_tree_dir_read_only(ro_dir):
     before = snapshot(ro_dir, content=True)
     r = run_fio(sf_args(ro_dir, tree_files=100, file_op="layout", rw="write"))
@@ -1203,3 +1221,183 @@ def test_empty_tree_dir_and_tree_files_mean_default(tmp_path):
     assert r.job()["write"]["total_ios"] == 10000
     roots = list((tmpdir / f"fio-smallfile-{os.getuid()}").iterdir())
     assert len(roots) == 1 and len(tree_files(roots[0])) == 10000
+
+
+# ---------------------------------------------------------------------------
+# More documented behaviour
+# ---------------------------------------------------------------------------
+
+def test_equivalent_size_spellings_share_a_tree(tree_dir):
+    """"4k" and "fixed:4096" describe the same tree (canonical marker text)."""
+    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist="4k")
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
+                        file_size_dist="fixed:4096", file_op="read", rw="read")).ok()
+    assert r.job()["read"]["io_bytes"] == 100 * 4096
+
+
+def test_hist_identified_by_content_not_path(tree_dir, tmp_path):
+    h1, h2, h3 = tmp_path / "a.hist", tmp_path / "b.hist", tmp_path / "c.hist"
+    h1.write_text("1000 1\n3000 1\n")
+    h2.write_text("# same bins, other file\n1000 1\n\n3000 1\n")
+    h3.write_text("1000 1\n3001 1\n")
+    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist=f"hist:{h1}")
+    run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
+                    file_size_dist=f"hist:{h2}", file_op="read", rw="read")).ok()
+    before = snapshot(tree_dir, content=True)
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
+                        file_size_dist=f"hist:{h3}", file_op="read", rw="read"))
+    assert_refused(r, "file_size_dist", (tree_dir, before))
+
+
+def test_tree_files_empty_means_default(tree_dir):
+    layout(tree_dir, 10000, tree_fanout=8, tree_depth=1, file_size_dist="fixed:0")
+    r = run_fio(sf_args(tree_dir, tree_files="", tree_fanout=8, tree_depth=1,
+                        file_size_dist="fixed:0", file_op="stat", rw="randread",
+                        number_ios=100)).ok()
+    assert r.job()["read"]["total_ios"] == 100
+
+
+def test_content_independent_of_bs(tree_dir, other_tree_dir):
+    params = dict(tree_fanout=2, tree_depth=1, file_size_dist="uniform:1000:200000")
+    layout(tree_dir, 50, bs="4k", **params)
+    layout(other_tree_dir, 50, bs="64k", **params)
+    a, b = read_tree(tree_dir), read_tree(other_tree_dir)
+    assert all(a[p] == b[p] for p in a), "file content depends on bs"
+
+
+def test_zero_size_files(tree_dir):
+    for api in ("sync", "io_uring"):
+        r = layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist="fixed:0",
+                   io_api=api)
+        assert r.job()["write"]["io_bytes"] == 0
+        assert set(tree_files(tree_dir).values()) == {0} and len(tree_files(tree_dir)) == 100
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
+                        file_size_dist="fixed:0", file_op="read", rw="read")).ok()
+    assert r.job()["read"]["total_ios"] == 100 and r.job()["read"]["io_bytes"] == 0
+
+
+def test_time_based_runs_for_runtime(tree_dir):
+    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist="fixed:1k")
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
+                        file_size_dist="fixed:1k", file_op="read", rw="randread",
+                        time_based=1, runtime=1)).ok()
+    j = r.job()
+    assert 900 <= j["job_runtime"] <= 3000, f"job_runtime {j['job_runtime']} ms for runtime=1"
+    assert j["read"]["total_ios"] > 100, "a time_based job goes on past one pass"
+    assert j["read"]["io_bytes"] == 1024 * j["read"]["total_ios"]
+
+
+def test_loops_random_reads_every_file_each_loop(tree_dir):
+    layout(tree_dir, 200, **SHAPE_OPTS)
+    total = sum(tree_files(tree_dir).values())
+    r = run_fio(sf_args(tree_dir, tree_files=200, file_op="read", rw="randread", loops=3,
+                        **SHAPE_OPTS)).ok()
+    assert r.job()["read"]["total_ios"] == 600 and r.job()["read"]["io_bytes"] == 3 * total
+
+
+def test_numjobs_non_layout_each_clone_does_number_ios(tree_dir):
+    layout(tree_dir, 200, **SHAPE_OPTS)
+    r = run_fio(sf_args(tree_dir, tree_files=200, file_op="stat", rw="randread",
+                        number_ios=70, numjobs=3, **SHAPE_OPTS)).ok()
+    assert [j["read"]["total_ios"] for j in r.jobs] == [70, 70, 70]
+
+
+def test_mix_occupancy_settles_near_one_minus_x_over_d(tree_dir, tmp_path):
+    """docs: deliveries at rate d, deletes at rate x: occupancy settles near 1 - x/d."""
+    n = 400
+    opstats = tmp_path / "ops.jsonl"
+    opts = dict(tree_files=n, tree_maildir=1, tree_fanout=4, tree_depth=2,
+                file_size_dist="fixed:256")
+    layout(tree_dir, n, tree_maildir=1, tree_fanout=4, tree_depth=2, file_size_dist="fixed:256")
+    r = run_fio(sf_args(tree_dir, file_op="read:20,deliver:50,delete:20", rw="randread",
+                        number_ios=5000, opstats_file=opstats, **opts)).ok()
+    frac = len(tree_files(tree_dir)) / n
+    assert 0.45 < frac < 0.75, f"occupancy {frac:.2f}, docs predict 1 - 20/50 = 0.60"
+    ops = read_opstats(opstats)[0]["ops"]
+    assert ops["read"]["probes"] > 0 and ops["delete"]["probes"] > 0, \
+        f"reads/deletes of absent slots must probe: {ops}"
+    assert ops["read"]["errors"] == 0 and ops["delete"]["errors"] == 0
+    j = r.job()
+    assert j["read"]["io_bytes"] == 256 * j["read"]["total_ios"], "a probed read read a file"
+
+
+def test_delete_until_empty_fails_cleanly(tree_dir):
+    layout(tree_dir, 30, tree_fanout=2, tree_depth=1)
+    r = run_fio(sf_args(tree_dir, tree_files=30, tree_fanout=2, tree_depth=1,
+                        file_op="delete", rw="randread", number_ios=40, probe_limit=20))
+    assert r.rc != 0, "deleting more files than exist must fail"
+    assert any("delete" in l and "existing" in l for l in r.smallfile_lines()), r.describe()
+    assert tree_files(tree_dir) == {} and (tree_dir / MARKER).is_file()
+
+
+def test_numjobs_more_than_files_refused(tree_dir):
+    r = run_fio(sf_args(tree_dir, tree_files=4, file_op="layout", rw="write", numjobs=6))
+    assert r.rc != 0
+    assert any("numjobs" in l for l in r.smallfile_lines()), r.describe()
+
+
+@pytest.mark.parametrize("opts,needle", [(dict(nrfiles=2), "nrfiles"),
+                                         (dict(verify="md5"), "verify")])
+def test_unsupported_fio_options_refused(tree_dir, opts, needle):
+    before = snapshot(tree_dir, content=True)
+    r = run_fio(sf_args(tree_dir, tree_files=20, file_op="layout", rw="write", **opts))
+    assert_refused(r, needle, (tree_dir, before))
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "engine bug: opstats_file lines embed the job name and tree_dir without JSON "
+    "escaping, so a '\"' or '\\\\' in either gives an invalid JSON line"))
+@pytest.mark.parametrize("name,dirname", [('mail"1', "plain"), ("plain", 'dir"quote'),
+                                          ("back\\slash", "plain")])
+def test_opstats_line_is_valid_json_for_any_names(tmp_path, name, dirname):
+    tree = tmp_path / dirname
+    tree.mkdir()
+    opstats = tmp_path / "ops.jsonl"
+    run_fio(sf_args(tree, name=name, tree_files=20, file_op="layout", rw="write",
+                    opstats_file=opstats)).ok()
+    lines = read_opstats(opstats)   # json.loads of every line
+    assert lines[0]["job"] == name and lines[0]["tree_dir"] == str(tree)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "engine bug: only the last path component is opened with O_NOFOLLOW; a directory "
+    "symlink inside the tree is followed, so layout/append/delete act outside tree_dir"))
+@pytest.mark.parametrize("file_op,rw", [("layout", "write"), ("append", "write"),
+                                        ("delete", "read")])
+def test_symlinked_directory_in_tree_not_followed(tree_dir, tmp_path, file_op, rw):
+    """docs (Safety): the engine only writes below tree_dir and only deletes or overwrites
+    files of its own tree. A leaf directory replaced by a symlink to a user's directory
+    holding a file of the same name as a tree file must not lead there."""
+    shape = Shape(20, 2, 1)
+    layout(tree_dir, 20, tree_fanout=2, tree_depth=1)
+    outside = tmp_path / "users-dir"
+    outside.mkdir()
+    victim = outside / shape.name(10)            # file 10 lives in leaf "1"
+    victim.write_bytes(b"precious user data\n")
+    for p in (tree_dir / "1").iterdir():
+        p.unlink()
+    (tree_dir / "1").rmdir()
+    (tree_dir / "1").symlink_to(outside)
+    before = snapshot(outside, content=True)
+    run_fio(sf_args(tree_dir, tree_files=20, tree_fanout=2, tree_depth=1, file_op=file_op,
+                    rw=rw))
+    assert victim.exists(), f"{file_op} deleted a file outside tree_dir through a dir symlink"
+    assert snapshot(outside, content=True) == before, \
+        f"{file_op} wrote outside tree_dir through a directory symlink: {sorted(os.listdir(outside))}"
+
+
+@needs_root
+@pytest.mark.parametrize("io_api", ["sync", "io_uring"])
+def test_out_of_space_is_a_clear_error(tmpfs_dir, io_api):
+    """A 64 MiB tmpfs cannot hold 1200 files of 64 KiB: a clear error naming the file."""
+    tree = tmpfs_dir / "t"
+    tree.mkdir()
+    r = run_fio(sf_args(tree, tree_files=1200, tree_fanout=4, tree_depth=1,
+                        file_size_dist="fixed:64k", file_op="layout", rw="write",
+                        io_api=io_api, iodepth=4))
+    assert r.rc > 0, "layout on a full file system must fail\n" + r.describe()
+    lines = r.smallfile_lines()
+    assert lines and all(str(tree) in l and "No space left" in l for l in lines), r.describe()
+    assert len(lines) <= 4, "one error per failed in-flight operation at most\n" + r.describe()
+    assert 0 < len(tree_files(tree)) < 1200
+    assert r.json is not None and r.jobs[0]["error"] != 0
