@@ -73,6 +73,8 @@ struct cfg {
 static struct tree_shape shape;
 static struct size_dist sizes;
 static struct content_pool pool;
+static struct content_spec content;
+static unsigned char *wbuf;
 static int rootfd;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -164,7 +166,11 @@ static uint64_t do_layout(const struct cfg *c, uint64_t *skipped)
 			die("ftruncate %s: %s", path, strerror(errno));
 		while (off < size) {
 			uint64_t len = size - off < c->bs ? size - off : c->bs;
-			ssize_t n = write(fd, content_at(&pool, c->seed, i, off), len);
+			ssize_t n;
+
+			/* the engine's content: pool bytes made unique per file and offset */
+			content_fill(&pool, &content, c->seed, i, off, wbuf, len);
+			n = write(fd, wbuf, len);
 
 			if (n < 0) {
 				if (errno == EINTR)
@@ -273,7 +279,7 @@ int main(int argc, char **argv)
 	};
 	struct cfg c = { .files = 10000, .fanout = 32, .depth = 2, .size_dist = "fixed:4k",
 			 .bs = 4096, .seed = 1, .ios = 100000, .rand_seed = 1 };
-	struct content_spec cs = { .kind = CONTENT_RANDOM };
+	content.kind = CONTENT_RANDOM;
 	char err[512];
 	uint64_t bytes, skipped = 0;
 	double t0, t1;
@@ -310,7 +316,8 @@ int main(int argc, char **argv)
 		die("%s", err);
 	if (size_dist_parse(&sizes, c.size_dist, "--size-dist", err, sizeof(err)))
 		die("%s", err);
-	if (content_pool_init(&pool, &cs, c.seed, c.bs))
+	wbuf = aligned_alloc(4096, (c.bs + 4095) / 4096 * 4096);
+	if (!wbuf || content_pool_init(&pool, &content, c.seed, c.bs))
 		die("out of memory for the content pool");
 	rootfd = open(c.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)

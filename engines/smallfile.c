@@ -445,11 +445,13 @@ static uint64_t next_chunk(struct sf_data *sd, struct sf_req *rq)
 	return len;
 }
 
-static const void *chunk_data(struct sf_data *sd, struct sf_req *rq)
+/* The next @len bytes to write, made in the io_u's buffer (unique per file and offset). */
+static const void *chunk_data(struct sf_data *sd, struct sf_req *rq, uint64_t len)
 {
 	uint64_t key = rq->op == FOP_APPEND ? rq->slot ^ (sd->append_seq << 32) : rq->slot;
 
-	return content_at(&sd->pool, sd->seed, key, rq->off);
+	content_fill(&sd->pool, &sd->content, sd->seed, key, rq->off, rq->io_u->buf, len);
+	return rq->io_u->buf;
 }
 
 /* ------------------------------------------------------------------ */
@@ -490,7 +492,7 @@ static int write_whole(struct sf_data *sd, struct sf_req *rq)
 {
 	while (rq->off < rq->size) {
 		uint64_t len = next_chunk(sd, rq);
-		ssize_t n = write(rq->fd, chunk_data(sd, rq), len);
+		ssize_t n = write(rq->fd, chunk_data(sd, rq, len), len);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -677,7 +679,7 @@ static int uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 	case US_WRITE: {
 		uint64_t len = next_chunk(sd, rq);
 
-		io_uring_prep_write(sqe, rq->fd, chunk_data(sd, rq), len,
+		io_uring_prep_write(sqe, rq->fd, chunk_data(sd, rq, len), len,
 				    rq->op == FOP_APPEND ? (uint64_t)-1 : rq->off);
 		break;
 	}
@@ -969,7 +971,7 @@ static int uring_prep_chain(struct sf_data *sd, struct sf_req *rq)
 		sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
 	} else {
 		sqe = chain_sqe(sd, rq, US_WRITE, 0);
-		io_uring_prep_write(sqe, slot, chunk_data(sd, rq), rq->size,
+		io_uring_prep_write(sqe, slot, chunk_data(sd, rq, rq->size), rq->size,
 				    rq->op == FOP_APPEND ? (uint64_t)-1 : 0);
 		/* a short or failed write cancels the rest: no truncated delivery */
 		sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_LINK;

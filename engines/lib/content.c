@@ -14,6 +14,7 @@
 
 #define BLOCK		4096
 #define STREAM_CONTENT	3	/* hash_item stream of a file's start point */
+#define STREAM_STAMP	4	/* hash_item stream of the per-file unique stamps */
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -189,4 +190,23 @@ void content_pool_free(struct content_pool *p)
 	free(p->buf);
 	p->buf = NULL;
 	p->max_chunk = 0;
+}
+
+void content_fill(const struct content_pool *p, const struct content_spec *c,
+		  uint64_t seed, uint64_t key, uint64_t off, void *buf, size_t len)
+{
+	unsigned char *out = buf;
+	uint64_t unit = c->kind == CONTENT_COMPRESSIBLE ? CONTENT_ALIGN : CONTENT_STAMP;
+	uint64_t o;
+
+	memcpy(out, content_at(p, seed, key, off), len);
+	if (c->kind == CONTENT_ZERO)
+		return;
+	/* first unit boundary at or after off */
+	for (o = (off + unit - 1) / unit * unit; o < off + len; o += unit) {
+		uint64_t h = hash_item(seed ^ key, STREAM_STAMP, o / unit);
+		size_t at = o - off, n = off + len - o < 8 ? off + len - o : 8;
+
+		memcpy(out + at, &h, n);
+	}
 }

@@ -55,6 +55,20 @@ int content_pool_init(struct content_pool *p, const struct content_spec *c,
 const unsigned char *content_at(const struct content_pool *p, uint64_t seed,
 				uint64_t key, uint64_t off);
 
+/*
+ * Copies @len bytes of file @key at file offset @off into @buf and makes them
+ * unique to this file and offset: the pool alone repeats every
+ * CONTENT_PERIOD bytes and has only CONTENT_PERIOD / CONTENT_ALIGN start
+ * points, so storage that deduplicates would see a whole tree as 1 MiB of
+ * data. Every CONTENT_STAMP-byte unit of random content, and the first
+ * CONTENT_STAMP bytes of every 4 KiB block of compressible content, begins
+ * with 8 bytes of hash(seed, key, file offset). Zero content stays zeros.
+ * @len <= max_chunk.
+ */
+#define CONTENT_STAMP	512UL
+void content_fill(const struct content_pool *p, const struct content_spec *c,
+		  uint64_t seed, uint64_t key, uint64_t off, void *buf, size_t len);
+
 void content_pool_free(struct content_pool *p);
 
 #endif
