@@ -7,7 +7,8 @@
  * possible speed the engine (and fio around it) keeps.
  *
  *   layout  for i = 0 .. files-1 (the order of fio's rw=write):
- *             openat(rootfd, path(i), O_WRONLY|O_CREAT|O_NOFOLLOW|O_CLOEXEC, 0644)
+ *             openat2(rootfd, path(i), O_WRONLY|O_CREAT|O_NOFOLLOW|O_CLOEXEC, 0644,
+ *                     RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)
  *               on ENOENT: mkdirat each level of the leaf directory
  *               (EEXIST is fine), then openat again
  *             fstat; skip if st_size >= size(i), ftruncate(0) if partial
@@ -15,7 +16,7 @@
  *             close
  *   read    ios times: i = xorshift64* % files (uniform, like fio's
  *           rw=randread norandommap=1):
- *             openat(rootfd, path(i), O_RDONLY|O_NOFOLLOW|O_CLOEXEC)
+ *             openat2(rootfd, path(i), O_RDONLY|O_NOFOLLOW|O_CLOEXEC, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)
  *             read(bs) until a short read
  *             close
  *
@@ -46,6 +47,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 
 #include "content.h"
 #include "rng.h"
@@ -134,6 +137,18 @@ static void make_leaf(uint64_t i)
 	}
 }
 
+/* The engine's safe open: no symlink anywhere on the path (openat2). */
+static int open_beneath(const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = flags,
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+	};
+
+	return syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+}
+
 static uint64_t do_layout(const struct cfg *c, uint64_t *skipped)
 {
 	const int fl = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
@@ -148,10 +163,10 @@ static uint64_t do_layout(const struct cfg *c, uint64_t *skipped)
 
 		if (tree_file_path(&shape, i, path, sizeof(path)) < 0)
 			die("path of file %llu too long", (unsigned long long)i);
-		fd = openat(rootfd, path, fl, 0644);
+		fd = open_beneath(path, fl, 0644);
 		if (fd < 0 && errno == ENOENT) {
 			make_leaf(i);
-			fd = openat(rootfd, path, fl, 0644);
+			fd = open_beneath(path, fl, 0644);
 		}
 		if (fd < 0)
 			die("openat %s: %s", path, strerror(errno));
@@ -214,7 +229,7 @@ static uint64_t do_read(const struct cfg *c)
 
 		if (tree_file_path(&shape, i, path, sizeof(path)) < 0)
 			die("path of file %llu too long", (unsigned long long)i);
-		fd = openat(rootfd, path, fl);
+		fd = open_beneath(path, fl, 0);
 		if (fd < 0)
 			die("openat %s: %s (lay the tree out first)", path, strerror(errno));
 		for (;;) {

@@ -33,6 +33,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <liburing.h>
 
 #include "fio.h"
@@ -123,7 +125,11 @@ struct sf_req {
 	uint64_t slot;
 	unsigned probes;
 	int fd;
-	int dirfd;
+	int dirfd;		/* parent directory for statx/unlinkat/renameat/dir fsync */
+	int dirfd2;		/* deliver: the tmp/ directory */
+	const char *base;	/* last component of path, relative to dirfd */
+	const char *tbase;	/* last component of tmp, relative to dirfd2 */
+	struct open_how how;	/* io_uring openat2: must live until submission */
 	enum uring_step step;
 	uint64_t size;		/* bytes to write */
 	uint64_t off;		/* bytes done so far */
@@ -160,6 +166,7 @@ struct sf_data {
 	uint64_t budget, issued;	/* operations; budget 0 = until runtime */
 	uint64_t rng;			/* xorshift64*: op mix and append sizes */
 	uint64_t append_seq;
+	int no_openat2;			/* kernel without openat2: O_NOFOLLOW only */
 	unsigned saved_td_ddir;		/* fio's rw= while a flipped io_u is queued */
 	int issued_any;
 	struct timespec t_first, t_last;	/* first issue, last completion */
@@ -309,52 +316,6 @@ static void account(struct sf_data *sd, struct sf_req *rq)
 		s->lat_max_ns = ns;
 }
 
-/* mkdir -p of a relative directory path under the root. */
-static int make_dirs(struct sf_data *sd, const char *rel)
-{
-	char buf[PATH_MAX];
-	char *p;
-
-	if (!*rel)
-		return 0;
-	snprintf(buf, sizeof(buf), "%s", rel);
-	for (p = buf + 1; ; p++) {
-		if (*p == '/' || !*p) {
-			char c = *p;
-
-			*p = '\0';
-			if (mkdirat(sd->rootfd, buf, 0755) && errno != EEXIST)
-				return -errno;
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	return 0;
-}
-
-/* Creates the directories file @slot needs (leaf and, for maildir, tmp/new/cur). */
-static int make_leaf(struct sf_data *sd, uint64_t slot)
-{
-	char leaf[PATH_MAX], sub[PATH_MAX];
-	static const char *const maildirs[] = { "tmp", "new", "cur" };
-	int ret, i;
-
-	if (tree_leaf_path(&sd->shape, tree_leaf_of(&sd->shape, slot), leaf, sizeof(leaf)) < 0)
-		return -ENAMETOOLONG;
-	ret = make_dirs(sd, leaf);
-	if (ret || !sd->shape.maildir)
-		return ret;
-	for (i = 0; i < 3; i++) {
-		if (snprintf(sub, sizeof(sub), "%s%s%s", leaf, *leaf ? "/" : "",
-			     maildirs[i]) >= (int)sizeof(sub))
-			return -ENAMETOOLONG;
-		if (mkdirat(sd->rootfd, sub, 0755) && errno != EEXIST)
-			return -errno;
-	}
-	return 0;
-}
-
 static void set_paths(struct sf_data *sd, struct sf_req *rq)
 {
 	tree_file_path(&sd->shape, rq->slot, rq->path, sizeof(rq->path));
@@ -458,19 +419,126 @@ static const void *chunk_data(struct sf_data *sd, struct sf_req *rq, uint64_t le
 /* Synchronous file operations                                         */
 /* ------------------------------------------------------------------ */
 
-static int sync_dir_of(struct sf_data *sd, const char *path)
+/*
+ * Opens @rel below the tree root without following any symlink on the way
+ * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): a symlink planted in
+ * place of one of the tree's directories or files gives ELOOP instead of
+ * leading the engine outside its tree. Kernels before 5.6 lack openat2; there
+ * only the last component is protected (O_NOFOLLOW).
+ */
+static int open_beneath_at(struct sf_data *sd, int dfd, const char *rel, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = flags,
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+	};
+	int fd;
+
+	if (!sd->no_openat2) {
+		fd = syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
+		if (fd >= 0 || errno != ENOSYS)
+			return fd;
+		sd->no_openat2 = 1;
+	}
+	return openat(dfd, rel, flags | O_NOFOLLOW, mode);
+}
+
+static int open_beneath(struct sf_data *sd, const char *rel, int flags, mode_t mode)
+{
+	return open_beneath_at(sd, sd->rootfd, rel, flags, mode);
+}
+
+/*
+ * Opens the directory that holds @rel (safely, as above) and points @base at
+ * the last component, for the *at() calls that have no resolve flags:
+ * fstatat, unlinkat, renameat. @flags: O_PATH to look, O_RDONLY to fsync.
+ */
+static int open_parent(struct sf_data *sd, const char *rel, int flags, const char **base)
 {
 	char dir[PATH_MAX];
-	char *slash;
+	const char *slash = strrchr(rel, '/');
+	size_t n;
+
+	if (!slash) {
+		*base = rel;
+		return open_beneath(sd, ".", flags | O_DIRECTORY | O_CLOEXEC, 0);
+	}
+	n = slash - rel;
+	if (n >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(dir, rel, n);
+	dir[n] = '\0';
+	*base = slash + 1;
+	return open_beneath(sd, dir, flags | O_DIRECTORY | O_CLOEXEC, 0);
+}
+
+/*
+ * mkdir -p of a relative directory path under the root, one component at a
+ * time relative to the previous one, refusing symlinks: mkdirat() with a
+ * multi-component path would follow a symlinked parent out of the tree.
+ */
+static int make_dirs(struct sf_data *sd, const char *rel)
+{
+	char buf[PATH_MAX];
+	char *comp, *save;
+	int pfd = -1, ret = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int dfd = pfd < 0 ? sd->rootfd : pfd;
+		int nfd;
+
+		if (mkdirat(dfd, comp, 0755) && errno != EEXIST) {
+			ret = -errno;
+			break;
+		}
+		nfd = open_beneath_at(sd, dfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		if (nfd < 0) {
+			ret = -errno;
+			break;
+		}
+		if (pfd >= 0)
+			close(pfd);
+		pfd = nfd;
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return ret;
+}
+
+/* Creates the directories file @slot needs (leaf and, for maildir, tmp/new/cur). */
+static int make_leaf(struct sf_data *sd, uint64_t slot)
+{
+	char leaf[PATH_MAX], sub[PATH_MAX];
+	static const char *const maildirs[] = { "tmp", "new", "cur" };
+	int ret, i;
+
+	if (tree_leaf_path(&sd->shape, tree_leaf_of(&sd->shape, slot), leaf, sizeof(leaf)) < 0)
+		return -ENAMETOOLONG;
+	ret = make_dirs(sd, leaf);
+	if (ret || !sd->shape.maildir)
+		return ret;
+	for (i = 0; i < 3; i++) {
+		if (snprintf(sub, sizeof(sub), "%s%s%s", leaf, *leaf ? "/" : "",
+			     maildirs[i]) >= (int)sizeof(sub))
+			return -ENAMETOOLONG;
+		ret = make_dirs(sd, sub);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int sync_dir_of(struct sf_data *sd, const char *path)
+{
+	const char *base;
 	int fd, ret = 0;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
-	fd = openat(sd->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open_parent(sd, path, O_RDONLY, &base);
 	if (fd < 0)
 		return -errno;
 	if (fsync(fd))
@@ -513,12 +581,12 @@ static int open_creating(struct sf_data *sd, struct sf_req *rq, const char *path
 	int fl = open_flags(sd, rq->op);
 	int fd, ret;
 
-	fd = openat(sd->rootfd, path, fl, 0644);
+	fd = open_beneath(sd, path, fl, 0644);
 	if (fd < 0 && errno == ENOENT) {
 		ret = make_leaf(sd, rq->slot);
 		if (ret)
 			return ret;
-		fd = openat(sd->rootfd, path, fl, 0644);
+		fd = open_beneath(sd, path, fl, 0644);
 	}
 	if (fd < 0 && errno == EINVAL && (fl & O_DIRECT))
 		return -EOPNOTSUPP;
@@ -530,7 +598,7 @@ static int do_read(struct sf_data *sd, struct sf_req *rq)
 	int fd;
 
 	for (;;) {
-		fd = openat(sd->rootfd, rq->path, open_flags(sd, FOP_READ));
+		fd = open_beneath(sd, rq->path, open_flags(sd, FOP_READ), 0);
 		if (fd >= 0)
 			break;
 		if (errno != ENOENT || !next_probe(sd, rq))
@@ -557,22 +625,65 @@ static int do_read(struct sf_data *sd, struct sf_req *rq)
 
 static int do_stat(struct sf_data *sd, struct sf_req *rq)
 {
+	const char *base;
 	struct stat st;
+	int dfd, ret;
 
-	while (fstatat(sd->rootfd, rq->path, &st, AT_SYMLINK_NOFOLLOW)) {
-		if (errno != ENOENT || !next_probe(sd, rq))
-			return -errno;
+	for (;;) {
+		dfd = open_parent(sd, rq->path, O_PATH, &base);
+		if (dfd >= 0) {
+			ret = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+			close(dfd);
+		} else {
+			ret = -errno;
+		}
+		if (ret != -ENOENT || !next_probe(sd, rq))
+			return ret;
 	}
-	return 0;
 }
 
 static int do_delete(struct sf_data *sd, struct sf_req *rq)
 {
-	while (unlinkat(sd->rootfd, rq->path, 0)) {
-		if (errno != ENOENT || !next_probe(sd, rq))
-			return -errno;
+	const char *base;
+	int dfd, ret;
+
+	for (;;) {
+		dfd = open_parent(sd, rq->path, O_RDONLY, &base);
+		if (dfd < 0) {
+			ret = -errno;
+		} else {
+			ret = unlinkat(dfd, base, 0) ? -errno : 0;
+			if (!ret && sd->o->dir_sync && fsync(dfd))
+				ret = -errno;
+			close(dfd);
+		}
+		if (ret != -ENOENT || !next_probe(sd, rq))
+			return ret;
 	}
-	return sd->o->dir_sync ? sync_dir_of(sd, rq->path) : 0;
+}
+
+/* maildir: rename tmp/NAME.wJOB.N over new/NAME, both directories opened safely */
+static int deliver_rename(struct sf_data *sd, struct sf_req *rq)
+{
+	const char *tbase, *nbase;
+	int tdfd, ndfd, ret = 0;
+
+	tdfd = open_parent(sd, rq->tmp, O_PATH, &tbase);
+	if (tdfd < 0)
+		return -errno;
+	ndfd = open_parent(sd, rq->path, O_RDONLY, &nbase);
+	if (ndfd < 0) {
+		ret = -errno;
+		close(tdfd);
+		return ret;
+	}
+	if (renameat(tdfd, tbase, ndfd, nbase))
+		ret = -errno;
+	else if (sd->o->dir_sync && fsync(ndfd))
+		ret = -errno;
+	close(tdfd);
+	close(ndfd);
+	return ret;
 }
 
 /* create, append, deliver and layout: open, write whole, sync, close(, rename). */
@@ -583,7 +694,7 @@ static int do_write_op(struct sf_data *sd, struct sf_req *rq)
 
 	for (;;) {
 		if (rq->op == FOP_APPEND) {
-			ret = openat(sd->rootfd, path, open_flags(sd, FOP_APPEND));
+			ret = open_beneath(sd, path, open_flags(sd, FOP_APPEND), 0);
 			if (ret < 0)
 				ret = -errno;
 		} else {
@@ -623,8 +734,8 @@ out:
 		ret = -errno;
 	if (ret)
 		return ret;
-	if (rq->op == FOP_DELIVER && renameat(sd->rootfd, rq->tmp, sd->rootfd, rq->path))
-		return -errno;
+	if (rq->op == FOP_DELIVER)
+		return deliver_rename(sd, rq);
 	if (sd->o->dir_sync)
 		return sync_dir_of(sd, rq->path);
 	return 0;
@@ -659,20 +770,85 @@ static struct io_uring_sqe *get_sqe(struct sf_data *sd)
 	return sqe;
 }
 
+static void close_dirs(struct sf_req *rq)
+{
+	if (rq->dirfd >= 0)
+		close(rq->dirfd);
+	if (rq->dirfd2 >= 0)
+		close(rq->dirfd2);
+	rq->dirfd = rq->dirfd2 = -1;
+}
+
+/*
+ * statx, unlinkat and renameat have no resolve flags, so the directories
+ * they work in are opened first, synchronously and safely (open_parent),
+ * and the calls name only the last component. Returns 0, or -errno.
+ */
+static int open_step_dirs(struct sf_data *sd, struct sf_req *rq)
+{
+	switch (rq->step) {
+	case US_STATX:
+		rq->dirfd = open_parent(sd, rq->path, O_PATH, &rq->base);
+		break;
+	case US_UNLINK:
+	case US_DIROPEN:
+		rq->dirfd = open_parent(sd, rq->path, O_RDONLY, &rq->base);
+		break;
+	case US_RENAME:
+		rq->dirfd2 = open_parent(sd, rq->tmp, O_PATH, &rq->tbase);
+		if (rq->dirfd2 < 0)
+			return -errno;
+		rq->dirfd = open_parent(sd, rq->path, O_RDONLY, &rq->base);
+		break;
+	default:
+		return 0;
+	}
+	return rq->dirfd < 0 ? -errno : 0;
+}
+
 /* Queues the SQE for rq's current step. Returns 0, or 1 if the op is complete. */
 static int uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 {
-	struct io_uring_sqe *sqe = get_sqe(sd);
+	struct io_uring_sqe *sqe;
 	const char *path = rq->op == FOP_DELIVER ? rq->tmp : rq->path;
+	int ret;
 
+	for (;;) {
+		ret = open_step_dirs(sd, rq);
+		if (!ret)
+			break;
+		close_dirs(rq);
+		/* a missing directory means a missing file: try another */
+		if (ret == -ENOENT && (rq->step == US_STATX || rq->step == US_UNLINK) &&
+		    next_probe(sd, rq))
+			continue;
+		rq->err = -ret;
+		return 1;
+	}
+	if (rq->step == US_DIROPEN)
+		rq->step = US_DIRFSYNC;
+
+	sqe = get_sqe(sd);
 	if (!sqe) {
+		close_dirs(rq);
 		rq->err = EBUSY;
 		return 1;
 	}
 	switch (rq->step) {
-	case US_OPEN:
-		io_uring_prep_openat(sqe, sd->rootfd, path, open_flags(sd, rq->op), 0644);
+	case US_OPEN: {
+		int fl = open_flags(sd, rq->op);
+
+		if (sd->no_openat2) {
+			io_uring_prep_openat(sqe, sd->rootfd, path, fl, 0644);
+			break;
+		}
+		memset(&rq->how, 0, sizeof(rq->how));
+		rq->how.flags = fl;
+		rq->how.mode = (fl & O_CREAT) ? 0644 : 0;
+		rq->how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+		io_uring_prep_openat2(sqe, sd->rootfd, path, &rq->how);
 		break;
+	}
 	case US_READ:
 		io_uring_prep_read(sqe, rq->fd, rq->io_u->buf, sd->chunk, rq->off);
 		break;
@@ -691,27 +867,16 @@ static int uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 		io_uring_prep_close(sqe, rq->fd);
 		break;
 	case US_RENAME:
-		io_uring_prep_renameat(sqe, sd->rootfd, rq->tmp, sd->rootfd, rq->path, 0);
+		io_uring_prep_renameat(sqe, rq->dirfd2, rq->tbase, rq->dirfd, rq->base, 0);
 		break;
 	case US_UNLINK:
-		io_uring_prep_unlinkat(sqe, sd->rootfd, rq->path, 0);
+		io_uring_prep_unlinkat(sqe, rq->dirfd, rq->base, 0);
 		break;
 	case US_STATX:
-		io_uring_prep_statx(sqe, sd->rootfd, rq->path, AT_SYMLINK_NOFOLLOW,
+		io_uring_prep_statx(sqe, rq->dirfd, rq->base, AT_SYMLINK_NOFOLLOW,
 				    STATX_BASIC_STATS, &rq->stx);
 		break;
-	case US_DIROPEN: {
-		char *slash;
-
-		snprintf(rq->tmp, sizeof(rq->tmp), "%s", rq->path);
-		slash = strrchr(rq->tmp, '/');
-		if (slash)
-			*slash = '\0';
-		else
-			strcpy(rq->tmp, ".");
-		io_uring_prep_openat(sqe, sd->rootfd, rq->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-		break;
-	}
+	case US_DIROPEN:	/* opened synchronously above; now US_DIRFSYNC */
 	case US_DIRFSYNC:
 		io_uring_prep_fsync(sqe, rq->dirfd, 0);
 		break;
@@ -845,38 +1010,39 @@ static int uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 			return 1;
 		break;
 	case US_RENAME:
-		if (res < 0) {
-			rq->err = -res;
+		close(rq->dirfd2);
+		rq->dirfd2 = -1;
+		if (res < 0 || !sd->o->dir_sync) {
+			if (res < 0)
+				rq->err = -res;
+			close_dirs(rq);
 			return 1;
 		}
-		if (!sd->o->dir_sync)
-			return 1;
-		rq->step = US_DIROPEN;
+		rq->step = US_DIRFSYNC;
 		break;
 	case US_UNLINK:
-		if (res == -ENOENT && next_probe(sd, rq))
-			break;
-		if (res < 0) {
-			rq->err = -res;
+		if (res == -ENOENT) {
+			close_dirs(rq);
+			if (next_probe(sd, rq))
+				break;
+		}
+		if (res < 0 || !sd->o->dir_sync) {
+			if (res < 0)
+				rq->err = -res;
+			close_dirs(rq);
 			return 1;
 		}
-		if (!sd->o->dir_sync)
-			return 1;
-		rq->step = US_DIROPEN;
+		rq->step = US_DIRFSYNC;
 		break;
 	case US_STATX:
+		close_dirs(rq);
 		if (res == -ENOENT && next_probe(sd, rq))
 			break;
 		if (res < 0)
 			rq->err = -res;
 		return 1;
 	case US_DIROPEN:
-		if (res < 0) {
-			rq->err = -res;
-			return 1;
-		}
-		rq->dirfd = res;
-		rq->step = US_DIRFSYNC;
+		/* not submitted: uring_prep_step turns it into US_DIRFSYNC */
 		break;
 	case US_DIRFSYNC:
 		if (res < 0)
@@ -884,6 +1050,7 @@ static int uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 		rq->step = US_DIRCLOSE;
 		break;
 	case US_DIRCLOSE:
+		rq->dirfd = -1;
 		return 1;
 	}
 	return uring_prep_step(sd, rq);
@@ -942,7 +1109,7 @@ static int uring_prep_chain(struct sf_data *sd, struct sf_req *rq)
 	struct io_uring_sqe *sqe;
 	unsigned need;
 
-	if (!chain_eligible(sd, rq))
+	if (!chain_eligible(sd, rq) || sd->no_openat2)
 		return -1;
 	if (rq->op != FOP_READ) {
 		rq->size = write_size(sd, rq);
@@ -956,14 +1123,29 @@ static int uring_prep_chain(struct sf_data *sd, struct sf_req *rq)
 		if (io_uring_sq_space_left(&sd->ring) < need)
 			return -1;
 	}
+	if (rq->op == FOP_DELIVER) {
+		enum uring_step step = rq->step;
+		int ret;
+
+		rq->step = US_RENAME;
+		ret = open_step_dirs(sd, rq);
+		rq->step = step;
+		if (ret) {
+			close_dirs(rq);
+			return -1;	/* step mode reports it */
+		}
+	}
 	if (rq->op == FOP_APPEND)
 		sd->append_seq++;
 	rq->chain_n = 0;
 
 	sqe = chain_sqe(sd, rq, US_OPEN, IOSQE_IO_LINK);
 	/* direct descriptors are not in the fd table: O_CLOEXEC is refused */
-	io_uring_prep_openat_direct(sqe, sd->rootfd, path, open_flags(sd, rq->op) & ~O_CLOEXEC,
-				    0644, slot);
+	memset(&rq->how, 0, sizeof(rq->how));
+	rq->how.flags = open_flags(sd, rq->op) & ~O_CLOEXEC;
+	rq->how.mode = (rq->how.flags & O_CREAT) ? 0644 : 0;
+	rq->how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+	io_uring_prep_openat2_direct(sqe, sd->rootfd, path, &rq->how, slot);
 	sqe->flags |= IOSQE_IO_LINK;
 	if (rq->op == FOP_READ) {
 		sqe = chain_sqe(sd, rq, US_READ, 0);
@@ -987,7 +1169,7 @@ static int uring_prep_chain(struct sf_data *sd, struct sf_req *rq)
 	if (rq->op == FOP_DELIVER) {
 		sqe->flags |= IOSQE_IO_LINK;
 		sqe = chain_sqe(sd, rq, US_RENAME, 0);
-		io_uring_prep_renameat(sqe, sd->rootfd, rq->tmp, sd->rootfd, rq->path, 0);
+		io_uring_prep_renameat(sqe, rq->dirfd2, rq->tbase, rq->dirfd, rq->base, 0);
 	}
 	rq->chain_left = rq->chain_n;
 	sd->queued += rq->chain_n;
@@ -1032,6 +1214,8 @@ static int uring_chain_done(struct sf_data *sd, struct sf_req *rq)
 
 	if (open_res < 0) {
 		int retry = 0;
+
+		close_dirs(rq);
 
 		if (open_res == -ENOENT && op_writes_tree(rq->op) && !rq->made_leaf) {
 			int ret = make_leaf(sd, rq->slot);
@@ -1089,9 +1273,16 @@ static int uring_chain_done(struct sf_data *sd, struct sf_req *rq)
 	res = chain_result(rq, US_RENAME);
 	if (res < 0 && !rq->err)
 		rq->err = -res;
-	if (rq->err || !sd->o->dir_sync || rq->op == FOP_READ)
+	if (rq->dirfd2 >= 0) {
+		close(rq->dirfd2);
+		rq->dirfd2 = -1;
+	}
+	if (rq->err || !sd->o->dir_sync || rq->op == FOP_READ) {
+		close_dirs(rq);
 		return 1;
-	rq->step = US_DIROPEN;
+	}
+	/* a delivery has its new/ directory open already */
+	rq->step = rq->dirfd >= 0 ? US_DIRFSYNC : US_DIROPEN;
 	return uring_prep_step(sd, rq);
 }
 
@@ -1120,6 +1311,7 @@ static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
 {
 	struct io_u *io_u = rq->io_u;
 
+	close_dirs(rq);
 	account(sd, rq);
 	if (rq->err) {
 		if (rq->probes > sd->o->probe_limit)
@@ -1150,6 +1342,7 @@ static int sf_prep(struct thread_data *td, struct io_u *io_u)
 	rq->op = op;
 	rq->fd = -1;
 	rq->dirfd = -1;
+	rq->dirfd2 = -1;
 	rq->slot = sd->slot_base + io_u->offset / sd->chunk;
 	if (rq->slot >= sd->shape.nfiles)
 		rq->slot %= sd->shape.nfiles;
@@ -1788,16 +1981,38 @@ static int sf_unlink_file(struct thread_data *td, struct fio_file *f)
 	return 0;
 }
 
+/* @s as a JSON string body: quotes, backslashes and control characters escaped. */
+static void json_escape(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; s && *s && n + 7 < len; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\') {
+			out[n++] = '\\';
+			out[n++] = c;
+		} else if (c < 0x20) {
+			n += snprintf(out + n, len - n, "\\u%04x", c);
+		} else {
+			out[n++] = c;
+		}
+	}
+	out[n] = '\0';
+}
+
 static void write_opstats(struct thread_data *td, struct sf_data *sd)
 {
-	char line[4096];
+	char line[4096], name[512], root[1024];
 	int len, fd, op, first = 1;
 
 	if (!sd->o->opstats_file || !*sd->o->opstats_file)
 		return;
+	json_escape(td->o.name, name, sizeof(name));
+	json_escape(sd->root, root, sizeof(root));
 	len = snprintf(line, sizeof(line),
 		       "{\"job\":\"%s\",\"subjob\":%u,\"tree_dir\":\"%s\",\"ops\":{",
-		       td->o.name, td->subjob_number, sd->root);
+		       name, td->subjob_number, root);
 	for (op = 0; op < FOP_NR && len < (int)sizeof(line); op++) {
 		struct op_stats *s = &sd->stats[op];
 
