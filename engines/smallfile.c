@@ -1847,8 +1847,11 @@ static int job_share(struct thread_data *td, struct sf_data *sd)
 	sd->slot_base = n * k / j;
 	sd->slot_count = n * (k + 1) / j - sd->slot_base;
 	if (!sd->slot_count) {
-		log_err("smallfile: numjobs=%llu exceeds tree_files=%llu\n",
-			(unsigned long long)j, (unsigned long long)n);
+		static int said;	/* every idle clone would say it again */
+
+		if (!said++)
+			log_err("smallfile: numjobs=%llu exceeds tree_files=%llu\n",
+				(unsigned long long)j, (unsigned long long)n);
 		return 1;
 	}
 	return 0;
