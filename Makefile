@@ -31,7 +31,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 ENGINE_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs-not -luring -lm
 
-.PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs fuzz
+.PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs fuzz bench
 
 all: engines
 
@@ -130,3 +130,8 @@ fuzz: $(BUILD)/fuzz-specs
 	@mkdir -p $(BUILD)/fuzz-corpus
 	cp -n tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz-specs -max_total_time=$(FUZZ_SECONDS) -max_len=512 $(BUILD)/fuzz-corpus
+
+# Benchmarks (not tests): engine vs a minimal C loop and fio's own file engines.
+# Needs root (mounts tmpfs). See docs/benchmarks.md.
+bench: engines
+	$(PYTHON) scripts/bench-smallfile.py $(BENCH_ARGS)
