@@ -115,12 +115,10 @@ enum uring_step {
 	US_DIRCLOSE,
 };
 
-#define CHAIN_MAX	5	/* open, read/write, fsync, close, rename */
-
 /* One in-flight file operation, one per io_u. */
 struct sf_req {
 	struct io_u *io_u;
-	unsigned idx;		/* io_u->index, which shares a union with engine_data */
+	unsigned idx;		/* io_u->index (shares a union with engine_data): staging names */
 	enum file_op op;
 	uint64_t slot;
 	unsigned probes;
@@ -136,10 +134,6 @@ struct sf_req {
 	uint64_t bytes;		/* bytes moved */
 	int skipped;
 	int made_leaf;		/* io_uring: leaf directories created for this op */
-	int chain_left;		/* io_uring: CQEs still due from a linked chain */
-	int chain_n;
-	enum uring_step chain_step[CHAIN_MAX];
-	int chain_res[CHAIN_MAX];
 	int err;
 	struct timespec start;
 	struct statx stx;
@@ -175,7 +169,6 @@ struct sf_data {
 	/* io_uring mode */
 	struct io_uring ring;
 	int ring_ok;
-	int direct_files;		/* registered file table: linked chains usable */
 	unsigned queued;		/* SQEs prepared but not submitted */
 	struct io_u **done;		/* completed io_us, handed to fio by ->event */
 	struct io_u **pending;		/* queued since the last commit */
@@ -1056,253 +1049,6 @@ static int uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 	return uring_prep_step(sd, rq);
 }
 
-/*
- * A whole small-file operation as one linked io_uring chain: open into a
- * registered ("direct") descriptor slot, read or write, fsync, close,
- * rename, submitted at once, so one submission carries the operation
- * instead of one round trip per system call. Used when the data fits in one
- * bs chunk (the common small-file case) and O_DIRECT is off; everything
- * else goes step by step through uring_advance().
- *
- * A read of a whole file always ends short, and a short result breaks an
- * ordinary link, so the close hangs off the read with a hard link. Each SQE
- * carries rq with its chain position in the low pointer bits.
- */
-static int chain_eligible(struct sf_data *sd, struct sf_req *rq)
-{
-	if (!sd->direct_files || sd->direct)
-		return 0;
-	switch (rq->op) {
-	case FOP_READ:
-		return file_size_of(sd, rq->slot) < sd->chunk;
-	case FOP_CREATE:
-	case FOP_DELIVER:
-	case FOP_APPEND:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static struct io_uring_sqe *chain_sqe(struct sf_data *sd, struct sf_req *rq,
-				      enum uring_step step, unsigned flags)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&sd->ring);
-	int pos = rq->chain_n;
-
-	if (!sqe)
-		return NULL;
-	rq->chain_step[pos] = step;
-	rq->chain_res[pos] = -ECANCELED;
-	rq->chain_n++;
-	sqe->flags |= flags;
-	io_uring_sqe_set_data(sqe, (void *)((uintptr_t)rq | (uintptr_t)pos));
-	return sqe;
-}
-
-/* Queues the chain for rq. Returns 0, or -1 if it does not apply (step mode). */
-static int uring_prep_chain(struct sf_data *sd, struct sf_req *rq)
-{
-	const char *path = rq->op == FOP_DELIVER ? rq->tmp : rq->path;
-	unsigned slot = rq->idx;
-	int fsync_step = rq->op != FOP_READ && sd->o->file_sync != FSYNC_NONE;
-	struct io_uring_sqe *sqe;
-	unsigned need;
-
-	if (!chain_eligible(sd, rq) || sd->no_openat2)
-		return -1;
-	if (rq->op != FOP_READ) {
-		rq->size = write_size(sd, rq);
-		if (rq->size > sd->chunk)
-			return -1;
-	}
-	need = 3 + fsync_step + (rq->op == FOP_DELIVER);
-	if (io_uring_sq_space_left(&sd->ring) < need) {
-		io_uring_submit(&sd->ring);
-		sd->queued = 0;
-		if (io_uring_sq_space_left(&sd->ring) < need)
-			return -1;
-	}
-	if (rq->op == FOP_DELIVER) {
-		enum uring_step step = rq->step;
-		int ret;
-
-		rq->step = US_RENAME;
-		ret = open_step_dirs(sd, rq);
-		rq->step = step;
-		if (ret) {
-			close_dirs(rq);
-			return -1;	/* step mode reports it */
-		}
-	}
-	if (rq->op == FOP_APPEND)
-		sd->append_seq++;
-	rq->chain_n = 0;
-
-	sqe = chain_sqe(sd, rq, US_OPEN, IOSQE_IO_LINK);
-	/* direct descriptors are not in the fd table: O_CLOEXEC is refused */
-	memset(&rq->how, 0, sizeof(rq->how));
-	rq->how.flags = open_flags(sd, rq->op) & ~O_CLOEXEC;
-	rq->how.mode = (rq->how.flags & O_CREAT) ? 0644 : 0;
-	rq->how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
-	io_uring_prep_openat2_direct(sqe, sd->rootfd, path, &rq->how, slot);
-	sqe->flags |= IOSQE_IO_LINK;
-	if (rq->op == FOP_READ) {
-		sqe = chain_sqe(sd, rq, US_READ, 0);
-		io_uring_prep_read(sqe, slot, rq->io_u->buf, sd->chunk, 0);
-		sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
-	} else {
-		sqe = chain_sqe(sd, rq, US_WRITE, 0);
-		io_uring_prep_write(sqe, slot, chunk_data(sd, rq, rq->size), rq->size,
-				    rq->op == FOP_APPEND ? (uint64_t)-1 : 0);
-		/* a short or failed write cancels the rest: no truncated delivery */
-		sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_LINK;
-		if (fsync_step) {
-			sqe = chain_sqe(sd, rq, US_FSYNC, 0);
-			io_uring_prep_fsync(sqe, slot, sd->o->file_sync == FSYNC_FDATASYNC ?
-					    IORING_FSYNC_DATASYNC : 0);
-			sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_LINK;
-		}
-	}
-	sqe = chain_sqe(sd, rq, US_CLOSE, 0);
-	io_uring_prep_close_direct(sqe, slot);
-	if (rq->op == FOP_DELIVER) {
-		sqe->flags |= IOSQE_IO_LINK;
-		sqe = chain_sqe(sd, rq, US_RENAME, 0);
-		io_uring_prep_renameat(sqe, rq->dirfd2, rq->tbase, rq->dirfd, rq->base, 0);
-	}
-	rq->chain_left = rq->chain_n;
-	sd->queued += rq->chain_n;
-	return 0;
-}
-
-static int chain_result(struct sf_req *rq, enum uring_step step)
-{
-	int i;
-
-	for (i = 0; i < rq->chain_n; i++)
-		if (rq->chain_step[i] == step)
-			return rq->chain_res[i];
-	return 0;
-}
-
-/*
- * All CQEs of rq's chain are in. Returns 1 when the operation is finished,
- * 0 when it continues (a retry chain or step-by-step SQEs were queued).
- */
-#define CHAIN_CLEANUP_TAG	((void *)1)
-
-/* A chain broke before its close ran: free the descriptor slot, result ignored. */
-static void chain_release_slot(struct sf_data *sd, struct sf_req *rq)
-{
-	struct io_uring_sqe *sqe = get_sqe(sd);
-
-	if (!sqe)
-		return;
-	io_uring_prep_close_direct(sqe, rq->idx);
-	io_uring_sqe_set_data(sqe, CHAIN_CLEANUP_TAG);
-	sd->queued++;
-}
-
-static int uring_chain_done(struct sf_data *sd, struct sf_req *rq)
-{
-	int open_res = chain_result(rq, US_OPEN);
-	int res;
-
-	if (open_res >= 0 && chain_result(rq, US_CLOSE) == -ECANCELED)
-		chain_release_slot(sd, rq);
-
-	if (open_res < 0) {
-		int retry = 0;
-
-		close_dirs(rq);
-
-		if (open_res == -ENOENT && op_writes_tree(rq->op) && !rq->made_leaf) {
-			int ret = make_leaf(sd, rq->slot);
-
-			if (ret) {
-				rq->err = -ret;
-				return 1;
-			}
-			rq->made_leaf = 1;
-			retry = 1;
-		} else if ((open_res == -ENOENT && op_needs_file(rq->op)) ||
-			   (open_res == -EEXIST && rq->op == FOP_CREATE)) {
-			retry = next_probe(sd, rq);
-		}
-		if (!retry) {
-			rq->err = -open_res;
-			return 1;
-		}
-		if (rq->op == FOP_APPEND)
-			sd->append_seq--;	/* the size is drawn again */
-		if (uring_prep_chain(sd, rq) == 0)
-			return 0;
-		rq->step = US_OPEN;
-		return uring_prep_step(sd, rq);
-	}
-	if (rq->op == FOP_READ) {
-		res = chain_result(rq, US_READ);
-		if (res < 0) {
-			rq->err = -res;
-			return 1;
-		}
-		rq->bytes = res;
-		rq->off = res;
-		if ((unsigned)res == sd->chunk) {
-			/* longer than its model size (appended to): read on, step by step */
-			rq->step = US_OPEN;
-			return uring_prep_step(sd, rq);
-		}
-	} else {
-		res = chain_result(rq, US_WRITE);
-		if (res < 0 || (uint64_t)res != rq->size) {
-			rq->err = res < 0 ? -res : EIO;
-			return 1;
-		}
-		rq->bytes = res;
-		res = chain_result(rq, US_FSYNC);
-		if (res < 0) {
-			rq->err = -res;
-			return 1;
-		}
-	}
-	res = chain_result(rq, US_CLOSE);
-	if (res < 0 && !rq->err)
-		rq->err = -res;
-	res = chain_result(rq, US_RENAME);
-	if (res < 0 && !rq->err)
-		rq->err = -res;
-	if (rq->dirfd2 >= 0) {
-		close(rq->dirfd2);
-		rq->dirfd2 = -1;
-	}
-	if (rq->err || !sd->o->dir_sync || rq->op == FOP_READ) {
-		close_dirs(rq);
-		return 1;
-	}
-	/* a delivery has its new/ directory open already */
-	rq->step = rq->dirfd >= 0 ? US_DIRFSYNC : US_DIROPEN;
-	return uring_prep_step(sd, rq);
-}
-
-/* One CQE for the request tagged @data. Returns 1 when its operation is finished. */
-static int uring_complete(struct sf_data *sd, void *data, int res, struct sf_req **rqp)
-{
-	struct sf_req *rq = (struct sf_req *)((uintptr_t)data & ~(uintptr_t)7);
-	int pos = (uintptr_t)data & 7;
-
-	*rqp = rq;
-	if (data == CHAIN_CLEANUP_TAG)
-		return 0;
-	if (!rq->chain_left)
-		return uring_advance(sd, rq, res);
-	rq->chain_res[pos] = res;
-	if (--rq->chain_left)
-		return 0;
-	return uring_chain_done(sd, rq);
-}
-
 /* ------------------------------------------------------------------ */
 /* fio hooks                                                           */
 /* ------------------------------------------------------------------ */
@@ -1389,10 +1135,6 @@ static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
 
 	if (sd->o->io_api == API_IO_URING) {
 		rq->step = first_step(rq->op);
-		if (uring_prep_chain(sd, rq) == 0) {
-			sd->pending[sd->npending++] = io_u;
-			return FIO_Q_QUEUED;
-		}
 		if (uring_prep_step(sd, rq)) {
 			finish_io_u(sd, rq);
 			return FIO_Q_COMPLETED;
@@ -1464,10 +1206,10 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 				return ret;
 		}
 		io_uring_for_each_cqe(&sd->ring, head, cqe) {
-			struct sf_req *rq;
+			struct sf_req *rq = io_uring_cqe_get_data(cqe);
 
 			seen++;
-			if (uring_complete(sd, io_uring_cqe_get_data(cqe), cqe->res, &rq)) {
+			if (uring_advance(sd, rq, cqe->res)) {
 				finish_io_u(sd, rq);
 				sd->done[sd->ndone++] = rq->io_u;
 			}
@@ -1915,8 +1657,6 @@ static int sf_init(struct thread_data *td)
 			return 1;
 		}
 		sd->ring_ok = 1;
-		/* a direct-descriptor slot per io_u; without it, step mode only */
-		sd->direct_files = io_uring_register_files_sparse(&sd->ring, td->o.iodepth + 16) == 0;
 		sd->done = calloc(depth, sizeof(*sd->done));
 		sd->pending = calloc(depth, sizeof(*sd->pending));
 		if (!sd->done || !sd->pending)
