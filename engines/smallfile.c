@@ -594,6 +594,8 @@ static int do_read(struct sf_data *sd, struct sf_req *rq)
 		fd = open_beneath(sd, rq->path, open_flags(sd, FOP_READ), 0);
 		if (fd >= 0)
 			break;
+		if (errno == EINVAL && sd->direct)
+			return -EOPNOTSUPP;
 		if (errno != ENOENT || !next_probe(sd, rq))
 			return -errno;
 	}
@@ -727,8 +729,10 @@ out:
 		ret = -errno;
 	if (ret)
 		return ret;
-	if (rq->op == FOP_DELIVER)
+	if (rq->op == FOP_DELIVER) {
+		rq->step = US_RENAME;	/* error messages name new/, not tmp/ */
 		return deliver_rename(sd, rq);
+	}
 	if (sd->o->dir_sync)
 		return sync_dir_of(sd, rq->path);
 	return 0;
