@@ -31,7 +31,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 ENGINE_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs-not -luring -lm
 
-.PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs fuzz bench
+.PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs fuzz bench pm-sim
 
 all: engines
 
@@ -94,7 +94,7 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	PACK_ENGINE_DIR=$(abspath $(BUILD)/asan)
 
-check: $(TEST_DEPS_STAMP) engines asan unit fuzz
+check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim
 	$(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
@@ -130,6 +130,13 @@ fuzz: $(BUILD)/fuzz-specs
 	@mkdir -p $(BUILD)/fuzz-corpus
 	cp -n tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz-specs -max_total_time=$(FUZZ_SECONDS) -max_len=512 $(BUILD)/fuzz-corpus
+
+# The PostMark model's command-line front end (no filesystem access); the
+# tests compare its counters with the real postmark's.
+pm-sim: $(BUILD)/pm-sim
+$(BUILD)/pm-sim: tools/pm-sim.c engines/lib/postmark.c engines/lib/postmark.h
+	@mkdir -p $(BUILD)
+	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ tools/pm-sim.c engines/lib/postmark.c -lm
 
 # Benchmarks (not tests): engine vs a minimal C loop and fio's own file engines.
 # Needs root (mounts tmpfs). See docs/benchmarks.md.
