@@ -65,10 +65,17 @@ ENGINE_CFLAGS = $(BASE_CFLAGS) -include $(FIOSRC)/config-host.h -I$(FIOSRC) \
 	-DFIO_INC_DEBUG -DPACK_FIO_VERSION='"$(shell cat $(BUILD)/fio-version 2>/dev/null)"' \
 	-Iengines/lib -Wno-shadow
 
+# Only get_ioengine is exported: fio is linked -rdynamic, so an exported
+# helper of ours with the name of one of fio's functions would be bound to
+# fio's, and two engines' copies of engines/lib would bind to each other.
+# Unused lib code is dropped.
+ENGINE_LINK_CFLAGS = -fvisibility=hidden -ffunction-sections -fdata-sections
+
 engines: $(ENGINES:%=$(BUILD)/%.so)
 
 $(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
-	$(CC) $(ENGINE_CFLAGS) -o $@.tmp $< $(LIB_SRCS) -shared -Wl,-z,now -luring -lm
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) -o $@.tmp $< $(LIB_SRCS) \
+		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm
 	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@.tmp) >/dev/null
 	mv -f $@.tmp $@  # rename: a running fio keeps its mapping of the old file
 
@@ -76,7 +83,8 @@ $(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
 asan: $(ENGINES:%=$(BUILD)/asan/%.so)
 $(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
 	@mkdir -p $(BUILD)/asan
-	$(CC) $(ENGINE_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) -shared -Wl,-z,now -luring -lm
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) \
+		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm
 	mv -f $@.tmp $@
 
 # C unit tests of the fio-independent logic, normal and sanitized.

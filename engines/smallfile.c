@@ -2076,7 +2076,7 @@ static void fio_exit fio_smallfile_unregister(void)
 }
 
 /* fio's entry point for external engines loaded with ioengine=external:PATH */
-void get_ioengine(struct ioengine_ops **ioengine_ptr);
+void get_ioengine(struct ioengine_ops **ioengine_ptr) __attribute__((visibility("default")));
 void get_ioengine(struct ioengine_ops **ioengine_ptr)
 {
 	*ioengine_ptr = &ioengine;
