@@ -142,9 +142,9 @@ fuzz: $(BUILD)/fuzz-specs
 # The PostMark model's command-line front end (no filesystem access); the
 # tests compare its counters with the real postmark's.
 pm-sim: $(BUILD)/pm-sim
-$(BUILD)/pm-sim: tools/pm-sim.c engines/lib/postmark.c engines/lib/postmark.h
+$(BUILD)/pm-sim: tools/pm-sim.c engines/lib/postmark.c engines/lib/postmark.h engines/lib/errmsg.c
 	@mkdir -p $(BUILD)
-	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ tools/pm-sim.c engines/lib/postmark.c -lm
+	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ tools/pm-sim.c engines/lib/postmark.c engines/lib/errmsg.c -lm
 
 # Benchmarks (not tests): engine vs a minimal C loop and fio's own file engines.
 # Needs root (mounts tmpfs). See docs/benchmarks.md.

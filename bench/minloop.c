@@ -33,7 +33,8 @@
  * Build (from the repository root):
  *   cc -std=gnu11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iengines/lib \
  *      -o build/bench/minloop bench/minloop.c engines/lib/tree.c \
- *      engines/lib/sizedist.c engines/lib/content.c engines/lib/units.c -lm
+ *      engines/lib/sizedist.c engines/lib/content.c engines/lib/units.c \
+ *      engines/lib/errmsg.c -lm
  */
 #include <errno.h>
 #include <stdarg.h>

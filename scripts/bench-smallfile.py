@@ -44,7 +44,8 @@ DESCRIPTION
     build/bench/minloop with
         cc -std=gnu11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iengines/lib \\
            -o build/bench/minloop bench/minloop.c engines/lib/tree.c \\
-           engines/lib/sizedist.c engines/lib/content.c engines/lib/units.c -lm
+           engines/lib/sizedist.c engines/lib/content.c engines/lib/units.c \\
+           engines/lib/errmsg.c -lm
     It issues exactly the engine's system calls for a file operation (same
     paths from engines/lib/tree.c, same flags, same sizes and contents) and
     nothing else.
@@ -131,7 +132,7 @@ EXAMPLES
 """
 
 LIB_SRCS = ["engines/lib/tree.c", "engines/lib/sizedist.c",
-            "engines/lib/content.c", "engines/lib/units.c"]
+            "engines/lib/content.c", "engines/lib/units.c", "engines/lib/errmsg.c"]
 MINLOOP_CMD = (["cc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror",
                 "-D_GNU_SOURCE", "-Iengines/lib", "-o", "build/bench/minloop",
                 "bench/minloop.c"] + LIB_SRCS + ["-lm"])

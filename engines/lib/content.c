@@ -9,31 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "content.h"
 #include "rng.h"
 
 #define BLOCK		4096
 #define STREAM_CONTENT	3	/* hash_item stream of a file's start point */
 #define STREAM_STAMP	4	/* hash_item stream of the per-file unique stamps */
-
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Formats one line; user text with control characters must not split it. */
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	char *p;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	for (p = err; *p; p++)
-		if (iscntrl((unsigned char)*p))
-			*p = '?';
-}
 
 /* "1".."99" in plain decimal, nothing else. */
 static int parse_pct(const char *s, unsigned *pct)
@@ -61,7 +43,7 @@ int content_parse(struct content_spec *c, const char *spec, const char *optname,
 	if (!optname)
 		optname = "file_content";
 	if (!spec || !*spec) {
-		errf(err, errlen, "%s: no content given (random, zero, compressible:PCT)",
+		pack_errf(err, errlen, "%s: no content given (random, zero, compressible:PCT)",
 		     optname);
 		return -1;
 	}
@@ -77,14 +59,14 @@ int content_parse(struct content_spec *c, const char *spec, const char *optname,
 		const char *arg = spec + sizeof(cprefix) - 1;
 
 		if (parse_pct(arg, &c->pct)) {
-			errf(err, errlen, "%s: compressible percentage '%s' must be 1..99",
+			pack_errf(err, errlen, "%s: compressible percentage '%s' must be 1..99",
 			     optname, arg);
 			return -1;
 		}
 		c->kind = CONTENT_COMPRESSIBLE;
 		return 0;
 	}
-	errf(err, errlen, "%s: unknown content '%s' (random, zero, compressible:PCT)",
+	pack_errf(err, errlen, "%s: unknown content '%s' (random, zero, compressible:PCT)",
 	     optname, spec);
 	return -1;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "opmix.h"
 
 #define WEIGHT_MAX	1000000
@@ -21,25 +22,6 @@ static const char *const op_names[FOP_NR] = {
 	[FOP_DELIVER] = "deliver",
 	[FOP_LAYOUT] = "layout",
 };
-
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Formats one line; user text with control characters must not split it. */
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	char *p;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	for (p = err; *p; p++)
-		if (iscntrl((unsigned char)*p))
-			*p = '?';
-}
 
 const char *file_op_name(enum file_op op)
 {
@@ -102,29 +84,29 @@ static int parse_item(struct op_mix *m, const char *s, size_t n, int single,
 
 	trim(&s, &nlen);
 	if (!nlen) {
-		errf(err, errlen, "%s: empty operation in '%s'", optname, spec);
+		pack_errf(err, errlen, "%s: empty operation in '%s'", optname, spec);
 		return -1;
 	}
 	op = op_lookup(s, nlen);
 	if (op < 0) {
-		errf(err, errlen, "%s: unknown operation '%.*s' " OP_NAMES, optname,
+		pack_errf(err, errlen, "%s: unknown operation '%.*s' " OP_NAMES, optname,
 		     (int)nlen, s);
 		return -1;
 	}
 	if (seen[op]) {
-		errf(err, errlen, "%s: operation '%s' given twice", optname, op_names[op]);
+		pack_errf(err, errlen, "%s: operation '%s' given twice", optname, op_names[op]);
 		return -1;
 	}
 	seen[op] = 1;
 	if (!colon && !single) {
-		errf(err, errlen, "%s: '%s' needs a weight in a list (name:weight)",
+		pack_errf(err, errlen, "%s: '%s' needs a weight in a list (name:weight)",
 		     optname, op_names[op]);
 		return -1;
 	}
 	if (colon) {
 		trim(&ws, &wlen);
 		if (parse_weight(ws, wlen, &w)) {
-			errf(err, errlen, "%s: weight '%.*s' for %s must be an integer 0..%d",
+			pack_errf(err, errlen, "%s: weight '%.*s' for %s must be an integer 0..%d",
 			     optname, (int)wlen, ws, op_names[op], WEIGHT_MAX);
 			return -1;
 		}
@@ -144,7 +126,7 @@ int op_mix_parse(struct op_mix *m, const char *spec, const char *optname,
 	if (!optname)
 		optname = "file_op";
 	if (!spec || !*spec) {
-		errf(err, errlen, "%s: no operation given " OP_NAMES, optname);
+		pack_errf(err, errlen, "%s: no operation given " OP_NAMES, optname);
 		return -1;
 	}
 	single = !strchr(spec, ',');
@@ -159,7 +141,7 @@ int op_mix_parse(struct op_mix *m, const char *spec, const char *optname,
 	}
 	/* layout creates the whole tree; mixed with other ops its meaning is lost. */
 	if (seen[FOP_LAYOUT] && !single) {
-		errf(err, errlen, "%s: layout cannot be mixed with other operations", optname);
+		pack_errf(err, errlen, "%s: layout cannot be mixed with other operations", optname);
 		return -1;
 	}
 	for (op = 0; op < FOP_NR; op++) {
@@ -167,7 +149,7 @@ int op_mix_parse(struct op_mix *m, const char *spec, const char *optname,
 		m->nops += m->weight[op] > 0;
 	}
 	if (!m->total) {
-		errf(err, errlen, "%s: all weights in '%s' are 0", optname, spec);
+		pack_errf(err, errlen, "%s: all weights in '%s' are 0", optname, spec);
 		return -1;
 	}
 	return 0;

@@ -11,21 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "postmark.h"
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ------------------------------------------------------------------ */
 /* Generator                                                          */
@@ -126,7 +113,7 @@ static int check_locations(const struct pm_config *cfg, char *err, size_t errlen
 	int i;
 
 	if (cfg->nloc < 0 || cfg->nloc > PM_MAX_LOCATIONS) {
-		seterr(err, errlen, "set location: %d locations, at most %d allowed",
+		pack_errf(err, errlen, "set location: %d locations, at most %d allowed",
 		       cfg->nloc, PM_MAX_LOCATIONS);
 		return -1;
 	}
@@ -135,12 +122,12 @@ static int check_locations(const struct pm_config *cfg, char *err, size_t errlen
 		size_t n = strnlen(l->path, PM_LOCATION_LEN);
 
 		if (n == 0 || n == PM_LOCATION_LEN) {
-			seterr(err, errlen, "set location: location %d has %s path",
+			pack_errf(err, errlen, "set location: location %d has %s path",
 			       i + 1, n ? "an overlong" : "an empty");
 			return -1;
 		}
 		if (l->weight < 1 || l->weight > PM_MAX_WEIGHT) {
-			seterr(err, errlen, "set location: weight %d of '%s' is not in 1..%d",
+			pack_errf(err, errlen, "set location: weight %d of '%s' is not in 1..%d",
 			       l->weight, l->path, PM_MAX_WEIGHT);
 			return -1;
 		}
@@ -152,64 +139,64 @@ static int check_bias(int v, const char *what, char *err, size_t errlen)
 {
 	if (v >= -1 && v <= 10)
 		return 0;
-	seterr(err, errlen, "set bias %s: %d is not in -1..10 (-1 disables)", what, v);
+	pack_errf(err, errlen, "set bias %s: %d is not in -1..10 (-1 disables)", what, v);
 	return -1;
 }
 
 int pm_config_check(const struct pm_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->size_lo <= 0 || cfg->size_hi <= 0) {
-		seterr(err, errlen, "set size: sizes must be > 0 (got %d %d)",
+		pack_errf(err, errlen, "set size: sizes must be > 0 (got %d %d)",
 		       cfg->size_lo, cfg->size_hi);
 		return -1;
 	}
 	if (cfg->size_lo > cfg->size_hi) {
-		seterr(err, errlen, "set size: low bound %d is above the high bound %d",
+		pack_errf(err, errlen, "set size: low bound %d is above the high bound %d",
 		       cfg->size_lo, cfg->size_hi);
 		return -1;
 	}
 	if (cfg->size_hi > PM_MAX_SIZE) {
-		seterr(err, errlen, "set size: high bound %d is above %d",
+		pack_errf(err, errlen, "set size: high bound %d is above %d",
 		       cfg->size_hi, PM_MAX_SIZE);
 		return -1;
 	}
 	if (cfg->number <= 0 || cfg->number > PM_MAX_NUMBER) {
-		seterr(err, errlen, "set number: %d files is not in 1..%d",
+		pack_errf(err, errlen, "set number: %d files is not in 1..%d",
 		       cfg->number, PM_MAX_NUMBER);
 		return -1;
 	}
 	if (cfg->transactions <= 0) {
-		seterr(err, errlen, "set transactions: %d is not > 0", cfg->transactions);
+		pack_errf(err, errlen, "set transactions: %d is not > 0", cfg->transactions);
 		return -1;
 	}
 	/* File names count created files in an int. */
 	if (cfg->transactions > INT32_MAX - cfg->number) {
-		seterr(err, errlen, "set transactions: number + transactions exceeds %d",
+		pack_errf(err, errlen, "set transactions: number + transactions exceeds %d",
 		       INT32_MAX);
 		return -1;
 	}
 	if (cfg->seed == 0 || cfg->seed > INT32_MAX) {
-		seterr(err, errlen, "set seed: %u is not in 1..%d", cfg->seed, INT32_MAX);
+		pack_errf(err, errlen, "set seed: %u is not in 1..%d", cfg->seed, INT32_MAX);
 		return -1;
 	}
 	if (cfg->read_block <= 0) {
-		seterr(err, errlen, "set read: block size %d is not > 0", cfg->read_block);
+		pack_errf(err, errlen, "set read: block size %d is not > 0", cfg->read_block);
 		return -1;
 	}
 	if (cfg->write_block <= 0) {
-		seterr(err, errlen, "set write: block size %d is not > 0", cfg->write_block);
+		pack_errf(err, errlen, "set write: block size %d is not > 0", cfg->write_block);
 		return -1;
 	}
 	if (check_bias(cfg->bias_read, "read", err, errlen) ||
 	    check_bias(cfg->bias_create, "create", err, errlen))
 		return -1;
 	if (cfg->subdirs < 0 || cfg->subdirs > PM_MAX_SUBDIRS) {
-		seterr(err, errlen, "set subdirectories: %d is not in 0..%d",
+		pack_errf(err, errlen, "set subdirectories: %d is not in 0..%d",
 		       cfg->subdirs, PM_MAX_SUBDIRS);
 		return -1;
 	}
 	if (cfg->report != PM_REPORT_VERBOSE && cfg->report != PM_REPORT_TERSE) {
-		seterr(err, errlen, "set report: unknown report kind %d", (int)cfg->report);
+		pack_errf(err, errlen, "set report: unknown report kind %d", (int)cfg->report);
 		return -1;
 	}
 	return check_locations(cfg, err, errlen);
@@ -241,10 +228,10 @@ static int lerr(struct line_ctx *lc, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	if (lc->lineno > 0)
-		seterr(lc->err, lc->errlen, "line %d: %s: %s", lc->lineno,
+		pack_errf(lc->err, lc->errlen, "line %d: %s: %s", lc->lineno,
 		       lc->setting, why);
 	else
-		seterr(lc->err, lc->errlen, "%s: %s", lc->setting, why);
+		pack_errf(lc->err, lc->errlen, "%s: %s", lc->setting, why);
 	return -1;
 }
 
@@ -598,7 +585,7 @@ struct pm_sim *pm_sim_new(const struct pm_config *cfg, char *err, size_t errlen)
 	sim->state = ST_START;
 	return sim;
 nomem:
-	seterr(err, errlen, "set number: no memory for %d files of up to %d bytes",
+	pack_errf(err, errlen, "set number: no memory for %d files of up to %d bytes",
 	       cfg->number, cfg->size_hi);
 	pm_sim_free(sim);
 	return NULL;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rng.h"
+#include "errmsg.h"
 #include "sizedist.h"
 #include "units.h"
 
@@ -19,25 +20,6 @@
 #define LOGNORMAL_DEF_MAX	(64ULL << 20)
 #define SIGMA_MAX		100.0
 #define DIST_NAMES		"(fixed, uniform, lognormal, hist)"
-
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Formats one line; user text with control characters must not split it. */
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	char *p;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	for (p = err; *p; p++)
-		if (iscntrl((unsigned char)*p))
-			*p = '?';
-}
 
 /* Nearest integer to a non-negative double, saturating at UINT64_MAX. */
 static uint64_t round_u64(double x)
@@ -241,7 +223,7 @@ static int get_size(const char *s, size_t n, uint64_t *out, const char *optname,
 {
 	if (!parse_size_n(s, n, out))
 		return 0;
-	errf(err, errlen, "%s: invalid %s '%.*s' (expected a size like 4096 or 4k)",
+	pack_errf(err, errlen, "%s: invalid %s '%.*s' (expected a size like 4096 or 4k)",
 	     optname, what, (int)n, s);
 	return -1;
 }
@@ -262,7 +244,7 @@ static int parse_uniform(struct size_dist *d, const char *arg, const char *optna
 	const char *colon = strchr(arg, ':');
 
 	if (!colon) {
-		errf(err, errlen, "%s: uniform needs LOW:HIGH, got '%s'", optname, arg);
+		pack_errf(err, errlen, "%s: uniform needs LOW:HIGH, got '%s'", optname, arg);
 		return -1;
 	}
 	if (get_size(arg, colon - arg, &d->lo, optname, "uniform low", err, errlen) ||
@@ -270,7 +252,7 @@ static int parse_uniform(struct size_dist *d, const char *arg, const char *optna
 		     err, errlen))
 		return -1;
 	if (d->lo > d->hi) {
-		errf(err, errlen, "%s: uniform range %llu:%llu is inverted", optname,
+		pack_errf(err, errlen, "%s: uniform range %llu:%llu is inverted", optname,
 		     (unsigned long long)d->lo, (unsigned long long)d->hi);
 		return -1;
 	}
@@ -296,7 +278,7 @@ static int get_sigma(const char *s, size_t n, double *out, const char *optname,
 		goto bad;
 	return 0;
 bad:
-	errf(err, errlen, "%s: lognormal sigma '%.*s' must be a number in [0, %g]",
+	pack_errf(err, errlen, "%s: lognormal sigma '%.*s' must be a number in [0, %g]",
 	     optname, (int)n, s, SIGMA_MAX);
 	return -1;
 }
@@ -308,7 +290,7 @@ static int parse_lognormal(struct size_dist *d, const char *arg, const char *opt
 	uint64_t median;
 
 	if (!c1) {
-		errf(err, errlen, "%s: lognormal needs MEDIAN:SIGMA[:MAX], got '%s'",
+		pack_errf(err, errlen, "%s: lognormal needs MEDIAN:SIGMA[:MAX], got '%s'",
 		     optname, arg);
 		return -1;
 	}
@@ -323,11 +305,11 @@ static int parse_lognormal(struct size_dist *d, const char *arg, const char *opt
 			   err, errlen))
 		return -1;
 	if (median == 0) {
-		errf(err, errlen, "%s: lognormal median must be above 0", optname);
+		pack_errf(err, errlen, "%s: lognormal median must be above 0", optname);
 		return -1;
 	}
 	if (median > d->hi) {
-		errf(err, errlen, "%s: lognormal median %llu is above the max %llu",
+		pack_errf(err, errlen, "%s: lognormal median %llu is above the max %llu",
 		     optname, (unsigned long long)median, (unsigned long long)d->hi);
 		return -1;
 	}
@@ -370,7 +352,7 @@ static int split_ws(char *s, char **tok, int max)
 
 static int hist_line_err(struct hist_ctx *h, const char *what, const char *tok)
 {
-	errf(h->err, h->errlen, "%s: %s line %lu: %s '%s'", h->optname, h->path,
+	pack_errf(h->err, h->errlen, "%s: %s line %lu: %s '%s'", h->optname, h->path,
 	     h->line, what, tok);
 	return -1;
 }
@@ -388,7 +370,7 @@ static int hist_grow(struct size_dist *d, struct hist_ctx *h)
 	if (w)
 		h->w = w;
 	if (!b || !w) {
-		errf(h->err, h->errlen, "%s: %s: out of memory", h->optname, h->path);
+		pack_errf(h->err, h->errlen, "%s: %s: out of memory", h->optname, h->path);
 		return -1;
 	}
 	h->cap = cap;
@@ -404,7 +386,7 @@ static int hist_line(struct size_dist *d, struct hist_ctx *h, char *s)
 	int n = split_ws(s, tok, 3);
 
 	if (n < 2 || n > 3) {
-		errf(h->err, h->errlen,
+		pack_errf(h->err, h->errlen,
 		     "%s: %s line %lu: expected 'LOW HIGH WEIGHT' or 'SIZE WEIGHT'",
 		     h->optname, h->path, h->line);
 		return -1;
@@ -420,7 +402,7 @@ static int hist_line(struct size_dist *d, struct hist_ctx *h, char *s)
 		return hist_line_err(h, "weight must be a finite number >= 0, got",
 				     tok[n - 1]);
 	if (lo > hi) {
-		errf(h->err, h->errlen, "%s: %s line %lu: range %llu %llu is inverted",
+		pack_errf(h->err, h->errlen, "%s: %s line %lu: range %llu %llu is inverted",
 		     h->optname, h->path, h->line, (unsigned long long)lo,
 		     (unsigned long long)hi);
 		return -1;
@@ -429,7 +411,7 @@ static int hist_line(struct size_dist *d, struct hist_ctx *h, char *s)
 	if (w == 0)
 		return 0;
 	if (d->nbins == HIST_MAX_BINS) {
-		errf(h->err, h->errlen, "%s: %s line %lu: more than %d bins",
+		pack_errf(h->err, h->errlen, "%s: %s line %lu: more than %d bins",
 		     h->optname, h->path, h->line, HIST_MAX_BINS);
 		return -1;
 	}
@@ -456,7 +438,7 @@ static int hist_read(struct size_dist *d, struct hist_ctx *h, FILE *f)
 		while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
 			s[--n] = '\0';
 		if ((size_t)n != strlen(s)) {
-			errf(h->err, h->errlen, "%s: %s line %lu: contains a NUL byte",
+			pack_errf(h->err, h->errlen, "%s: %s line %lu: contains a NUL byte",
 			     h->optname, h->path, h->line);
 			ret = -1;
 			break;
@@ -470,7 +452,7 @@ static int hist_read(struct size_dist *d, struct hist_ctx *h, FILE *f)
 			break;
 	}
 	if (!ret && ferror(f)) {
-		errf(h->err, h->errlen, "%s: cannot read histogram %s: %s", h->optname,
+		pack_errf(h->err, h->errlen, "%s: cannot read histogram %s: %s", h->optname,
 		     h->path, strerror(errno));
 		ret = -1;
 	}
@@ -498,12 +480,12 @@ static int hist_finish(struct size_dist *d, struct hist_ctx *h)
 	for (i = 0; i < d->nbins; i++)
 		total += h->w[i];
 	if (!d->nbins || total == 0) {
-		errf(h->err, h->errlen, "%s: histogram %s has no bin with weight > 0",
+		pack_errf(h->err, h->errlen, "%s: histogram %s has no bin with weight > 0",
 		     h->optname, h->path);
 		return -1;
 	}
 	if (!isfinite(total)) {
-		errf(h->err, h->errlen, "%s: histogram %s: total weight is not finite",
+		pack_errf(h->err, h->errlen, "%s: histogram %s: total weight is not finite",
 		     h->optname, h->path);
 		return -1;
 	}
@@ -533,12 +515,12 @@ static int parse_hist(struct size_dist *d, const char *path, const char *optname
 	int ret;
 
 	if (!*path) {
-		errf(err, errlen, "%s: hist needs a file name", optname);
+		pack_errf(err, errlen, "%s: hist needs a file name", optname);
 		return -1;
 	}
 	f = fopen(path, "r");
 	if (!f) {
-		errf(err, errlen, "%s: cannot read histogram %s: %s", optname, path,
+		pack_errf(err, errlen, "%s: cannot read histogram %s: %s", optname, path,
 		     strerror(errno));
 		return -1;
 	}
@@ -570,7 +552,7 @@ static int parse_named(struct size_dist *d, const char *spec, size_t namelen,
 		if (strlen(kinds[i].name) == namelen &&
 		    !strncmp(spec, kinds[i].name, namelen))
 			return kinds[i].fn(d, spec + namelen + 1, optname, err, errlen);
-	errf(err, errlen, "%s: unknown distribution '%.*s' " DIST_NAMES, optname,
+	pack_errf(err, errlen, "%s: unknown distribution '%.*s' " DIST_NAMES, optname,
 	     (int)namelen, spec);
 	return -1;
 }
@@ -584,7 +566,7 @@ int size_dist_parse(struct size_dist *d, const char *spec, const char *optname,
 	if (!optname)
 		optname = "file_size_dist";
 	if (!spec || !*spec) {
-		errf(err, errlen, "%s: no size distribution given", optname);
+		pack_errf(err, errlen, "%s: no size distribution given", optname);
 		return -1;
 	}
 	colon = strchr(spec, ':');
@@ -593,6 +575,6 @@ int size_dist_parse(struct size_dist *d, const char *spec, const char *optname,
 	/* A bare size is a fixed size; a bare word is probably a misspelt kind. */
 	if (isdigit((unsigned char)spec[0]))
 		return parse_fixed(d, spec, optname, err, errlen);
-	errf(err, errlen, "%s: unknown distribution '%s' " DIST_NAMES, optname, spec);
+	pack_errf(err, errlen, "%s: unknown distribution '%s' " DIST_NAMES, optname, spec);
 	return -1;
 }

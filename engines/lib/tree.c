@@ -8,25 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "tree.h"
 
 #define MAX_LEAVES	(1ULL << 48)
 /* ".w" plus the widest unsigned writer number. */
 #define WRITER_SUFFIX_MAX	(2 + 10)
-
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static unsigned hex_digits(uint64_t v)
 {
@@ -72,12 +59,12 @@ static int depth_for_fpd(struct tree_shape *t, uint64_t fpd, char *err, size_t e
 	uint32_t d = 0;
 
 	if (t->fanout == 1 && need > 1) {
-		errf(err, errlen, "tree_fanout must be at least 2 when files_per_dir < tree_files");
+		pack_errf(err, errlen, "tree_fanout must be at least 2 when files_per_dir < tree_files");
 		return -1;
 	}
 	while (n < need) {
 		if (n > MAX_LEAVES / t->fanout) {
-			errf(err, errlen,
+			pack_errf(err, errlen,
 			     "files_per_dir %llu with tree_fanout %u needs more than 2^48 leaf directories",
 			     (unsigned long long)fpd, t->fanout);
 			return -1;
@@ -107,11 +94,11 @@ int tree_shape_init(struct tree_shape *t, uint64_t nfiles, uint32_t fanout,
 {
 	memset(t, 0, sizeof(*t));
 	if (nfiles == 0) {
-		errf(err, errlen, "tree_files must be at least 1");
+		pack_errf(err, errlen, "tree_files must be at least 1");
 		return -1;
 	}
 	if (fanout == 0) {
-		errf(err, errlen, "tree_fanout must be at least 1");
+		pack_errf(err, errlen, "tree_fanout must be at least 1");
 		return -1;
 	}
 	t->nfiles = nfiles;
@@ -129,7 +116,7 @@ int tree_shape_init(struct tree_shape *t, uint64_t nfiles, uint32_t fanout,
 		t->depth = depth;
 		t->nleaves = leaves_for(fanout, depth);
 		if (!t->nleaves) {
-			errf(err, errlen,
+			pack_errf(err, errlen,
 			     "tree_depth %u with tree_fanout %u gives more than 2^48 leaf directories",
 			     depth, fanout);
 			return -1;
@@ -138,7 +125,7 @@ int tree_shape_init(struct tree_shape *t, uint64_t nfiles, uint32_t fanout,
 	}
 	/* +1 for the NUL; a root path is prepended later, so this is a floor. */
 	if (longest_path(t) + 1 > PATH_MAX) {
-		errf(err, errlen, "tree_depth %u gives paths longer than PATH_MAX (%d)",
+		pack_errf(err, errlen, "tree_depth %u gives paths longer than PATH_MAX (%d)",
 		     t->depth, PATH_MAX);
 		return -1;
 	}

@@ -8,31 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "treemeta.h"
 
 struct kv {
 	const char *key, *val;
 	size_t klen, vlen;
 };
-
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Formats one line; text from a file with control characters must not split it. */
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	char *p;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	for (p = err; *p; p++)
-		if (iscntrl((unsigned char)*p))
-			*p = '?';
-}
 
 /* The line at *pos without its "\n" or "\r\n"; advances *pos. 0 at the end. */
 static int next_line(const char **pos, const char **line, size_t *len)
@@ -106,13 +88,13 @@ static int validate(const char *text, const char *who, char *why, size_t whylen)
 	int r;
 
 	if (skip_magic(&pos)) {
-		errf(why, whylen, "%s marker does not start with '%s'", who, TREEMETA_MAGIC);
+		pack_errf(why, whylen, "%s marker does not start with '%s'", who, TREEMETA_MAGIC);
 		return -1;
 	}
 	while ((r = next_kv(&pos, &lineno, &kv)) > 0)
 		;
 	if (r < 0) {
-		errf(why, whylen, "%s marker line %lu is not key=value", who, lineno);
+		pack_errf(why, whylen, "%s marker line %lu is not key=value", who, lineno);
 		return -1;
 	}
 	return 0;
@@ -167,10 +149,10 @@ static int first_missing(const char *a, const char *b, int a_is_tree,
 		if (find_kv(b, &kv, &other))
 			continue;
 		if (!other.key)
-			errf(why, whylen, "%s lacks %.*s", a_is_tree ? "job" : "tree",
+			pack_errf(why, whylen, "%s lacks %.*s", a_is_tree ? "job" : "tree",
 			     (int)kv.klen, kv.key);
 		else
-			errf(why, whylen, "%.*s: tree has %.*s, job has %.*s",
+			pack_errf(why, whylen, "%.*s: tree has %.*s, job has %.*s",
 			     (int)kv.klen, kv.key, (int)t->vlen, t->val,
 			     (int)j->vlen, j->val);
 		return 1;
