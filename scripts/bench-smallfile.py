@@ -656,9 +656,8 @@ def write_report(a, rep, results, error, t_start):
             json.dump(results, f, indent=1)
 
 
-def b1_report(rep, r, fc, where):
-    rep.add("#### Engine vs minloop, %s, %s files of 4 KiB" % (where, "{:,}".format(r["files"])))
-    rep.add()
+def vs_minloop_tables(rep, r, goal):
+    """The rate and ratio tables of an engine-vs-minloop comparison (B1, B2)."""
     e_med, e_s = fmt_triplet(r["engine"])
     m_med, m_s = fmt_triplet(r["minloop"])
     ew_med, ew_s = fmt_triplet(r["engine_wall"])
@@ -677,10 +676,16 @@ def b1_report(rep, r, fc, where):
         ["minloop, files per CPU-second of the process", mc_med, mc_s],
     ])
     rep.table(["ratio", "of medians", "pairwise min / median / max", "goal"], [
-        ["engine/minloop (job runtime / loop clock)", rr, rs, ">= 0.8"],
+        ["engine/minloop (job runtime / loop clock)", rr, rs, goal],
         ["engine/minloop (wall clock)", wr, ws, "-"],
         ["engine/minloop (per CPU-second)", cr, cs, "-"],
     ])
+
+
+def b1_report(rep, r, fc, where):
+    rep.add("#### Engine vs minloop, %s, %s files of 4 KiB" % (where, "{:,}".format(r["files"])))
+    rep.add()
+    vs_minloop_tables(rep, r, ">= 0.8")
     if fc:
         rep.add("#### fio's builtin filecreate (empty files, one directory), %s" % where)
         rep.add()
@@ -702,28 +707,7 @@ def b2_report(rep, r, ios, files, where):
     rep.add("#### Engine vs minloop random whole-file reads, %s, %s reads over %s files" % (
         where, "{:,}".format(ios), "{:,}".format(files)))
     rep.add()
-    e_med, e_s = fmt_triplet(r["engine"])
-    m_med, m_s = fmt_triplet(r["minloop"])
-    ew_med, ew_s = fmt_triplet(r["engine_wall"])
-    mw_med, mw_s = fmt_triplet(r["minloop_wall"])
-    rr, rs = ratio_cell(r["engine"], r["minloop"])
-    wr, ws = ratio_cell(r["engine_wall"], r["minloop_wall"])
-    ec_med, ec_s = fmt_triplet(r["engine_cpu"])
-    mc_med, mc_s = fmt_triplet(r["minloop_cpu"])
-    cr, cs = ratio_cell(r["engine_cpu"], r["minloop_cpu"])
-    rep.table(["", "files/s median", "min / median / max (±half-spread)"], [
-        ["engine (fio job runtime)", e_med, e_s],
-        ["minloop (loop clock)", m_med, m_s],
-        ["engine (wall clock of fio)", ew_med, ew_s],
-        ["minloop (wall clock of process)", mw_med, mw_s],
-        ["engine, files per CPU-second of the job", ec_med, ec_s],
-        ["minloop, files per CPU-second of the process", mc_med, mc_s],
-    ])
-    rep.table(["ratio", "of medians", "pairwise min / median / max", "goal"], [
-        ["engine/minloop (job runtime / loop clock)", rr, rs, ">= 0.9"],
-        ["engine/minloop (wall clock)", wr, ws, "-"],
-        ["engine/minloop (per CPU-second)", cr, cs, "-"],
-    ])
+    vs_minloop_tables(rep, r, ">= 0.9")
 
 
 def main(argv):
