@@ -19,9 +19,12 @@ DEPS_STAMP := $(BUILD)/.deps
 FIOSRC_STAMP := $(BUILD)/.fiosrc
 FIO_BIN := $(BUILD)/fio
 
-ENGINES := smallfile
+ENGINES := smallfile postmark
 LIB_SRCS := $(wildcard engines/lib/*.c)
 LIB_HDRS := $(wildcard engines/lib/*.h)
+# fio-dependent code shared by the engines (built with fio's headers)
+GLUE_SRCS := $(wildcard engines/glue/*.c)
+GLUE_HDRS := $(wildcard engines/glue/*.h)
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
            -Wno-missing-field-initializers -Wno-pointer-arith
@@ -33,7 +36,7 @@ ENGINE_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs-not -luring -lm
 
 .PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs fuzz bench pm-sim
 
-all: engines
+all: engines $(BUILD)/pmrc2fio
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/install-deps.sh
@@ -63,7 +66,7 @@ fio: $(FIO_BIN)
 
 ENGINE_CFLAGS = $(BASE_CFLAGS) -include $(FIOSRC)/config-host.h -I$(FIOSRC) \
 	-DFIO_INC_DEBUG -DPACK_FIO_VERSION='"$(shell cat $(BUILD)/fio-version 2>/dev/null)"' \
-	-Iengines/lib -Wno-shadow
+	-Iengines/lib -Iengines/glue -Wno-shadow
 
 # Only get_ioengine is exported: fio is linked -rdynamic, so an exported
 # helper of ours with the name of one of fio's functions would be bound to
@@ -73,17 +76,17 @@ ENGINE_LINK_CFLAGS = -fvisibility=hidden -ffunction-sections -fdata-sections
 
 engines: $(ENGINES:%=$(BUILD)/%.so)
 
-$(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
-	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) -o $@.tmp $< $(LIB_SRCS) \
+$(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN)
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
 		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm
 	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@.tmp) >/dev/null
 	mv -f $@.tmp $@  # rename: a running fio keeps its mapping of the old file
 
 # Sanitizer build of the same engines, loaded into fio with libasan preloaded.
 asan: $(ENGINES:%=$(BUILD)/asan/%.so)
-$(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(FIO_BIN)
+$(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN)
 	@mkdir -p $(BUILD)/asan
-	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) \
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
 		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm
 	mv -f $@.tmp $@
 
@@ -102,7 +105,7 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	PACK_ENGINE_DIR=$(abspath $(BUILD)/asan)
 
-check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim
+check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio
 	$(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
@@ -127,7 +130,7 @@ distclean:
 print-engine-cflags: $(FIO_BIN)
 	@echo $(ENGINE_CFLAGS)
 print-lib-srcs:
-	@echo $(LIB_SRCS)
+	@echo $(LIB_SRCS) $(GLUE_SRCS)
 
 # Coverage-guided fuzzing of the user-facing parsers (clang's libFuzzer), bounded in time.
 FUZZ_SECONDS ?= 20
@@ -145,6 +148,13 @@ pm-sim: $(BUILD)/pm-sim
 $(BUILD)/pm-sim: tools/pm-sim.c engines/lib/postmark.c engines/lib/postmark.h engines/lib/errmsg.c
 	@mkdir -p $(BUILD)
 	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ tools/pm-sim.c engines/lib/postmark.c engines/lib/errmsg.c -lm
+
+# PostMark configuration (.pmrc) to fio job file converter.
+.PHONY: tools
+tools: $(BUILD)/pm-sim $(BUILD)/pmrc2fio
+$(BUILD)/pmrc2fio: tools/pmrc2fio.c engines/lib/postmark.c engines/lib/postmark.h engines/lib/errmsg.c engines/lib/errmsg.h
+	@mkdir -p $(BUILD)
+	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ tools/pmrc2fio.c engines/lib/postmark.c engines/lib/errmsg.c -lm
 
 # Benchmarks (not tests): engine vs a minimal C loop and fio's own file engines.
 # Needs root (mounts tmpfs). See docs/benchmarks.md.

@@ -39,6 +39,7 @@
 
 #include "fio.h"
 #include "optgroup.h"
+#include "fioglue.h"
 
 
 #include "rng.h"
@@ -196,71 +197,7 @@ static int op_needs_file(enum file_op op)
 	return op == FOP_READ || op == FOP_STAT || op == FOP_APPEND || op == FOP_DELETE;
 }
 
-/* ------------------------------------------------------------------ */
-/* Version and layout self-check                                       */
-/* ------------------------------------------------------------------ */
-
-extern const char fio_version_string[];
-extern struct fio_option fio_options[];
-
-#ifndef PACK_FIO_VERSION
-#error "PACK_FIO_VERSION must name the fio version the engine is built against"
-#endif
-
 static struct ioengine_ops ioengine;
-
-/*
- * fio's ioops version does not change when struct layouts do (3.30..3.33 all
- * say 31), so check that the fio we are loaded into is the one we were
- * compiled against, and that the offsets we rely on agree with its option
- * table.
- */
-static int check_host_fio(struct thread_data *td)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-	} probes[] = {
-		{ "bs", offsetof(struct thread_options, bs) },
-		{ "direct", offsetof(struct thread_options, odirect) },
-		{ "time_based", offsetof(struct thread_options, time_based) },
-		{ "number_ios", offsetof(struct thread_options, number_ios) },
-		{ "loops", offsetof(struct thread_options, loops) },
-		{ "randseed", offsetof(struct thread_options, rand_seed) },
-		{ "iodepth", offsetof(struct thread_options, iodepth) },
-	};
-	size_t i;
-
-	if (strcmp(fio_version_string, PACK_FIO_VERSION)) {
-		log_err("smallfile: built for %s but loaded into %s; rebuild the engine against this fio's source (make)\n",
-			PACK_FIO_VERSION, fio_version_string);
-		return 1;
-	}
-	if (td->io_ops != &ioengine) {
-		log_err("smallfile: struct thread_data layout differs from the fio this engine was built for; rebuild (make)\n");
-		return 1;
-	}
-	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		struct fio_option *fo;
-		int found = 0;
-
-		for (fo = fio_options; fo->name; fo++) {
-			if (strcmp(fo->name, probes[i].name))
-				continue;
-			found = 1;
-			if (fo->off1 != probes[i].off) {
-				log_err("smallfile: struct thread_options layout differs from the fio this engine was built for (%s); rebuild (make)\n",
-					probes[i].name);
-				return 1;
-			}
-		}
-		if (!found) {
-			log_err("smallfile: fio option %s not found; wrong fio version\n", probes[i].name);
-			return 1;
-		}
-	}
-	return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
@@ -1104,11 +1041,7 @@ static int sf_prep(struct thread_data *td, struct io_u *io_u)
 	 * write+trim into fio's trimwrite offset pairing for the next I/O.
 	 */
 	io_u->ddir = op_ddir[op];
-	sd->saved_td_ddir = td->o.td_ddir;
-	if (io_u->ddir == DDIR_WRITE)
-		td->o.td_ddir |= TD_DDIR_WRITE;
-	else if (io_u->ddir == DDIR_TRIM)
-		td->o.td_ddir |= TD_DDIR_TRIM;
+	pack_ddir_allow(td, io_u->ddir, &sd->saved_td_ddir);
 	return 0;
 }
 
@@ -1129,7 +1062,7 @@ static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
 	struct sf_req *rq = io_u->engine_data;
 	int ret;
 
-	td->o.td_ddir = sd->saved_td_ddir;
+	pack_ddir_restore(td, sd->saved_td_ddir);
 	count_issue(td, sd);
 	clock_gettime(CLOCK_MONOTONIC, &rq->start);
 	if (!sd->issued_any) {
@@ -1559,32 +1492,10 @@ static int check_fio_options(struct thread_data *td, struct sf_data *sd)
 	return 0;
 }
 
-/*
- * numjobs= of the job this one is a clone of. fio resets numjobs to 1 in
- * the clones it makes, so look up the first job of the group: the nearest
- * earlier job of the same name with subjob number 0.
- */
-static unsigned clone_count(struct thread_data *td)
-{
-	struct thread_data *t, *parent = NULL;
-	int i;
-
-	if (td->subjob_number == 0)
-		return td->o.numjobs;
-	for_each_td(t, i) {
-		if (t == td)
-			break;
-		if (t->subjob_number == 0 && t->o.name && td->o.name &&
-		    !strcmp(t->o.name, td->o.name))
-			parent = t;
-	}
-	return parent && parent->o.numjobs > td->subjob_number ? parent->o.numjobs : 1;
-}
-
 /* numjobs clones of a layout job split the tree between them. */
 static int job_share(struct thread_data *td, struct sf_data *sd)
 {
-	uint64_t n = sd->shape.nfiles, k = td->subjob_number, j = clone_count(td);
+	uint64_t n = sd->shape.nfiles, k = td->subjob_number, j = pack_clone_count(td);
 
 	sd->slot_base = 0;
 	sd->slot_count = n;
@@ -1609,7 +1520,7 @@ static int sf_init(struct thread_data *td)
 	struct thread_options *to = &td->o;
 	uint64_t passes;
 
-	if (check_host_fio(td))
+	if (pack_check_host_fio(td, "smallfile", &ioengine))
 		return 1;
 	sd = calloc(1, sizeof(*sd));
 	if (!sd)
@@ -1728,26 +1639,6 @@ static int sf_unlink_file(struct thread_data *td, struct fio_file *f)
 	return 0;
 }
 
-/* @s as a JSON string body: quotes, backslashes and control characters escaped. */
-static void json_escape(const char *s, char *out, size_t len)
-{
-	size_t n = 0;
-
-	for (; s && *s && n + 7 < len; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\') {
-			out[n++] = '\\';
-			out[n++] = c;
-		} else if (c < 0x20) {
-			n += snprintf(out + n, len - n, "\\u%04x", c);
-		} else {
-			out[n++] = c;
-		}
-	}
-	out[n] = '\0';
-}
-
 static void write_opstats(struct thread_data *td, struct sf_data *sd)
 {
 	char line[4096], name[512], root[1024];
@@ -1755,8 +1646,8 @@ static void write_opstats(struct thread_data *td, struct sf_data *sd)
 
 	if (!sd->o->opstats_file || !*sd->o->opstats_file)
 		return;
-	json_escape(td->o.name, name, sizeof(name));
-	json_escape(sd->root, root, sizeof(root));
+	pack_json_escape(td->o.name, name, sizeof(name));
+	pack_json_escape(sd->root, root, sizeof(root));
 	len = snprintf(line, sizeof(line),
 		       "{\"job\":\"%s\",\"subjob\":%u,\"tree_dir\":\"%s\",\"ops\":{",
 		       name, td->subjob_number, root);
@@ -1790,27 +1681,6 @@ static void write_opstats(struct thread_data *td, struct sf_data *sd)
 	close(fd);
 }
 
-/*
- * fio credits a direction with run time only if rw= includes it and it moved
- * bytes, so a delete-only job (trim, 0 bytes) or the write share of a mix
- * behind rw=randread would report 0 IOPS. Give every direction that did
- * operations the job's run time, as fio does for the directions it knows.
- */
-static void fix_runtimes(struct thread_data *td, struct sf_data *sd)
-{
-	uint64_t ms = 0;
-	int d;
-
-	for (d = 0; d < DDIR_RWDIR_CNT; d++)
-		if (td->ts.runtime[d] > ms)
-			ms = td->ts.runtime[d];
-	if (!ms && sd->issued_any)
-		ms = (ns_between(&sd->t_first, &sd->t_last) + 999999) / 1000000;
-	for (d = 0; d < DDIR_RWDIR_CNT; d++)
-		if (td->io_blocks[d] && !td->ts.runtime[d])
-			td->ts.runtime[d] = ms ? ms : 1;
-}
-
 static void sf_cleanup(struct thread_data *td)
 {
 	struct sf_data *sd = td->io_ops_data;
@@ -1818,7 +1688,8 @@ static void sf_cleanup(struct thread_data *td)
 	if (!sd)
 		return;
 	if (td->io_ops_init) {
-		fix_runtimes(td, sd);
+		pack_fix_runtimes(td, sd->issued_any ?
+				  (ns_between(&sd->t_first, &sd->t_last) + 999999) / 1000000 : 0);
 		write_opstats(td, sd);
 	}
 	if (sd->ring_ok)
@@ -1845,26 +1716,19 @@ static void sf_cleanup(struct thread_data *td)
  * options reject empty values; an option of type FIO_OPT_STR without
  * possible values hands the raw (possibly NULL) string to a callback.
  */
-static int store_str(char **field, const char *val)
-{
-	free(*field);
-	*field = strdup(val ? val : "");
-	return *field ? 0 : 1;
-}
-
 static int str_opt_tree_dir(void *data, const char *val)
 {
-	return store_str(&((struct sf_options *)data)->tree_dir, val);
+	return pack_store_str(&((struct sf_options *)data)->tree_dir, val);
 }
 
 static int str_opt_tree_files(void *data, const char *val)
 {
-	return store_str(&((struct sf_options *)data)->tree_files, val);
+	return pack_store_str(&((struct sf_options *)data)->tree_files, val);
 }
 
 static int str_opt_opstats_file(void *data, const char *val)
 {
-	return store_str(&((struct sf_options *)data)->opstats_file, val);
+	return pack_store_str(&((struct sf_options *)data)->opstats_file, val);
 }
 
 static struct fio_option options[] = {

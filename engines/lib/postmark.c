@@ -553,8 +553,11 @@ struct pm_sim {
 	int total_weight;
 	int i;			/* create count / delete scan position */
 	int tx;
+	int stop_tx;		/* pm_sim_stop_transactions() was called */
 	enum sim_state state;
 	struct pm_counters c;
+	pm_size_fn sizer;	/* NULL: PostMark's uniform size draw */
+	void *sizer_ctx;
 };
 
 struct pm_sim *pm_sim_new(const struct pm_config *cfg, char *err, size_t errlen)
@@ -622,6 +625,22 @@ int pm_sim_live(const struct pm_sim *sim)
 	return sim->live;
 }
 
+void pm_sim_set_sizer(struct pm_sim *sim, pm_size_fn fn, void *ctx)
+{
+	sim->sizer = fn;
+	sim->sizer_ctx = ctx;
+}
+
+void pm_sim_stop_transactions(struct pm_sim *sim)
+{
+	sim->stop_tx = 1;
+}
+
+int pm_sim_nslots(const struct pm_sim *sim)
+{
+	return sim->nslots;
+}
+
 static void op_init(struct pm_sim *sim, struct pm_op *op, enum pm_op_kind kind,
 		    enum pm_phase phase)
 {
@@ -646,6 +665,15 @@ static void op_file(struct pm_sim *sim, struct pm_op *op, int s)
 		op->loc = f->place >> PLACE_SUBDIR_BITS;
 	if (sim->cfg.subdirs > 1)
 		op->subdir = f->place & ((1u << PLACE_SUBDIR_BITS) - 1);
+}
+
+int pm_sim_slot(struct pm_sim *sim, int s, struct pm_op *op)
+{
+	if (s < 0 || s >= sim->nslots || sim->slot[s].size == 0)
+		return 0;
+	op_init(sim, op, PM_OP_DELETE, PM_PHASE_DELETE);
+	op_file(sim, op, s);
+	return 1;
 }
 
 /* The cursor slot if free, else the first free slot; -1 if the table is full. */
@@ -708,7 +736,14 @@ static void do_create(struct pm_sim *sim, struct pm_op *op, enum pm_phase ph)
 	f = &sim->slot[s];
 	f->name = ++sim->c.created;
 	f->place = loc << PLACE_SUBDIR_BITS | sub;
-	f->size = cfg->size_lo + pm_rnd(&sim->g, cfg->size_hi - cfg->size_lo);
+	if (sim->sizer) {
+		uint32_t v = sim->sizer(sim->sizer_ctx, f->name);
+
+		/* size 0 marks a free slot: a created file has at least 1 byte */
+		f->size = v < 1 ? 1 : v > PM_MAX_SIZE ? PM_MAX_SIZE : (int32_t)v;
+	} else {
+		f->size = cfg->size_lo + pm_rnd(&sim->g, cfg->size_hi - cfg->size_lo);
+	}
 	sim->live++;
 	sim->c.bytes_written += (float)f->size;
 	op_file(sim, op, s);
@@ -774,7 +809,7 @@ static int next_tx(struct pm_sim *sim, struct pm_op *op)
 {
 	switch (sim->state) {
 	case ST_TX_BEGIN:
-		if (sim->tx == sim->cfg.transactions)
+		if (sim->tx == sim->cfg.transactions || sim->stop_tx)
 			return 0;
 		if (sim->live == 0) {
 			/* PostMark gives up here, before any draw. */
@@ -882,6 +917,18 @@ static void put(struct out *o, const char *fmt, ...)
 		o->pos += n;
 }
 
+/*
+ * The four intervals of a report in seconds. Whole-second mode (PostMark's
+ * own): differences of time() readings, 0 counted as 1, rates truncated by
+ * integer division. High-resolution mode: nanosecond intervals, rates are the
+ * truncated (verbose) or "%.2f" (terse) real quotients, and the seconds
+ * PostMark prints as integers are rounded.
+ */
+struct spans {
+	int whole;
+	double all, tx, crt, del;
+};
+
 /* An interval in seconds; PostMark turns 0 into 1 to keep divisions legal. */
 static long long secs(time_t to, time_t from)
 {
@@ -890,13 +937,38 @@ static long long secs(time_t to, time_t from)
 	return d ? d : 1;
 }
 
+static struct spans whole_spans(const struct pm_times *t)
+{
+	struct spans sp = { .whole = 1 };
+
+	sp.all = (double)secs(t->end, t->start);
+	sp.tx = (double)secs(t->tx_end, t->tx_start);
+	sp.crt = (double)secs(t->tx_start, t->start);
+	sp.del = (double)secs(t->end, t->tx_end);
+	return sp;
+}
+
+/* A nanosecond interval in seconds; never 0 so that rates stay finite. */
+static double hr_secs(uint64_t ns)
+{
+	return (double)(ns ? ns : 1) / 1e9;
+}
+
+/* An interval printed where PostMark prints whole seconds. */
+static int shown_secs(const struct spans *sp, double s)
+{
+	return sp->whole ? (int)s : (int)(s + 0.5);
+}
+
 /*
  * A truncated rate. PostMark prints these long quotients with "%d", so only
  * the low 32 bits show (the int conversion does the same).
  */
-static int irate(long long n, long long s)
+static int irate(const struct spans *sp, long long n, double s)
 {
-	return (int)(n / s);
+	if (sp->whole)
+		return (int)(n / (long long)s);
+	return (int)(long long)((double)n / s);
 }
 
 /*
@@ -916,84 +988,101 @@ static void put_bytes(struct out *o, float v)
 		put(o, "%f bytes", (double)v);
 }
 
-static void verbose(struct out *o, const struct pm_config *cfg,
-		    const struct pm_counters *c, const struct pm_times *t)
+static float per_sec(const struct spans *sp, float v, double s)
 {
-	long long all = secs(t->end, t->start), tx = secs(t->tx_end, t->tx_start);
-	/* PostMark keeps these two intervals in an int. */
-	int crt = (int)secs(t->tx_start, t->start);
-	int del = (int)secs(t->end, t->tx_end);
+	return sp->whole ? v / (float)s : (float)((double)v / s);
+}
 
-	crt = crt ? crt : 1;
-	del = del ? del : 1;
-	put(o, "Time:\n\t%d seconds total\n", (int)all);
-	put(o, "\t%d seconds of transactions (%d per second)\n", (int)tx,
-	    irate(cfg->transactions, tx));
+static void verbose(struct out *o, const struct pm_counters *c, const struct spans *sp)
+{
+	int tdone = c->transactions_done;
+
+	put(o, "Time:\n\t%d seconds total\n", shown_secs(sp, sp->all));
+	put(o, "\t%d seconds of transactions (%d per second)\n", shown_secs(sp, sp->tx),
+	    irate(sp, tdone, sp->tx));
 	put(o, "\nFiles:\n\t%d created (%d per second)\n", c->created,
-	    irate(c->created, all));
+	    irate(sp, c->created, sp->all));
+	/* PostMark keeps these two intervals in an int: same truncation */
 	put(o, "\t\tCreation alone: %d files (%d per second)\n",
-	    c->created_alone, c->created_alone / crt);
+	    c->created_alone, irate(sp, c->created_alone, sp->crt));
 	put(o, "\t\tMixed with transactions: %d files (%d per second)\n",
 	    c->created - c->created_alone,
-	    irate(c->created - c->created_alone, tx));
-	put(o, "\t%d read (%d per second)\n", c->read, irate(c->read, tx));
+	    irate(sp, c->created - c->created_alone, sp->tx));
+	put(o, "\t%d read (%d per second)\n", c->read, irate(sp, c->read, sp->tx));
 	put(o, "\t%d appended (%d per second)\n", c->appended,
-	    irate(c->appended, tx));
+	    irate(sp, c->appended, sp->tx));
 	put(o, "\t%d deleted (%d per second)\n", c->deleted,
-	    irate(c->deleted, all));
+	    irate(sp, c->deleted, sp->all));
 	put(o, "\t\tDeletion alone: %d files (%d per second)\n",
-	    c->deleted_alone, c->deleted_alone / del);
+	    c->deleted_alone, irate(sp, c->deleted_alone, sp->del));
 	put(o, "\t\tMixed with transactions: %d files (%d per second)\n",
 	    c->deleted - c->deleted_alone,
-	    irate(c->deleted - c->deleted_alone, tx));
+	    irate(sp, c->deleted - c->deleted_alone, sp->tx));
 	put(o, "\nData:\n\t");
 	put_bytes(o, c->bytes_read);
 	put(o, " read (");
-	put_bytes(o, c->bytes_read / (float)all);
+	put_bytes(o, per_sec(sp, c->bytes_read, sp->all));
 	put(o, " per second)\n\t");
 	put_bytes(o, c->bytes_written);
 	put(o, " written (");
-	put_bytes(o, c->bytes_written / (float)all);
+	put_bytes(o, per_sec(sp, c->bytes_written, sp->all));
 	put(o, " per second)\n");
 }
 
 /* A float quotient as the terse report prints it. */
-static void put_q(struct out *o, float n, long long s, const char *sep)
+static void put_q(struct out *o, const struct spans *sp, float n, double s, const char *sep)
 {
-	put(o, "%.2f%s", (double)(n / (float)s), sep);
+	put(o, "%.2f%s", (double)per_sec(sp, n, s), sep);
 }
 
-static void terse(struct out *o, const struct pm_config *cfg,
-		  const struct pm_counters *c, const struct pm_times *t)
+static void terse(struct out *o, const struct pm_counters *c, const struct spans *sp)
 {
-	long long all = secs(t->end, t->start), tx = secs(t->tx_end, t->tx_start);
-
-	put(o, "%d %d ", (int)all, (int)tx);
-	put_q(o, (float)cfg->transactions, tx, " ");
-	put_q(o, (float)c->created, all, " ");
-	put_q(o, (float)c->created_alone, secs(t->tx_start, t->start), " ");
-	put_q(o, (float)(c->created - c->created_alone), tx, " ");
-	put_q(o, (float)c->read, tx, " ");
-	put_q(o, (float)c->appended, tx, " ");
-	put_q(o, (float)c->deleted, all, " ");
-	put_q(o, (float)c->deleted_alone, secs(t->end, t->tx_end), " ");
-	put_q(o, (float)(c->deleted - c->deleted_alone), tx, " ");
-	put_q(o, c->bytes_read, all, " ");
-	put_q(o, c->bytes_written, all, "\n");
+	put(o, "%d %d ", shown_secs(sp, sp->all), shown_secs(sp, sp->tx));
+	put_q(o, sp, (float)c->transactions_done, sp->tx, " ");
+	put_q(o, sp, (float)c->created, sp->all, " ");
+	put_q(o, sp, (float)c->created_alone, sp->crt, " ");
+	put_q(o, sp, (float)(c->created - c->created_alone), sp->tx, " ");
+	put_q(o, sp, (float)c->read, sp->tx, " ");
+	put_q(o, sp, (float)c->appended, sp->tx, " ");
+	put_q(o, sp, (float)c->deleted, sp->all, " ");
+	put_q(o, sp, (float)c->deleted_alone, sp->del, " ");
+	put_q(o, sp, (float)(c->deleted - c->deleted_alone), sp->tx, " ");
+	put_q(o, sp, c->bytes_read, sp->all, " ");
+	put_q(o, sp, c->bytes_written, sp->all, "\n");
 }
 
-int pm_report_format(char *buf, size_t len, const struct pm_config *cfg,
-		     const struct pm_counters *c, const struct pm_times *t)
+static int format(char *buf, size_t len, const struct pm_config *cfg,
+		  const struct pm_counters *c, const struct spans *sp)
 {
 	struct out o = { .buf = buf, .len = len };
 
 	if (buf && len)
 		buf[0] = '\0';
 	if (cfg->report == PM_REPORT_TERSE)
-		terse(&o, cfg, c, t);
+		terse(&o, c, sp);
 	else
-		verbose(&o, cfg, c, t);
+		verbose(&o, c, sp);
 	return o.bad ? -1 : (int)o.pos;
+}
+
+int pm_report_format(char *buf, size_t len, const struct pm_config *cfg,
+		     const struct pm_counters *c, const struct pm_times *t)
+{
+	struct spans sp = whole_spans(t);
+
+	return format(buf, len, cfg, c, &sp);
+}
+
+int pm_report_format_ns(char *buf, size_t len, const struct pm_config *cfg,
+			const struct pm_counters *c, const struct pm_times_ns *t)
+{
+	struct spans sp = { .whole = 0 };
+
+	sp.all = hr_secs(t->end - t->start);
+	sp.tx = hr_secs(t->tx_end - t->tx_start);
+	sp.crt = hr_secs(t->tx_start - t->start);
+	sp.del = hr_secs(t->end - t->tx_end);
+	return format(buf, len, cfg, c, &sp);
 }
 
 int pm_report_write(FILE *fp, const struct pm_config *cfg,

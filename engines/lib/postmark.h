@@ -225,6 +225,26 @@ const struct pm_config *pm_sim_config(const struct pm_sim *sim);
 /* Files currently live (created and not deleted). */
 int pm_sim_live(const struct pm_sim *sim);
 
+/*
+ * Beyond PostMark: created files get the size @fn returns for their name
+ * number (clamped to 1 .. PM_MAX_SIZE) instead of PostMark's draw, which
+ * is then not made (so the rest of the stream differs from PostMark's).
+ * Appends still grow files up to size_hi. Call before the first create.
+ */
+typedef uint32_t (*pm_size_fn)(void *ctx, int name);
+void pm_sim_set_sizer(struct pm_sim *sim, pm_size_fn fn, void *ctx);
+
+/*
+ * Ends the transaction phase at the next transaction boundary: the next
+ * transaction is not begun, the deletion phase follows (time-based runs).
+ */
+void pm_sim_stop_transactions(struct pm_sim *sim);
+
+/* Table slots 0 .. pm_sim_nslots() - 1; pm_sim_slot() fills @op (as a
+ * DELETE) with slot @s's file and returns 1 if the slot is live, else 0. */
+int pm_sim_nslots(const struct pm_sim *sim);
+int pm_sim_slot(struct pm_sim *sim, int s, struct pm_op *op);
+
 /* ---- Reports. ---- */
 
 /* The four timer readings of a run, whole seconds as from time(). */
@@ -246,6 +266,18 @@ struct pm_times {
  */
 int pm_report_format(char *buf, size_t len, const struct pm_config *cfg,
 		     const struct pm_counters *c, const struct pm_times *t);
+/*
+ * The same report from nanosecond clock readings: the lines and number
+ * formats are PostMark's (so its parsers keep working), the rates are the
+ * real quotients (truncated where PostMark prints "%d"), and the seconds
+ * PostMark prints as integers are rounded. Rates use the transactions done.
+ */
+struct pm_times_ns {
+	uint64_t start, tx_start, tx_end, end;
+};
+int pm_report_format_ns(char *buf, size_t len, const struct pm_config *cfg,
+			const struct pm_counters *c, const struct pm_times_ns *t);
+
 int pm_report_write(FILE *fp, const struct pm_config *cfg,
 		    const struct pm_counters *c, const struct pm_times *t);
 

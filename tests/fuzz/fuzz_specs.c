@@ -1,9 +1,10 @@
 /*
  * libFuzzer target for every text the small-file engine parses from users:
  * size specs, size-distribution specs (including histogram files), content
- * specs, operation mixes and tree markers. The input is split at the first
- * NUL-free byte 0x01 into a selector byte and the text; each parser must
- * return cleanly, with a one-line message on error, and never crash.
+ * specs, operation mixes and tree markers, plus the PostMark configuration
+ * line parser (.pmrc files, as pmrc2fio reads them). The input is split at
+ * the first NUL-free byte 0x01 into a selector byte and the text; each parser
+ * must return cleanly, with a one-line message on error, and never crash.
  *
  *   make fuzz FUZZ_SECONDS=60
  */
@@ -19,6 +20,7 @@
 #include "opmix.h"
 #include "treemeta.h"
 #include "tree.h"
+#include "postmark.h"
 
 static void check_err(const char *err)
 {
@@ -51,6 +53,45 @@ static void fuzz_hist(const char *text, size_t len)
 	unlink(path);
 }
 
+/*
+ * A .pmrc: each line through pm_config_parse_line() with its line number. A
+ * bad line must leave the configuration byte for byte as it was and say
+ * "line N: ..." in one line; a good one must leave a configuration that
+ * pm_config_check() judges without crashing.
+ */
+static void fuzz_pmrc(char *text)
+{
+	struct pm_config cfg, before;
+	char err[512], prefix[32];
+	char *line, *rest = text;
+	int lineno = 0;
+	enum pm_cmd cmd;
+
+	pm_config_default(&cfg);
+	while ((line = strsep(&rest, "\n"))) {
+		memcpy(&before, &cfg, sizeof(cfg));
+		err[0] = '\0';
+		cmd = pm_config_parse_line(&cfg, line, ++lineno, err, sizeof(err));
+		if (cmd == PM_CMD_ERROR) {
+			check_err(err);
+			snprintf(prefix, sizeof(prefix), "line %d: ", lineno);
+			if (strncmp(err, prefix, strlen(prefix)))
+				abort();
+			if (memcmp(&before, &cfg, sizeof(cfg)))
+				abort();
+			continue;
+		}
+		if (cmd < PM_CMD_NONE || cmd > PM_CMD_QUIT)
+			abort();
+		if (cfg.nloc < 0 || cfg.nloc > PM_MAX_LOCATIONS)
+			abort();
+		if (pm_config_check(&cfg, err, sizeof(err)))
+			check_err(err);
+		if (cmd == PM_CMD_QUIT)
+			break;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[512] = "", buf[512];
@@ -65,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
 
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0:
 		parse_size(text, &v);
 		break;
@@ -109,6 +150,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 5:
 		fuzz_hist(text, strlen(text));
+		break;
+	case 6:
+		fuzz_pmrc(text);
 		break;
 	}
 	free(text);

@@ -468,6 +468,7 @@ TEST(postmark_report_arithmetic)
 		.created = 9950, .created_alone = 5000, .read = 5026,
 		.appended = 4974, .deleted = 9950, .deleted_alone = 4900,
 		.bytes_read = 3145728.0f, .bytes_written = 1048576.0f,
+		.transactions_done = 1000,
 	};
 	/* 12 s in all, 3 creating, 7 in transactions, 2 deleting. */
 	struct pm_times t = { .start = 100, .tx_start = 103, .tx_end = 110, .end = 112 };
@@ -506,7 +507,8 @@ TEST(postmark_report_zero_intervals)
 {
 	struct pm_config cfg;
 	struct pm_counters c = { .created = 7, .created_alone = 7, .deleted = 7,
-				 .deleted_alone = 7, .bytes_written = 1.0f };
+				 .deleted_alone = 7, .bytes_written = 1.0f,
+				 .transactions_done = 500 };
 	struct pm_times t = { 5, 5, 5, 5 };
 	const char *r;
 
@@ -834,4 +836,72 @@ TEST(postmark_config_check_errors)
 	c.bias_create = 10;
 	c.subdirs = PM_MAX_SUBDIRS;
 	CHECK(pm_config_check(&c, err, sizeof(err)) == 0);
+}
+
+/* High-resolution reports: PostMark's lines, real quotients, rounded seconds. */
+TEST(postmark_report_ns)
+{
+	struct pm_config cfg;
+	char buf[4096];
+	struct pm_counters c = { .created = 30, .created_alone = 20, .read = 5,
+				 .appended = 5, .deleted = 30, .deleted_alone = 25,
+				 .bytes_read = 2048.0f, .bytes_written = 4096.0f,
+				 .transactions_done = 10 };
+	/* 0.25 s creating, 0.5 s of transactions, 0.25 s deleting */
+	struct pm_times_ns t = { 1000000000ULL, 1250000000ULL, 1750000000ULL, 2000000000ULL };
+
+	pm_config_default(&cfg);
+	CHECK(pm_report_format_ns(buf, sizeof(buf), &cfg, &c, &t) > 0);
+	CHECK(strstr(buf, "\t1 seconds total\n\t1 seconds of transactions (20 per second)\n"));
+	CHECK(strstr(buf, "\t30 created (30 per second)\n\t\tCreation alone: 20 files (80 per second)\n"));
+	CHECK(strstr(buf, "\t\tDeletion alone: 25 files (100 per second)\n"));
+	CHECK(strstr(buf, "\t2.00 kilobytes read (2.00 kilobytes per second)\n"));
+	cfg.report = PM_REPORT_TERSE;
+	CHECK(pm_report_format_ns(buf, sizeof(buf), &cfg, &c, &t) > 0);
+	CHECK_STREQ(buf, "1 1 20.00 30.00 80.00 20.00 10.00 10.00 30.00 100.00 10.00 2048.00 4096.00\n");
+}
+
+static uint32_t fixed_777(void *ctx, int name)
+{
+	(void)ctx;
+	return name == 2 ? 0 : 777;	/* 0 is raised to 1 */
+}
+
+/* Sizer hook, early stop of the transactions, and the live-slot walk. */
+TEST(postmark_sim_hooks)
+{
+	struct pm_config cfg;
+	struct pm_sim *sim;
+	struct pm_op op;
+	char err[256];
+	int creates = 0, tx_ends = 0, s, live = 0;
+
+	pm_config_default(&cfg);
+	cfg.number = 10;
+	cfg.transactions = 1000;
+	sim = pm_sim_new(&cfg, err, sizeof(err));
+	CHECK(sim != NULL);
+	pm_sim_set_sizer(sim, fixed_777, NULL);
+	while (pm_sim_next(sim, &op)) {
+		if (op.kind == PM_OP_CREATE && op.phase == PM_PHASE_CREATE) {
+			CHECK(op.size == (op.name == 2 ? 1 : 777));
+			creates++;
+		}
+		if (op.kind == PM_OP_TX_END && ++tx_ends == 3)
+			pm_sim_stop_transactions(sim);
+		if (op.kind == PM_OP_PHASE && op.phase == PM_PHASE_DELETE) {
+			CHECK(tx_ends == 3);
+			CHECK(pm_sim_counters(sim)->transactions_done == 3);
+			for (s = 0; s < pm_sim_nslots(sim); s++)
+				if (pm_sim_slot(sim, s, &op)) {
+					CHECK(op.name > 0 && op.size >= 1);
+					live++;
+				}
+			CHECK(live == pm_sim_live(sim));
+			CHECK(!pm_sim_slot(sim, -1, &op) && !pm_sim_slot(sim, pm_sim_nslots(sim), &op));
+		}
+	}
+	CHECK(creates == 10);
+	CHECK(live > 0);
+	pm_sim_free(sim);
 }

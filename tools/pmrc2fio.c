@@ -1,0 +1,588 @@
+/*
+ * pmrc2fio: converts a PostMark 1.53 configuration file (.pmrc) into an fio
+ * job file for the postmark engine (build/postmark.so). The lines are applied
+ * in order with the model's parser (engines/lib/postmark.c); every `run`
+ * becomes one job section holding every pm_* option as it stands at that
+ * point, and a file without `run` gets one job at the end, as PostMark run
+ * from its prompt would. Nothing is written unless the whole file converts.
+ * `pmrc2fio --help` has the details. Build: the pmrc2fio target in the
+ * Makefile.
+ *
+ * fio reads a job file line by line: it cuts a line at the first ';' or '#',
+ * strips blanks and control characters from both ends, replaces ${VAR} by the
+ * environment variable VAR and $pagesize, $mb_memory and $ncpus by numbers,
+ * and reads at most OPT_LEN_MAX (8192) bytes of a line. pm_location's
+ * backslash escapes get around all of that except ';' and '#'; paths with
+ * those, and report file names fio would alter, are refused with a message.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+#include "postmark.h"
+
+#define PROG		"pmrc2fio"
+#define STDIN_NAME	"(standard input)"
+/* fio reads a job file line with fgets(buf, 8192): newline included, 8190 is safe. */
+#define FIO_LINE_MAX	8190
+#define NAME_MAX_LEN	200	/* fio keeps section names in 256 bytes; room for -N */
+
+struct job {
+	struct pm_config cfg;
+	char *report_file;	/* `run FILE`; NULL: none (stderr) */
+	int lineno;		/* the `run` line; 0: the implicit run at the end */
+};
+
+static void help(void)
+{
+	fputs(
+"NAME\n"
+"    " PROG " - convert a PostMark configuration (.pmrc) into an fio job file\n"
+"\n"
+"SYNOPSIS\n"
+"    " PROG " [-o OUT] [--engine PATH] [--name NAME] [CONFIG|-]\n"
+"\n"
+"DESCRIPTION\n"
+"    Reads the PostMark 1.53 configuration CONFIG (standard input if CONFIG\n"
+"    is missing or -) and writes an fio job file that runs the same\n"
+"    benchmark on the postmark engine of this repository. Lines are applied\n"
+"    in order, as PostMark does; every `run [FILE]` becomes one job section\n"
+"    with the settings in force at that point (named NAME for a single run,\n"
+"    NAME-1, NAME-2, ... for several; each after the first has `stonewall`,\n"
+"    since PostMark runs them one after the other). `run FILE` adds\n"
+"    pm_report_file=FILE. Without any `run`, one job is written for the\n"
+"    settings at the end of the file. `quit` and `exit` stop reading, `show`\n"
+"    and `help` are ignored; `load` and shell escapes (`!`) are refused.\n"
+"\n"
+"    Every job lists all the pm_* engine options, defaults included:\n"
+"      set size L [H]          pm_size_low=L pm_size_high=H (H missing, <= 0\n"
+"                              or below L: H = L, a fixed size)\n"
+"      set number N            pm_number=N\n"
+"      set seed S              pm_seed=S\n"
+"      set transactions T      pm_transactions=T\n"
+"      set subdirectories K    pm_subdirectories=K\n"
+"      set read B, set write B pm_read_block=B, pm_write_block=B\n"
+"      set buffering true|false  pm_buffering=1|0\n"
+"      set bias read R, set bias create C  pm_bias_read=R, pm_bias_create=C\n"
+"      set report verbose|terse  pm_report=verbose|terse\n"
+"      set location P [W], +P [W], -P\n"
+"                              pm_location=P1[@W1]:P2[@W2]... with ':', '\\'\n"
+"                              and '@' in a path written '\\:', '\\\\', '\\@'\n"
+"    A configuration without `set location` gets pm_location=${PM_LOCATION}:\n"
+"    the directories come from the environment variable PM_LOCATION, and if\n"
+"    it is unset or empty the engine uses a fresh temporary directory\n"
+"    (PostMark itself would use the current directory).\n"
+"\n"
+"    The configuration is checked as the model checks it (whole numbers in\n"
+"    range, biases -1..10, weights 1..1000000, known commands only); paths\n"
+"    containing ';' or '#', which fio cannot read back, are refused too.\n"
+"    On any error nothing is written.\n"
+"\n"
+"OPTIONS\n"
+"    -o, --output OUT   write the job file to OUT (atomically: a temporary\n"
+"                       file in the same directory, then renamed) instead\n"
+"                       of standard output\n"
+"    --engine PATH      the ioengine= value (default external:build/postmark.so,\n"
+"                       relative to the directory fio is run from)\n"
+"    --name NAME        job name prefix (default postmark)\n"
+"    -h, --help         print this help and exit\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on success; 2 on a bad command line, an unreadable or invalid\n"
+"    configuration or an unwritable output, after one line on standard\n"
+"    error: " PROG ": CONFIG: line N: SETTING: REASON, or " PROG ": FILE: ERROR.\n"
+"\n"
+"EXAMPLES\n"
+"    " PROG " -o postmark.fio my.pmrc && fio postmark.fio\n"
+"    PM_LOCATION=/mnt/ssd/pm fio postmark.fio\n"
+"    printf 'set number 5000\\nset transactions 10000\\n' | " PROG " > pm.fio\n",
+	stdout);
+}
+
+static void die_oom(void)
+{
+	fprintf(stderr, PROG ": out of memory\n");
+	exit(2);
+}
+
+/* A copy of @s with control characters as '?', for comments and messages. */
+static char *printable(const char *s)
+{
+	char *p, *r = strdup(s);
+
+	if (!r)
+		die_oom();
+	for (p = r; *p; p++)
+		if (iscntrl((unsigned char)*p))
+			*p = '?';
+	return r;
+}
+
+/* Whether fio would substitute something in @s: ${VAR} or a keyword. */
+static const char *fio_substitution(const char *s)
+{
+	static const char *const kw[] = { "${", "$pagesize", "$mb_memory", "$ncpus" };
+	size_t i;
+
+	for (i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
+		if (strstr(s, kw[i]))
+			return kw[i];
+	return NULL;
+}
+
+static int fio_blank(char c)
+{
+	return isspace((unsigned char)c) || iscntrl((unsigned char)c);
+}
+
+/*
+ * One pm_location entry: backslash before ':', '\', '@', a first character
+ * fio would strip, and the character after a '$' (so fio sees neither
+ * "${" nor a "$keyword"). @W when the weight is not 1, when the path has an
+ * '@', or when it ends in a character fio would strip at the end of a line.
+ */
+static void put_location(FILE *o, const struct pm_location *l)
+{
+	const char *p = l->path;
+	size_t i, n = strlen(p);
+
+	for (i = 0; i < n; i++) {
+		char c = p[i];
+
+		if (c == ':' || c == '\\' || c == '@' || (i == 0 && fio_blank(c)) ||
+		    (i > 0 && p[i - 1] == '$'))
+			fputc('\\', o);
+		fputc(c, o);
+	}
+	if (l->weight != 1 || strchr(p, '@') || (n && fio_blank(p[n - 1])))
+		fprintf(o, "@%d", l->weight);
+}
+
+static void put_locations(FILE *o, const struct pm_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < cfg->nloc; i++) {
+		if (i)
+			fputc(':', o);
+		put_location(o, &cfg->loc[i]);
+	}
+}
+
+/* 0 if fio can read @cfg's locations back from a job file, else -1 and @err. */
+static int check_locations(const struct pm_config *cfg, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o;
+	int i;
+
+	for (i = 0; i < cfg->nloc; i++) {
+		const char *bad = strpbrk(cfg->loc[i].path, ";#");
+
+		if (bad) {
+			pack_errf(err, errlen, "set location: '%s': fio cannot read a "
+				  "'%c' in an option value (it starts a comment)",
+				  cfg->loc[i].path, *bad);
+			return -1;
+		}
+	}
+	o = open_memstream(&buf, &len);
+	if (!o)
+		die_oom();
+	fputs("pm_location=", o);
+	put_locations(o, cfg);
+	if (fclose(o))
+		die_oom();
+	free(buf);
+	if (len > FIO_LINE_MAX) {
+		pack_errf(err, errlen, "set location: the %d locations make a %zu-byte "
+			  "pm_location line, fio reads at most %d", cfg->nloc, len,
+			  FIO_LINE_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The FILE of `run FILE` in @line (the parser said it is a run) into *@file,
+ * NULL if none (PostMark passes the rest of the line; the parser has made
+ * words blank-separated). 0, or -1 with @err if fio could not read it back.
+ */
+static int run_file(const char *line, char **file, char *err, size_t errlen)
+{
+	const char *s = line + strspn(line, " \t");
+	size_t n;
+	char *f;
+
+	s += strlen("run");
+	s += strspn(s, " \t");
+	n = strlen(s);
+	if (n && s[n - 1] == '\n')
+		n--;
+	if (n && s[n - 1] == '\r')
+		n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	*file = NULL;
+	if (!n)
+		return 0;
+	f = strndup(s, n);
+	if (!f)
+		die_oom();
+	if (strpbrk(f, ";#")) {
+		pack_errf(err, errlen, "run: report file '%s': fio cannot read a '%c' in "
+			  "an option value (it starts a comment)", f, *strpbrk(f, ";#"));
+		goto bad;
+	}
+	if (fio_substitution(f)) {
+		pack_errf(err, errlen, "run: report file '%s': fio would replace '%s' "
+			  "in it", f, fio_substitution(f));
+		goto bad;
+	}
+	if (fio_blank(f[0]) || fio_blank(f[n - 1])) {
+		pack_errf(err, errlen, "run: report file '%s': fio strips blank and "
+			  "control characters at the ends of a value", f);
+		goto bad;
+	}
+	if (n + strlen("pm_report_file=") > FIO_LINE_MAX) {
+		pack_errf(err, errlen, "run: report file name too long for fio");
+		goto bad;
+	}
+	*file = f;
+	return 0;
+bad:
+	free(f);
+	return -1;
+}
+
+/* What fio accepts as a section name we make: NAME or NAME-N. */
+static const char *check_name(const char *name)
+{
+	const char *p;
+
+	if (!*name)
+		return "is empty";
+	if (strlen(name) > NAME_MAX_LEN)
+		return "is too long";
+	if (!strncmp(name, "global", 6))
+		return "starts with 'global', which fio takes for a [global] section";
+	for (p = name; *p; p++)
+		if (fio_blank(*p) || strchr("[];#$", *p))
+			return "has a blank, control character or one of [ ] ; # $";
+	return NULL;
+}
+
+static const char *check_engine(const char *engine)
+{
+	const char *p;
+
+	if (!*engine)
+		return "is empty";
+	for (p = engine; *p; p++)
+		if (fio_blank(*p) || strchr(";#", *p))
+			return "has a blank, control character, ';' or '#'";
+	if (fio_substitution(engine))
+		return "has a '$' that fio would replace";
+	if (strlen(engine) + strlen("ioengine=") > FIO_LINE_MAX)
+		return "is too long";
+	return NULL;
+}
+
+static void put_header(FILE *o, const char *src, const char *out, const char *engine,
+		       const struct job *jobs, int njobs)
+{
+	int i, env = 0, explicit = 0;
+	char *s = printable(src);
+
+	for (i = 0; i < njobs; i++) {
+		if (jobs[i].cfg.nloc)
+			explicit++;
+		else
+			env++;
+	}
+	fprintf(o, "; Converted by " PROG " from the PostMark configuration %s.\n", s);
+	free(s);
+	fprintf(o,
+"; Reproduces that PostMark 1.53 configuration on fio's postmark engine:\n"
+"; the same files, sizes, operations and report.%s\n"
+";\n"
+"; Run from the repository root after `make` (the ioengine path below is\n"
+"; relative to the current directory):\n",
+		njobs > 1 ? " One job per `run`,\n; one after the other." : "");
+	if (out) {
+		s = printable(out);
+		fprintf(o, ";   fio %s\n", s);
+		free(s);
+	} else {
+		fprintf(o, ";   fio THIS-FILE.fio\n");
+	}
+	fprintf(o, "; Environment:\n");
+	if (env) {
+		fprintf(o,
+";   PM_LOCATION  the directory the files go into, or several as\n"
+";                DIR[@WEIGHT]:DIR[@WEIGHT]... (write '\\:', '\\\\', '\\@' for a\n"
+";                ':', '\\', '@' in a DIR). Unset or empty: a fresh temporary\n"
+";                directory (PostMark without `set location` would use the\n"
+";                current directory).%s\n",
+			explicit ? " Jobs with their own pm_location ignore it." : "");
+	} else {
+		fprintf(o,
+";   PM_LOCATION  not used: the configuration names its directories (see\n"
+";                pm_location); write pm_location=${PM_LOCATION} to choose\n"
+";                them when running instead.\n");
+	}
+	fprintf(o,
+"; pm_report: PostMark's report, written to pm_report_file (from `run FILE`)\n"
+"; or, without it, to standard error.\n");
+}
+
+static void put_job(FILE *o, const struct job *j, int idx, int njobs, const char *name)
+{
+	const struct pm_config *c = &j->cfg;
+
+	fputc('\n', o);
+	if (njobs > 1)
+		fprintf(o, "[%s-%d]\n", name, idx + 1);
+	else
+		fprintf(o, "[%s]\n", name);
+	if (j->lineno)
+		fprintf(o, "; `run` at line %d\n", j->lineno);
+	else
+		fprintf(o, "; the settings at the end of the file (it has no `run`)\n");
+	if (idx)
+		fprintf(o, "stonewall\n");
+	fprintf(o, "pm_size_low=%d\n", c->size_lo);
+	fprintf(o, "pm_size_high=%d\n", c->size_hi);
+	fprintf(o, "pm_number=%d\n", c->number);
+	fprintf(o, "pm_seed=%u\n", (unsigned int)c->seed);
+	fprintf(o, "pm_transactions=%d\n", c->transactions);
+	fprintf(o, "pm_subdirectories=%d\n", c->subdirs);
+	fprintf(o, "pm_read_block=%d\n", c->read_block);
+	fprintf(o, "pm_write_block=%d\n", c->write_block);
+	fprintf(o, "pm_buffering=%d\n", c->buffered ? 1 : 0);
+	fprintf(o, "pm_bias_read=%d\n", c->bias_read);
+	fprintf(o, "pm_bias_create=%d\n", c->bias_create);
+	fprintf(o, "pm_report=%s\n", c->report == PM_REPORT_TERSE ? "terse" : "verbose");
+	if (c->nloc) {
+		fputs("pm_location=", o);
+		put_locations(o, c);
+		fputc('\n', o);
+	} else {
+		fputs("pm_location=${PM_LOCATION}\n", o);
+	}
+	if (j->report_file)
+		fprintf(o, "pm_report_file=%s\n", j->report_file);
+}
+
+/* Writes @len bytes of @buf to @path atomically; 0, or -1 with errno. */
+static int write_atomic(const char *path, const char *buf, size_t len)
+{
+	struct stat st;
+	mode_t mode, mask;
+	char *tmp;
+	size_t off = 0;
+	int fd, e;
+
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+		die_oom();
+	mask = umask(0);
+	umask(mask);
+	mode = 0666 & ~mask;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		mode = st.st_mode & 07777;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		goto fail_noclose;
+	if (fchmod(fd, mode))
+		goto fail;
+	while (off < len) {
+		ssize_t w = write(fd, buf + off, len - off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		off += w;
+	}
+	if (fsync(fd))
+		goto fail;
+	if (close(fd)) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path))
+		goto fail;
+	free(tmp);
+	return 0;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = e;
+fail_noclose:
+	e = errno;
+	free(tmp);
+	errno = e;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *src = "-", *srcname, *out = NULL;
+	const char *engine = "external:build/postmark.so", *name = "postmark", *why;
+	struct pm_config cfg;
+	struct job *jobs = NULL;
+	int njobs = 0, lineno = 0, c, i, ret = 2;
+	char *line = NULL, err[1024], *buf = NULL;
+	size_t cap = 0, len = 0;
+	FILE *in = stdin, *o;
+	enum pm_cmd cmd = PM_CMD_NONE;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'e':
+			engine = optarg;
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'h':
+			help();
+			return 0;
+		default:
+			if (optopt == 'o' || optopt == 'e' || optopt == 'n')
+				fprintf(stderr, PROG ": option %s needs an argument "
+					"(see " PROG " --help)\n", argv[optind - 1]);
+			else
+				fprintf(stderr, PROG ": unknown option '%s' (see "
+					PROG " --help)\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		src = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, PROG ": more than one CONFIG (see " PROG " --help)\n");
+		return 2;
+	}
+	if (out && !*out) {
+		fprintf(stderr, PROG ": -o: empty file name\n");
+		return 2;
+	}
+	if ((why = check_engine(engine))) {
+		fprintf(stderr, PROG ": --engine: '%s' %s\n", engine, why);
+		return 2;
+	}
+	if ((why = check_name(name))) {
+		fprintf(stderr, PROG ": --name: '%s' %s\n", name, why);
+		return 2;
+	}
+	srcname = strcmp(src, "-") ? src : STDIN_NAME;
+	if (strcmp(src, "-")) {
+		in = fopen(src, "r");
+		if (!in) {
+			fprintf(stderr, PROG ": %s: %s\n", src, strerror(errno));
+			return 2;
+		}
+	}
+
+	pm_config_default(&cfg);
+	while (cmd != PM_CMD_QUIT) {
+		errno = 0;
+		if (getline(&line, &cap, in) < 0) {
+			if (ferror(in)) {
+				fprintf(stderr, PROG ": %s: %s\n", srcname,
+					strerror(errno ? errno : EIO));
+				goto out;
+			}
+			break;
+		}
+		cmd = pm_config_parse_line(&cfg, line, ++lineno, err, sizeof(err));
+		if (cmd == PM_CMD_ERROR)
+			goto bad_line;
+		if (check_locations(&cfg, err, sizeof(err)))
+			goto bad_line;
+		if (cmd != PM_CMD_RUN)
+			continue;
+		if (pm_config_check(&cfg, err, sizeof(err)))
+			goto bad_line;
+		jobs = realloc(jobs, (njobs + 1) * sizeof(*jobs));
+		if (!jobs)
+			die_oom();
+		jobs[njobs].cfg = cfg;
+		jobs[njobs].lineno = lineno;
+		if (run_file(line, &jobs[njobs].report_file, err, sizeof(err)))
+			goto bad_line;
+		njobs++;
+	}
+	if (!njobs) {
+		/* Like typing `run` at PostMark's prompt after loading the file. */
+		if (pm_config_check(&cfg, err, sizeof(err))) {
+			fprintf(stderr, PROG ": %s: %s\n", srcname, err);
+			goto out;
+		}
+		jobs = calloc(1, sizeof(*jobs));
+		if (!jobs)
+			die_oom();
+		jobs[0].cfg = cfg;
+		njobs = 1;
+	}
+
+	o = open_memstream(&buf, &len);
+	if (!o)
+		die_oom();
+	put_header(o, srcname, out, engine, jobs, njobs);
+	fprintf(o, "\n[global]\nioengine=%s\n", engine);
+	for (i = 0; i < njobs; i++)
+		put_job(o, &jobs[i], i, njobs, name);
+	if (fclose(o))
+		die_oom();
+
+	if (out) {
+		if (write_atomic(out, buf, len)) {
+			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+			goto out;
+		}
+	} else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout)) {
+		fprintf(stderr, PROG ": standard output: %s\n", strerror(errno));
+		goto out;
+	}
+	ret = 0;
+	goto out;
+
+bad_line:
+	if (strncmp(err, "line ", 5))
+		fprintf(stderr, PROG ": %s: line %d: %s\n", srcname, lineno, err);
+	else
+		fprintf(stderr, PROG ": %s: %s\n", srcname, err);
+out:
+	for (i = 0; i < njobs; i++)
+		free(jobs[i].report_file);
+	free(jobs);
+	free(buf);
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	return ret;
+}
