@@ -827,6 +827,8 @@ static long clean_leftovers(int dirfd, int depth, char *bad, size_t badlen, int 
 		close(fd);
 		return -1;
 	}
+	/* a dup shares the file offset: an earlier scan left it at the end */
+	rewinddir(d);
 	while ((de = readdir(d))) {
 		struct stat st;
 
@@ -956,6 +958,7 @@ static int open_pools(struct thread_data *td, struct pm_data *pd)
 {
 	unsigned jobs = pack_clone_count(td);
 	struct stat st[PM_MAX_LOCATIONS];
+	int lfd[PM_MAX_LOCATIONS];
 	int i, j;
 
 	if (pd->cfg.nloc == 0) {
@@ -983,51 +986,56 @@ static int open_pools(struct thread_data *td, struct pm_data *pd)
 		return claim_pool(&pd->pool[0]);
 	}
 
+	/* every location is checked before any is written to */
 	pd->npools = pd->cfg.nloc;
 	for (i = 0; i < pd->npools; i++) {
-		struct pool *p = &pd->pool[i];
 		const char *loc = pd->cfg.loc[i].path;
-		int lfd;
 
-		p->fd = -1;
-		lfd = open(loc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (lfd < 0) {
+		lfd[i] = open(loc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lfd[i] < 0) {
 			if (errno == ENOTDIR)
 				log_err("postmark: pm_location %s is not a directory\n", loc);
 			else
 				log_err("postmark: pm_location %s: %s\n", loc, strerror(errno));
-			return 1;
+			goto fail;
 		}
-		if (check_writable(loc, lfd)) {
-			close(lfd);
-			return 1;
+		if (check_writable(loc, lfd[i])) {
+			close(lfd[i]);
+			goto fail;
 		}
+	}
+	for (i = 0; i < pd->npools; i++) {
+		struct pool *p = &pd->pool[i];
+		const char *loc = pd->cfg.loc[i].path;
+
 		if (jobs <= 1) {
 			snprintf(p->path, sizeof(p->path), "%s", loc);
-			p->fd = lfd;
+			p->fd = lfd[i];
 		} else {
 			/* numjobs: each job has its own pool in the location */
 			char job[64];
 
 			job_dir_name(td, job, sizeof(job));
 			snprintf(p->path, sizeof(p->path), "%s/%s", loc, job);
-			if (mkdirat(lfd, job, 0755) == 0)
+			if (mkdirat(lfd[i], job, 0755) == 0)
 				p->made = 1;
 			else if (errno != EEXIST) {
 				log_err("postmark: %s: %s\n", p->path, strerror(errno));
-				close(lfd);
-				return 1;
+				goto fail_from;
 			}
-			p->fd = openat(lfd, job, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			close(lfd);
+			p->fd = openat(lfd[i], job, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			close(lfd[i]);
 			if (p->fd < 0) {
 				log_err("postmark: %s: %s\n", p->path, strerror(errno));
-				return 1;
+				i++;
+				goto fail_from;
 			}
 		}
+		lfd[i] = -1;
 		if (fstat(p->fd, &st[i])) {
 			log_err("postmark: %s: %s\n", p->path, strerror(errno));
-			return 1;
+			i++;
+			goto fail_from;
 		}
 		/* one directory named twice: one pool, as in PostMark */
 		for (j = 0; j < i; j++) {
@@ -1035,14 +1043,26 @@ static int open_pools(struct thread_data *td, struct pm_data *pd)
 				close(p->fd);
 				p->fd = pd->pool[pd->pool[j].alias ? pd->pool[j].alias - 1 : j].fd;
 				p->alias = j + 1;
-				p->made = 0;
 				break;
 			}
 		}
-		if (!p->alias && claim_pool(p))
-			return 1;
+		if (!p->alias && claim_pool(p)) {
+			i++;
+			goto fail_from;
+		}
 	}
 	return 0;
+fail_from:
+	/* locations not yet turned into pools */
+	for (; i < pd->npools; i++)
+		if (lfd[i] >= 0)
+			close(lfd[i]);
+	return 1;
+fail:
+	while (i-- > 0)
+		close(lfd[i]);
+	pd->npools = 0;
+	return 1;
 }
 
 /* s0 .. s<K-1> in each pool, as PostMark makes them (mode 0700) before its timers. */
@@ -1247,8 +1267,16 @@ static int parse_pm_options(struct thread_data *td, struct pm_data *pd, char *er
 	}
 	pd->postmark_content = !o->content || !*o->content || !strcmp(o->content, "postmark");
 	if (!pd->postmark_content &&
-	    content_parse(&pd->content, o->content, "pm_file_content", err, errlen))
+	    content_parse(&pd->content, o->content, "pm_file_content", err, errlen)) {
+		char *p = strstr(err, "(random,");
+
+		/* the engine's own default is one more choice */
+		if (p && strlen(err) + 10 < errlen) {
+			memmove(p + 10, p + 1, strlen(p + 1) + 1);
+			memcpy(p, "(postmark,", 10);
+		}
 		return -1;
+	}
 	return 0;
 }
 
@@ -1322,6 +1350,7 @@ static int pm_init(struct thread_data *td)
 	struct pm_data *pd;
 	char err[ERRLEN];
 	unsigned jobs;
+	int i;
 
 	if (pack_check_host_fio(td, ENGINE, &ioengine))
 		return 1;
@@ -1330,7 +1359,8 @@ static int pm_init(struct thread_data *td)
 		return 1;
 	td->io_ops_data = pd;
 	pd->o = td->eo;
-	pd->pool[0].fd = -1;
+	for (i = 0; i < PM_MAX_LOCATIONS; i++)
+		pd->pool[i].fd = -1;
 	if (parse_pm_options(td, pd, err, sizeof(err))) {
 		log_err("postmark: %s\n", err);
 		return 1;
@@ -1548,9 +1578,12 @@ static void pm_cleanup(struct thread_data *td)
 			uint64_t end = pd->finished ? pd->t_ns[3] : now_ns();
 
 			pack_fix_runtimes(td, pd->started ? (end - pd->t_ns[0] + 999999) / 1000000 : 0);
-			if (pd->table_full || pd->file_full)
-				log_err("postmark: %llu creates found the file table full and %llu appends found the file at pm_size_high; PostMark skips these silently, so did the engine\n",
-					 (unsigned long long)pd->table_full, (unsigned long long)pd->file_full);
+			if (pd->table_full)
+				log_err("postmark: %llu creates found the file table (2 * pm_number slots) full and did nothing, as PostMark does silently\n",
+					(unsigned long long)pd->table_full);
+			if (pd->file_full)
+				log_err("postmark: %llu appends found their file at pm_size_high and did nothing, as PostMark does silently\n",
+					(unsigned long long)pd->file_full);
 			if (pd->finished)
 				write_report(td, pd);
 			write_opstats(td, pd);

@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -400,3 +401,362 @@ def test_reference_run_counts(pmdir):
     # are 32-bit float sums, a few hundredths of a megabyte off at 3 GB
     assert abs(j["read"]["io_bytes"] / 1048576 - 1396.61) < 0.05
     assert abs(j["write"]["io_bytes"] / 1048576 - 2861.03) < 0.05
+
+
+# ---------------------------------------------------------------------------
+# The shipped job files
+# ---------------------------------------------------------------------------
+
+from test_jobs import JOBS, prepared_copy  # noqa: E402
+
+# Each job run smaller (its PostMark settings otherwise as shipped), then the
+# same settings through pm-sim give the counters the report must show.
+JOB_RUNS = {
+    "postmark-isp.fio": ({"pm_transactions=10000": "pm_transactions=300",
+                          "pm_number=5000": "pm_number=200"},
+                         "set read 4096\nset write 4096\nset transactions 300\n"
+                         "set size 500 500000\nset number 200\n"),
+    "postmark-pts.fio": ({"pm_transactions=25000": "pm_transactions=400"},
+                         "set transactions 400\nset size 5120 524288\nset number 500\n"),
+    "postmark-default.fio": ({}, ""),
+}
+
+
+def pm_sim(cfg_text, tmp_path):
+    rc = tmp_path / "sim.pmrc"
+    rc.write_text(cfg_text + "run\nquit\n")
+    r = subprocess.run([str(REPO / "build" / "pm-sim"), str(rc)], capture_output=True,
+                       text=True, timeout=TIMEOUT, env=_env())
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.mark.parametrize("name", sorted(JOB_RUNS))
+def test_job_file_runs_postmarks_workload(name, tmp_path):
+    replace, pmrc_text = JOB_RUNS[name]
+    job = prepared_copy(JOBS / name, tmp_path, replace)
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    report, opstats = tmp_path / "report", tmp_path / "ops.jsonl"
+    r = run_fio(jobfile=job, cwd=REPO, env={"PM_LOCATION": str(loc),
+                                            "PM_REPORT_FILE": str(report),
+                                            "PM_OPSTATS": str(opstats)}).ok()
+    j = r.job(name[:-4])
+    assert verbose_counts(report.read_text()) == verbose_counts(pm_sim(pmrc_text, tmp_path))
+    line = json.loads(opstats.read_text())
+    pm = line["postmark"]
+    assert j["read"]["total_ios"] == pm["read"] == line["ops"]["read"]["ops"]
+    assert j["write"]["total_ios"] == pm["created"] + pm["appended"]
+    assert j["trim"]["total_ios"] == pm["deleted"] == pm["created"]
+    assert j["sync"]["total_ios"] == pm["transactions"] == line["ops"]["transaction"]["ops"]
+    prios = {p["prio"]: p["clat_ns"]["N"] for p in j["write"]["prios"]}
+    assert prios == {1: pm["created"], 2: pm["appended"]}
+    assert j["read"]["io_bytes"] == line["ops"]["read"]["bytes"]
+    assert j["write"]["io_bytes"] == line["ops"]["create"]["bytes"] + line["ops"]["append"]["bytes"]
+    assert os.listdir(loc) == []
+
+
+def test_job_file_default_location(tmp_path):
+    """PM_LOCATION unset: a private directory under $TMPDIR, gone afterwards;
+    the report goes to stderr."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    job = prepared_copy(JOBS / "postmark-default.fio", tmp_path)
+    r = run_fio(jobfile=job, cwd=REPO, env={"PM_LOCATION": None, "PM_REPORT_FILE": None,
+                                            "PM_OPSTATS": None, "TMPDIR": str(tmpdir)}).ok()
+    assert "\tDeletion alone:" in r.stderr and "Time:\n" in r.stderr
+    assert r.job("postmark-default")["sync"]["total_ios"] == 500
+    assert os.listdir(tmpdir) == []
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one line naming the option, non-zero exit, nothing touched
+# ---------------------------------------------------------------------------
+
+from conftest import kill_group, snapshot, start_fio_background  # noqa: E402
+
+
+def pm(loc=None, **opts):
+    args = ["--name=pm", f"--ioengine=external:{PM_ENGINE}", "--pm_report=none"]
+    if loc is not None:
+        args.append(f"--pm_location={loc}")
+    return args + [f"--{k}={v}" for k, v in opts.items()]
+
+
+def engine_errors(res):
+    return [l for l in res.stderr.splitlines() if l.startswith("postmark:")]
+
+
+BAD = [
+    ({"pm_size_low": 0}, "pm_size_low=0"),
+    ({"pm_size_low": 900, "pm_size_high": 500}, "pm_size_high=500 is below pm_size_low=900"),
+    ({"pm_number": 0}, "pm_number=0"),
+    ({"pm_number": "many"}, "pm_number=many is not a whole number"),
+    ({"pm_transactions": 0}, "pm_transactions=0"),
+    ({"pm_transactions": -5}, "pm_transactions=-5"),
+    ({"pm_read_block": 0}, "pm_read_block=0"),
+    ({"pm_write_block": "4x"}, "pm_write_block=4x is not a size"),
+    ({"pm_bias_read": 11}, "pm_bias_read=11"),
+    ({"pm_bias_create": -2}, "pm_bias_create=-2"),
+    ({"pm_seed": 0}, "pm_seed=0"),
+    ({"pm_file_content": "bogus"}, "pm_file_content: unknown content 'bogus' (postmark,"),
+    ({"pm_file_size_dist": "gauss:1"}, "pm_file_size_dist: unknown distribution"),
+    ({"size": "1m"}, "size= and io_size= do not apply"),
+    ({"iodepth": 4}, "iodepth must be 1"),
+    ({"direct": 1}, "direct=1 is not supported"),
+]
+
+
+@pytest.mark.parametrize("opts,msg", BAD, ids=[m.split()[0] for _, m in BAD])
+def test_bad_option_values(tmp_path, opts, msg):
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    before = snapshot(tmp_path)
+    r = run_fio(pm(loc, **opts))
+    assert r.rc != 0, r.describe()
+    errs = engine_errors(r)
+    assert len(errs) == 1 and msg in errs[0], r.describe()
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("spec,msg", [
+    ("{d}@0", "weight 0 of {d} is out of range"),
+    ("{d}@abc", "weight 'abc' of {d} is not a number"),
+    ("{d}@", "'@' without a weight"),
+    ("{d}:{d}x@3000000", "out of range 1..1000000"),
+    ("@5", "a weight without a directory"),
+])
+def test_bad_location_weights(tmp_path, spec, msg):
+    d = tmp_path / "loc"
+    d.mkdir()
+    before = snapshot(tmp_path)
+    r = run_fio(pm(spec.format(d=d)))
+    assert r.rc != 0
+    errs = engine_errors(r)
+    assert len(errs) == 1 and msg.format(d=d) in errs[0], r.describe()
+    assert snapshot(tmp_path) == before
+
+
+def test_missing_and_non_directory_locations(tmp_path):
+    good = tmp_path / "good"
+    good.mkdir()
+    f = tmp_path / "file"
+    f.write_text("user data\n")
+    before = snapshot(tmp_path, content=True)
+    r = run_fio(pm(f"{good}:{tmp_path}/missing"))
+    assert r.rc != 0 and engine_errors(r) == [
+        f"postmark: pm_location {tmp_path}/missing: No such file or directory"]
+    r = run_fio(pm(str(f)))
+    assert r.rc != 0 and engine_errors(r) == [f"postmark: pm_location {f} is not a directory"]
+    # the first location was claimed, then released: left as it was
+    assert snapshot(tmp_path, content=True) == before
+
+
+@pytest.mark.mounts
+def test_read_only_location(ro_dir):
+    r = run_fio(pm(ro_dir))
+    assert r.rc != 0
+    assert engine_errors(r) == [f"postmark: pm_location {ro_dir} is on a read-only file system"]
+
+
+def test_unwritable_location_as_user(pmdir):
+    """As a user without write permission (root writes anywhere)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to switch to an unprivileged user")
+    d = pmdir / "locked"
+    d.mkdir(mode=0o555)
+    os.chmod(pmdir, 0o755)
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        str(FIO), *pm(d)], capture_output=True, text=True, timeout=TIMEOUT,
+                       env=fio_env())
+    assert r.returncode != 0
+    assert f"postmark: pm_location {d} is not writable: Permission denied" in r.stderr, r.stderr
+    assert os.listdir(d) == []
+
+
+def test_refuses_foreign_files(tmp_path):
+    """A user's file, even one named like PostMark's, makes the engine refuse
+    the directory; nothing in it changes."""
+    for content in ({"notes.txt": "mine"}, {"17": "a user's file named like PostMark's"}):
+        d = tmp_path / f"loc{len(list(tmp_path.iterdir()))}"
+        d.mkdir()
+        for n, t in content.items():
+            (d / n).write_text(t)
+        before = snapshot(d, content=True)
+        r = run_fio(pm(d))
+        assert r.rc != 0
+        (err,) = engine_errors(r)
+        assert "which the engine did not create" in err or "no .fio-postmark marker" in err, err
+        assert snapshot(d, content=True) == before
+
+
+def test_symlink_in_location_is_never_followed(tmp_path):
+    """A symlink named like one of the engine's files, in a directory that
+    carries the engine's marker (as if planted during a run): the engine
+    refuses rather than follow it; the target is untouched."""
+    d = tmp_path / "loc"
+    d.mkdir()
+    (d / ".fio-postmark").write_text("fio postmark engine\n")
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    os.symlink(victim, d / "1")
+    before = snapshot(tmp_path, content=True)
+    r = run_fio(pm(d))
+    assert r.rc != 0
+    assert "holds '1', which the engine did not create" in engine_errors(r)[0]
+    assert snapshot(tmp_path, content=True) == before
+
+
+def test_two_jobs_in_one_location(tmp_path):
+    """Two concurrent jobs would trip over each other's file names: the
+    second is refused (the first completes)."""
+    d = tmp_path / "loc"
+    d.mkdir()
+    r = run_fio(["--name=a", f"--ioengine=external:{PM_ENGINE}", f"--pm_location={d}",
+                 "--pm_report=none", "--pm_transactions=20000",
+                 "--name=b", f"--ioengine=external:{PM_ENGINE}", f"--pm_location={d}",
+                 "--pm_report=none", "--startdelay=0"])
+    assert r.rc != 0
+    assert f"postmark: pm_location {d} is in use by another postmark job" in r.stderr
+    assert os.listdir(d) == []
+
+
+def test_resumes_after_kill(tmp_path):
+    """SIGKILL mid-run leaves PostMark's numbered files and the marker; the
+    next run recognises them as its own, removes them, and runs normally."""
+    d = tmp_path / "loc"
+    d.mkdir()
+    keep = tmp_path / "keep"
+    keep.write_text("outside\n")
+    p = start_fio_background(pm(d, pm_transactions=10_000_000, pm_subdirectories=3,
+                                pm_number=2000))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        n = sum(len(files) for _, _, files in os.walk(d))
+        if n > 500:
+            break
+        time.sleep(0.05)
+    kill_group(p)
+    left = [f for _, _, files in os.walk(d) for f in files]
+    assert len(left) > 100 and ".fio-postmark" in left
+    r = run_fio(pm(d, pm_subdirectories=3)).ok()
+    assert re.search(r"postmark: pm_location .* removed \d+ files an interrupted run left",
+                     r.stderr), r.stderr
+    assert r.job("pm")["sync"]["total_ios"] == 500
+    assert os.listdir(d) == []
+    assert keep.read_text() == "outside\n"
+
+
+def test_interrupted_run_cleans_up(tmp_path):
+    """fio stopped early (here by an error: the location vanishes from under
+    a subdirectory... simplest: a short runtime cap that is not time_based
+    ends the transactions early, then the deletion phase still runs)."""
+    d = tmp_path / "loc"
+    d.mkdir()
+    r = run_fio(pm(d, pm_transactions=10_000_000, runtime=1, pm_report="verbose",
+                   pm_report_file=tmp_path / "rep")).ok()
+    j = r.job("pm")
+    assert 0 < j["sync"]["total_ios"] < 10_000_000
+    assert j["trim"]["total_ios"] == j["write"]["prios"][0]["clat_ns"]["N"]  # all deleted
+    assert os.listdir(d) == []
+    assert f"\t{j['sync']['total_ios']} seconds" not in (tmp_path / "rep").read_text()
+
+
+# ---------------------------------------------------------------------------
+# Beyond PostMark
+# ---------------------------------------------------------------------------
+
+def opstats_lines(path):
+    return [json.loads(l) for l in Path(path).read_text().splitlines()]
+
+
+def test_numjobs_own_pools_and_seeds(tmp_path):
+    d = tmp_path / "loc"
+    d.mkdir()
+    ops = tmp_path / "ops"
+    r = run_fio(pm(d, numjobs=3, pm_opstats_file=ops, group_reporting=1)).ok()
+    lines = sorted(opstats_lines(ops), key=lambda l: l["subjob"])
+    assert [l["locations"] for l in lines] == [[f"{d}/pm.{k}"] for k in range(3)]
+    assert [l["postmark"]["seed"] for l in lines] == [42, 43, 44]
+    # a different seed, a different stream
+    assert len({l["postmark"]["created"] for l in lines}) > 1
+    assert r.job("pm")["sync"]["total_ios"] == 1500
+    assert r.job("pm")["trim"]["total_ios"] == sum(l["postmark"]["deleted"] for l in lines)
+    assert os.listdir(d) == []
+
+
+def test_time_based_transaction_phase(tmp_path):
+    d = tmp_path / "loc"
+    d.mkdir()
+    ops = tmp_path / "ops"
+    r = run_fio(pm(d, time_based=1, runtime=2, pm_opstats_file=ops)).ok()
+    (line,) = opstats_lines(ops)
+    tx_ns = line["postmark"]["phase_ns"]["transactions"]
+    assert 2.0e9 <= tx_ns < 4.0e9
+    assert line["postmark"]["transactions"] == r.job("pm")["sync"]["total_ios"] > 500
+    assert line["postmark"]["deleted"] == line["postmark"]["created"]
+    assert os.listdir(d) == []
+
+
+def test_time_based_needs_runtime(tmp_path):
+    r = run_fio(pm(tmp_path, time_based=1, runtime=0))
+    # fio itself refuses time_based without runtime before the engine sees it,
+    # or the engine does: either way a clear message and no run
+    assert "runtime" in r.stderr, r.describe()
+
+
+@pytest.mark.parametrize("policy", ["none", "create", "append", "write", "transaction"])
+def test_fsync_policies(tmp_path, policy):
+    d = tmp_path / "loc"
+    d.mkdir()
+    log = tmp_path / "st"
+    ops = tmp_path / "ops"
+    run_fio(pm(d, pm_fsync=policy, pm_opstats_file=ops),
+            prefix=["strace", "-f", "-o", str(log), "-e", "trace=fsync"]).ok()
+    n = sum(1 for l in log.read_text().splitlines() if "fsync(" in l and "= 0" in l)
+    pmc = opstats_lines(ops)[0]["postmark"]
+    mixed_creates = pmc["created"] - pmc["created_alone"]
+    mixed_deletes = pmc["deleted"] - pmc["deleted_alone"]
+    want = {"none": 0, "create": pmc["created"], "append": pmc["appended"],
+            "write": pmc["created"] + pmc["appended"],
+            # per transaction: the files it wrote, and the directory once if
+            # it created or deleted (every transaction does one of the two)
+            "transaction": mixed_creates + pmc["appended"] + pmc["transactions"]}[policy]
+    assert mixed_creates + mixed_deletes == pmc["transactions"]
+    assert n == want
+
+
+def test_size_distribution_and_content(tmp_path):
+    """Sizes from a distribution and random content: every created file has
+    its distribution size (checked by reading sizes while the files exist is
+    not possible after deletion, so check the bytes written instead)."""
+    d = tmp_path / "loc"
+    d.mkdir()
+    ops = tmp_path / "ops"
+    r = run_fio(pm(d, pm_file_size_dist="fixed:3000", pm_size_high=5000, pm_bias_read=10,
+                   pm_file_content="zero", pm_opstats_file=ops)).ok()
+    line = opstats_lines(ops)[0]
+    assert line["ops"]["create"]["bytes"] == 3000 * line["postmark"]["created"]
+    assert "append" not in line["ops"]          # bias read 10: reads only
+    assert line["ops"]["read"]["bytes"] == 3000 * line["postmark"]["read"]
+    assert r.job("pm")["read"]["io_bytes"] == line["ops"]["read"]["bytes"]
+
+
+def test_content_reaches_the_files(tmp_path):
+    """pm_file_content decides what is on disk: a run stopped mid-way leaves
+    files whose bytes are the chosen content (zeros here; PostMark's text is
+    printable ASCII)."""
+    for content, check in (("zero", lambda b: b.count(0) == len(b)),
+                           ("postmark", lambda b: all(32 <= c < 127 for c in b))):
+        d = tmp_path / content
+        d.mkdir()
+        p = start_fio_background(pm(d, pm_transactions=10_000_000, pm_file_content=content))
+        deadline = time.monotonic() + 30
+        files = []
+        while time.monotonic() < deadline and len(files) < 50:
+            files = [f for f in os.listdir(d) if f.isdigit()]
+            time.sleep(0.05)
+        kill_group(p)
+        data = b"".join((d / f).read_bytes()[:4096] for f in files[:20])
+        assert data and check(data), content
+

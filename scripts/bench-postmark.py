@@ -1,0 +1,770 @@
+#!/usr/bin/python3
+"""Benchmark the postmark fio engine against the real PostMark.
+
+Run as root (it mounts a tmpfs), from anywhere:
+
+    sudo /usr/bin/python3 scripts/bench-postmark.py --output /tmp/bpm.md
+
+See --help for the full description (it reads like a man page).
+Only the Python standard library is used; the generic helpers (process
+runner, Markdown tables, machine description) are bench-smallfile.py's.
+"""
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load_smallfile_helpers():
+    path = os.path.join(REPO, "scripts", "bench-smallfile.py")
+    spec = importlib.util.spec_from_file_location("bench_smallfile", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+sf = _load_smallfile_helpers()
+log, run, Report, fs_of, machine_info = sf.log, sf.run, sf.Report, sf.fs_of, sf.machine_info
+
+DESCRIPTION = """\
+NAME
+    bench-postmark.py - transactions per second of the postmark fio engine
+    against the real PostMark 1.53, same configuration, same file system
+
+SYNOPSIS
+    sudo /usr/bin/python3 scripts/bench-postmark.py [--quick] [--output FILE]
+         [--raw FILE] [--disk-dir DIR] [--repeats N] [more options below]
+
+DESCRIPTION
+    For each file system and each configuration, PostMark (/usr/bin/postmark
+    CONFIG </dev/null) and the engine (build/fio --ioengine=external:
+    build/postmark.so with the same pm_* settings) run alternately, A B B A
+    A B ..., --repeats times each, every run in a fresh empty directory.
+    Every pair (one PostMark run, one engine run next to it) gives a ratio
+    engine tx/s / PostMark tx/s; the report gives min/median/max of the
+    rates and of the pairwise ratios. There are no timed pass/fail
+    assertions: the goal (>= 1.0) is printed next to the ratios.
+
+    Transactions per second:
+      PostMark  transactions / the whole seconds PostMark prints for its
+                transaction phase ("N seconds of transactions"), i.e. a
+                difference of two time() readings. The true duration d of a
+                phase printed as S seconds satisfies S-1 < d < S+1, so the
+                rate is known to within 1/S: under 1.7 % for S >= 60 s. The
+                phase cannot be timed from outside the process.
+      engine    transactions / phase_ns.transactions of the engine's
+                pm_opstats_file line: CLOCK_MONOTONIC nanoseconds from the
+                end of the last create to the end of the last transaction,
+                the same two points PostMark reads its clock at. The engine
+                runs with pm_whole_seconds=1, so its report also shows
+                PostMark's whole-second arithmetic; that rate is kept as a
+                second column ("both whole seconds").
+
+    Counters: after every run the report's counters (files created, created
+    alone / mixed, read, appended, deleted, deleted alone / mixed, and the
+    data read and written exactly as printed, e.g. "653.76 megabytes") must be
+    IDENTICAL between PostMark and the engine (and the engine's opstats
+    counters equal to its report). A difference is printed at once on stderr
+    as COUNTER MISMATCH, marked in the report, and makes the exit status 1.
+
+    Transaction counts: PostMark's transaction phase must last >= 60 s (so
+    that its whole-second timing error stays small). Unless --transactions
+    fixes the count, each configuration on each file system is calibrated
+    first: PostMark runs with 20,000 transactions, then with more (x3 to x10)
+    until its transaction phase is printed as >= 10 s; the count for the
+    measured runs is rate x --target-seconds (default 70), rounded to two
+    significant digits. The chosen number is logged and reported. A measured
+    PostMark run whose phase is nevertheless < 60 s is flagged in the report.
+
+    Configurations (seed 42, biases 5/5, no subdirectories, one location, as
+    PostMark's defaults):
+      article       the 000 article's (ISP, "Mtron SSD benchmark"): read
+                    4096, write 4096, size 500 500000, number 5000, buffered
+      pts           the Phoronix Test Suite profile: size 5120 524288,
+                    number 500, read/write 512, buffered
+      defaults      PostMark's defaults: size 500 10000, number 500,
+                    read/write 512, buffered: small files, metadata heavy,
+                    where fio's per-operation overhead shows most
+      defaults-raw  the same with `set buffering false` / pm_buffering=0
+    In each the transaction count is the calibrated one, not the original.
+
+    File systems:
+      tmpfs  a fresh tmpfs (size = 2 x number x size_high of the largest
+             configuration + 512 MiB, at most 60 % of RAM) mounted by this
+             script at /tmp/bpm.XXXXXX/t (short: PostMark keeps paths in an
+             81-byte buffer) and unmounted at the end, also on errors,
+             Ctrl-C, SIGTERM and SIGHUP.
+      disk   a private directory below --disk-dir (default /var/tmp), made
+             and removed by this script. `sync` runs (untimed) before every
+             run on both file systems, so a run does not pay for the previous
+             run's writeback; the page cache is not dropped (PostMark never
+             reads a file it did not just write).
+
+    Also recorded per run: the process's user and system CPU seconds
+    (getrusage of the children: fio's job process is fio's child), its wall
+    time, PostMark's printed total seconds, and for the engine the sum of
+    per-transaction latencies (opstats "transaction": lat_mean_ns x ops): the
+    part of the transaction phase spent inside transactions; the rest is
+    fio's own loop between them.
+
+    The report (Markdown) goes to stdout or --output FILE; progress goes to
+    stderr; --raw FILE gets every measurement as JSON.
+"""
+
+EPILOG = """\
+OPTIONS IN QUICK MODE
+    --quick: transaction phases of about 5 s (probe from 5,000 transactions
+    until PostMark prints >= 2 s), 1 repeat. A smoke test of the script, not
+    a measurement: whole-second timing makes PostMark's rate +-20 % there.
+
+FILES
+    /usr/bin/postmark       the real PostMark (--postmark; Debian: postmark)
+    build/fio               the fio the engine is built for (--fio)
+    build/postmark.so       the engine (--engine)
+    /tmp/bpm.XXXXXX         private mount point directory (removed at exit)
+    /var/tmp/bpm.XXXXXX     private disk directory (removed at exit)
+
+EXIT STATUS
+    0 report written, counters identical everywhere; 1 a run failed or the
+    counters differed somewhere (the report is still written, with the
+    error); 2 usage error, not root, or a binary missing.
+
+EXAMPLES
+    sudo /usr/bin/python3 scripts/bench-postmark.py --quick
+    sudo /usr/bin/python3 scripts/bench-postmark.py --output /tmp/bpm.md --raw /tmp/bpm.json
+    sudo /usr/bin/python3 scripts/bench-postmark.py --filesystems tmpfs --configs defaults \\
+         --transactions 2000000
+    sudo /usr/bin/python3 scripts/bench-postmark.py --disk-dir /srv/scratch --disk-repeats 2
+"""
+
+SEED = 42
+CONFIGS = [
+    ("article", "000 article (ISP): read/write 4096, size 500-500000, number 5000",
+     {"size": (500, 500000), "number": 5000, "read": 4096, "write": 4096, "buffering": True}),
+    ("pts", "Phoronix (PTS) profile: size 5120-524288, number 500, read/write 512",
+     {"size": (5120, 524288), "number": 500, "read": 512, "write": 512, "buffering": True}),
+    ("defaults", "PostMark defaults: size 500-10000, number 500, read/write 512",
+     {"size": (500, 10000), "number": 500, "read": 512, "write": 512, "buffering": True}),
+    ("defaults-raw", "PostMark defaults, raw I/O (buffering false)",
+     {"size": (500, 10000), "number": 500, "read": 512, "write": 512, "buffering": False}),
+]
+CONFIG_BY_NAME = {c[0]: c for c in CONFIGS}
+MAX_LOCATION = 60  # PostMark: file names in an 81-byte buffer
+
+
+class CounterMismatch(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- reports
+
+COUNTER_RES = [
+    ("created", r"^\t(\d+) created \("),
+    ("created_alone", r"^\t\tCreation alone: (\d+) files"),
+    ("read", r"^\t(\d+) read \("),
+    ("appended", r"^\t(\d+) appended \("),
+    ("deleted", r"^\t(\d+) deleted \("),
+    ("deleted_alone", r"^\t\tDeletion alone: (\d+) files"),
+    ("data_read", r"^\t(.+?) read \(.* per second\)$"),
+    ("data_written", r"^\t(.+?) written \(.* per second\)$"),
+]
+MIXED_RE = r"^\t\tMixed with transactions: (\d+) files"
+TIME_RE = r"^\t(\d+) seconds total\n\t(\d+) seconds of transactions \((-?\d+) per second\)"
+
+
+def parse_report(text, who):
+    """PostMark's verbose report -> counters (strings as printed) and times."""
+    out = {}
+    for key, rx in COUNTER_RES:
+        m = re.search(rx, text, re.M)
+        if not m:
+            raise RuntimeError("%s: no '%s' line in the report:\n%s" % (who, key, text[-3000:]))
+        out[key] = m.group(1)
+    mixed = re.findall(MIXED_RE, text, re.M)
+    if len(mixed) != 2:
+        raise RuntimeError("%s: expected 2 'Mixed with transactions' lines:\n%s" % (who, text))
+    out["created_mixed"], out["deleted_mixed"] = mixed
+    m = re.search(TIME_RE, text, re.M)
+    if not m:
+        raise RuntimeError("%s: no Time: section in the report:\n%s" % (who, text[-3000:]))
+    times = {"total_s": int(m.group(1)), "tx_s": int(m.group(2)),
+             "tx_rate_printed": int(m.group(3))}
+    return out, times
+
+
+COUNTER_KEYS = ["created", "created_alone", "created_mixed", "read", "appended",
+                "deleted", "deleted_alone", "deleted_mixed", "data_read", "data_written"]
+
+
+# ---------------------------------------------------------------- runners
+
+def rusage_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime, r.ru_stime
+
+
+class Runner:
+    def __init__(self, a, workdir):
+        self.a = a
+        self.workdir = workdir   # configs, reports, opstats (not on the fs under test)
+        self.seq = 0
+
+    def _fresh_dir(self, base):
+        self.seq += 1
+        d = os.path.join(base, "r%03d" % self.seq)
+        os.mkdir(d)
+        if len(d) > MAX_LOCATION:
+            raise RuntimeError("location %s is too long for PostMark (%d > %d characters)"
+                               % (d, len(d), MAX_LOCATION))
+        return d
+
+    @staticmethod
+    def _done_with(d, who):
+        left = os.listdir(d)
+        if left:
+            raise RuntimeError("%s left %d entries in %s (e.g. %s)" % (who, len(left), d, left[:5]))
+        os.rmdir(d)
+
+    def postmark(self, cfg, transactions, base):
+        d = self._fresh_dir(base)
+        c = cfg
+        text = "\n".join([
+            "set location %s" % d,
+            "set number %d" % c["number"],
+            "set transactions %d" % transactions,
+            "set size %d %d" % c["size"],
+            "set read %d" % c["read"],
+            "set write %d" % c["write"],
+            "set buffering %s" % ("true" if c["buffering"] else "false"),
+            "set seed %d" % SEED,
+            "set bias read 5",
+            "set bias create 5",
+            "set report verbose",
+            "run", "quit", ""])
+        cfgfile = os.path.join(self.workdir, "pm-%03d.cfg" % self.seq)
+        with open(cfgfile, "w") as f:
+            f.write(text)
+        subprocess.run(["sync"], check=True)
+        u0, s0 = rusage_children()
+        out, err, wall = run([self.a.postmark, cfgfile], cwd=self.workdir)
+        u1, s1 = rusage_children()
+        self._done_with(d, "postmark")
+        counters, times = parse_report(out, "postmark")
+        tx_s = times["tx_s"]
+        return {"prog": "postmark", "transactions": transactions, "counters": counters,
+                "tx_s": tx_s, "total_s": times["total_s"],
+                "tx_rate": transactions / tx_s, "tx_rate_printed": times["tx_rate_printed"],
+                "wall": wall, "utime": u1 - u0, "stime": s1 - s0, "config_text": text,
+                "report": out[out.find("Time:"):]}
+
+    def engine(self, cfg, transactions, base):
+        d = self._fresh_dir(base)
+        c = cfg
+        rep = os.path.join(self.workdir, "eng-%03d.report" % self.seq)
+        ops = os.path.join(self.workdir, "eng-%03d.opstats" % self.seq)
+        cmd = [self.a.fio, "--output-format=json", "--name=pm",
+               "--ioengine=external:%s" % self.a.engine,
+               "--pm_location=%s" % d,
+               "--pm_number=%d" % c["number"],
+               "--pm_transactions=%d" % transactions,
+               "--pm_size_low=%d" % c["size"][0], "--pm_size_high=%d" % c["size"][1],
+               "--pm_read_block=%d" % c["read"], "--pm_write_block=%d" % c["write"],
+               "--pm_buffering=%d" % (1 if c["buffering"] else 0),
+               "--pm_seed=%d" % SEED, "--pm_bias_read=5", "--pm_bias_create=5",
+               "--pm_report=verbose", "--pm_whole_seconds=1",
+               "--pm_report_file=%s" % rep, "--pm_opstats_file=%s" % ops]
+        subprocess.run(["sync"], check=True)
+        u0, s0 = rusage_children()
+        out, err, wall = run(cmd, cwd=self.workdir)
+        u1, s1 = rusage_children()
+        self._done_with(d, "engine")
+        job = json.loads(out[out.index("{"):])["jobs"][0]
+        with open(rep) as f:
+            report = f.read()
+        with open(ops) as f:
+            lines = [json.loads(x) for x in f.read().splitlines() if x.strip()]
+        if len(lines) != 1:
+            raise RuntimeError("engine: %d opstats lines in %s" % (len(lines), ops))
+        st = lines[0]
+        pm = st["postmark"]
+        counters, times = parse_report(report, "engine")
+        if not st.get("finished") or pm["transactions"] != transactions:
+            raise RuntimeError("engine: run not finished or %s transactions instead of %d"
+                               % (pm["transactions"], transactions))
+        # the engine's own counters must be its report's
+        for k in ("created", "created_alone", "read", "appended", "deleted", "deleted_alone"):
+            if str(pm[k]) != counters[k]:
+                raise CounterMismatch("engine: opstats %s=%s but its report says %s"
+                                      % (k, pm[k], counters[k]))
+        ph = pm["phase_ns"]
+        txo = st["ops"].get("transaction", {})
+        in_tx_ns = txo.get("lat_mean_ns", 0) * txo.get("ops", 0)
+        return {"prog": "engine", "transactions": transactions, "counters": counters,
+                "tx_ns": ph["transactions"], "create_ns": ph["create"], "delete_ns": ph["delete"],
+                "tx_rate": transactions / (ph["transactions"] / 1e9),
+                "tx_s_whole": times["tx_s"], "total_s_whole": times["total_s"],
+                "tx_rate_whole": transactions / times["tx_s"],
+                "in_tx_share": in_tx_ns / ph["transactions"] if ph["transactions"] else None,
+                "tx_lat_mean_ns": txo.get("lat_mean_ns"),
+                "tx_lat_p99_ns": txo.get("lat_p99_ns"),
+                "fio_job_runtime_ms": job.get("job_runtime"),
+                "fio_usr_cpu": job.get("usr_cpu"), "fio_sys_cpu": job.get("sys_cpu"),
+                "fio_sync_ios": job.get("sync", {}).get("total_ios"),
+                "wall": wall, "utime": u1 - u0, "stime": s1 - s0,
+                "opstats": st, "report": report, "cmd": cmd}
+
+
+def compare_counters(p, e):
+    diffs = [(k, p["counters"][k], e["counters"][k]) for k in COUNTER_KEYS
+             if p["counters"][k] != e["counters"][k]]
+    return diffs
+
+
+# ---------------------------------------------------------------- file systems
+
+class Places:
+    """The tmpfs mount and the disk directory; cleaned up at exit."""
+
+    def __init__(self):
+        self.base = tempfile.mkdtemp(prefix="bpm.", dir="/tmp")
+        self.mnt = None
+        self.disk = None
+
+    def mount_tmpfs(self, size_bytes):
+        mp = os.path.join(self.base, "t")
+        os.mkdir(mp)
+        size_m = max(64, (size_bytes + (1 << 20) - 1) >> 20)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
+                        "tmpfs", mp], check=True)
+        self.mnt = mp
+        return mp
+
+    def make_disk(self, parent):
+        self.disk = tempfile.mkdtemp(prefix="bpm.", dir=parent)
+        return self.disk
+
+    def cleanup(self):
+        if self.mnt:
+            for attempt in range(5):
+                r = subprocess.run(["umount", self.mnt], stderr=subprocess.PIPE, text=True)
+                if r.returncode == 0:
+                    break
+                time.sleep(0.5 * (attempt + 1))
+            else:
+                log("umount %s failed, detaching lazily: %s" % (self.mnt, r.stderr.strip()))
+                subprocess.run(["umount", "-l", self.mnt])
+            try:
+                os.rmdir(self.mnt)
+            except OSError as e:
+                log("cannot remove %s: %s" % (self.mnt, e))
+            self.mnt = None
+        if self.disk:
+            shutil.rmtree(self.disk, ignore_errors=True)
+            self.disk = None
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def mem_total():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal"):
+                return int(line.split()[1]) * 1024
+    return 8 << 30
+
+
+# ---------------------------------------------------------------- calibration
+
+def round_sig(x, digits=2):
+    if x <= 0:
+        return 0
+    e = int(math.floor(math.log10(x))) - (digits - 1)
+    return int(round(x / 10 ** e) * 10 ** e)
+
+
+def calibrate(rn, a, cfg, base, label):
+    """PostMark probes until its phase shows >= a.probe_seconds; returns the
+    transaction count for a.target_seconds and the probe records."""
+    t = a.probe_start
+    probes = []
+    while True:
+        r = rn.postmark(cfg, t, base)
+        probes.append({"transactions": t, "tx_s": r["tx_s"], "wall": r["wall"]})
+        log("%s: probe %d transactions: PostMark %d s of transactions (wall %.1f s)"
+            % (label, t, r["tx_s"], r["wall"]))
+        if r["tx_s"] >= a.probe_seconds or len(probes) >= 6:
+            break
+        factor = 10 if r["tx_s"] <= 1 else min(10, math.ceil(a.probe_seconds * 1.5 / r["tx_s"]))
+        t *= max(3, factor)
+    rate = t / r["tx_s"]
+    chosen = max(1000, round_sig(rate * a.target_seconds, 2))
+    log("%s: PostMark ~%.0f tx/s -> %d transactions (~%d s)"
+        % (label, rate, chosen, a.target_seconds))
+    return chosen, probes, rate
+
+
+# ---------------------------------------------------------------- measuring
+
+def measure(rn, a, name, cfg, base, fsname, repeats, tx_fixed):
+    label = "%s/%s" % (fsname, name)
+    res = {"config": name, "fs": fsname, "settings": cfg, "runs": [], "pairs": [],
+           "mismatches": []}
+    if tx_fixed:
+        res["transactions"] = tx_fixed
+        res["calibrated"] = False
+    else:
+        t, probes, rate = calibrate(rn, a, cfg, base, label)
+        res.update(transactions=t, calibrated=True, probes=probes, probe_rate=rate)
+    t = res["transactions"]
+    for r in range(repeats):
+        order = ["postmark", "engine"] if r % 2 == 0 else ["engine", "postmark"]
+        pair = {}
+        for prog in order:
+            x = getattr(rn, prog)(cfg, t, base)
+            x["repeat"] = r
+            res["runs"].append(x)
+            pair[prog] = x
+            if prog == "postmark":
+                log("%s #%d postmark: %d s of transactions, %.0f tx/s (wall %.1f s, usr %.1f sys %.1f)"
+                    % (label, r + 1, x["tx_s"], x["tx_rate"], x["wall"], x["utime"], x["stime"]))
+            else:
+                log("%s #%d engine:   %.2f s of transactions, %.0f tx/s (wall %.1f s, usr %.1f sys %.1f)"
+                    % (label, r + 1, x["tx_ns"] / 1e9, x["tx_rate"], x["wall"], x["utime"],
+                       x["stime"]))
+        diffs = compare_counters(pair["postmark"], pair["engine"])
+        if diffs:
+            msg = "%s repeat %d: COUNTER MISMATCH postmark vs engine: %s" % (
+                label, r + 1, "; ".join("%s %s vs %s" % d for d in diffs))
+            log(msg)
+            sys.stderr.write("\n*** %s ***\n\n" % msg)
+            res["mismatches"].append(msg)
+        ratio = pair["engine"]["tx_rate"] / pair["postmark"]["tx_rate"]
+        ratio_whole = pair["engine"]["tx_rate_whole"] / pair["postmark"]["tx_rate"]
+        res["pairs"].append({"ratio": ratio, "ratio_whole": ratio_whole,
+                             "counters_identical": not diffs})
+        log("%s #%d ratio engine/PostMark %.3f%s" % (label, r + 1, ratio,
+                                                     "" if not diffs else "  (COUNTERS DIFFER)"))
+    # the counters of every run, not only within pairs
+    first = res["runs"][0]["counters"]
+    for x in res["runs"][1:]:
+        d = [k for k in COUNTER_KEYS if x["counters"][k] != first[k]]
+        if d:
+            msg = "%s: counters differ between runs (%s)" % (label, ", ".join(d))
+            if msg not in res["mismatches"]:
+                res["mismatches"].append(msg)
+                log(msg)
+    res["counters"] = first
+    return res
+
+
+# ---------------------------------------------------------------- report
+
+def trip(xs, fmt="{:,.0f}"):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    return " / ".join(fmt.format(v) for v in (min(xs), statistics.median(xs), max(xs)))
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def results_table(rep, rows_res):
+    rows = []
+    for r in rows_res:
+        pm = [x for x in r["runs"] if x["prog"] == "postmark"]
+        en = [x for x in r["runs"] if x["prog"] == "engine"]
+        ratios = [p["ratio"] for p in r["pairs"]]
+        ident = all(p["counters_identical"] for p in r["pairs"]) and not r["mismatches"]
+        secs = [x["tx_s"] for x in pm]
+        rows.append([
+            r["config"], "{:,}".format(r["transactions"]),
+            "%d-%d" % (min(secs), max(secs)),
+            trip([x["tx_rate"] for x in pm]), trip([x["tx_rate"] for x in en]),
+            "**%s**" % trip(ratios, "{:.3f}"),
+            "±%.1f%%" % (100.0 / min(secs)),
+            ("yes (%d/%d runs)" % (len(r["runs"]), len(r["runs"]))) if ident else "**NO**"])
+    rep.table(["config", "transactions", "PostMark tx phase s", "PostMark tx/s min / med / max",
+               "engine tx/s min / med / max", "engine/PostMark pairwise min / med / max",
+               "PostMark timing bound", "counters identical"], rows)
+
+
+def detail_table(rep, rows_res):
+    rows = []
+    for r in rows_res:
+        pm = [x for x in r["runs"] if x["prog"] == "postmark"]
+        en = [x for x in r["runs"] if x["prog"] == "engine"]
+        rows.append([
+            r["config"],
+            trip([p["ratio_whole"] for p in r["pairs"]], "{:.3f}"),
+            "%.2f / %.2f" % (med([x["utime"] for x in pm]), med([x["stime"] for x in pm])),
+            "%.2f / %.2f" % (med([x["utime"] for x in en]), med([x["stime"] for x in en])),
+            "%.3f" % (med([x["utime"] + x["stime"] for x in en]) /
+                      med([x["utime"] + x["stime"] for x in pm])),
+            "%.1f%%" % (100 * med([x["in_tx_share"] for x in en])),
+            "%.0f / %.0f" % (med([x["total_s"] for x in pm]),
+                             med([(x["create_ns"] + x["tx_ns"] + x["delete_ns"]) / 1e9
+                                  for x in en])),
+            "%.1f / %.1f" % (med([x["wall"] for x in pm]), med([x["wall"] for x in en])),
+        ])
+    rep.table(["config", "ratio, both whole seconds", "PostMark CPU usr / sys s",
+               "engine CPU usr / sys s", "CPU engine/PostMark",
+               "engine tx phase inside transactions", "total s PostMark (printed) / engine",
+               "wall s PostMark / fio"], rows)
+
+
+def counters_table(rep, rows_res):
+    rows = []
+    for r in rows_res:
+        c = r["counters"]
+        rows.append([r["config"], "{:,}".format(r["transactions"]), c["created"],
+                     "%s + %s" % (c["created_alone"], c["created_mixed"]), c["read"],
+                     c["appended"], c["deleted"], "%s + %s" % (c["deleted_alone"],
+                                                               c["deleted_mixed"]),
+                     c["data_read"], c["data_written"],
+                     "identical" if not r["mismatches"] else "**DIFFER**"])
+    rep.table(["config", "transactions", "created", "alone + mixed", "read", "appended",
+               "deleted", "alone + mixed", "data read", "data written", "PostMark vs engine"],
+              rows)
+
+
+def runs_table(rep, rows_res):
+    rows = []
+    for r in rows_res:
+        for x in r["runs"]:
+            if x["prog"] == "postmark":
+                phase = "%d (printed)" % x["tx_s"]
+            else:
+                phase = "%.2f" % (x["tx_ns"] / 1e9)
+            rows.append([r["config"], x["repeat"] + 1, x["prog"], phase,
+                         "{:,.0f}".format(x["tx_rate"]), "%.1f" % x["wall"],
+                         "%.2f" % x["utime"], "%.2f" % x["stime"]])
+    rep.table(["config", "repeat", "program", "tx phase s", "tx/s", "wall s", "usr s", "sys s"],
+              rows)
+
+
+# ---------------------------------------------------------------- main
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="bench-postmark.py", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="sudo /usr/bin/python3 scripts/bench-postmark.py [options]")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: ~5 s transaction phases, 1 repeat (see QUICK MODE)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the Markdown report to FILE (default: stdout)")
+    p.add_argument("--raw", metavar="FILE",
+                   help="also write every measurement as JSON to FILE")
+    p.add_argument("--filesystems", default="tmpfs,disk", metavar="LIST",
+                   help="which of tmpfs,disk to run (default both)")
+    p.add_argument("--configs", default=",".join(c[0] for c in CONFIGS), metavar="LIST",
+                   help="which configurations (default %s)" % ",".join(c[0] for c in CONFIGS))
+    p.add_argument("--disk-dir", default="/var/tmp", metavar="DIR",
+                   help="the disk runs use a private directory made below DIR "
+                        "(default /var/tmp); keep DIR short")
+    p.add_argument("--repeats", type=int, metavar="N",
+                   help="runs of each program per configuration on tmpfs (default 3, quick 1)")
+    p.add_argument("--disk-repeats", type=int, metavar="N",
+                   help="the same on the disk (default: --repeats)")
+    p.add_argument("--transactions", metavar="N|NAME=N,...",
+                   help="fix the transaction count (for all configurations, or per "
+                        "configuration as article=N,pts=N,...) instead of calibrating")
+    p.add_argument("--target-seconds", type=int, metavar="S",
+                   help="PostMark transaction phase to calibrate for (default 70, quick 5)")
+    p.add_argument("--probe-start", type=int, metavar="N",
+                   help="transactions of the first calibration probe (default 20000, quick 5000)")
+    p.add_argument("--probe-seconds", type=int, metavar="S",
+                   help="probe until PostMark prints at least S s (default 10, quick 2)")
+    p.add_argument("--postmark", default="/usr/bin/postmark",
+                   help="PostMark binary (default /usr/bin/postmark)")
+    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),
+                   help="fio binary (default build/fio)")
+    p.add_argument("--engine", default=os.path.join(REPO, "build/postmark.so"),
+                   help="engine shared object (default build/postmark.so)")
+    a = p.parse_args(argv)
+    q = a.quick
+    a.repeats = a.repeats or (1 if q else 3)
+    a.disk_repeats = a.disk_repeats or a.repeats
+    a.target_seconds = a.target_seconds or (5 if q else 70)
+    a.probe_start = a.probe_start or (5000 if q else 20000)
+    a.probe_seconds = a.probe_seconds or (2 if q else 10)
+    a.filesystems = [x.strip() for x in a.filesystems.split(",") if x.strip()]
+    a.configs = [x.strip() for x in a.configs.split(",") if x.strip()]
+    if not set(a.filesystems) <= {"tmpfs", "disk"} or not a.filesystems:
+        p.error("--filesystems takes tmpfs,disk")
+    bad = [c for c in a.configs if c not in CONFIG_BY_NAME]
+    if bad or not a.configs:
+        p.error("unknown configuration(s) %s; known: %s" % (
+            ",".join(bad), ",".join(CONFIG_BY_NAME)))
+    if a.repeats < 1 or a.disk_repeats < 1:
+        p.error("--repeats and --disk-repeats take at least 1")
+    a.tx_fixed = {}
+    if a.transactions:
+        for part in a.transactions.split(","):
+            if "=" in part:
+                k, v = part.split("=", 1)
+                if k.strip() not in CONFIG_BY_NAME:
+                    p.error("--transactions: unknown configuration %s" % k)
+                a.tx_fixed[k.strip()] = int(v)
+            else:
+                for k in CONFIG_BY_NAME:
+                    a.tx_fixed[k] = int(part)
+    a.engine = os.path.abspath(a.engine)
+    a.fio = os.path.abspath(a.fio)
+    return a
+
+
+def write_out(a, rep, results, error, t_start, mismatches):
+    rep.add()
+    rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
+        time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
+    if mismatches:
+        rep.add()
+        rep.add("**COUNTERS DIFFERED:**")
+        rep.add()
+        for m in mismatches:
+            rep.add("* `%s`" % m)
+    if error:
+        rep.add()
+        rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
+    text = rep.text()
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+        log("report written to %s" % a.output)
+    else:
+        sys.stdout.write(text)
+    if a.raw:
+        with open(a.raw, "w") as f:
+            json.dump(results, f, indent=1)
+        log("raw measurements written to %s" % a.raw)
+
+
+def main(argv):
+    a = parse_args(argv)
+    if os.geteuid() != 0:
+        sys.stderr.write("bench-postmark.py: must run as root (it mounts a tmpfs)\n")
+        return 2
+    for path in (a.fio, a.engine, a.postmark):
+        if not os.path.exists(path):
+            sys.stderr.write("bench-postmark.py: %s not found (make; apt-get install postmark)\n"
+                             % path)
+            return 2
+    t_start = time.monotonic()
+    # PostMark must read nothing from a terminal: every child gets /dev/null
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    fio_version = run([a.fio, "--version"])[0].strip()
+    rep = Report()
+    cmdline = "sudo /usr/bin/python3 scripts/bench-postmark.py" + (
+        " " + " ".join(argv) if argv else "")
+    results = {"args": {k: v for k, v in vars(a).items()}, "command": cmdline, "fs": {}}
+    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
+                                    "quick mode" if a.quick else "full mode"))
+    rep.add()
+    rep.add("Command: `%s`" % cmdline)
+    rep.add()
+    mi = machine_info(a, fio_version)
+    pkg = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "postmark"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    mi.append(("PostMark", "%s (Debian package postmark %s)" % (a.postmark, pkg or "?")))
+    rep.table(["machine", ""], mi)
+    results["machine"] = mi
+
+    places = Places()
+    work = tempfile.mkdtemp(prefix="bpm-work.", dir="/tmp")
+    error = None
+    mismatches = []
+    try:
+        fss = []
+        cfgs = [CONFIG_BY_NAME[n] for n in a.configs]
+        for fsname in a.filesystems:
+            if fsname == "tmpfs":
+                need = max(2 * c[2]["number"] * c[2]["size"][1] for c in cfgs) + (512 << 20)
+                need = min(need, int(mem_total() * 0.6))
+                base = places.mount_tmpfs(need)
+                desc = "tmpfs mounted at %s by this script (%s)" % (base, fs_of(base))
+                repeats = a.repeats
+            else:
+                base = places.make_disk(a.disk_dir)
+                desc = "private directory %s (%s)" % (base, fs_of(base))
+                repeats = a.disk_repeats
+            fss.append((fsname, base, desc, repeats))
+        rep.add("File systems: " + "; ".join("**%s**: %s, %d repeat(s)" % (f, d, r)
+                                            for f, _, d, r in fss) + ".")
+        rep.add("`sync` (untimed) before every run; the page cache is not dropped.")
+        rep.add()
+        rn = Runner(a, work)
+        for fsname, base, desc, repeats in fss:
+            fs_res = []
+            results["fs"][fsname] = {"where": desc, "configs": fs_res}
+            for name, title, cfg in cfgs:
+                log("%s: %s (%s), %d repeat(s)" % (fsname, name, title, repeats))
+                r = measure(rn, a, name, cfg, base, fsname, repeats, a.tx_fixed.get(name))
+                r["title"] = title
+                fs_res.append(r)
+                mismatches += r["mismatches"]
+            rep.add("#### %s" % fsname)
+            rep.add()
+            rep.add("Where: %s." % desc)
+            rep.add()
+            results_table(rep, fs_res)
+            cal = [r for r in fs_res if r.get("calibrated")]
+            if cal:
+                rep.add("Calibration (PostMark probes: transactions -> printed seconds): " +
+                        "; ".join("%s: %s -> %d tx" % (
+                            r["config"], ", ".join("%d->%d s" % (p["transactions"], p["tx_s"])
+                                                   for p in r["probes"]), r["transactions"])
+                                  for r in cal) + ".")
+                rep.add()
+            short = [(r["config"], x["tx_s"]) for r in fs_res for x in r["runs"]
+                     if x["prog"] == "postmark" and x["tx_s"] < 60]
+            if short and not a.quick:
+                rep.add("**PostMark transaction phases under 60 s:** %s." % ", ".join(
+                    "%s %d s" % s for s in short))
+                rep.add()
+            rep.add("Secondary measurements (medians):")
+            rep.add()
+            detail_table(rep, fs_res)
+            rep.add("Counters (every run of each configuration; PostMark's report as printed):")
+            rep.add()
+            counters_table(rep, fs_res)
+            rep.add("<details><summary>Every run</summary>")
+            rep.add()
+            runs_table(rep, fs_res)
+            rep.add("</details>")
+            rep.add()
+    except BaseException as e:
+        error = "%s: %s" % (type(e).__name__, e)
+        log("error: " + error)
+    finally:
+        places.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+    write_out(a, rep, results, error, t_start, mismatches)
+    return 1 if (error or mismatches) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
