@@ -1344,6 +1344,35 @@ static int make_buffers(struct pm_data *pd)
 	return 0;
 }
 
+/*
+ * Where PostMark 1.53 itself would misbehave on this configuration, say
+ * what the engine does instead (once per job group).
+ */
+static void warn_postmark_limits(struct thread_data *td, struct pm_data *pd)
+{
+	const struct pm_config *c = &pd->cfg;
+	size_t longest = 0, n;
+	char tail[64];
+	int i;
+
+	if (td->subjob_number)
+		return;
+	if (c->transactions < 10)
+		log_err("postmark: PostMark 1.53 dies of SIGFPE with fewer than 10 transactions (it divides by transactions / 10); the engine runs the %d\n",
+			c->transactions);
+	/* PostMark builds "location/sN/NAME" in an 81-byte buffer without a check */
+	n = (size_t)snprintf(tail, sizeof(tail), "%s%d", c->subdirs > 1 ? "/s0/" : "/",
+			     c->number + (c->transactions < INT32_MAX / 2 ? c->transactions : 0));
+	if (c->subdirs > 1)
+		n += (size_t)snprintf(tail, sizeof(tail), "%d", c->subdirs - 1) - 1;
+	for (i = 0; i < c->nloc; i++)
+		if (strlen(c->loc[i].path) > longest)
+			longest = strlen(c->loc[i].path);
+	if (longest + n > 80)
+		log_err("postmark: file paths here reach %zu characters; PostMark 1.53 keeps them in an 81-byte buffer and would overrun it, the engine has no such limit\n",
+			longest + n);
+}
+
 static int pm_init(struct thread_data *td)
 {
 	struct thread_options *to = &td->o;
@@ -1396,6 +1425,7 @@ static int pm_init(struct thread_data *td)
 		log_err("postmark: %s\n", err);
 		return 1;
 	}
+	warn_postmark_limits(td, pd);
 	pd->sim = pm_sim_new(&pd->cfg, err, sizeof(err));
 	if (!pd->sim) {
 		log_err("postmark: %s\n", err);
