@@ -513,6 +513,82 @@ enum pm_cmd pm_config_parse_line(struct pm_config *cfg, const char *line,
 	return r;
 }
 
+/*
+ * The engine's pm_location: entries separated by ':', each a directory with
+ * an optional "@WEIGHT"; a backslash escapes the next character.
+ */
+int pm_parse_locations(struct pm_config *out, const char *spec, char *err, size_t errlen)
+{
+	const char *s = spec ? spec : "";
+	struct pm_config copy = *out, *cfg = &copy;
+
+	cfg->nloc = 0;
+	while (*s) {
+		char path[PM_LOCATION_LEN + 16];
+		size_t n = 0;
+		long weight = 1;
+		char *at = NULL;
+		int last_escaped_at = -1;
+
+		while (*s && *s != ':') {
+			if (*s == '\\' && s[1]) {
+				s++;
+				if (*s == '@')
+					last_escaped_at = (int)n;
+			}
+			if (n + 1 >= sizeof(path)) {
+				pack_errf(err, errlen, "pm_location: path longer than %d bytes",
+					  PM_LOCATION_LEN - 1);
+				return -1;
+			}
+			path[n++] = *s++;
+		}
+		path[n] = '\0';
+		if (*s == ':')
+			s++;
+		if (!n)
+			continue;
+		at = strrchr(path, '@');
+		if (at && at - path != last_escaped_at && at[1]) {
+			char *end;
+
+			if (strspn(at + 1, "0123456789") != strlen(at + 1)) {
+				pack_errf(err, errlen, "pm_location: weight '%s' of %.*s is not a number from 1 to %d",
+					  at + 1, (int)(at - path), path, PM_MAX_WEIGHT);
+				return -1;
+			}
+			errno = 0;
+			weight = strtol(at + 1, &end, 10);
+			if (errno || weight < 1 || weight > PM_MAX_WEIGHT) {
+				pack_errf(err, errlen, "pm_location: weight %s of %.*s is out of range 1..%d",
+					  at + 1, (int)(at - path), path, PM_MAX_WEIGHT);
+				return -1;
+			}
+			*at = '\0';
+		} else if (at && at - path != last_escaped_at && !at[1]) {
+			pack_errf(err, errlen, "pm_location: %s: '@' without a weight", path);
+			return -1;
+		}
+		if (!*path) {
+			pack_errf(err, errlen, "pm_location: a weight without a directory");
+			return -1;
+		}
+		if (cfg->nloc == PM_MAX_LOCATIONS) {
+			pack_errf(err, errlen, "pm_location: more than %d locations", PM_MAX_LOCATIONS);
+			return -1;
+		}
+		if (strlen(path) >= PM_LOCATION_LEN) {
+			pack_errf(err, errlen, "pm_location: path longer than %d bytes", PM_LOCATION_LEN - 1);
+			return -1;
+		}
+		strcpy(cfg->loc[cfg->nloc].path, path);
+		cfg->loc[cfg->nloc].weight = (int)weight;
+		cfg->nloc++;
+	}
+	*out = copy;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Simulation                                                         */
 /* ------------------------------------------------------------------ */

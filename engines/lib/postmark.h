@@ -150,6 +150,17 @@ enum pm_cmd {
 enum pm_cmd pm_config_parse_line(struct pm_config *cfg, const char *line,
 				 int lineno, char *err, size_t errlen);
 
+/*
+ * The location list as the fio engine takes it (pm_location=):
+ * "DIR[@WEIGHT]:DIR[@WEIGHT]...", a backslash escaping the next character
+ * (":", "@", "\\"), an unescaped '@' followed by digits ending an entry
+ * being its weight (1..PM_MAX_WEIGHT, default 1); empty entries are
+ * skipped, an empty string means no location. Replaces cfg->loc/nloc; on
+ * error returns -1 with a one-line "pm_location: ..." message and leaves
+ * @cfg unchanged.
+ */
+int pm_parse_locations(struct pm_config *cfg, const char *spec, char *err, size_t errlen);
+
 /* ---- Simulation of one run. ---- */
 
 enum pm_phase {

@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
 
-	switch (data[0] % 7) {
+	switch (data[0] % 8) {
 	case 0:
 		parse_size(text, &v);
 		break;
@@ -154,6 +154,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 6:
 		fuzz_pmrc(text);
 		break;
+	case 7: {
+		/* the engine's pm_location list: errors leave the config as it was */
+		struct pm_config cfg, before;
+		int i;
+
+		pm_config_default(&cfg);
+		memcpy(&before, &cfg, sizeof(cfg));
+		if (pm_parse_locations(&cfg, text, err, sizeof(err))) {
+			check_err(err);
+			if (memcmp(&before, &cfg, sizeof(cfg)))
+				abort();
+			break;
+		}
+		if (cfg.nloc < 0 || cfg.nloc > PM_MAX_LOCATIONS)
+			abort();
+		for (i = 0; i < cfg.nloc; i++)
+			if (!cfg.loc[i].path[0] || cfg.loc[i].weight < 1 ||
+			    cfg.loc[i].weight > PM_MAX_WEIGHT ||
+			    strlen(cfg.loc[i].path) >= PM_LOCATION_LEN)
+				abort();
+		break;
+	}
 	}
 	free(text);
 	return 0;

@@ -905,3 +905,69 @@ TEST(postmark_sim_hooks)
 	CHECK(live > 0);
 	pm_sim_free(sim);
 }
+
+/* ---- pm_location lists ---- */
+
+TEST(postmark_locations_grammar)
+{
+	struct pm_config cfg;
+	char err[256];
+
+	pm_config_default(&cfg);
+	CHECK(pm_parse_locations(&cfg, "/a@2:/b::/c\\:d@7:/e\\@5:/f\\\\g", err, sizeof(err)) == 0);
+	CHECK(cfg.nloc == 5);
+	CHECK_STREQ(cfg.loc[0].path, "/a");
+	CHECK(cfg.loc[0].weight == 2);
+	CHECK_STREQ(cfg.loc[1].path, "/b");
+	CHECK(cfg.loc[1].weight == 1);
+	CHECK_STREQ(cfg.loc[2].path, "/c:d");
+	CHECK(cfg.loc[2].weight == 7);
+	CHECK_STREQ(cfg.loc[3].path, "/e@5");	/* escaped: part of the name */
+	CHECK(cfg.loc[3].weight == 1);
+	CHECK_STREQ(cfg.loc[4].path, "/f\\g");
+	CHECK(pm_parse_locations(&cfg, "", err, sizeof(err)) == 0 && cfg.nloc == 0);
+	CHECK(pm_parse_locations(&cfg, NULL, err, sizeof(err)) == 0 && cfg.nloc == 0);
+	/* an '@' inside a name, not followed by digits to the end, is an error */
+	CHECK(pm_parse_locations(&cfg, "/x@y", err, sizeof(err)) == -1);
+}
+
+TEST(postmark_locations_errors_leave_config)
+{
+	static const char *const bad[] = {
+		"/a@0", "/a@1000001", "/a@", "@3", "/a@x1", "/a@99999999999999999999",
+	};
+	struct pm_config cfg, before;
+	char err[256];
+	size_t i;
+
+	pm_config_default(&cfg);
+	CHECK(pm_parse_locations(&cfg, "/keep@3", err, sizeof(err)) == 0);
+	before = cfg;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CHECK(pm_parse_locations(&cfg, bad[i], err, sizeof(err)) == -1);
+		CHECK(strncmp(err, "pm_location: ", 13) == 0);
+		CHECK(strchr(err, '\n') == NULL);
+		CHECK(memcmp(&cfg, &before, sizeof(cfg)) == 0);
+	}
+}
+
+TEST(postmark_locations_limits)
+{
+	struct pm_config cfg;
+	char err[256], spec[PM_MAX_LOCATIONS * 4 + 8], longp[PM_LOCATION_LEN + 8];
+	int i, n = 0;
+
+	pm_config_default(&cfg);
+	for (i = 0; i < PM_MAX_LOCATIONS; i++)
+		n += sprintf(spec + n, "/%c:", 'a' + i % 26);
+	CHECK(pm_parse_locations(&cfg, spec, err, sizeof(err)) == 0 && cfg.nloc == PM_MAX_LOCATIONS);
+	strcpy(spec + n, "/z");
+	CHECK(pm_parse_locations(&cfg, spec, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "more than") != NULL);
+	memset(longp, 'x', sizeof(longp) - 1);
+	longp[0] = '/';
+	longp[sizeof(longp) - 1] = '\0';
+	CHECK(pm_parse_locations(&cfg, longp, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "longer than") != NULL);
+}
