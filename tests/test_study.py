@@ -1,0 +1,723 @@
+"""scripts/study.py, the study runner, and reference/figures.json.
+
+Every study here runs the real fio (build/fio) on real directories, a real
+loop device and real fio servers on loopback ports; job files and the
+catalogue are written under tmp_path, so the tests do not depend on
+jobs/catalogue.json. Runs are tiny (1 MiB files, runtime=1).
+"""
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, kill_group, needs_root, snapshot
+
+STUDY = REPO / "scripts" / "study.py"
+FIGURES = REPO / "reference" / "figures.json"
+TIMEOUT = 180
+
+# The scenario ids of SCENARIOS.md's catalogue table (tests must not read
+# the shared folder).
+SCENARIO_IDS = [
+    "hdparm-t", "hdparm-T", "seeker", "dd-write-10g", "dd-read-10g", "mysql-load", "mysql-dump",
+    "postmark-isp", "iozone-auto", "iozone-raid0-stripe", "sysbench-rndrd",
+    "storagemark-service", "bonnie-seq", "bonnie-seeks", "bonnie-files", "fio-randread-64",
+    "fio-randwrite-64", "phoronix-disk-2010",
+]
+
+RANDREAD_JOB = """\
+; study test job: tiny random reads in ${STUDY_TEST_DIR}
+[global]
+ioengine=psync
+directory=${STUDY_TEST_DIR}
+description=x${STUDY_TEST_UNSET}y${STUDY_TEST_OTHER}
+size=1m
+bs=4k
+time_based
+runtime=5
+
+[randread]
+rw=randread
+"""
+
+DEV_WRITE_JOB = """\
+[devwrite]
+ioengine=psync
+filename=${STUDY_TEST_DEV}
+rw=write
+bs=64k
+size=1m
+direct=1
+"""
+
+DEV_READ_JOB = DEV_WRITE_JOB.replace("[devwrite]", "[devread]").replace("rw=write", "rw=read")
+
+POSTMARK_JOB = """\
+[pm]
+ioengine=external:build/postmark.so
+pm_location=${STUDY_TEST_DIR}
+pm_number=10
+pm_transactions=20
+pm_size_high=8192
+pm_report=none
+"""
+
+
+def load_study_module():
+    spec = importlib.util.spec_from_file_location("study", STUDY)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+study_mod = load_study_module()
+
+
+def scenario(sid, job, env="STUDY_TEST_DIR", kind="dir", writes=True, params=None,
+             engines=(), status="ok"):
+    return {"id": sid, "source": "test", "title": f"test scenario {sid}", "jobs": [str(job)],
+            "target": {"env": env, "kind": kind}, "writes_target": writes,
+            "engines": list(engines),
+            "params": {"threads": "numjobs"} if params is None else params,
+            "metrics": [{"name": "throughput", "expr": "read.bw_bytes / 1048576",
+                         "unit": "MiB/s", "job": None}],
+            "status": status}
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """A catalogue with test scenarios, two target directories and a work dir."""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "randread.fio").write_text(RANDREAD_JOB)
+    (jobs / "devwrite.fio").write_text(DEV_WRITE_JOB)
+    (jobs / "devread.fio").write_text(DEV_READ_JOB)
+    (jobs / "postmark.fio").write_text(POSTMARK_JOB)
+    bad_read = DEV_WRITE_JOB.replace("[devwrite]", "[mislabelled]")
+    (jobs / "mislabelled.fio").write_text(bad_read)
+    cat = {"version": 1, "scenarios": [
+        scenario("tiny-randread", jobs / "randread.fio"),
+        scenario("tiny-postmark", jobs / "postmark.fio", params={}, engines=["postmark"]),
+        scenario("tiny-noengine", jobs / "randread.fio", engines=["nothere"]),
+        scenario("tiny-blocked", jobs / "randread.fio", status="needs the dbreplay engine"),
+        scenario("dev-write", jobs / "devwrite.fio", env="STUDY_TEST_DEV",
+                 kind="file-or-device", params={}),
+        scenario("dev-read", jobs / "devread.fio", env="STUDY_TEST_DEV",
+                 kind="file-or-device", writes=False, params={}),
+        # declared read-only but writes: fio --readonly must stop it
+        scenario("dev-mislabelled", jobs / "mislabelled.fio", env="STUDY_TEST_DEV",
+                 kind="file-or-device", writes=False, params={}),
+    ]}
+    (tmp_path / "catalogue.json").write_text(json.dumps(cat))
+    for d in ("ssd", "hdd", "work"):
+        (tmp_path / d).mkdir()
+
+    class Lab:
+        root = tmp_path
+        catalogue = tmp_path / "catalogue.json"
+        ssd = tmp_path / "ssd"
+        hdd = tmp_path / "hdd"
+        work = tmp_path / "work"        # the runner's working directory
+        out = tmp_path / "results"
+
+        def run(self, *args, env=None, timeout=TIMEOUT):
+            full = dict(os.environ)
+            full.update(env or {})
+            cmd = [sys.executable, str(STUDY), *map(str, args)]
+            if args and args[0] != "list" and "--resume" not in args:
+                cmd += ["--catalogue", str(self.catalogue), "--fio", str(FIO),
+                        "--engine-dir", str(ENGINE_DIR)]
+            if args and args[0] == "list":
+                cmd += ["--catalogue", str(self.catalogue)]
+            if "--resume" in args:
+                cmd += ["--fio", str(FIO)]
+            p = subprocess.run(cmd, cwd=self.work, env=full, capture_output=True, text=True,
+                               timeout=timeout)
+            p.cmd = cmd
+            return p
+
+    return Lab()
+
+
+def describe(p) -> str:
+    return f"command: {' '.join(p.cmd)}\nrc={p.returncode}\n--- stderr ---\n{p.stderr[-4000:]}" \
+           f"\n--- stdout ---\n{p.stdout[-2000:]}"
+
+
+def option_lines(jobtext: str) -> str:
+    return "\n".join(l for l in jobtext.splitlines() if not l.lstrip().startswith((";", "#")))
+
+
+def runs_of(out: Path) -> dict:
+    """{run number: (meta, fio JSON or None, derived job text)}."""
+    res = {}
+    for mp in sorted((out / "runs").glob("*.meta.json")):
+        n = mp.name.split(".")[0]
+        meta = json.loads(mp.read_text())
+        jp = out / "runs" / f"{n}.json"
+        res[int(n)] = (meta, json.loads(jp.read_text()) if jp.exists() else None,
+                       (out / "runs" / f"{n}.fio").read_text())
+    return res
+
+
+def assert_refused(p, message, lab, watched=()):
+    """Exit 2, one line naming the problem, no results directory."""
+    assert p.returncode == 2, describe(p)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, describe(p)
+    assert lines[0].startswith("study.py: "), describe(p)
+    if isinstance(message, str):
+        assert message in lines[0], describe(p)
+    else:
+        assert message.search(lines[0]), describe(p)
+    assert not lab.out.exists(), "results directory created\n" + describe(p)
+    assert not list(lab.work.iterdir()), "files in the working directory\n" + describe(p)
+
+
+# ---------------------------------------------------------------------------
+# Local studies
+# ---------------------------------------------------------------------------
+
+def test_local_study_two_targets(lab):
+    """threads=1,2 x two directories x 2 repeats: 8 complete, labelled runs."""
+    outside = snapshot(lab.root / "jobs"), lab.catalogue.read_text()
+    repo_top = sorted(os.listdir(REPO))
+    p = lab.run("tiny-randread", "--target", f"ssd={lab.ssd}", "--target", f"hdd={lab.hdd}",
+                "--sweep", "threads=1,2", "--repeats", "2", "--set", "runtime=1",
+                "--out", lab.out, env={"STUDY_TEST_OTHER": "hello"})
+    assert p.returncode == 0, describe(p)
+    runs = runs_of(lab.out)
+    assert sorted(runs) == list(range(1, 9))
+    # interleaved: for each repeat, for each target, for each sweep point
+    expect = [(r, t, n) for r in (1, 2) for t in ("ssd", "hdd") for n in (1, 2)]
+    job_sha = hashlib.sha256((lab.root / "jobs" / "randread.fio").read_bytes()).hexdigest()
+    for i, (repeat, label, threads) in enumerate(expect, 1):
+        meta, result, derived = runs[i]
+        target = lab.ssd if label == "ssd" else lab.hdd
+        assert meta["run"] == i
+        assert meta["scenario"] == "tiny-randread"
+        assert meta["params"] == {"threads": threads}
+        assert meta["repeat"] == repeat
+        assert meta["target"]["label"] == label
+        assert meta["target"]["path"] == str(target)
+        assert meta["target"]["kind"] == "dir"
+        assert set(meta["target"]["device"]) >= {"name", "model", "vendor", "rotational",
+                                                 "size_bytes"}
+        assert meta["host"] == "local"
+        assert meta["kernel"] == os.uname().release
+        assert meta["fio_version"] == result["fio version"] == "fio-3.33"
+        assert meta["exit_code"] == 0 and meta["ok"] is True and meta["problem"] is None
+        assert meta["job_file"] == str(lab.root / "jobs" / "randread.fio")
+        assert meta["job_sha256"] == job_sha
+        assert meta["derived_sha256"] == hashlib.sha256(derived.encode()).hexdigest()
+        assert meta["started"] <= meta["ended"]
+        assert isinstance(meta["stderr_tail"], str)
+        # the derived job file: fully resolved (comments stay as written)
+        assert "${" not in option_lines(derived)
+        assert f"directory={target}" in derived
+        assert "description=xyhello" in derived      # unset -> empty, set -> its value
+        assert f"numjobs={threads}" in derived and "runtime=1" in derived
+        assert "runtime=5" not in derived
+        # what fio ran
+        jobs = result["jobs"]
+        assert len(jobs) == threads
+        assert result["global options"]["directory"] == str(target)
+        assert result["global options"]["runtime"] == "1"
+        for j in jobs:
+            assert j["job options"]["numjobs"] == str(threads)
+            assert j["job options"]["runtime"] == "1"
+            assert j["error"] == 0 and j["read"]["total_ios"] > 0
+    # nothing but complete runs, no temporary files
+    names = sorted(os.listdir(lab.out / "runs"))
+    assert names == sorted(f"{i:04d}.{ext}" for i in range(1, 9) for ext in ("fio", "json", "meta.json"))
+    st = json.loads((lab.out / "study.json").read_text())
+    assert st["scenario"]["id"] == "tiny-randread"
+    assert st["sweep"] == {"threads": [1, 2]}
+    assert st["repeats"] == 2 and st["order"] == "interleaved"
+    assert [t["label"] for t in st["targets"]] == ["ssd", "hdd"]
+    assert st["status"] == "complete" and st["started"] and st["ended"]
+    assert st["pack_version"]
+    assert "tiny-randread" in st["command"]
+    # progress and summary on stderr
+    assert "[7/8] threads=1 target=hdd repeat 2/2 ... elapsed" in p.stderr
+    assert "8 runs: 8 ok, 0 failed" in p.stderr
+    # nothing written outside the targets and the results directory
+    assert (snapshot(lab.root / "jobs"), lab.catalogue.read_text()) == outside
+    assert not list(lab.work.iterdir())
+    assert sorted(os.listdir(REPO)) == repo_top
+    for target in (lab.ssd, lab.hdd):
+        assert sorted(os.listdir(target)) == ["randread.0.0", "randread.1.0"]
+
+
+def test_grouped_order_and_grid(lab):
+    p = lab.run("tiny-randread", "--target", f"ssd={lab.ssd}", "--sweep", "threads=1,2",
+                "--repeats", "2", "--order", "grouped", "--dry-run")
+    assert p.returncode == 0, describe(p)
+    plan = re.findall(r"run +(\d+): threads=(\d) target=(\w+) host=local repeat (\d)/2", p.stdout)
+    assert [(t, r) for _, t, _, r in plan] == [("1", "1"), ("1", "2"), ("2", "1"), ("2", "2")]
+    assert not lab.out.exists() and not list(lab.work.iterdir())
+    assert not list(lab.ssd.iterdir())
+
+
+def test_interrupt_and_resume(lab):
+    """Ctrl-C keeps complete runs only; --resume runs what is missing."""
+    cmd = [sys.executable, str(STUDY), "tiny-randread", "--catalogue", str(lab.catalogue),
+           "--fio", str(FIO), "--target", f"ssd={lab.ssd}", "--sweep", "threads=1,2",
+           "--set", "runtime=3", "--out", str(lab.out)]
+    p = subprocess.Popen(cmd, cwd=lab.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (lab.out / "runs" / "0001.fio").exists():
+            assert time.monotonic() < deadline, "the study never started a run"
+            time.sleep(0.05)
+        time.sleep(1.0)
+        os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            kill_group(p)
+    assert p.returncode == 130, err
+    assert "--resume" in err
+    assert not (lab.out / "runs" / "0001.meta.json").exists()
+    assert not [n for n in os.listdir(lab.out / "runs") if n.startswith(".")]
+    assert json.loads((lab.out / "study.json").read_text())["status"] == "interrupted"
+
+    r = lab.run("run", "--resume", lab.out)
+    assert r.returncode == 0, describe(r)
+    runs = runs_of(lab.out)
+    assert sorted(runs) == [1, 2] and all(m["ok"] for m, _, _ in runs.values())
+    st = json.loads((lab.out / "study.json").read_text())
+    assert st["status"] == "complete" and len(st["resumed"]) == 1
+
+    # a lost run is run again, complete ones are not
+    keep = (lab.out / "runs" / "0001.json").stat().st_mtime_ns
+    (lab.out / "runs" / "0002.meta.json").unlink()
+    r = lab.run("run", "--resume", lab.out)
+    assert r.returncode == 0, describe(r)
+    assert "1 of 2 runs already complete" in r.stderr
+    assert (lab.out / "runs" / "0001.json").stat().st_mtime_ns == keep
+    assert (lab.out / "runs" / "0002.meta.json").exists()
+
+    r = lab.run("run", "--resume", lab.out, "--sweep", "threads=4")
+    assert r.returncode == 2 and "--resume takes the study from DIR/study.json" in r.stderr
+
+
+# ---------------------------------------------------------------------------
+# Bad input: refused before anything is written
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", [
+    "unknown-scenario", "status", "sweep-param", "sweep-option-name", "target-missing",
+    "target-not-dir", "target-syntax", "set-conflict", "out-exists", "no-target",
+])
+def test_bad_input_refused(lab, case):
+    before = snapshot(lab.root)
+    target = ["--target", f"ssd={lab.ssd}"]
+    args, msg = {
+        "unknown-scenario": (["tiny-randred", *target],
+                             "unknown scenario 'tiny-randred' in "),
+        "status": (["tiny-blocked", *target],
+                   "scenario tiny-blocked cannot run: needs the dbreplay engine"),
+        "sweep-param": (["tiny-randread", *target, "--sweep", "depth=1,2"],
+                        "--sweep depth: not a parameter of scenario tiny-randread; "
+                        "its parameters: threads (numjobs)"),
+        "sweep-option-name": (["tiny-randread", *target, "--sweep", "numjobs=1,2"],
+                              "(the fio option numjobs is swept as threads)"),
+        "target-missing": (["tiny-randread", "--target", f"ssd={lab.root / 'nope'}"],
+                           f"target ssd: {lab.root / 'nope'}: no such directory"),
+        "target-not-dir": (["tiny-randread", "--target", f"ssd={lab.catalogue}"],
+                           f"target ssd: {lab.catalogue}: not a directory"),
+        "target-syntax": (["tiny-randread", "--target", str(lab.ssd)],
+                          "expected LABEL=PATH"),
+        "set-conflict": (["tiny-randread", *target, "--sweep", "threads=1,2",
+                          "--set", "numjobs=4"], "--set numjobs: also swept as threads"),
+        "out-exists": (["tiny-randread", *target, "--out", lab.hdd],
+                       f"results directory {lab.hdd} exists"),
+        "no-target": (["tiny-randread"], "scenario tiny-randread needs --target LABEL=PATH"),
+    }[case]
+    if case != "out-exists":
+        args += ["--out", lab.out]
+    p = lab.run(*args)
+    assert_refused(p, msg, lab)
+    if case == "unknown-scenario":
+        assert "close matches: tiny-randread" in p.stderr
+    assert snapshot(lab.root) == before
+
+
+@needs_root
+def test_target_not_writable(lab, ro_dir):
+    before = snapshot(ro_dir)
+    p = lab.run("tiny-randread", "--target", f"ro={ro_dir}", "--out", lab.out)
+    assert_refused(p, f"target ro: {ro_dir}: not writable", lab)
+    assert snapshot(ro_dir) == before
+
+
+# ---------------------------------------------------------------------------
+# Block devices: a scratch loop device
+# ---------------------------------------------------------------------------
+
+@pytest.fixture
+def loop_dev(tmp_path):
+    if not IS_ROOT:
+        pytest.skip("needs root for losetup")
+    backing = tmp_path / "loop.img"
+    with open(backing, "wb") as f:
+        f.truncate(16 << 20)
+    r = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"no loop device: {r.stderr.strip()}")
+    dev = r.stdout.strip()
+    try:
+        yield dev, backing
+    finally:
+        subprocess.run(["umount", dev], capture_output=True)
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+def digest(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_device_needs_confirmation(lab, loop_dev):
+    dev, backing = loop_dev
+    zeros = digest(backing)
+    p = lab.run("dev-write", "--target", f"scratch={dev}", "--out", lab.out)
+    assert_refused(p, f"target scratch: {dev}: block device, and scenario dev-write writes to "
+                      f"its target (data on it is destroyed): add --confirm-overwrite {dev} "
+                      f"to proceed", lab)
+    p = lab.run("dev-write", "--target", f"scratch={dev}", "--confirm-overwrite", "/dev/null",
+                "--out", lab.out)
+    assert_refused(p, f"add --confirm-overwrite {dev} to proceed", lab)
+    subprocess.run(["sync"])
+    assert digest(backing) == zeros
+
+    p = lab.run("dev-write", "--target", f"scratch={dev}", "--confirm-overwrite", dev,
+                "--out", lab.out)
+    assert p.returncode == 0, describe(p)
+    meta, result, derived = runs_of(lab.out)[1]
+    assert meta["ok"] and f"filename={dev}" in derived
+    assert meta["target"]["device"]["name"] == os.path.basename(dev)
+    assert meta["target"]["device"]["size_bytes"] == 16 << 20
+    assert meta["target"]["device"]["backing_file"] == str(backing)
+    assert result["jobs"][0]["write"]["io_bytes"] == 1 << 20
+    assert digest(backing) != zeros
+
+
+def test_read_only_scenario_on_device(lab, loop_dev):
+    """No confirmation for a reading scenario, and fio --readonly guards it."""
+    dev, backing = loop_dev
+    zeros = digest(backing)
+    p = lab.run("dev-read", "--target", f"scratch={dev}", "--out", lab.out)
+    assert p.returncode == 0, describe(p)
+    meta, result, _ = runs_of(lab.out)[1]
+    assert "--readonly" in meta["command"]
+    assert result["jobs"][0]["read"]["io_bytes"] == 1 << 20
+    out2 = lab.root / "results2"
+    p = lab.run("dev-mislabelled", "--target", f"scratch={dev}", "--out", out2)
+    assert p.returncode == 1, describe(p)
+    meta, _, _ = runs_of(out2)[1]
+    assert meta["ok"] is False and meta["exit_code"] != 0
+    assert "read-only" in meta["stderr_tail"] + meta["stdout_text"] + meta["problem"]
+    subprocess.run(["sync"])
+    assert digest(backing) == zeros
+
+
+def test_mounted_device_refused(lab, loop_dev, tmp_path):
+    dev, backing = loop_dev
+    r = subprocess.run(["mkfs.ext2", "-q", "-F", dev], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"mkfs.ext2: {r.stderr.strip()}")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    r = subprocess.run(["mount", dev, str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"mount: {r.stderr.strip()}")
+    try:
+        # (no content check: mounting and unmounting write the superblock)
+        p = lab.run("dev-write", "--target", f"scratch={dev}", "--confirm-overwrite", dev,
+                    "--out", lab.out)
+        assert_refused(p, f"{os.path.basename(dev)} is mounted on {mnt}): refusing to "
+                          f"overwrite it", lab)
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+# ---------------------------------------------------------------------------
+# Client/server
+# ---------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    """Two fio servers on free loopback ports; killed afterwards."""
+    logs = tmp_path_factory.mktemp("fio-servers")
+    procs, ports = [], []
+    try:
+        for i in range(2):
+            port = free_port()
+            log = open(logs / f"server{i}.log", "w")
+            procs.append(subprocess.Popen([str(FIO), f"--server=ip:127.0.0.1,{port}"],
+                                          stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, start_new_session=True))
+            ports.append(port)
+        for port in ports:
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), 1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, f"fio server on {port} did not start"
+                    time.sleep(0.1)
+        yield ports
+    finally:
+        for p in procs:
+            kill_group(p)
+
+
+def test_client_server_study(lab, servers):
+    p1, p2 = servers
+    p = lab.run("tiny-randread", "--target", f"ssd={lab.ssd}", "--sweep", "threads=1,2",
+                "--set", "runtime=1", "--server", f"127.0.0.1:{p1}", "--server",
+                f"127.0.0.1:{p2}", "--out", lab.out, env={"STUDY_TEST_OTHER": "client-side"})
+    assert p.returncode == 0, describe(p)
+    runs = runs_of(lab.out)
+    assert sorted(runs) == [1, 2, 3, 4]
+    for n, (port, threads) in enumerate([(p1, 1), (p1, 2), (p2, 1), (p2, 2)], 1):
+        meta, result, derived = runs[n]
+        assert meta["host"] == f"127.0.0.1:{port}"
+        assert meta["kernel"] is None
+        assert meta["params"] == {"threads": threads}
+        assert meta["remote"]["port"] == port
+        assert meta["ok"], meta
+        # resolved on the client: the servers never see ${...}
+        assert "${" not in option_lines(derived)
+        assert "description=xyclient-side" in derived
+        assert "jobs" not in result
+        stats = [c for c in result["client_stats"] if c["jobname"] != "All clients"]
+        assert len(stats) == threads
+        for c in stats:
+            assert c["hostname"] == "127.0.0.1" and c["port"] == port
+            assert c["job options"]["numjobs"] == str(threads)
+            assert c["read"]["total_ios"] > 0
+        assert [(c["hostname"], c["port"]) for c in meta["remote"]["client_stats"]] == \
+            [("127.0.0.1", port)] * threads
+    st = json.loads((lab.out / "study.json").read_text())
+    assert [s["label"] for s in st["servers"]] == [f"127.0.0.1:{p1}", f"127.0.0.1:{p2}"]
+    assert "host=127.0.0.1:%d" % p2 in p.stderr
+
+
+def test_server_engine_check_passes(lab, servers):
+    """postmark.so loads on both servers; then a real PostMark run on one."""
+    p1, p2 = servers
+    p = lab.run("tiny-postmark", "--target", f"pm={lab.ssd}", "--server", f"127.0.0.1:{p1}",
+                "--server", f"127.0.0.1:{p2}", "--remote-engine-dir", ENGINE_DIR,
+                "--out", lab.out, "--dry-run")
+    assert p.returncode == 0, describe(p)
+    assert f"ioengine=external:{ENGINE_DIR}/postmark.so" in p.stdout
+    assert not lab.out.exists()
+    p = lab.run("tiny-postmark", "--target", f"pm={lab.ssd}", "--server", f"127.0.0.1:{p1}",
+                "--remote-engine-dir", ENGINE_DIR, "--out", lab.out)
+    assert p.returncode == 0, describe(p)
+    meta, result, _ = runs_of(lab.out)[1]
+    assert meta["ok"] and result["client_stats"][0]["sync"]["total_ios"] == 20
+
+
+def test_server_missing_engine(lab, servers):
+    p1, p2 = servers
+    before = snapshot(lab.ssd)
+    p = lab.run("tiny-noengine", "--target", f"ssd={lab.ssd}", "--server", f"127.0.0.1:{p1}",
+                "--server", f"127.0.0.1:{p2}", "--remote-engine-dir", ENGINE_DIR,
+                "--out", lab.out)
+    assert p.returncode == 2, describe(p)
+    assert p.stderr.strip().splitlines() == [
+        f"study.py: server 127.0.0.1:{port}: cannot load {ENGINE_DIR}/nothere.so: "
+        f"no such file on the server" for port in (p1, p2)]
+    assert not lab.out.exists() and snapshot(lab.ssd) == before
+
+
+def test_server_unreachable_and_missing_target(lab, servers):
+    p1, _ = servers
+    dead = free_port()
+    p = lab.run("tiny-randread", "--target", f"ssd={lab.ssd}", "--server", f"127.0.0.1:{dead}",
+                "--out", lab.out)
+    assert_refused(p, f"server 127.0.0.1:{dead}: unreachable: Connection refused", lab)
+    missing = lab.root / "not-there"
+    p = lab.run("tiny-randread", "--target", f"ssd={missing}", "--server", f"127.0.0.1:{p1}",
+                "--out", lab.out)
+    assert_refused(p, f"server 127.0.0.1:{p1}: target ssd: {missing}: not a directory on the "
+                      f"server", lab)
+    assert not missing.exists()
+
+
+# ---------------------------------------------------------------------------
+# Job file derivation
+# ---------------------------------------------------------------------------
+
+def test_derive_semantics(tmp_path):
+    """Several job files merged into one keep fio's meaning (globals per file)."""
+    a = tmp_path / "a.fio"
+    b = tmp_path / "b.fio"
+    inc = tmp_path / "common.inc"
+    inc.write_text("size=64k\n")
+    a.write_text("[global]\nioengine=null\nbs=8k\ninclude common.inc\n[a]\nrw=read\n")
+    b.write_text("[b]\nioengine=null\nsize=64k\nrw=read\n")
+
+    def ios(cmd_files):
+        r = subprocess.run([str(FIO), "--output-format=json", *map(str, cmd_files)],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return {j["jobname"]: j["read"]["total_ios"] for j in json.loads(r.stdout)["jobs"]}
+
+    text = study_mod.derive_job([a, b], [], {}, "/eng", ["header"])
+    assert "include" not in text.replace("inlined include", "")
+    derived = tmp_path / "derived.fio"
+    derived.write_text(text)
+    assert ios([a, b]) == ios([derived]) == {"a": 8, "b": 16}
+
+
+def test_derive_overrides_and_engines(tmp_path):
+    job = tmp_path / "j.fio"
+    job.write_text("; comment ${NOT_TOUCHED}\n[global]\nnumjobs=3\nrw=read\n"
+                   "ioengine=external:build/smallfile.so\n[one]\ntree_dir=${T}\n"
+                   "; trailing comment\n\n[two]\nreadwrite=write\nnumjobs=5\n")
+    ov = [({"numjobs"}, "numjobs=2"), (study_mod.option_names(str(FIO), "rw"), "rw=randread")]
+    text = study_mod.derive_job([job], ov, {"T": "/data"}, "/opt/eng/", [])
+    sections = re.split(r"^\[", text, flags=re.M)
+    glob, one, two = sections[1], sections[2], sections[3]
+    assert "numjobs=2" in glob and "numjobs=3" not in glob and "rw=randread" in glob
+    assert "ioengine=external:/opt/eng/smallfile.so" in glob
+    assert "tree_dir=/data" in one and one.count("numjobs=2") == 1 and "rw=randread" in one
+    assert one.index("rw=randread") < one.index("; trailing comment")
+    assert "readwrite=" not in two and two.count("rw=randread") == 1 and "numjobs=5" not in two
+    assert "${NOT_TOUCHED}" in text        # comments are left alone, as fio does
+
+    # replay logs named relative to the repository: absolute, for the fio
+    # that reads them (a server's working directory is not the repository)
+    job.write_text("[r]\nread_iolog=README.md\n[s]\nread_iolog=not/in/the/repo.log\n")
+    text = study_mod.derive_job([job], [], {}, "/eng", [])
+    assert f"read_iolog={REPO}/README.md" in text and "read_iolog=not/in/the/repo.log" in text
+    text = study_mod.derive_job([job], [], {}, "/eng", [], "/srv/fio-pack")
+    assert "read_iolog=/srv/fio-pack/README.md" in text
+
+
+# ---------------------------------------------------------------------------
+# Help and listing
+# ---------------------------------------------------------------------------
+
+def test_help_and_list(lab):
+    p = lab.run("--help")
+    assert p.returncode == 0
+    for section in ("SYNOPSIS", "DESCRIPTION", "RUN OPTIONS", "RESULTS", "EXAMPLES",
+                    "EXIT STATUS", "--confirm-overwrite", "--resume", "--server"):
+        assert section in p.stdout
+    p = lab.run("list")
+    assert p.returncode == 0, describe(p)
+    assert re.search(r"^tiny-randread +test +threads->numjobs +dir \(writes\)", p.stdout, re.M)
+    assert "[not runnable: needs the dbreplay engine]" in p.stdout
+
+
+# ---------------------------------------------------------------------------
+# reference/figures.json
+# ---------------------------------------------------------------------------
+
+REQUIRED = ("id", "source", "source_file", "scenario", "device", "test", "params", "metric",
+            "value", "approximate", "unit", "kind", "locator")
+
+
+@pytest.fixture(scope="module")
+def figures():
+    return json.loads(FIGURES.read_text())
+
+
+def test_figures_fields(figures):
+    assert figures["format"] == 1
+    for sid, src in figures["sources"].items():
+        assert re.fullmatch(r"00\d", sid)
+        assert src["file"].startswith(sid + "_") and src["title"] and src["year"]
+    ids = set()
+    for f in figures["figures"]:
+        missing = [k for k in REQUIRED if k not in f]
+        assert not missing, (f.get("id"), missing)
+        assert f["id"] not in ids, f["id"]
+        ids.add(f["id"])
+        assert f["source"] in figures["sources"]
+        assert f["source_file"] == figures["sources"][f["source"]]["file"]
+        if f["scenario"] is None:
+            assert f.get("scenario_note"), f["id"]
+        else:
+            assert f["scenario"] in SCENARIO_IDS, f["id"]
+        if f["value"] is None:
+            assert ("range" in f) != bool(f.get("unavailable")), f["id"]
+        else:
+            assert isinstance(f["value"], (int, float)) and "unavailable" not in f, f["id"]
+        if "range" in f:
+            lo, hi = f["range"]
+            assert lo < hi, f["id"]
+        for ref in (f.get("duplicate_of"),):
+            assert ref is None or ref in {g["id"] for g in figures["figures"]}
+    # every article is represented
+    assert {f["source"] for f in figures["figures"]} == {"000", "001", "002", "003", "004"}
+
+
+def test_figures_scenarios_in_catalogue(figures):
+    """When the job library's catalogue exists, figures join on its ids."""
+    cat = REPO / "jobs" / "catalogue.json"
+    if not cat.exists():
+        pytest.skip("jobs/catalogue.json not written yet")
+    ids = {sc["id"] for sc in json.loads(cat.read_text())["scenarios"]}
+    missing = sorted({f["scenario"] for f in figures["figures"] if f["scenario"]} - ids)
+    assert not missing, f"scenario ids of reference/figures.json not in the catalogue: {missing}"
+
+
+def test_figures_002_table_complete(figures):
+    f002 = [f for f in figures["figures"] if f["source"] == "002"]
+    threads = [1, 2, 4, 8, 16, 32]
+    for metric, unit in (("throughput", "MiB/s"), ("response time", "ms")):
+        for dev in ("intel320", "intel320-raid0x2", "raid10-8sas"):
+            got = {f["params"]["threads"]: f["value"] for f in f002
+                   if f["metric"] == metric and f.get("device_id") == dev and f["kind"] == "measured"}
+            assert sorted(got) == threads, (metric, dev)
+            assert all(isinstance(v, float) for v in got.values())
+            assert all(f["unit_normalised"] == unit for f in f002
+                       if f["metric"] == metric and f.get("device_id") == dev)
+    for metric in ("throughput ratio to RAID10", "response time ratio of RAID10 to the SSD"):
+        for dev in ("intel320", "intel320-raid0x2"):
+            got = [f["params"]["threads"] for f in f002
+                   if f["metric"] == metric and f["device_id"] == dev and f["kind"] == "derived"]
+            assert sorted(got) == threads, (metric, dev)
+    by_id = {f["id"]: f["value"] for f in f002}
+    assert by_id["002-throughput-intel320-t1"] == 30.27
+    assert by_id["002-throughput-intel320-raid0x2-t32"] == 351.84
+    assert by_id["002-throughput-raid10-8sas-t16"] == 26.70
+    assert by_id["002-response-raid10-8sas-t32"] == 47.35
+    assert by_id["002-response-ratio-raid10-over-intel320-raid0x2-t32"] == 22.02
+    assert by_id["002-throughput-ratio-intel320-over-raid10-t8"] == 7.54
+    # the published ratios agree with the published values (to the table's rounding)
+    for t in threads:
+        for dev in ("intel320", "intel320-raid0x2"):
+            r = by_id[f"002-throughput-{dev}-t{t}"] / by_id[f"002-throughput-raid10-8sas-t{t}"]
+            assert abs(r - by_id[f"002-throughput-ratio-{dev}-over-raid10-t{t}"]) < 0.02
+            r = by_id[f"002-response-raid10-8sas-t{t}"] / by_id[f"002-response-{dev}-t{t}"]
+            assert abs(r - by_id[f"002-response-ratio-raid10-over-{dev}-t{t}"]) < 0.05 * r
+
+
+def test_figures_charts_have_no_numbers(figures):
+    charts = [f for f in figures["figures"] if f.get("unavailable")]
+    assert charts and all(f["value"] is None and "range" not in f for f in charts)
+    assert any(f["scenario"] == "postmark-isp" for f in charts)     # 000 shows it as a chart
