@@ -50,7 +50,8 @@ $(TEST_DEPS_STAMP): scripts/install-deps.sh
 	@touch $@
 
 # The fio source matching the installed fio; its path is recorded in the stamp.
-$(FIOSRC_STAMP): $(DEPS_STAMP) scripts/fetch-fio-source.sh
+# order-only: new packages in install-deps.sh do not mean a new fio source
+$(FIOSRC_STAMP): scripts/fetch-fio-source.sh | $(DEPS_STAMP)
 	sh scripts/fetch-fio-source.sh $(BUILD)/src > $@.tmp && mv $@.tmp $@
 
 FIOSRC = $(shell cat $(FIOSRC_STAMP) 2>/dev/null)
@@ -59,7 +60,7 @@ FIOSRC = $(shell cat $(FIOSRC_STAMP) 2>/dev/null)
 $(FIO_BIN): $(FIOSRC_STAMP)
 	cd $(FIOSRC) && { [ -f config-host.h ] || ./configure --disable-native >/dev/null; } \
 		&& $(MAKE) -s -j2 fio >/dev/null
-	cp $(FIOSRC)/fio $@
+	cp $(FIOSRC)/fio $@.tmp && mv -f $@.tmp $@  # a running fio keeps the old file
 	cat $(FIOSRC)/FIO-VERSION-FILE | sed 's/.*= *//' > $(BUILD)/fio-version
 
 fio: $(FIO_BIN)
@@ -113,11 +114,17 @@ test: check
 demo: engines
 	sh scripts/demo.sh
 
-install: engines
+install: engines $(BUILD)/pmrc2fio
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR)/jobs
 	install -m 0755 $(ENGINES:%=$(BUILD)/%.so) $(DESTDIR)$(LIBDIR)/
-	for f in jobs/*.fio; do \
-		sed 's|external:build/|external:$(LIBDIR)/|' $$f > $(DESTDIR)$(DATADIR)/$$f; \
+	install -m 0755 $(BUILD)/pmrc2fio $(DESTDIR)$(LIBDIR)/
+	cd jobs && find . -type d -exec install -d $(DESTDIR)$(DATADIR)/jobs/{} \;
+	for f in $$(find jobs -type f); do \
+		case $$f in \
+		*.fio) sed -e 's|external:build/|external:$(LIBDIR)/|' \
+			   -e 's|read_iolog=jobs/|read_iolog=$(DATADIR)/jobs/|' $$f > $(DESTDIR)$(DATADIR)/$$f ;; \
+		*) install -m 0644 $$f $(DESTDIR)$(DATADIR)/$$f ;; \
+		esac; \
 	done
 
 clean:
