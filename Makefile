@@ -118,8 +118,8 @@ install: engines $(BUILD)/pmrc2fio
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR)/jobs
 	install -m 0755 $(ENGINES:%=$(BUILD)/%.so) $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(BUILD)/pmrc2fio $(DESTDIR)$(LIBDIR)/
-	cd jobs && find . -type d -exec install -d $(DESTDIR)$(DATADIR)/jobs/{} \;
-	for f in $$(find jobs -type f); do \
+	cd jobs && find . -type d -not -name __pycache__ -exec install -d $(DESTDIR)$(DATADIR)/jobs/{} \;
+	for f in $$(find jobs -type f -not -path '*/__pycache__/*'); do \
 		case $$f in \
 		*.fio) sed -e 's|external:build/|external:$(LIBDIR)/|' \
 			   -e 's|read_iolog=jobs/|read_iolog=$(DATADIR)/jobs/|' $$f > $(DESTDIR)$(DATADIR)/$$f ;; \

@@ -3,6 +3,7 @@ loads with immediate binding, and `make install` gives job files that work
 from any directory."""
 import json
 import os
+from pathlib import Path
 import re
 import shlex
 import subprocess
@@ -65,8 +66,17 @@ def test_make_install_jobs_work_from_any_directory(tmp_path):
     libdir = stage / "opt/fio-pack/lib/fio-pack"
     jobdir = stage / "opt/fio-pack/share/fio-pack/jobs"
     assert (libdir / "smallfile.so").exists()
-    installed = sorted(os.listdir(jobdir))
-    assert installed == sorted(f for f in os.listdir(os.path.join(REPO, "jobs")) if f.endswith(".fio"))
+    def tree(root):
+        return sorted(str(p.relative_to(root)) for p in Path(root).rglob("*") if p.is_file()
+                      and "__pycache__" not in p.parts)
+    assert tree(jobdir) == tree(Path(REPO) / "jobs")
+    # iologs are read from the installed tree
+    for f in jobdir.rglob("*.fio"):
+        for line in f.read_text().splitlines():
+            if line.startswith("read_iolog="):
+                assert line.startswith("read_iolog=/opt/fio-pack/share/fio-pack/jobs/"), line
+                assert (stage / line.split("=", 1)[1].lstrip("/")).is_file(), line
+    assert (libdir / "postmark.so").exists() and (libdir / "pmrc2fio").exists()
     text = (jobdir / "smallfile-mail.fio").read_text()
     assert "external:/opt/fio-pack/lib/fio-pack/smallfile.so" in text
     # Run the installed job from an unrelated directory; the staged tree is
