@@ -1701,8 +1701,10 @@ static int subdir_name(const char *s)
 
 /*
  * Removes what an interrupted run of this engine left in @dirfd: regular
- * files named by numbers, and (@depth 0) s<N> directories of them. Anything
- * else is not ours: -1 with its name in @bad. Returns files removed.
+ * files named by numbers, and (@depth 0) s<N> directories of them. Entries
+ * named like those but of another kind (a symlink "17", a file "s3"), or
+ * anything else inside an s<N> directory, are not ours: -1 with the name in
+ * @bad. Other names are ignored. Returns the files removed (or, @dry, found).
  */
 static long clean_leftovers(int dirfd, int depth, char *bad, size_t badlen, int dry)
 {
@@ -1726,6 +1728,12 @@ static long clean_leftovers(int dirfd, int depth, char *bad, size_t badlen, int 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (depth == 0 && !strcmp(de->d_name, MARKER_NAME))
+			continue;
+		/*
+		 * Other files of a location (not named like PostMark's) can
+		 * never collide with the engine's and are left alone.
+		 */
+		if (depth == 0 && !all_digits(de->d_name) && !subdir_name(de->d_name))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			goto foreign;
@@ -1763,10 +1771,11 @@ foreign:
 
 /*
  * Takes @p->fd for this job: an exclusive lock (two jobs in one directory
- * would trip over each other's file names), and the directory must be empty
- * or hold only the engine's marker and what an interrupted run of the engine
- * left, which is removed. PostMark itself writes into any directory; the
- * engine never touches a file it did not create.
+ * would trip over each other's file names); entries named like PostMark's
+ * files (numbers, s<N>) must be what an interrupted run of the engine left
+ * (its marker is there), and are removed. Other files may be there and are
+ * never touched. PostMark itself writes into any directory and truncates
+ * what it finds; the engine never touches a file it did not create.
  */
 static int claim_pool(struct pool *p)
 {
@@ -1783,7 +1792,7 @@ static int claim_pool(struct pool *p)
 	n = clean_leftovers(p->fd, 0, bad, sizeof(bad), 1);
 	if (n < 0) {
 		if (*bad)
-			log_err("postmark: pm_location %s holds '%s', which the engine did not create; give it an empty directory\n",
+			log_err("postmark: pm_location %s holds '%s', named like PostMark's files but not the engine's; refusing to touch it\n",
 				p->path, bad);
 		else
 			log_err("postmark: pm_location %s: %s\n", p->path, strerror(errno));

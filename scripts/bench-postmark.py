@@ -11,6 +11,7 @@ runner, Markdown tables, machine description) are bench-smallfile.py's.
 """
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import math
@@ -86,8 +87,12 @@ DESCRIPTION
     first: PostMark runs with 20,000 transactions, then with more (x3 to x10)
     until its transaction phase is printed as >= 10 s; the count for the
     measured runs is rate x --target-seconds (default 70), rounded to two
-    significant digits. The chosen number is logged and reported. A measured
-    PostMark run whose phase is nevertheless < 60 s is flagged in the report.
+    significant digits. The chosen number is logged and reported. If the
+    first measured PostMark run of a configuration still prints less than
+    --min-seconds (60), that run is discarded, the count is scaled from it
+    (count / its seconds x --target-seconds) and the repeats start again
+    (once). A measured PostMark run under 60 s after that is flagged in the
+    report.
 
     Configurations (seed 42, biases 5/5, no subdirectories, one location, as
     PostMark's defaults):
@@ -118,7 +123,26 @@ DESCRIPTION
     time, PostMark's printed total seconds, and for the engine the sum of
     per-transaction latencies (opstats "transaction": lat_mean_ns x ops): the
     part of the transaction phase spent inside transactions; the rest is
-    fio's own loop between them.
+    fio's own loop between them. "Other CPUs busy" is the busy time of the
+    whole machine (/proc/stat, all but idle and iowait) minus the run's own
+    CPU time, per second of the run: kernel threads (writeback, RCU) and any
+    other tenant's work. A shared machine shows up there.
+
+    Other work: before every run (after the `sync`) the script waits, up to
+    --quiet-wait seconds, until the rest of the machine keeps fewer than
+    --quiet-cpus CPUs busy (1 s samples of /proc/stat). A pair in which
+    either run saw more than --quiet-cpus other CPUs busy is marked
+    "disturbed"; the ratio is reported over all pairs and over the
+    undisturbed ones. Nothing is discarded or rerun.
+
+    Out of files: PostMark's file count is a random walk that starts at
+    `number` (creates are skipped while the 2 x number table is full); when
+    it reaches 0 PostMark stops with "out of files!" and prints no report.
+    With the fixed seed this happens at a fixed transaction, so every count
+    is first checked with build/pm-sim (the project's PostMark model, no file
+    system); a count that would run out is capped below that transaction
+    (3 significant digits), which is reported. This limits PostMark's
+    defaults (number 500) to 3.56 million transactions with seed 42.
 
     The report (Markdown) goes to stdout or --output FILE; progress goes to
     stderr; --raw FILE gets every measurement as JSON.
@@ -178,8 +202,8 @@ COUNTER_RES = [
     ("appended", r"^\t(\d+) appended \("),
     ("deleted", r"^\t(\d+) deleted \("),
     ("deleted_alone", r"^\t\tDeletion alone: (\d+) files"),
-    ("data_read", r"^\t(.+?) read \(.* per second\)$"),
-    ("data_written", r"^\t(.+?) written \(.* per second\)$"),
+    ("data_read", r"^\t([0-9.]+ (?:megabytes|kilobytes|bytes)) read \("),
+    ("data_written", r"^\t([0-9.]+ (?:megabytes|kilobytes|bytes)) written \("),
 ]
 MIXED_RE = r"^\t\tMixed with transactions: (\d+) files"
 TIME_RE = r"^\t(\d+) seconds total\n\t(\d+) seconds of transactions \((-?\d+) per second\)"
@@ -211,9 +235,106 @@ COUNTER_KEYS = ["created", "created_alone", "created_mixed", "read", "appended",
 
 # ---------------------------------------------------------------- runners
 
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_busy_s():
+    """Busy CPU seconds of the whole machine so far (all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / CLK_TCK
+
+
 def rusage_children():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime, r.ru_stime
+
+
+def pmrc(c, transactions, location):
+    return "\n".join([
+        "set location %s" % location,
+        "set number %d" % c["number"],
+        "set transactions %d" % transactions,
+        "set size %d %d" % c["size"],
+        "set read %d" % c["read"],
+        "set write %d" % c["write"],
+        "set buffering %s" % ("true" if c["buffering"] else "false"),
+        "set seed %d" % SEED,
+        "set bias read 5",
+        "set bias create 5",
+        "set report verbose",
+        "run", "quit", ""])
+
+
+def other_load(seconds):
+    """CPUs kept busy by everything on the machine during @seconds (this
+    script sleeps meanwhile)."""
+    b0, t0 = cpu_busy_s(), time.monotonic()
+    time.sleep(seconds)
+    return (cpu_busy_s() - b0) / (time.monotonic() - t0)
+
+
+def wait_quiet(a):
+    """`sync`, then wait (up to --quiet-wait s) until other work on the
+    machine keeps less than --quiet-cpus CPUs busy. Returns seconds waited."""
+    subprocess.run(["sync"], check=True)
+    t0 = time.monotonic()
+    said = False
+    while True:
+        load = other_load(1.0)
+        waited = time.monotonic() - t0
+        if load < a.quiet_cpus or waited >= a.quiet_wait:
+            if said:
+                log("  ... machine %s after %.0f s (%.2f CPUs busy)" % (
+                    "quiet" if load < a.quiet_cpus else "still busy, going on", waited, load))
+            wait_quiet.total += waited
+            return waited
+        if not said:
+            log("  other work keeps %.2f CPUs busy: waiting (up to %d s) before the next run"
+                % (load, a.quiet_wait))
+            said = True
+
+
+wait_quiet.total = 0.0
+
+
+_sim_cache = {}
+
+
+def out_of_files_cap(a, workdir, cfg, n):
+    """PostMark's file count is a random walk from `number` (bounded by the
+    2 x number table); when it reaches 0 PostMark prints "out of files!" and
+    no report. With the fixed seed that happens at a fixed transaction, which
+    pm-sim finds without a file system. Returns (n or the largest safe count
+    below it, 3 significant digits, the transaction that ran out or None)."""
+    key = (json.dumps(cfg, sort_keys=True), n)
+    if key in _sim_cache:
+        return _sim_cache[key]
+    path = os.path.join(workdir, "sim.cfg")
+    with open(path, "w") as f:
+        f.write(pmrc(cfg, n, "/nonexistent"))
+    out = run([a.pm_sim, path])[0]
+    if "out of files" not in out:
+        _sim_cache[key] = (n, None)
+        return n, None
+    p = subprocess.Popen([a.pm_sim, "--ops", path], stdout=subprocess.PIPE, text=True)
+    last = 0
+    for line in p.stdout:
+        if line.startswith("tx-end "):
+            last = int(line.split()[1])
+        elif line.startswith("out-of-files"):
+            break
+    p.stdout.close()
+    p.kill()
+    p.wait()
+    e = int(math.floor(math.log10(last))) - 2
+    cap = int(last // 10 ** e * 10 ** e)
+    with open(path, "w") as f:
+        f.write(pmrc(cfg, cap, "/nonexistent"))
+    if "out of files" in run([a.pm_sim, path])[0]:
+        raise RuntimeError("pm-sim: %d transactions still run out of files" % cap)
+    _sim_cache[key] = (cap, last + 1)
+    return cap, last + 1
 
 
 class Runner:
@@ -240,26 +361,15 @@ class Runner:
 
     def postmark(self, cfg, transactions, base):
         d = self._fresh_dir(base)
-        c = cfg
-        text = "\n".join([
-            "set location %s" % d,
-            "set number %d" % c["number"],
-            "set transactions %d" % transactions,
-            "set size %d %d" % c["size"],
-            "set read %d" % c["read"],
-            "set write %d" % c["write"],
-            "set buffering %s" % ("true" if c["buffering"] else "false"),
-            "set seed %d" % SEED,
-            "set bias read 5",
-            "set bias create 5",
-            "set report verbose",
-            "run", "quit", ""])
+        text = pmrc(cfg, transactions, d)
         cfgfile = os.path.join(self.workdir, "pm-%03d.cfg" % self.seq)
         with open(cfgfile, "w") as f:
             f.write(text)
-        subprocess.run(["sync"], check=True)
+        wait_quiet(self.a)
         u0, s0 = rusage_children()
+        b0 = cpu_busy_s()
         out, err, wall = run([self.a.postmark, cfgfile], cwd=self.workdir)
+        b1 = cpu_busy_s()
         u1, s1 = rusage_children()
         self._done_with(d, "postmark")
         counters, times = parse_report(out, "postmark")
@@ -268,6 +378,7 @@ class Runner:
                 "tx_s": tx_s, "total_s": times["total_s"],
                 "tx_rate": transactions / tx_s, "tx_rate_printed": times["tx_rate_printed"],
                 "wall": wall, "utime": u1 - u0, "stime": s1 - s0, "config_text": text,
+                "other_cpus": max(0.0, (b1 - b0 - (u1 - u0) - (s1 - s0)) / wall),
                 "report": out[out.find("Time:"):]}
 
     def engine(self, cfg, transactions, base):
@@ -286,9 +397,11 @@ class Runner:
                "--pm_seed=%d" % SEED, "--pm_bias_read=5", "--pm_bias_create=5",
                "--pm_report=verbose", "--pm_whole_seconds=1",
                "--pm_report_file=%s" % rep, "--pm_opstats_file=%s" % ops]
-        subprocess.run(["sync"], check=True)
+        wait_quiet(self.a)
         u0, s0 = rusage_children()
+        b0 = cpu_busy_s()
         out, err, wall = run(cmd, cwd=self.workdir)
+        b1 = cpu_busy_s()
         u1, s1 = rusage_children()
         self._done_with(d, "engine")
         job = json.loads(out[out.index("{"):])["jobs"][0]
@@ -324,6 +437,7 @@ class Runner:
                 "fio_usr_cpu": job.get("usr_cpu"), "fio_sys_cpu": job.get("sys_cpu"),
                 "fio_sync_ios": job.get("sync", {}).get("total_ios"),
                 "wall": wall, "utime": u1 - u0, "stime": s1 - s0,
+                "other_cpus": max(0.0, (b1 - b0 - (u1 - u0) - (s1 - s0)) / wall),
                 "opstats": st, "report": report, "cmd": cmd}
 
 
@@ -394,22 +508,32 @@ def round_sig(x, digits=2):
     return int(round(x / 10 ** e) * 10 ** e)
 
 
-def calibrate(rn, a, cfg, base, label):
+def capped(rn, a, cfg, t, label, res):
+    cap, oof = out_of_files_cap(a, rn.workdir, cfg, t)
+    if oof:
+        log("%s: %d transactions would run PostMark out of files (at transaction %d): "
+            "capped at %d" % (label, t, oof, cap))
+        res["cap"] = {"out_of_files_at": oof, "cap": cap}
+    return cap
+
+
+def calibrate(rn, a, cfg, base, label, res):
     """PostMark probes until its phase shows >= a.probe_seconds; returns the
     transaction count for a.target_seconds and the probe records."""
     t = a.probe_start
     probes = []
     while True:
+        t = capped(rn, a, cfg, t, label, res)
         r = rn.postmark(cfg, t, base)
         probes.append({"transactions": t, "tx_s": r["tx_s"], "wall": r["wall"]})
         log("%s: probe %d transactions: PostMark %d s of transactions (wall %.1f s)"
             % (label, t, r["tx_s"], r["wall"]))
-        if r["tx_s"] >= a.probe_seconds or len(probes) >= 6:
+        if r["tx_s"] >= a.probe_seconds or len(probes) >= 6 or res.get("cap"):
             break
         factor = 10 if r["tx_s"] <= 1 else min(10, math.ceil(a.probe_seconds * 1.5 / r["tx_s"]))
         t *= max(3, factor)
     rate = t / r["tx_s"]
-    chosen = max(1000, round_sig(rate * a.target_seconds, 2))
+    chosen = capped(rn, a, cfg, max(1000, round_sig(rate * a.target_seconds, 2)), label, res)
     log("%s: PostMark ~%.0f tx/s -> %d transactions (~%d s)"
         % (label, rate, chosen, a.target_seconds))
     return chosen, probes, rate
@@ -422,27 +546,45 @@ def measure(rn, a, name, cfg, base, fsname, repeats, tx_fixed):
     res = {"config": name, "fs": fsname, "settings": cfg, "runs": [], "pairs": [],
            "mismatches": []}
     if tx_fixed:
-        res["transactions"] = tx_fixed
+        res["transactions"] = capped(rn, a, cfg, tx_fixed, label, res)
         res["calibrated"] = False
     else:
-        t, probes, rate = calibrate(rn, a, cfg, base, label)
+        t, probes, rate = calibrate(rn, a, cfg, base, label, res)
         res.update(transactions=t, calibrated=True, probes=probes, probe_rate=rate)
     t = res["transactions"]
-    for r in range(repeats):
+    r = 0
+    while r < repeats:
         order = ["postmark", "engine"] if r % 2 == 0 else ["engine", "postmark"]
         pair = {}
         for prog in order:
             x = getattr(rn, prog)(cfg, t, base)
             x["repeat"] = r
+            if (r == 0 and prog == "postmark" and res["calibrated"] and
+                    x["tx_s"] < a.min_seconds and not res.get("recalibrated") and
+                    not res.get("cap")):
+                # the probe's estimate was off: scale from this run, start again
+                t = round_sig(t / x["tx_s"] * max(a.target_seconds, a.min_seconds * 1.15), 2)
+                t = capped(rn, a, cfg, t, label, res)
+                log("%s: PostMark's phase was %d s < %d s: recalibrated to %d transactions, "
+                    "starting the repeats again" % (label, x["tx_s"], a.min_seconds, t))
+                res["probes"].append({"transactions": x["transactions"], "tx_s": x["tx_s"],
+                                      "wall": x["wall"], "recalibration": True})
+                res.update(transactions=t, recalibrated=True)
+                break
             res["runs"].append(x)
             pair[prog] = x
             if prog == "postmark":
-                log("%s #%d postmark: %d s of transactions, %.0f tx/s (wall %.1f s, usr %.1f sys %.1f)"
-                    % (label, r + 1, x["tx_s"], x["tx_rate"], x["wall"], x["utime"], x["stime"]))
+                log("%s #%d postmark: %d s of transactions, %.0f tx/s (wall %.1f s, usr %.1f "
+                    "sys %.1f, other CPUs %.2f)" % (label, r + 1, x["tx_s"], x["tx_rate"],
+                                                    x["wall"], x["utime"], x["stime"],
+                                                    x["other_cpus"]))
             else:
-                log("%s #%d engine:   %.2f s of transactions, %.0f tx/s (wall %.1f s, usr %.1f sys %.1f)"
-                    % (label, r + 1, x["tx_ns"] / 1e9, x["tx_rate"], x["wall"], x["utime"],
-                       x["stime"]))
+                log("%s #%d engine:   %.2f s of transactions, %.0f tx/s (wall %.1f s, usr %.1f "
+                    "sys %.1f, other CPUs %.2f)" % (label, r + 1, x["tx_ns"] / 1e9, x["tx_rate"],
+                                                    x["wall"], x["utime"], x["stime"],
+                                                    x["other_cpus"]))
+        if len(pair) < 2:
+            continue
         diffs = compare_counters(pair["postmark"], pair["engine"])
         if diffs:
             msg = "%s repeat %d: COUNTER MISMATCH postmark vs engine: %s" % (
@@ -452,10 +594,15 @@ def measure(rn, a, name, cfg, base, fsname, repeats, tx_fixed):
             res["mismatches"].append(msg)
         ratio = pair["engine"]["tx_rate"] / pair["postmark"]["tx_rate"]
         ratio_whole = pair["engine"]["tx_rate_whole"] / pair["postmark"]["tx_rate"]
+        disturbed = max(pair["postmark"]["other_cpus"], pair["engine"]["other_cpus"]) \
+            > a.quiet_cpus
         res["pairs"].append({"ratio": ratio, "ratio_whole": ratio_whole,
-                             "counters_identical": not diffs})
-        log("%s #%d ratio engine/PostMark %.3f%s" % (label, r + 1, ratio,
-                                                     "" if not diffs else "  (COUNTERS DIFFER)"))
+                             "counters_identical": not diffs, "disturbed": disturbed})
+        log("%s #%d ratio engine/PostMark %.3f%s%s" % (
+            label, r + 1, ratio, "" if not diffs else "  (COUNTERS DIFFER)",
+            "  (disturbed: other work kept more than %.2f CPUs busy)" % a.quiet_cpus
+            if disturbed else ""))
+        r += 1
     # the counters of every run, not only within pairs
     first = res["runs"][0]["counters"]
     for x in res["runs"][1:]:
@@ -489,6 +636,7 @@ def results_table(rep, rows_res):
         pm = [x for x in r["runs"] if x["prog"] == "postmark"]
         en = [x for x in r["runs"] if x["prog"] == "engine"]
         ratios = [p["ratio"] for p in r["pairs"]]
+        calm = [p["ratio"] for p in r["pairs"] if not p["disturbed"]]
         ident = all(p["counters_identical"] for p in r["pairs"]) and not r["mismatches"]
         secs = [x["tx_s"] for x in pm]
         rows.append([
@@ -496,10 +644,12 @@ def results_table(rep, rows_res):
             "%d-%d" % (min(secs), max(secs)),
             trip([x["tx_rate"] for x in pm]), trip([x["tx_rate"] for x in en]),
             "**%s**" % trip(ratios, "{:.3f}"),
+            "%s (%d of %d pairs)" % (trip(calm, "{:.3f}"), len(calm), len(ratios)),
             "±%.1f%%" % (100.0 / min(secs)),
             ("yes (%d/%d runs)" % (len(r["runs"]), len(r["runs"]))) if ident else "**NO**"])
     rep.table(["config", "transactions", "PostMark tx phase s", "PostMark tx/s min / med / max",
                "engine tx/s min / med / max", "engine/PostMark pairwise min / med / max",
+               "same, undisturbed pairs only",
                "PostMark timing bound", "counters identical"], rows)
 
 
@@ -520,11 +670,12 @@ def detail_table(rep, rows_res):
                              med([(x["create_ns"] + x["tx_ns"] + x["delete_ns"]) / 1e9
                                   for x in en])),
             "%.1f / %.1f" % (med([x["wall"] for x in pm]), med([x["wall"] for x in en])),
+            "%.2f / %.2f" % (max(x["other_cpus"] for x in pm), max(x["other_cpus"] for x in en)),
         ])
     rep.table(["config", "ratio, both whole seconds", "PostMark CPU usr / sys s",
                "engine CPU usr / sys s", "CPU engine/PostMark",
                "engine tx phase inside transactions", "total s PostMark (printed) / engine",
-               "wall s PostMark / fio"], rows)
+               "wall s PostMark / fio", "other CPUs busy, max PostMark / engine"], rows)
 
 
 def counters_table(rep, rows_res):
@@ -552,9 +703,9 @@ def runs_table(rep, rows_res):
                 phase = "%.2f" % (x["tx_ns"] / 1e9)
             rows.append([r["config"], x["repeat"] + 1, x["prog"], phase,
                          "{:,.0f}".format(x["tx_rate"]), "%.1f" % x["wall"],
-                         "%.2f" % x["utime"], "%.2f" % x["stime"]])
-    rep.table(["config", "repeat", "program", "tx phase s", "tx/s", "wall s", "usr s", "sys s"],
-              rows)
+                         "%.2f" % x["utime"], "%.2f" % x["stime"], "%.2f" % x["other_cpus"]])
+    rep.table(["config", "repeat", "program", "tx phase s", "tx/s", "wall s", "usr s", "sys s",
+               "other CPUs busy"], rows)
 
 
 # ---------------------------------------------------------------- main
@@ -586,10 +737,24 @@ def parse_args(argv):
                         "configuration as article=N,pts=N,...) instead of calibrating")
     p.add_argument("--target-seconds", type=int, metavar="S",
                    help="PostMark transaction phase to calibrate for (default 70, quick 5)")
+    p.add_argument("--min-seconds", type=int, metavar="S",
+                   help="if the first measured PostMark run of a calibrated configuration "
+                        "prints a shorter transaction phase, scale the count from that run "
+                        "and start the repeats again, once (default 60, quick 2)")
     p.add_argument("--probe-start", type=int, metavar="N",
                    help="transactions of the first calibration probe (default 20000, quick 5000)")
     p.add_argument("--probe-seconds", type=int, metavar="S",
                    help="probe until PostMark prints at least S s (default 10, quick 2)")
+    p.add_argument("--quiet-cpus", type=float, default=0.25, metavar="C",
+                   help="before each run wait until other work keeps fewer than C CPUs "
+                        "busy; a pair where other work kept more than C CPUs busy during "
+                        "either run is marked disturbed (default 0.25)")
+    p.add_argument("--quiet-wait", type=int, default=300, metavar="S",
+                   help="wait at most S seconds for a quiet machine, then run anyway "
+                        "(default 300)")
+    p.add_argument("--pm-sim", default=os.path.join(REPO, "build/pm-sim"),
+                   help="PostMark model used to avoid counts that run out of files "
+                        "(default build/pm-sim)")
     p.add_argument("--postmark", default="/usr/bin/postmark",
                    help="PostMark binary (default /usr/bin/postmark)")
     p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),
@@ -603,6 +768,7 @@ def parse_args(argv):
     a.target_seconds = a.target_seconds or (5 if q else 70)
     a.probe_start = a.probe_start or (5000 if q else 20000)
     a.probe_seconds = a.probe_seconds or (2 if q else 10)
+    a.min_seconds = a.min_seconds or (2 if q else 60)
     a.filesystems = [x.strip() for x in a.filesystems.split(",") if x.strip()]
     a.configs = [x.strip() for x in a.configs.split(",") if x.strip()]
     if not set(a.filesystems) <= {"tmpfs", "disk"} or not a.filesystems:
@@ -631,8 +797,10 @@ def parse_args(argv):
 
 def write_out(a, rep, results, error, t_start, mismatches):
     rep.add()
-    rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
-        time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
+    rep.add("Total time of the run: %.0f s (of which %.0f s waiting for other work on the "
+            "machine to stop); load average at the end: %s." % (
+                time.monotonic() - t_start, wait_quiet.total,
+                " ".join("%.2f" % x for x in os.getloadavg())))
     if mismatches:
         rep.add()
         rep.add("**COUNTERS DIFFERED:**")
@@ -660,7 +828,7 @@ def main(argv):
     if os.geteuid() != 0:
         sys.stderr.write("bench-postmark.py: must run as root (it mounts a tmpfs)\n")
         return 2
-    for path in (a.fio, a.engine, a.postmark):
+    for path in (a.fio, a.engine, a.postmark, a.pm_sim):
         if not os.path.exists(path):
             sys.stderr.write("bench-postmark.py: %s not found (make; apt-get install postmark)\n"
                              % path)
@@ -676,7 +844,24 @@ def main(argv):
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
 
-    fio_version = run([a.fio, "--version"])[0].strip()
+    # Measure snapshots: a rebuild of build/ during the run must not mix
+    # two engines (or two fios) in one report.
+    work = tempfile.mkdtemp(prefix="bpm-work.", dir="/tmp")
+    snap = {}
+    try:
+        for key in ("fio", "engine", "pm_sim"):
+            src = getattr(a, key)
+            dst = os.path.join(work, os.path.basename(src))
+            shutil.copy2(src, dst)
+            with open(dst, "rb") as f:
+                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
+                             time.strftime("%Y-%m-%d %H:%M:%S",
+                                           time.localtime(os.stat(dst).st_mtime)))
+            setattr(a, key, dst)
+        fio_version = run([a.fio, "--version"])[0].strip()
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     rep = Report()
     cmdline = "sudo /usr/bin/python3 scripts/bench-postmark.py" + (
         " " + " ".join(argv) if argv else "")
@@ -686,7 +871,16 @@ def main(argv):
     rep.add()
     rep.add("Command: `%s`" % cmdline)
     rep.add()
-    mi = machine_info(a, fio_version)
+    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
+    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
+    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
+               "commit %s%s" % (snap["engine"] + (git or "?",
+                                                  ", engines/ modified in the work tree"
+                                                  if dirty.strip() else ""))))
     pkg = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "postmark"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
     mi.append(("PostMark", "%s (Debian package postmark %s)" % (a.postmark, pkg or "?")))
@@ -694,7 +888,6 @@ def main(argv):
     results["machine"] = mi
 
     places = Places()
-    work = tempfile.mkdtemp(prefix="bpm-work.", dir="/tmp")
     error = None
     mismatches = []
     try:
@@ -739,6 +932,15 @@ def main(argv):
                                                    for p in r["probes"]), r["transactions"])
                                   for r in cal) + ".")
                 rep.add()
+            for r in fs_res:
+                if r.get("cap"):
+                    rep.add("%s: with seed %d PostMark runs out of files at transaction %s "
+                            "(pm-sim; its file count is a random walk from `number` that "
+                            "reaches 0, and PostMark then prints no report), so the count is "
+                            "capped at %s." % (r["config"], SEED,
+                                               "{:,}".format(r["cap"]["out_of_files_at"]),
+                                               "{:,}".format(r["cap"]["cap"])))
+                    rep.add()
             short = [(r["config"], x["tx_s"]) for r in fs_res for x in r["runs"]
                      if x["prog"] == "postmark" and x["tx_s"] < 60]
             if short and not a.quick:

@@ -3,13 +3,14 @@
 # everything is already there, so `make` and `make check` can call it every time.
 # Packages: fio (the fio we load into), its build needs, liburing/libaio
 # headers, dpkg-dev for `apt-get source`; with --test also python3-pytest for
-# the tests, strace for syscall checks, clang (libFuzzer) for the fuzz target
-# and postmark, the peer the PostMark model is checked against.
+# the tests, python3-matplotlib for the plots of scripts/analyze.py, strace
+# for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
+# peer the PostMark engine is checked against.
 set -eu
 
 pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3"
 if [ "${1:-}" = "--test" ]; then
-	pkgs="$pkgs python3-pytest strace clang libclang-rt-dev postmark"
+	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark"
 fi
 
 missing=""

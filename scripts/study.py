@@ -310,6 +310,15 @@ def scenario_target(sc: dict) -> dict:
     return {"env": t.get("env"), "kind": kind}
 
 
+def target_envs(tspec: dict) -> list:
+    """The variables the target is given in: one name, or a list when the
+    scenario's job files name it differently (FIO_DIR and PM_LOCATION)."""
+    env = tspec.get("env")
+    if not env:
+        return []
+    return [env] if isinstance(env, str) else list(env)
+
+
 def job_paths(sc: dict) -> list:
     jobs = sc.get("jobs") or []
     if not jobs:
@@ -896,9 +905,9 @@ class Study:
     def derived(self, run: dict) -> tuple:
         t = self.targets[run["target"]]
         variables = dict(self.cfg["variables"])
-        tenv = self.cfg["target_spec"]["env"]
-        if tenv and t["path"] is not None:
-            variables[tenv] = t["path"]
+        if t["path"] is not None:
+            for tenv in target_envs(self.cfg["target_spec"]):
+                variables[tenv] = t["path"]
         remote = run["host"] != "local"
         engine_dir = self.cfg["remote_engine_dir"] if remote else self.cfg["engine_dir"]
         desc = " ".join(f"{k}={v}" for k, v in run["values"].items())
@@ -1274,8 +1283,8 @@ def prepare(a, argv) -> tuple:
     if out.exists():
         raise StudyError(f"results directory {out} exists (continue it with --resume {out}, "
                          f"or give another --out)")
-    tenv = tspec["env"]
-    variables = {v: os.environ.get(v, "") for v in job_variables(paths) if v != tenv}
+    tenvs = target_envs(tspec)
+    variables = {v: os.environ.get(v, "") for v in job_variables(paths) if v not in tenvs}
     cfg = {
         "format": 1,
         "command": argv,

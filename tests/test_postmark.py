@@ -574,20 +574,36 @@ def test_unwritable_location_as_user(pmdir):
     assert os.listdir(d) == []
 
 
-def test_refuses_foreign_files(tmp_path):
-    """A user's file, even one named like PostMark's, makes the engine refuse
-    the directory; nothing in it changes."""
-    for content in ({"notes.txt": "mine"}, {"17": "a user's file named like PostMark's"}):
-        d = tmp_path / f"loc{len(list(tmp_path.iterdir()))}"
+def test_refuses_files_named_like_its_own(tmp_path):
+    """A user's file named like one of PostMark's makes the engine refuse the
+    directory; nothing in it changes."""
+    for name in ("17", "s2"):
+        d = tmp_path / f"loc-{name}"
         d.mkdir()
-        for n, t in content.items():
-            (d / n).write_text(t)
+        (d / name).write_text("a user's file named like PostMark's")
+        (d / "notes.txt").write_text("mine")
         before = snapshot(d, content=True)
         r = run_fio(pm(d))
         assert r.rc != 0
         (err,) = engine_errors(r)
-        assert "which the engine did not create" in err or "no .fio-postmark marker" in err, err
+        assert "no .fio-postmark marker" in err or "named like PostMark's files" in err, err
         assert snapshot(d, content=True) == before
+
+
+def test_other_files_are_left_alone(tmp_path):
+    """Files not named like PostMark's (another engine's marker, a user's
+    notes) may share the location; the run never touches them."""
+    d = tmp_path / "loc"
+    d.mkdir()
+    (d / "notes.txt").write_text("mine")
+    (d / ".fio-smallfile-tree").write_text("another engine's marker")
+    (d / "subdir").mkdir()
+    (d / "subdir" / "1").write_text("not in PostMark's namespace")
+    before = snapshot(d, content=True)
+    r = run_fio(pm(d, pm_subdirectories=3)).ok()
+    assert r.job("pm")["sync"]["total_ios"] == 500
+    after = snapshot(d, content=True)
+    assert {k: v for k, v in after.items()} == before
 
 
 def test_symlink_in_location_is_never_followed(tmp_path):
@@ -603,7 +619,7 @@ def test_symlink_in_location_is_never_followed(tmp_path):
     before = snapshot(tmp_path, content=True)
     r = run_fio(pm(d))
     assert r.rc != 0
-    assert "holds '1', which the engine did not create" in engine_errors(r)[0]
+    assert "holds '1', named like PostMark's files but not the engine's" in engine_errors(r)[0]
     assert snapshot(tmp_path, content=True) == before
 
 

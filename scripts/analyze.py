@@ -1,0 +1,1075 @@
+#!/usr/bin/python3
+"""NAME
+    analyze.py - tables, plots, reproduction reports and regression checks from fio
+    results
+
+SYNOPSIS
+    analyze.py rows    RESULTS... [--format csv|json|jsonl] [-o FILE] [INPUT OPTIONS]
+    analyze.py metrics RESULTS... [INPUT OPTIONS]
+    analyze.py table   RESULTS... --metric NAME [--metric NAME]... [--rows P[,P]]
+                       [--cols P[,P]] [--baseline COLUMN] [--ratio auto|col/base|base/col]
+                       [--stats auto|LIST] [--combine sum|mean|min|max]
+                       [--format md|csv|html] [--precision N] [-o FILE] [INPUT OPTIONS]
+    analyze.py plot    RESULTS... --metric NAME --x PARAM [--series P[,P]]
+                       [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
+                       -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
+    analyze.py plot    RESULTS... --percentiles [--direction DIR] [--series P[,P]]
+                       -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
+    analyze.py report  RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
+                       [--pair METRIC=PUBLISHED]... [--format md|csv|html] [-o FILE]
+    analyze.py compare OLD NEW --threshold METRIC=LIMIT[%]... [--ignore NAME]...
+                       [--format md|csv|json] [-o FILE] [INPUT OPTIONS]
+    analyze.py help [COMMAND]
+
+DESCRIPTION
+    Reads fio results and turns them into what a benchmark report needs: the
+    tables of a published article (rows of threads, a column per device, ratio
+    columns against a baseline device), plots of a metric against any
+    parameter with one series per target, latency percentile curves, the
+    measured table beside the published one, and a regression check between
+    two result sets for a lab's CI.
+
+    RESULTS are any mix of
+      * study results directories written by scripts/study.py: the runner's
+        meta files give each run's scenario, target label, sweep point
+        (e.g. threads), repeat and host;
+      * fio JSON or json+ output files (fio --output-format=json[+]), from
+        local runs (jobs[]) or client/server runs (client_stats[] with its
+        "All clients" entry), with or without group_reporting, with text
+        lines before the JSON (fio's notes, the servers' output);
+      * directories holding either, searched recursively. Every file is looked
+        into: results are recognised by their content, never by their name,
+        and a result found twice is counted once.
+    For plain fio files the parameters come from the job options (global
+    options, then the job's; fio's defaults for numjobs, iodepth, bs, direct,
+    rw, ioengine), the target from the job's directory/filename option, the
+    scenario from the catalogue (its metric jobs must all be there and give
+    numbers; --scenario overrides), and runs with the same jobs, options, host
+    and target are repeats of one another, numbered in time order.
+
+    The normalised view ("analyze.py rows") has one row per run, host, job,
+    direction and operation. Direction is total (the whole job entry: summed
+    iops and bandwidth, CPU, the catalogue metrics), read, write, trim or sync
+    (fsync latencies; PostMark transactions). Operations are the engines'
+    per-operation figures: PostMark's create and append (write.prios, prio 1
+    and 2), read, delete and transaction; the smallfile engine's operation
+    classes from its opstats_file (read, stat, create, append, deliver,
+    layout, delete). Clones of a job (numjobs without group_reporting) are
+    merged like group_reporting does (percentiles from json+ histograms).
+
+METRICS
+    A catalogue metric of the results' scenario, by name ("throughput",
+    "response time p95"): its expression on its job's entry, in its unit.
+    expr:EXPRESSION: the same kind of expression (read.bw_bytes / 1e6).
+    A generic name, optionally qualified by a direction, an operation or
+    DIRECTION:OPERATION: iops, bw_mib, bw_mb, bw_kib, bw_bytes, io_mib, ios,
+    runtime_s, usr_cpu, sys_cpu, cpu, ctx, {lat,clat,slat}_{mean,min,max,
+    stddev,pNN}_{ns,us,ms,s} (clat_p95_ms, clat_p99.9_us, read.lat_mean_ms,
+    sync.lat_p99_ms, write:create.clat_p99_ms, transaction.lat_mean_ms, stat.iops).
+    Unqualified iops/bandwidth/CPU are the job's totals; an unqualified latency
+    is the one direction with I/O. `analyze.py metrics RESULTS` lists them.
+
+INPUT OPTIONS (every command)
+    --where NAME=V[,V]    keep rows whose field or parameter NAME is one of the
+                          values (NAME!=V: is none of them). Repeatable.
+                          Fields: run study scenario host hostname target
+                          target_path job groupid direction op repeat clones
+                          fio_version device_model; parameters: the sweep's
+                          (threads) and every job option (bs, iodepth, ...).
+                          The "All clients" aggregate of client/server runs is
+                          left out unless a --where names job or host.
+    --label OLD=NEW       call target OLD (a study label or a plain result's
+                          directory/filename) NEW. Repeatable.
+    --scenario ID         the catalogue scenario of plain fio results.
+    --catalogue FILE      default jobs/catalogue.json.
+    --include-failed      keep failed study runs and jobs that report an error.
+    --quiet               no notes on stderr about what was left out.
+
+COMMANDS
+    Each command's --help (or analyze.py help COMMAND) is its manual page.
+
+FILES
+    jobs/catalogue.json    scenarios and their metric expressions
+    reference/figures.json published figures (reference/README.md)
+    docs/analysis.md       this tool's documentation and benchmark
+
+EXIT STATUS
+    0 success; 1 compare found a regression (or a result missing from NEW);
+    2 bad input: a file that is not fio JSON, truncated JSON, an empty
+    directory, an unknown parameter or metric (the message names it).
+"""
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fioresults as fr  # noqa: E402
+
+PROG = "analyze.py"
+
+INPUT_OPTIONS = """\
+INPUT OPTIONS
+    RESULTS               study results directories, fio JSON/json+ files, or
+                          directories holding them (searched by content).
+    --where NAME=V[,V]    keep rows whose field or parameter NAME has one of
+                          the values; NAME!=V[,V] drops them. Repeatable.
+    --label OLD=NEW       rename target OLD to NEW. Repeatable.
+    --scenario ID         scenario of plain fio results (default: inferred).
+    --catalogue FILE      scenario catalogue (default jobs/catalogue.json).
+    --include-failed      keep failed runs and jobs that report an error.
+    --quiet               no notes on stderr about what was left out.
+"""
+
+HELP = {}
+
+HELP["rows"] = """\
+NAME
+    analyze.py rows - the normalised view of fio results, one row per run,
+    host, job, direction and operation
+
+SYNOPSIS
+    analyze.py rows RESULTS... [--format csv|json|jsonl] [-o FILE] [INPUT OPTIONS]
+
+DESCRIPTION
+    Prints every row of the normalised view: the run (study#NNNN for study
+    runs, fio@TIMESTAMP-HASH for plain fio results), study, scenario, host,
+    hostname, target, target_path, job, groupid, direction (total, read,
+    write, trim, sync), op (the engines' operation classes, "" for the whole
+    direction), repeat, clones (job entries merged), fio_version, timestamp,
+    the device from the runner's metadata, the source file; then parameters
+    (rw, bs, iodepth, numjobs, ioengine, direct, size, runtime, the sweep's
+    parameters and every job option that differs between rows); then the
+    figures: ios, io_bytes, runtime_ms, iops, bw_bytes, CPU (total rows),
+    {lat,clat,slat}_{mean,min,max,stddev}_ns, _N and _pNN_ns percentiles,
+    the catalogue metrics as m:NAME. JSON output has all job options in
+    "params".
+
+OPTIONS
+    --format csv|json|jsonl  default csv (or from -o's extension).
+    -o, --output FILE     write there instead of standard output.
+
+""" + INPUT_OPTIONS + """
+EXAMPLES
+    analyze.py rows results/sysbench-rndrd-20240101T120000Z > rows.csv
+    analyze.py rows run1.json run2.json --format json --where direction=read
+
+EXIT STATUS
+    0 success; 2 bad input (the message names the file or parameter).
+"""
+
+HELP["metrics"] = """\
+NAME
+    analyze.py metrics - which metrics, parameters and fields results have
+
+SYNOPSIS
+    analyze.py metrics RESULTS... [INPUT OPTIONS]
+
+DESCRIPTION
+    Lists the runs found (per study or file), the catalogue metrics of their
+    scenarios with expressions and units, the directions and operations
+    present (the qualifiers of generic metrics), the generic metric names,
+    and every parameter with its values: what --rows, --cols, --x, --series,
+    --where and --metric accept.
+
+""" + INPUT_OPTIONS + """
+EXAMPLES
+    analyze.py metrics results/sysbench-rndrd-20240101T120000Z
+
+EXIT STATUS
+    0 success; 2 bad input.
+"""
+
+HELP["table"] = """\
+NAME
+    analyze.py table - pivot tables of fio results with ratio columns and
+    statistics over repeats
+
+SYNOPSIS
+    analyze.py table RESULTS... --metric NAME [--metric NAME]... [--rows P[,P]]
+                     [--cols P[,P]] [--baseline COLUMN] [--ratio auto|col/base|base/col]
+                     [--stats auto|median,min,max,mean,stdev,cv,n]
+                     [--combine sum|mean|min|max] [--format md|csv|html]
+                     [--precision N] [-o FILE] [INPUT OPTIONS]
+
+DESCRIPTION
+    One table per --metric: a row per value of the --rows parameters, a column
+    per value of the --cols parameters (default: target), each cell the median
+    over the runs that are repeats of one another, and with --baseline a ratio
+    column per other column against the baseline column. This is the 002
+    article's shape:
+
+        analyze.py table results/sb --rows threads --cols target \\
+            --metric throughput --metric "response time p95" --baseline raid10
+
+    gives | threads | intel320 | raid10 | intel320/raid10 | for the
+    throughput and | threads | intel320 | raid10 | raid10/intel320 | for
+    the response time (--ratio auto: column/baseline when higher is better,
+    baseline/column for times, so a ratio above 1 always favours the column).
+
+    A cell only pools runs that differ in nothing but their repeat: runs
+    that differ in a parameter or field not on the rows or columns (bs, host,
+    job, ...) are refused with the parameter named. A run with several values
+    for one cell (two jobs, two directions) is refused too, unless
+    --combine says how to merge them or the metric is qualified (read.iops).
+
+OPTIONS
+    --metric NAME         catalogue metric name, expr:EXPRESSION or generic
+                          name (see analyze.py --help, METRICS). Repeatable:
+                          one table each.
+    --rows P[,P]          parameters or fields for the rows (default: the
+                          study's sweep parameters, else none).
+    --cols P[,P]          parameters or fields for the columns (default target).
+    --baseline COLUMN     the column the ratio columns divide by (its value, or
+                          values joined by commas for several --cols).
+    --ratio MODE          auto (default), col/base or base/col.
+    --stats LIST          statistics per column: median, mean, min, max, stdev,
+                          cv (coefficient of variation, sample stdev / mean),
+                          n. Default auto: median alone when every cell has one
+                          run, else median,min,max,cv,n.
+    --combine HOW         merge several values of one run in one cell: sum,
+                          mean, min or max.
+    --format FMT          md (default), csv (full precision) or html (one
+                          self-contained file with its provenance).
+    --precision N         decimals in md and html (default 2).
+    -o, --output FILE     write there instead of standard output.
+
+""" + INPUT_OPTIONS + """
+EXAMPLES
+    analyze.py table results/sb --rows threads --metric throughput --baseline raid10
+    analyze.py table a.json b.json c.json --rows iodepth --cols target \\
+        --metric read.iops --label /mnt/ssd=ssd --format html -o iops.html
+    analyze.py table results/pm --rows target --cols op --metric write.iops \\
+        --where direction=write
+
+EXIT STATUS
+    0 success; 2 bad input or an impossible table (the message says why).
+"""
+
+HELP["plot"] = """\
+NAME
+    analyze.py plot - plots of fio results (PNG, SVG) that record what
+    produced them
+
+SYNOPSIS
+    analyze.py plot RESULTS... --metric NAME --x PARAM [--series P[,P]]
+                    [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
+                    [--combine HOW] [--logx] [--logy] [--title TEXT]
+                    -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
+    analyze.py plot RESULTS... --percentiles [--direction DIR] [--series P[,P]]
+                    [--x-max PCT] -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
+
+DESCRIPTION
+    The first form plots a metric against any parameter (--x iodepth, bs,
+    threads, ...) with one line per series (default: one per target); each
+    point is the median over repeats with a bar from the minimum to the
+    maximum. With --reference the published values of the results' scenario
+    are drawn as dashed lines with open markers, converted to the metric's
+    unit: the devices mapped with --map (in the colour of their target), or
+    every published device with --all-published.
+
+    The second form draws latency percentile curves (x: percentile on a
+    "nines" scale, y: completion latency in ms, logarithmic) from json+
+    histograms (clat_ns.bins; lat_ns.bins for sync), the runs of a series
+    pooled. Without json+ output it falls back to fio's percentile list and
+    says so.
+
+    Every output records what produced it: the command, inputs (with sha256),
+    run count, fio versions, pack version, metric definition and filters go
+    into the PNG text chunks ("fio-pack provenance" and Description) or the
+    SVG metadata (dc:description), and into a sidecar FILE.json that also
+    holds the plotted numbers.
+
+OPTIONS
+    --metric NAME         the y metric (see analyze.py --help, METRICS).
+    --x PARAM             parameter or field on the x axis. Numbers and sizes
+                          are placed by value, other values in order.
+    --series P[,P]        one line per value of these (default target).
+    --reference FILE      published figures (reference/figures.json); the
+                          metric must be a catalogue metric of the scenario.
+    --map DEVICE=TARGET   draw published DEVICE (device_id or name) with
+                          measured TARGET's colour. Repeatable.
+    --all-published       draw every published device of the metric.
+    --percentiles         latency percentile curves instead.
+    --direction DIR       read, write, trim or sync for --percentiles
+                          (default: the one direction with I/O).
+    --x-max PCT           last percentile drawn (default 99.99).
+    --logx, --logy        logarithmic axes.
+    --title TEXT          the title (default: scenario and metric).
+    --combine HOW         as for table.
+    -o, --output FILE     .png or .svg; repeatable (the same plot in each).
+
+""" + INPUT_OPTIONS + """
+EXAMPLES
+    analyze.py plot results/qd --metric read.iops --x iodepth -o iops-qd.svg
+    analyze.py plot results/sb --metric throughput --x threads \\
+        --reference reference/figures.json --map intel320=ssd -o sb.png
+    analyze.py plot lat+.json --percentiles --direction read -o lat.svg
+
+EXIT STATUS
+    0 success; 2 bad input (including matplotlib missing: install
+    python3-matplotlib).
+"""
+
+HELP["report"] = """\
+NAME
+    analyze.py report - a study's results beside the published figures it
+    reproduces
+
+SYNOPSIS
+    analyze.py report RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
+                      [--pair METRIC=PUBLISHED_METRIC]... [--no-unmapped]
+                      [--format md|csv|html] [--precision N] [-o FILE]
+                      [INPUT OPTIONS]
+
+DESCRIPTION
+    For the results' scenario (one; choose with --where scenario=ID) and each
+    of its catalogue metrics that a published figure pairs with, a table with
+    a row per published sweep point (e.g. threads) and, for every --map,
+    three columns: the measured median of TARGET, the published value of
+    DEVICE converted to the metric's unit, and measured/published; then the
+    published devices nobody is mapped to. The article's ratio columns
+    (derived figures, e.g. Intel 320 / RAID10) follow with the same ratio
+    measured between the mapped targets, and the article's summaries
+    ("5-8x better throughput") with the measured range. Published results
+    that exist only as charts are listed as such.
+
+    Catalogue metrics pair with published metrics of the same kind of unit
+    (bandwidth, time, a rate with the same name) and, among several, the one
+    whose name shares most words; --pair sets a pairing by hand.
+
+OPTIONS
+    --reference FILE      default reference/figures.json.
+    --map DEVICE=TARGET   published device (its device_id, e.g. intel320, or
+                          its name) and the measured target label standing in
+                          for it; the two may be given in either order.
+                          Repeatable.
+    --pair METRIC=PUBLISHED  pair catalogue METRIC with the published metric.
+    --no-unmapped         leave out published devices that no target maps to.
+    --format FMT          md (default), csv (long form) or html.
+    --precision N         decimals (default 2).
+    -o, --output FILE     write there instead of standard output.
+
+""" + INPUT_OPTIONS + """
+EXAMPLES
+    analyze.py report results/sysbench-rndrd-20240101T120000Z \\
+        --map intel320=ssd --map raid10-8sas=raid
+    analyze.py report results/sb --map intel320=ssd --format html -o report.html
+
+EXIT STATUS
+    0 success; 2 bad input (no scenario, unknown device or target in --map).
+"""
+
+HELP["compare"] = """\
+NAME
+    analyze.py compare - regression check between two result sets
+
+SYNOPSIS
+    analyze.py compare OLD NEW --threshold METRIC=LIMIT[%] [--threshold ...]
+                       [--ignore NAME]... [--higher-is-better METRIC]...
+                       [--lower-is-better METRIC]... [--format md|csv|json]
+                       [-o FILE] [INPUT OPTIONS]
+
+DESCRIPTION
+    OLD and NEW are each a results directory or fio JSON file (a directory
+    may hold many). Rows are aligned on what they measured: scenario, host,
+    target, job, direction, operation and every workload parameter (job
+    options other than paths and log names); repeats are pooled and their
+    medians compared. For each --threshold the change NEW vs OLD is checked
+    against LIMIT: "iops=5%" fails when the median IOPS fell by more than 5 %,
+    "clat_p99_ms=10%" when the p99 latency rose by more than 10 %,
+    "clat_p99_ms=0.5" when it rose by more than 0.5 ms. Whether higher or
+    lower is better follows the metric's unit (times and CPU: lower), unless
+    --higher-is-better/--lower-is-better say otherwise. A measurement in OLD
+    that NEW lacks is a failure too.
+
+    Results go to standard output (or -o) as a table; one summary line goes
+    to standard error.
+
+OPTIONS
+    --threshold METRIC=LIMIT[%]  repeatable; METRIC as for table.
+    --ignore NAME         leave a field or parameter out of the alignment key
+                          (e.g. host when NEW ran on another machine, or a
+                          parameter that changed on purpose). Repeatable.
+    --allow-missing       measurements missing from NEW are not a failure.
+    --higher-is-better METRIC, --lower-is-better METRIC  override the sense.
+    --format FMT          md (default), csv or json.
+    -o, --output FILE     write there instead of standard output.
+
+""" + INPUT_OPTIONS + """
+EXAMPLES
+    analyze.py compare results/baseline results/today --threshold iops=5% \\
+        --threshold clat_p99_ms=10%
+    analyze.py compare old.json new.json --threshold read.bw_mib=3% --ignore host
+
+EXIT STATUS
+    0 no threshold exceeded; 1 a threshold exceeded or a measurement missing
+    from NEW; 2 bad input.
+"""
+
+
+class Usage(fr.AnalysisError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise Usage(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def parser(cmd: str) -> argparse.ArgumentParser:
+    ap = _Parser(prog=f"{PROG} {cmd}", add_help=False, usage=argparse.SUPPRESS)
+    ap.add_argument("-h", "--help", action="store_true")
+    if cmd == "compare":
+        ap.add_argument("old")
+        ap.add_argument("new")
+    else:
+        ap.add_argument("results", nargs="*")
+    ap.add_argument("--where", action="append", default=[])
+    ap.add_argument("--label", action="append", default=[])
+    ap.add_argument("--scenario")
+    ap.add_argument("--catalogue")
+    ap.add_argument("--include-failed", action="store_true")
+    ap.add_argument("--quiet", action="store_true")
+    if cmd in ("rows", "table", "report", "compare"):
+        ap.add_argument("--format")
+    if cmd != "metrics":
+        ap.add_argument("-o", "--output", action="append", default=[])
+    if cmd in ("table", "report"):
+        ap.add_argument("--precision", type=int, default=2)
+    if cmd in ("table", "plot"):
+        ap.add_argument("--metric", action="append", default=[])
+        ap.add_argument("--combine", choices=sorted(fr.COMBINE))
+    if cmd == "table":
+        ap.add_argument("--rows")
+        ap.add_argument("--cols")
+        ap.add_argument("--baseline")
+        ap.add_argument("--ratio", default="auto", choices=("auto", "col/base", "base/col"))
+        ap.add_argument("--stats", default="auto")
+    if cmd == "plot":
+        ap.add_argument("--x")
+        ap.add_argument("--series")
+        ap.add_argument("--reference")
+        ap.add_argument("--map", action="append", default=[])
+        ap.add_argument("--all-published", action="store_true")
+        ap.add_argument("--percentiles", action="store_true")
+        ap.add_argument("--direction", choices=("read", "write", "trim", "sync"))
+        ap.add_argument("--x-max", type=float, default=99.99)
+        ap.add_argument("--logx", action="store_true")
+        ap.add_argument("--logy", action="store_true")
+        ap.add_argument("--title")
+    if cmd == "report":
+        ap.add_argument("--reference", default=str(fr.DEFAULT_FIGURES))
+        ap.add_argument("--map", action="append", default=[])
+        ap.add_argument("--pair", action="append", default=[])
+        ap.add_argument("--no-unmapped", action="store_true")
+    if cmd == "compare":
+        ap.add_argument("--threshold", action="append", default=[])
+        ap.add_argument("--ignore", action="append", default=[])
+        ap.add_argument("--allow-missing", action="store_true")
+        ap.add_argument("--higher-is-better", action="append", default=[])
+        ap.add_argument("--lower-is-better", action="append", default=[])
+    return ap
+
+
+def note(a, msg):
+    if not getattr(a, "quiet", False):
+        print(f"{PROG}: note: {msg}", file=sys.stderr)
+
+
+def parse_labels(items) -> dict:
+    out = {}
+    for it in items:
+        old, sep, new = it.partition("=")
+        if not sep or not old or not new:
+            raise fr.AnalysisError(f"--label {it!r}: expected OLD=NEW")
+        out[old] = new
+    return out
+
+
+def load_inputs(a, paths, exprs=(), keep_bins=False) -> fr.Dataset:
+    if not paths:
+        raise Usage(f"{PROG}: no RESULTS given (see {PROG} --help)")
+    return fr.load(paths, catalogue=a.catalogue, scenario=a.scenario,
+                   include_failed=a.include_failed, labels=parse_labels(a.label),
+                   exprs=exprs, keep_bins=keep_bins, warn=lambda m: note(a, m))
+
+
+def exprs_of(metrics) -> list:
+    return [m[5:].strip() for m in metrics if m.strip().startswith("expr:")]
+
+
+def out_format(a, default, allowed) -> str:
+    fmt = a.format
+    if not fmt and a.output:
+        ext = Path(a.output[0]).suffix.lower().lstrip(".")
+        fmt = {"markdown": "md", "htm": "html"}.get(ext, ext)
+        if fmt not in allowed:
+            fmt = None
+    fmt = fmt or default
+    if fmt not in allowed:
+        raise Usage(f"--format {fmt}: one of {', '.join(allowed)}")
+    return fmt
+
+
+def emit(a, text: str) -> None:
+    if a.output:
+        for o in a.output:
+            Path(o).write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+def split_dims(text) -> list:
+    return [d.strip() for d in text.split(",") if d.strip()] if text else []
+
+
+def default_rows(ds) -> list:
+    names = []
+    for run in ds.runs:
+        for k in run.params or {}:
+            if k not in names:
+                names.append(k)
+    return names
+
+
+# ---------------------------------------------------------------------------
+# rows, metrics
+# ---------------------------------------------------------------------------
+
+def cmd_rows(a) -> int:
+    fmt = out_format(a, "csv", ("csv", "json", "jsonl"))
+    ds = load_inputs(a, a.results)
+    rows = fr.select(ds.rows, fr.parse_where(a.where))
+    if fmt == "csv":
+        import csv
+        import io
+        head, body = fr.rows_table(ds, rows)
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(head)
+        for line in body:
+            w.writerow(["" if v is None else fr._csv_val(v) for v in line])
+        emit(a, buf.getvalue())
+    elif fmt == "json":
+        emit(a, json.dumps({"provenance": fr.provenance(ds, [PROG] + sys.argv[1:]),
+                            "rows": fr.rows_json(rows)}, indent=1, default=str) + "\n")
+    else:
+        emit(a, "".join(json.dumps(r, default=str) + "\n" for r in fr.rows_json(rows)))
+    return 0
+
+
+def cmd_metrics(a) -> int:
+    ds = load_inputs(a, a.results)
+    rows = fr.select(ds.rows, fr.parse_where(a.where))
+    p = print
+    p("Inputs:")
+    for i in ds.inputs:
+        p(f"  {i['path']}: {i['kind']}" + (f" {i['study']}" if i.get("study") else "")
+          + f", {i['runs']} run(s)")
+    p(f"Runs: {len(ds.runs)}; fio: {', '.join(ds.fio_versions()) or '?'}")
+    for sid, sc in sorted(ds.scenarios.items()):
+        p(f"\nCatalogue metrics of {sid}:")
+        for m in sc.get("metrics") or []:
+            p(f"  {m['name']!r:28} {m.get('unit', ''):8} {m['expr']}"
+              + (f"  (job {m['job']})" if m.get("job") else ""))
+    quals = sorted({r["direction"] + (":" + r["op"] if r["op"] else "") for r in rows})
+    p("\nDirections and operations (qualifiers of generic metrics): " + ", ".join(quals))
+    names = sorted(fr.SIMPLE) + ["{lat,clat,slat}_{mean,min,max,stddev,pNN}_{ns,us,ms,s}"]
+    p("Generic metric names: " + ", ".join(names))
+    pct = sorted({k.split("_")[1] for r in rows for k in r if re.match(r"c?lat_p", k)},
+                 key=lambda s: float(s[1:]))
+    if pct:
+        p("Percentiles present: " + ", ".join(pct))
+    p("\nParameters (values):")
+    for n in ds.param_names(rows):
+        vals = fr._order({r["params"].get(n) for r in rows if n in r["params"]})
+        shown = ", ".join(fr.text_of(v)[:40] for v in vals[:8])
+        p(f"  {n}: {shown}" + (f" ... ({len(vals)} values)" if len(vals) > 8 else ""))
+    p("\nFields: " + ", ".join(fr.FIELDS))
+    for f in ("target", "host", "job"):
+        vals = fr._order([r.get(f) for r in rows])
+        p(f"  {f}: " + ", ".join(fr.text_of(v) for v in vals[:12]))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# table
+# ---------------------------------------------------------------------------
+
+def cmd_table(a) -> int:
+    if not a.metric:
+        raise Usage(f"{PROG} table: give at least one --metric (see {PROG} metrics RESULTS)")
+    fmt = out_format(a, "md", ("md", "csv", "html"))
+    ds = load_inputs(a, a.results, exprs=exprs_of(a.metric))
+    rows_d = split_dims(a.rows) if a.rows is not None else default_rows(ds)
+    cols_d = split_dims(a.cols) if a.cols is not None else ["target"]
+    where = fr.parse_where(a.where)
+    tables = [fr.build_table(ds, m, rows_d, cols_d, where, a.baseline, a.ratio, a.stats,
+                             a.combine) for m in a.metric]
+    runs = set().union(*(t.runs for t in tables))
+    prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"runs_in_tables": len(runs)})
+    if fmt == "md":
+        emit(a, fr.render_markdown(tables, fr.provenance_line(prov), a.precision))
+    elif fmt == "csv":
+        emit(a, fr.render_csv(tables))
+    else:
+        title = ", ".join(t.metric.text for t in tables)
+        sc = sorted({r.scenario for r in ds.runs if r.scenario})
+        emit(a, fr.render_html(tables, (" / ".join(sc) + ": " if sc else "") + title, prov,
+                               a.precision))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# plot
+# ---------------------------------------------------------------------------
+
+def _pyplot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise fr.AnalysisError("plot needs matplotlib: apt-get install python3-matplotlib "
+                               "(scripts/install-deps.sh --test installs it)")
+    return plt
+
+
+def _x_positions(values):
+    """(numeric?, {value: position}, tick labels)."""
+    vals = fr._order(values)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        return True, {v: v for v in vals}, None
+    return False, {v: i for i, v in enumerate(vals)}, [fr.text_of(v) for v in vals]
+
+
+def series_label(dims, key) -> str:
+    if dims == ["target"]:
+        return fr.key_text(key)
+    return ", ".join(f"{d}={fr.text_of(v)}" for d, v in zip(dims, key))
+
+
+def cmd_plot(a) -> int:
+    if not a.output:
+        raise Usage(f"{PROG} plot: give -o FILE.png or -o FILE.svg")
+    for o in a.output:
+        if Path(o).suffix.lower() not in (".png", ".svg"):
+            raise Usage(f"-o {o}: plot writes .png or .svg files")
+    plt = _pyplot()
+    if a.percentiles:
+        if a.metric or a.x:
+            raise Usage(f"{PROG} plot --percentiles draws latency percentiles: "
+                        f"no --metric or --x")
+        ds = load_inputs(a, a.results, keep_bins=True)
+        fig, data, desc = plot_percentiles(plt, ds, a)
+    else:
+        if len(a.metric) != 1 or not a.x:
+            raise Usage(f"{PROG} plot: give one --metric and --x PARAM (or --percentiles)")
+        ds = load_inputs(a, a.results, exprs=exprs_of(a.metric))
+        fig, data, desc = plot_metric(plt, ds, a)
+    prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"plot": desc,
+                                                     "outputs": [str(o) for o in a.output]})
+    save_plot(fig, a.output, prov, data)
+    plt.close(fig)
+    return 0
+
+
+def save_plot(fig, outputs, prov, data) -> None:
+    meta_json = json.dumps(prov, separators=(",", ":"), default=str)
+    title = prov["plot"].get("title", "fio-pack plot")
+    software = f"fio-pack scripts/analyze.py {prov['pack_version']}"
+    summary = (f"{title}; {prov['runs']} runs; fio {', '.join(prov['fio_versions']) or '?'}; "
+               f"inputs: {', '.join(prov['arguments'])}; command: {prov['command']}")
+    for o in outputs:
+        if o.lower().endswith(".png"):
+            md = {"Title": title, "Software": software, "Description": summary,
+                  "Source": ", ".join(prov["arguments"]), "fio-pack provenance": meta_json}
+            md = {k: v.encode("latin-1", "replace").decode("latin-1") for k, v in md.items()}
+        else:
+            md = {"Title": title, "Creator": software, "Description": meta_json,
+                  "Source": ", ".join(prov["arguments"]),
+                  "Keywords": ["fio"] + prov["fio_versions"]}
+        fig.savefig(o, metadata=md)
+        side = dict(prov, output=str(o), data=data)
+        Path(str(o) + ".json").write_text(json.dumps(side, indent=1, default=str) + "\n")
+
+
+def plot_metric(plt, ds, a):
+    where = fr.parse_where(a.where)
+    rows = fr.select(ds.rows, where)
+    series_d = split_dims(a.series) if a.series is not None else ["target"]
+    fr.check_names(ds.rows, series_d + [a.x], "plot by")
+    if not rows:
+        raise fr.AnalysisError("no rows left after --where")
+    metric = fr.parse_metric(a.metric[0], ds, rows)
+    dims = series_d + [a.x]
+    per = fr.per_run_values(metric, rows, dims, a.combine,
+                            any_op=any(w[0] == "op" for w in where))
+    if not per:
+        raise fr.AnalysisError(f"metric {metric.text}: no row of the selected results has it")
+    fr.check_homogeneous(per, dims, metric)
+    ns = len(series_d)
+    series = {}
+    for key, runs in per.items():
+        series.setdefault(key[:ns], {})[key[ns]] = fr.Stats([v for v, _ in runs.values()],
+                                                            list(runs))
+    numeric, pos, labels = _x_positions([k[ns] for k in per])
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    data = {"x": a.x, "metric": metric.text, "unit": metric.unit,
+            "definition": metric.describe(), "series": [], "published": []}
+    colours = {}
+    for skey in fr._order_keys(list(series)):
+        pts = series[skey]
+        xs = sorted(pts, key=fr.sort_key)
+        med = [pts[x].median for x in xs]
+        lo = [pts[x].median - pts[x].min for x in xs]
+        hi = [pts[x].max - pts[x].median for x in xs]
+        label = series_label(series_d, skey) or metric.text
+        px = [pos[x] for x in xs]
+        if any(pts[x].n > 1 for x in xs):
+            line = ax.errorbar(px, med, yerr=[lo, hi], marker="o", capsize=3, label=label)
+            colour = line[0].get_color()
+        else:
+            (line,) = ax.plot(px, med, marker="o", label=label)
+            colour = line.get_color()
+        colours[skey] = colour
+        data["series"].append({"label": label, "key": dict(zip(series_d, skey)), "points": [
+            {"x": x, "median": pts[x].median, "min": pts[x].min, "max": pts[x].max,
+             "n": pts[x].n, "cv": pts[x].cv, "runs": pts[x].runs} for x in xs]})
+    if a.reference:
+        _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, data)
+    elif a.map or a.all_published:
+        raise Usage("--map and --all-published need --reference FIGURES")
+    if not numeric:
+        ax.set_xticks(list(range(len(labels))))
+        ax.set_xticklabels(labels)
+    if a.logx:
+        ax.set_xscale("log", base=2)
+    if a.logy:
+        ax.set_yscale("log")
+    sc = sorted({r["scenario"] for r in rows if r["scenario"]})
+    title = a.title or ((" / ".join(sc) + ": ") if sc else "") + f"{metric.text} vs {a.x}"
+    ax.set_title(title)
+    ax.set_xlabel(a.x)
+    ax.set_ylabel(metric.label)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    desc = {"kind": "metric", "title": title, "metric": metric.text, "unit": metric.unit,
+            "definition": metric.describe(), "x": a.x, "series": series_d, "where": a.where,
+            "reference": a.reference, "map": a.map}
+    return fig, data, desc
+
+
+def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, data):
+    doc = fr.load_figures(a.reference)
+    sids = sorted({r["scenario"] for r in rows if r["scenario"]})
+    if len(sids) != 1:
+        raise fr.AnalysisError("--reference: the results must hold one scenario "
+                               f"(they hold {', '.join(sids) or 'none'}); use --where or "
+                               f"--scenario")
+    if metric.kind != "cat":
+        raise fr.AnalysisError(f"--reference: {metric.text} is not a catalogue metric of "
+                               f"{sids[0]}; published figures pair with those "
+                               f"({', '.join(m['name'] for m in ds.scenarios[sids[0]].get('metrics') or [])})")
+    sc = ds.scenarios[sids[0]]
+    figs = [f for f in doc["figures"] if f.get("scenario") == sids[0]]
+    pairing = fr.pair_metrics(sc, figs, {})
+    fms = [fm for fm, cm in pairing.items() if cm == metric.text]
+    figs_m = [f for f in figs if f["metric"] in fms and f.get("kind") == "measured"
+              and a.x in (f.get("params") or {})]
+    if not figs_m:
+        raise fr.AnalysisError(f"{a.reference}: no published {metric.text} of {sids[0]} "
+                               f"against {a.x}")
+    targets = {r["target"] for r in rows}
+    mapping = fr.resolve_maps(a.map, figs, targets)
+    devs = fr._devices(figs_m)
+    chosen = [(d, t) for d, t in mapping if d in devs]
+    if a.all_published:
+        chosen += [(d, None) for d in devs if d not in dict(chosen)]
+    if not chosen:
+        raise fr.AnalysisError("--reference: say which published devices to draw with "
+                               "--map DEVICE=TARGET or --all-published (devices: "
+                               + ", ".join(f"{k} ({v})" for k, v in devs.items()) + ")")
+    src = doc.get("sources", {}).get(sc.get("source"), {})
+    for d, t in chosen:
+        pts = []
+        for f in figs_m:
+            if f.get("device_id") != d or f.get("value") is None:
+                continue
+            x = f["params"][a.x]
+            if isinstance(x, str) and re.fullmatch(r"-?\d+", x):
+                x = int(x)
+            if x not in pos and not numeric:
+                continue
+            fac = fr.unit_factor(f.get("unit_normalised"), metric.unit)
+            if fac is None:
+                continue
+            pts.append((x, f["value"] * fac, f["id"]))
+        pts.sort(key=lambda p: fr.sort_key(p[0]))
+        if not pts:
+            continue
+        colour = None
+        if t is not None and series_d == ["target"]:
+            colour = colours.get((t,))
+        label = f"{devs[d]} (published {sc.get('source')}" + (f", vs {t})" if t else ")")
+        ax.plot([pos.get(x, x) for x, _, _ in pts], [v for _, v, _ in pts], linestyle="--",
+                marker="o", markerfacecolor="none", color=colour, label=label)
+        data["published"].append({"device_id": d, "device": devs[d], "target": t,
+                                  "source": sc.get("source"), "title": src.get("title"),
+                                  "points": [{"x": x, "value": v, "figure": i}
+                                             for x, v, i in pts]})
+
+
+NINES = (50, 90, 99, 99.9, 99.99, 99.999, 99.9999)
+
+
+def _nines(p):
+    return -math.log10(max(1e-12, 1 - p / 100.0))
+
+
+def plot_percentiles(plt, ds, a):
+    where = fr.parse_where(a.where)
+    rows = fr.select(ds.rows, where)
+    series_d = split_dims(a.series) if a.series is not None else ["target"]
+    fr.check_names(ds.rows, series_d, "plot by")
+    cand = [r for r in rows if r["direction"] not in ("total",) and not r["op"]]
+    if a.direction:
+        cand = [r for r in cand if r["direction"] == a.direction]
+    else:
+        dirs = sorted({r["direction"] for r in cand})
+        if len(dirs) > 1:
+            raise fr.AnalysisError(f"the results have latencies for {', '.join(dirs)}: "
+                                   f"choose with --direction")
+    if not cand:
+        raise fr.AnalysisError("no latency in the selected results"
+                               + (f" for direction {a.direction}" if a.direction else ""))
+    kind = "lat" if cand[0]["direction"] == "sync" else "clat"
+    groups = {}
+    for r in cand:
+        skey = tuple(fr._dim_value(r, d) for d in series_d)
+        groups.setdefault(skey, {}).setdefault(r["run"], []).append(r)
+    fake = fr.Metric(f"{cand[0]['direction']}.{kind} percentiles", "gen", f"{kind}_percentiles",
+                     "ms", qual=cand[0]["direction"])
+    for skey, runs in groups.items():
+        for run, rs in runs.items():
+            if len(rs) > 1:
+                raise fr.AnalysisError(fr._ambiguity(fake, skey, series_d, run,
+                                                     [(r, 0) for r in rs]))
+    fr.check_homogeneous({k: {run: (0, rs) for run, rs in v.items()} for k, v in groups.items()},
+                         series_d, fake)
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    data = {"direction": cand[0]["direction"], "latency": kind, "unit": "ms", "series": []}
+    fallback = False
+    for skey in fr._order_keys(list(groups)):
+        runs = groups[skey]
+        bins = {}
+        have_bins = all(r.get(f"{kind}_bins") for rs in runs.values() for r in rs)
+        if have_bins:
+            for rs in runs.values():
+                for k, c in rs[0][f"{kind}_bins"].items():
+                    bins[int(k)] = bins.get(int(k), 0) + c
+            items = sorted(bins.items())
+            total = sum(c for _, c in items)
+            xs, ys, cum = [], [], 0
+            for v, c in items:
+                cum += c
+                p = 100.0 * cum / total
+                if p > a.x_max and xs:
+                    break
+                xs.append(p)
+                ys.append(v / 1e6)
+            source = "json+ histogram (clat_ns.bins)" if kind == "clat" else \
+                "json+ histogram (lat_ns.bins)"
+        else:
+            fallback = True
+            if len(runs) > 1:
+                raise fr.AnalysisError(
+                    f"series {fr.key_text(skey)}: {len(runs)} runs without json+ histograms "
+                    f"cannot be pooled: run fio with --output-format=json+ or pick one run "
+                    f"with --where run=ID")
+            r = next(iter(runs.values()))[0]
+            pts = sorted((float(k.split("_p")[1][:-3]), v) for k, v in r.items()
+                         if k.startswith(f"{kind}_p") and k.endswith("_ns"))
+            if not pts:
+                raise fr.AnalysisError(f"series {fr.key_text(skey)}: no {kind} percentiles "
+                                       f"in {r['source']}")
+            xs = [p for p, _ in pts if p <= a.x_max]
+            ys = [v / 1e6 for p, v in pts if p <= a.x_max]
+            total = r.get(f"{kind}_N")
+            source = "fio's percentile list (no json+ histogram)"
+        label = series_label(series_d, skey) or data["direction"]
+        ax.plot([_nines(p) for p in xs], ys, marker="." if not have_bins else None,
+                label=f"{label} ({total} I/Os)")
+        data["series"].append({"label": label, "key": dict(zip(series_d, skey)),
+                               "runs": sorted(runs), "samples": total, "source": source,
+                               "points": [{"percentile": p, "latency_ms": y}
+                                          for p, y in zip(xs, ys)]})
+    ticks = [n for n in NINES if n <= a.x_max]
+    ax.set_xticks([_nines(n) for n in ticks])
+    ax.set_xticklabels([fr.text_of(n) for n in ticks])
+    ax.set_yscale("log")
+    ax.set_xlabel("percentile")
+    ax.set_ylabel(f"{data['direction']} {'completion ' if kind == 'clat' else ''}latency (ms)")
+    sc = sorted({r["scenario"] for r in rows if r["scenario"]})
+    title = a.title or ((" / ".join(sc) + ": ") if sc else "") + \
+        f"{data['direction']} latency percentiles"
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    if fallback:
+        print(f"{PROG}: note: no json+ histograms: drew fio's percentile list "
+              f"(run fio with --output-format=json+ for full curves)", file=sys.stderr)
+    desc = {"kind": "percentiles", "title": title, "direction": data["direction"],
+            "latency": kind, "series": series_d, "where": a.where,
+            "from": "json+ histograms" if not fallback else "fio percentile list"}
+    return fig, data, desc
+
+
+# ---------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------
+
+def cmd_report(a) -> int:
+    fmt = out_format(a, "md", ("md", "csv", "html"))
+    ds = load_inputs(a, a.results)
+    doc = fr.load_figures(a.reference)
+    pairs = {}
+    for p in a.pair:
+        cm, sep, fm = p.partition("=")
+        if not sep:
+            raise Usage(f"--pair {p!r}: expected METRIC=PUBLISHED_METRIC")
+        pairs[fm.strip()] = cm.strip()
+    rep = fr.reproduction(ds, doc, a.map, pairs, fr.parse_where(a.where), a.precision,
+                          all_published=not a.no_unmapped)
+    prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"reference": doc["_path"],
+                                                     "reference_sha256": doc["_sha256"]})
+    if fmt == "md":
+        emit(a, fr.render_report_md(rep, prov, a.precision))
+    elif fmt == "csv":
+        emit(a, fr.render_report_csv(rep))
+    else:
+        emit(a, fr.render_report_html(rep, prov, a.precision))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# compare
+# ---------------------------------------------------------------------------
+
+def cmd_compare(a) -> int:
+    if not a.threshold:
+        raise Usage(f"{PROG} compare: give at least one --threshold METRIC=LIMIT[%] "
+                    f"(e.g. --threshold iops=5%)")
+    fmt = out_format(a, "md", ("md", "csv", "json"))
+    ths = [fr.parse_threshold(t) for t in a.threshold]
+    exprs = exprs_of([t for t, _, _ in ths])
+    old = load_inputs(a, [a.old], exprs=exprs)
+    new = load_inputs(a, [a.new], exprs=exprs)
+    sense = {m: "higher" for m in a.higher_is_better}
+    sense.update({m: "lower" for m in a.lower_is_better})
+    for ig in a.ignore:
+        fr.check_names(old.rows + new.rows, [ig], "--ignore")
+    res = fr.compare(old, new, ths, fr.parse_where(a.where), a.ignore, sense)
+    varying = fr.varying_keys(res)
+    lines = []
+    for r in res:
+        lim = (f"{'+' if r['lower_is_better'] else '-'}{fr.text_of(r['limit'])}"
+               + ("%" if r["relative"] else f" {r['unit']}"))
+        ch = r["change"]
+        chs = "-" if ch is None else (f"{ch * 100:+.1f}%" if r["relative"]
+                                      else f"{ch:+.4g} {r['unit']}")
+        lines.append({"metric": r["metric"], "unit": r["unit"], "key": fr.key_label(r["key"], varying),
+                      "old": r["old"].median if r["old"] else None,
+                      "old_n": r["old"].n if r["old"] else 0,
+                      "old_cv": r["old"].cv if r["old"] else None,
+                      "new": r["new"].median if r["new"] else None,
+                      "new_n": r["new"].n if r["new"] else 0,
+                      "new_cv": r["new"].cv if r["new"] else None,
+                      "change": ch, "change_text": chs, "limit": lim, "verdict": r["verdict"]})
+    bad = [l for l in lines if l["verdict"] == "REGRESSION"
+           or (l["verdict"] == "missing in new" and not a.allow_missing)]
+    if fmt == "json":
+        emit(a, json.dumps({"comparisons": lines, "failed": len(bad)}, indent=1) + "\n")
+    elif fmt == "csv":
+        import csv
+        import io
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(lines[0]) if lines else ["metric"],
+                           lineterminator="\n")
+        w.writeheader()
+        for l in lines:
+            w.writerow({k: "" if v is None else fr._csv_val(v) for k, v in l.items()})
+        emit(a, buf.getvalue())
+    else:
+        def cell(v, n, cv):
+            if v is None:
+                return "-"
+            s = f"{v:.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+            if n > 1:
+                s += f" (n={n}" + (f", CV {cv * 100:.1f}%" if cv is not None else "") + ")"
+            return s
+        out = ["| metric | measurement | old | new | change | limit | verdict |",
+               "|---|---|---:|---:|---:|---:|---|"]
+        for l in lines:
+            out.append(f"| {l['metric']} | {l['key']} | {cell(l['old'], l['old_n'], l['old_cv'])} "
+                       f"| {cell(l['new'], l['new_n'], l['new_cv'])} | {l['change_text']} "
+                       f"| {l['limit']} | {l['verdict']} |")
+        emit(a, "\n".join(out) + "\n")
+    reg = sum(1 for l in lines if l["verdict"] == "REGRESSION")
+    miss = sum(1 for l in lines if l["verdict"] == "missing in new")
+    summary = f"{PROG} compare: {len(lines)} comparisons, {reg} regression(s), {miss} missing in NEW"
+    if bad:
+        first = bad[0]
+        summary += f"; first: {first['metric']} {first['key']}: {first['verdict']}" + (
+            f" ({first['change_text']}, limit {first['limit']})"
+            if first["change"] is not None else "")
+    print(summary, file=sys.stderr)
+    return 1 if bad else 0
+
+
+# ---------------------------------------------------------------------------
+
+COMMANDS = {"rows": cmd_rows, "metrics": cmd_metrics, "table": cmd_table, "plot": cmd_plot,
+            "report": cmd_report, "compare": cmd_compare}
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "help":
+        if not rest:
+            print(__doc__.strip())
+            return 0
+        cmd, rest = rest[0], ["--help"]
+    if cmd not in COMMANDS:
+        import difflib
+        close = difflib.get_close_matches(cmd, list(COMMANDS), 1)
+        print(f"{PROG}: unknown command {cmd!r}" + (f" (did you mean {close[0]}?)" if close else "")
+              + f"; commands: {', '.join(COMMANDS)} (see {PROG} --help)", file=sys.stderr)
+        return 2
+    try:
+        if "-h" in rest or "--help" in rest:
+            print(HELP[cmd].rstrip())
+            return 0
+        a = parser(cmd).parse_args(rest)
+        return COMMANDS[cmd](a)
+    except fr.AnalysisError as e:
+        msg = str(e)
+        print(msg if msg.startswith(PROG) else f"{PROG} {cmd}: {msg}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    import signal
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(main())

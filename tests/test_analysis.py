@@ -1,0 +1,781 @@
+"""scripts/analyze.py and scripts/fioresults.py: reading, normalising, tables, plots,
+reproduction reports and regression checks.
+
+Every fixture is a real fio output produced here by build/fio: local multi-job
+files with several groups, clones without group_reporting, group_reporting,
+json+, a client/server run against two fio servers on loopback ports, the
+PostMark and smallfile engines, and a queue-depth sweep over three targets run
+twice (repeats). The end-to-end test runs the sysbench-rndrd study of
+jobs/catalogue.json with scripts/study.py on a tmpfs and on an ext4 file
+system on a loop device (root only). Runs are tiny (1 MiB files, runtime=1).
+"""
+import csv
+import importlib
+import io
+import json
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, kill_group
+
+ANALYZE = REPO / "scripts" / "analyze.py"
+STUDY = REPO / "scripts" / "study.py"
+FIGURES = REPO / "reference" / "figures.json"
+TIMEOUT = 300
+
+sys.path.insert(0, str(REPO / "scripts"))
+fr = importlib.import_module("fioresults")
+
+# Python analysis code: the sanitizer run (engines built with ASan) adds nothing here
+pytestmark = pytest.mark.nosan
+
+
+def analyze(*args, cwd=None):
+    return subprocess.run([sys.executable, str(ANALYZE)] + [str(a) for a in args],
+                          capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd or REPO)
+
+
+def ok(p):
+    assert p.returncode == 0, f"rc={p.returncode}\nstdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}"
+    return p
+
+
+def fio(args, out: Path, cwd=None, env=None):
+    """Runs build/fio, stores its whole standard output (as a user would: > out)."""
+    p = subprocess.run([str(FIO)] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=TIMEOUT, cwd=cwd, env=env)
+    assert p.returncode == 0, f"fio failed: {args}\n{p.stderr[-3000:]}\n{p.stdout[-2000:]}"
+    out.write_text(p.stdout)
+    return out
+
+
+def fio_doc(path: Path) -> dict:
+    text = path.read_text()
+    return json.loads(text[re.search(r"^\{\s*$", text, re.M).start():])
+
+
+# ---------------------------------------------------------------------------
+# Fixtures: real fio outputs
+# ---------------------------------------------------------------------------
+
+MULTI_JOB = """\
+[global]
+directory={data}
+size=1m
+bs=4k
+ioengine=psync
+
+[seqread]
+rw=read
+numjobs=2
+
+[randwrite]
+rw=randwrite
+fsync=8
+
+[grouped]
+new_group
+stonewall
+rw=randread
+numjobs=2
+iodepth=2
+group_reporting
+"""
+
+QD_JOB_HEAD = """\
+[global]
+size=256k
+bs=4k
+ioengine=libaio
+direct=1
+rw=randread
+norandommap
+randrepeat=0
+"""
+
+
+def qd_job(dirs, rate=None) -> str:
+    text = QD_JOB_HEAD + (f"rate_iops={rate}\n" if rate else "")
+    for label, d in dirs.items():
+        for qd in (1, 2, 4):
+            text += f"\n[qd-{label}-{qd}]\nstonewall\ndirectory={d}\niodepth={qd}\n"
+    return text
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    """Real fio outputs, made once for the module."""
+    base = tmp_path_factory.mktemp("fio-outputs")
+    data = base / "data"
+    data.mkdir()
+    res = base / "results"
+    res.mkdir()
+    o = {"base": base, "data": data}
+
+    job = base / "multi.fio"
+    job.write_text(MULTI_JOB.format(data=data))
+    o["multi"] = fio(["--output-format=json+", job], res / "local-multi.out")
+    o["multi_json"] = fio(["--output-format=json", job], base / "local-multi-plain.out")
+
+    dirs = {}
+    for label in ("a", "b", "c"):
+        dirs[label] = data / f"dev-{label}"
+        dirs[label].mkdir()
+    o["qd_dirs"] = dirs
+    qd = base / "qd.fio"
+    qd.write_text(qd_job(dirs))
+    qdres = base / "qd"
+    qdres.mkdir()
+    o["qd"] = [fio(["--output-format=json", qd], qdres / f"{name}.json")
+               for name in ("first", "second")]
+    slow = base / "qd-slow.fio"
+    slow.write_text(qd_job(dirs, rate=200))
+    o["qd_slow"] = fio(["--output-format=json", slow], base / "slow.json")
+
+    pm = data / "pm"
+    pm.mkdir()
+    o["postmark"] = fio(["--output-format=json", "--name=pm",
+                         f"--ioengine=external:{ENGINE_DIR / 'postmark.so'}",
+                         f"--pm_location={pm}", "--pm_number=40", "--pm_transactions=150",
+                         "--pm_report=none"], base / "postmark.json")
+    sf = data / "sf"
+    sf.mkdir()
+    o["opstats"] = base / "smallfile-ops.jsonl"
+    eng = f"--ioengine=external:{ENGINE_DIR / 'smallfile.so'}"
+    o["smallfile"] = fio(["--output-format=json", "--name=layout", eng, f"--tree_dir={sf}",
+                          "--tree_files=100", "--file_op=layout", "--rw=write",
+                          f"--opstats_file={o['opstats']}",
+                          "--name=mix", "--stonewall", eng, f"--tree_dir={sf}",
+                          "--tree_files=100", "--file_op=read:50,stat:30,append:20",
+                          "--rw=randread", "--number_ios=200", "--numjobs=2",
+                          f"--opstats_file={o['opstats']}"], base / "smallfile.json")
+    return o
+
+
+@pytest.fixture(scope="module")
+def client_server(tmp_path_factory, out):
+    """A client/server result from two fio servers on free loopback ports."""
+    logs = tmp_path_factory.mktemp("fio-servers")
+    procs, ports = [], []
+    try:
+        for i in range(2):
+            port = free_port()
+            log = open(logs / f"server{i}.log", "w")
+            procs.append(subprocess.Popen([str(FIO), f"--server=ip:127.0.0.1,{port}"],
+                                          stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, start_new_session=True))
+            ports.append(port)
+        for port in ports:
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), 1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, f"fio server on {port} did not start"
+                    time.sleep(0.1)
+        job = out["base"] / "cs.fio"
+        job.write_text(f"[global]\ndirectory={out['data']}\nsize=1m\nbs=4k\nioengine=psync\n"
+                       f"[cs-read]\nrw=randread\nnumjobs=2\n[cs-write]\nrw=write\n")
+        args = ["--output-format=json"]
+        for port in ports:
+            args += [f"--client=127.0.0.1,{port}", job]
+        path = fio(args, out["base"] / "client-server.out")
+        yield path, ports
+    finally:
+        for p in procs:
+            kill_group(p)
+
+
+# ---------------------------------------------------------------------------
+# Reading and normalising
+# ---------------------------------------------------------------------------
+
+def rows_of(ds, **kw):
+    return [r for r in ds.rows if all(r.get(k) == v for k, v in kw.items())]
+
+
+def test_local_multi_job_groups_clones_json_plus(out):
+    text = out["multi"].read_text()
+    assert not text.startswith("{"), "fio printed its note before the JSON (preamble expected)"
+    doc = fio_doc(out["multi"])
+    ds = fr.load([out["multi"]])
+    assert len(ds.runs) == 1
+    run = ds.runs[0]
+    assert run.fio_version == doc["fio version"]
+    # seqread: two clones without group_reporting -> one row, ios summed
+    clones = [j for j in doc["jobs"] if j["jobname"] == "seqread"]
+    assert len(clones) == 2
+    (rd,) = rows_of(ds, job="seqread", direction="read", op="")
+    assert rd["clones"] == 2
+    assert rd["ios"] == sum(j["read"]["total_ios"] for j in clones)
+    assert rd["io_bytes"] == sum(j["read"]["io_bytes"] for j in clones) == 2 << 20
+    assert rd["clat_min_ns"] == min(j["read"]["clat_ns"]["min"] for j in clones)
+    assert rd["clat_max_ns"] == max(j["read"]["clat_ns"]["max"] for j in clones)
+    n = sum(j["read"]["clat_ns"]["N"] for j in clones)
+    mean = sum(j["read"]["clat_ns"]["mean"] * j["read"]["clat_ns"]["N"] for j in clones) / n
+    assert rd["clat_mean_ns"] == pytest.approx(mean)
+    # merged percentiles from the json+ histograms: the merged median lies between the clones'
+    p50 = [j["read"]["clat_ns"]["percentile"]["50.000000"] for j in clones]
+    assert min(p50) <= rd["clat_p50_ns"] <= max(p50)
+    # group_reporting: one entry for two processes; the other group has its own groupid
+    (gr,) = rows_of(ds, job="grouped", direction="read", op="")
+    (ge,) = [j for j in doc["jobs"] if j["jobname"] == "grouped"]
+    assert gr["clones"] == 1 and gr["params"]["numjobs"] == 2 and gr["params"]["iodepth"] == 2
+    assert gr["ios"] == ge["read"]["total_ios"] and gr["iops"] == ge["read"]["iops"]
+    assert gr["clat_p95_ns"] == ge["read"]["clat_ns"]["percentile"]["95.000000"]
+    assert {r["groupid"] for r in ds.rows} == {0, 1}
+    # fsync latencies: the sync direction
+    (sy,) = rows_of(ds, job="randwrite", direction="sync")
+    (we,) = [j for j in doc["jobs"] if j["jobname"] == "randwrite"]
+    assert sy["ios"] == we["sync"]["lat_ns"]["N"] > 0
+    assert sy["lat_mean_ns"] == we["sync"]["lat_ns"]["mean"]
+    assert sy["lat_p99_ns"] == we["sync"]["lat_ns"]["percentile"]["99.000000"]
+    # parameters from the job options over the global options, fio's defaults filled in
+    (tot,) = rows_of(ds, job="randwrite", direction="total")
+    assert tot["params"]["rw"] == "randwrite" and tot["params"]["bs"] == "4k"
+    assert tot["params"]["fsync"] == 8 and tot["params"]["numjobs"] == 1
+    assert tot["target"] == str(out["data"])
+    assert tot["usr_cpu"] == we["usr_cpu"] and tot["ctx"] == we["ctx"]
+
+
+def test_client_server_all_clients(client_server):
+    path, ports = client_server
+    text = path.read_text()
+    assert text.lstrip().startswith("<"), "the servers' text lines come before the JSON"
+    doc = fio_doc(path)
+    ds = fr.load([path])
+    hosts = {f"127.0.0.1:{p}" for p in ports}
+    reads = rows_of(ds, job="cs-read", direction="read", op="")
+    assert {r["host"] for r in reads} == hosts
+    for r in reads:
+        es = [e for e in doc["client_stats"] if e["jobname"] == "cs-read"
+              and f"{e['hostname']}:{e['port']}" == r["host"]]
+        assert r["clones"] == len(es) == 2
+        assert r["ios"] == sum(e["read"]["total_ios"] for e in es)
+    # the "All clients" entry: a row of its own, left out unless asked for
+    (allc,) = [e for e in doc["client_stats"] if e["jobname"] == "All clients"]
+    (agg,) = rows_of(ds, job="All clients", direction="read")
+    assert agg["host"] == "all" and agg["ios"] == allc["read"]["total_ios"]
+    assert agg["ios"] == sum(r["ios"] for r in reads)
+    assert not [r for r in fr.select(ds.rows, []) if r["job"] == "All clients"]
+    p = ok(analyze("table", path, "--rows", "host", "--cols", "job", "--metric", "read.ios",
+                   "--format", "csv"))
+    lines = list(csv.reader(io.StringIO(p.stdout)))
+    assert lines[0] == ["metric", "unit", "host", "cs-read"]
+    assert {l[2] for l in lines[1:]} == hosts
+    p = ok(analyze("table", path, "--rows", "host", "--cols", "job", "--metric", "read.ios",
+                   "--where", "job=All clients", "--format", "csv"))
+    lines = list(csv.reader(io.StringIO(p.stdout)))
+    assert lines[1][2:] == ["all", str(allc["read"]["total_ios"])]
+
+
+def test_engine_operations(out):
+    doc = fio_doc(out["postmark"])
+    (job,) = doc["jobs"]
+    ds = fr.load([out["postmark"]])
+    prios = {p["prio"]: p for p in job["write"]["prios"]}
+    (create,) = rows_of(ds, direction="write", op="create")
+    (append,) = rows_of(ds, direction="write", op="append")
+    assert create["ios"] == prios[1]["clat_ns"]["N"] > 0
+    assert append["ios"] == prios[2]["clat_ns"]["N"]
+    assert create["clat_p99_ns"] == prios[1]["clat_ns"]["percentile"]["99.000000"]
+    assert create["ios"] + append["ios"] == job["write"]["total_ios"]
+    (tx,) = rows_of(ds, direction="sync", op="transaction")
+    assert tx["ios"] == job["sync"]["total_ios"] == 150
+    assert tx["lat_mean_ns"] == job["sync"]["lat_ns"]["mean"]
+    (dl,) = rows_of(ds, direction="trim", op="delete")
+    assert dl["ios"] == job["trim"]["total_ios"]
+    # the catalogue's transactions metric evaluated the same way
+    p = ok(analyze("table", out["postmark"], "--rows", "job", "--cols", "op",
+                   "--metric", "write.ios", "--where", "op=create,append", "--format", "csv"))
+    lines = list(csv.reader(io.StringIO(p.stdout)))
+    assert lines[0][3:] == ["create", "append"]
+    assert lines[1][3:] == [str(prios[1]["clat_ns"]["N"]), str(prios[2]["clat_ns"]["N"])]
+    p = ok(analyze("table", out["postmark"], "--rows", "job", "--metric", "create.clat_p99_ms",
+                   "--metric", "transaction.lat_mean_ms", "--metric", "append.iops",
+                   "--format", "csv"))
+    vals = [l for l in csv.reader(io.StringIO(p.stdout)) if l and l[0] != "metric"]
+    assert float(vals[0][-1]) == pytest.approx(prios[1]["clat_ns"]["percentile"]["99.000000"] / 1e6)
+    assert float(vals[1][-1]) == pytest.approx(job["sync"]["lat_ns"]["mean"] / 1e6)
+
+    # smallfile: the opstats_file's operation classes, two clones merged
+    lines = [json.loads(l) for l in out["opstats"].read_text().splitlines()]
+    ds = fr.load([out["smallfile"]])
+    mix = [l for l in lines if l["job"] == "mix"]
+    assert len(mix) == 2
+    for op, d in (("read", "read"), ("stat", "read"), ("append", "write")):
+        (r,) = rows_of(ds, job="mix", op=op)
+        assert r["direction"] == d
+        assert r["ios"] == sum(l["ops"][op]["ops"] for l in mix)
+        assert r["io_bytes"] == sum(l["ops"][op]["bytes"] for l in mix)
+    (lay,) = rows_of(ds, job="layout", op="layout")
+    assert lay["ios"] == 100
+    (rd,) = rows_of(ds, job="mix", direction="read", op="")
+    assert rd["ios"] == sum(l["ops"][o]["ops"] for l in mix for o in ("read", "stat"))
+
+
+def test_rows_output(out):
+    p = ok(analyze("rows", out["multi"], out["postmark"]))
+    lines = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert {l["direction"] for l in lines} >= {"total", "read", "write", "sync", "trim"}
+    assert {"iodepth", "bs", "numjobs", "rw", "clat_p95_ns", "iops", "repeat", "op"} <= set(lines[0])
+    p = ok(analyze("rows", out["multi"], "--format", "json", "--where", "direction=sync"))
+    doc = json.loads(p.stdout)
+    assert [r["job"] for r in doc["rows"]] == ["randwrite"]
+    assert doc["provenance"]["fio_versions"] == [fio_doc(out["multi"])["fio version"]]
+    p = ok(analyze("metrics", out["postmark"]))
+    assert "write:create" in p.stdout and "transaction" in p.stdout
+
+
+# ---------------------------------------------------------------------------
+# Identity by content, repeats
+# ---------------------------------------------------------------------------
+
+def test_identity_by_content_and_repeats(out, tmp_path):
+    d = tmp_path / "mixed"
+    (d / "sub").mkdir(parents=True)
+    first, second = out["qd"]
+    # names say nothing (and lie): content decides
+    shutil.copy(second, d / "zzz-first.txt")
+    shutil.copy(first, d / "sub" / "second.json")
+    shutil.copy(first, d / "copy-of-first")
+    (d / "README").write_text("not a result\n")
+    (d / "job.fio").write_text("[x]\nrw=read\n")
+    p = ok(analyze("rows", d, "--format", "json", "--where", "direction=read"))
+    assert "the same fio result" in p.stderr
+    rows = json.loads(p.stdout)["rows"]
+    assert len({r["run"] for r in rows}) == 2
+    t1 = fio_doc(first)["timestamp_ms"] / 1000.0
+    for r in rows:
+        assert r["repeat"] == (1 if r["timestamp"] == t1 else 2)
+    assert {r["target"] for r in rows} == {str(v) for v in out["qd_dirs"].values()}
+
+
+# ---------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------
+
+def qd_values(paths, label_dirs):
+    """{(iodepth, label): [read iops per run]} straight from the JSON."""
+    vals = {}
+    for p in paths:
+        for j in fio_doc(p)["jobs"]:
+            m = re.fullmatch(r"qd-(\w)-(\d)", j["jobname"])
+            vals.setdefault((int(m.group(2)), m.group(1)), []).append(j["read"]["iops"])
+    return vals
+
+
+def labels_args(out):
+    args = []
+    for label, d in out["qd_dirs"].items():
+        args += ["--label", f"{d}=dev-{label}"]
+    return args
+
+
+def test_table_repeats_median_min_max_cv(out):
+    p = ok(analyze("table", *out["qd"], "--rows", "iodepth", "--cols", "target",
+                   "--metric", "read.iops", "--baseline", "dev-a", *labels_args(out),
+                   "--format", "csv"))
+    lines = list(csv.reader(io.StringIO(p.stdout)))
+    head = lines[0]
+    assert head[:3] == ["metric", "unit", "iodepth"]
+    assert head[3:8] == ["dev-a median", "dev-a min", "dev-a max", "dev-a CV", "dev-a n"]
+    assert head[-2:] == ["dev-b/dev-a", "dev-c/dev-a"]
+    vals = qd_values(out["qd"], out["qd_dirs"])
+    assert [l[2] for l in lines[1:]] == ["1", "2", "4"]
+    for l in lines[1:]:
+        qd = int(l[2])
+        for i, lab in enumerate("abc"):
+            v = vals[(qd, lab)]
+            med, lo, hi, cv, n = l[3 + 5 * i: 8 + 5 * i]
+            assert float(med) == pytest.approx(statistics.median(v))
+            assert float(lo) == min(v) and float(hi) == max(v) and int(n) == 2
+            assert float(cv) == pytest.approx(statistics.stdev(v) / statistics.mean(v))
+        assert float(l[-2]) == pytest.approx(statistics.median(vals[(qd, "b")])
+                                             / statistics.median(vals[(qd, "a")]))
+    # markdown and html of the same table
+    p = ok(analyze("table", *out["qd"], "--rows", "iodepth", "--metric", "read.iops",
+                   *labels_args(out), "--stats", "median,cv"))
+    assert "| iodepth | dev-a median | dev-a CV |" in p.stdout
+    html_out = out["base"] / "qd.html"
+    ok(analyze("table", *out["qd"], "--rows", "iodepth", "--metric", "read.iops",
+               "--metric", "read.clat_p99_ms", *labels_args(out), "-o", html_out))
+    h = html_out.read_text()
+    assert h.startswith("<!DOCTYPE html>") and "<style>" in h and "</html>" in h
+    assert not re.search(r"(src|href)\s*=|https?://|@import", h), "not self-contained"
+    ET.fromstring(re.sub(r"^<!DOCTYPE html>", "", h))    # well-formed
+    assert h.count("<table>") == 2 and "Provenance" in h and str(out["qd"][0]) in h
+
+
+def test_table_refuses_pooling_non_repeats(out):
+    # without target on rows/cols one run has three values (three directories) per cell
+    p = analyze("table", *out["qd"], "--rows", "iodepth", "--cols", "bs", "--metric", "read.iops")
+    assert p.returncode == 2
+    assert "has 3 values for iodepth=1, bs=4k" in p.stderr and "--where target=" in p.stderr
+    # runs that differ in a parameter are not pooled as repeats
+    p = analyze("table", out["qd"][0], out["qd_slow"], "--rows", "iodepth", "--cols", "target",
+                "--metric", "read.iops")
+    assert p.returncode == 2
+    assert "not repeats" in p.stderr and "rate_iops (200, unset)" in p.stderr
+    # two values in one run's cell: the direction must be chosen
+    p = analyze("table", out["multi"], "--rows", "job", "--cols", "bs",
+                "--metric", "clat_mean_ms", "--where", "job=randwrite,seqread")
+    assert p.returncode == 0, p.stderr
+    p = analyze("table", out["multi"], "--cols", "bs", "--rows", "groupid",
+                "--metric", "clat_mean_ms")
+    assert p.returncode == 2 and "differ in job" in p.stderr
+
+
+# ---------------------------------------------------------------------------
+# Plots
+# ---------------------------------------------------------------------------
+
+def png_text(path: Path) -> dict:
+    from PIL import Image
+    with Image.open(path) as im:
+        return dict(im.text)
+
+
+def test_plot_iops_against_queue_depth(out, tmp_path):
+    png, svg = tmp_path / "qd.png", tmp_path / "qd.svg"
+    ok(analyze("plot", *out["qd"], "--metric", "read.iops", "--x", "iodepth",
+               *labels_args(out), "-o", png, "-o", svg))
+    meta = png_text(png)
+    prov = json.loads(meta["fio-pack provenance"])
+    version = fio_doc(out["qd"][0])["fio version"]
+    assert prov["fio_versions"] == [version]
+    assert [i["path"] for i in prov["inputs"]] == [str(p) for p in out["qd"]]
+    assert all(len(i["sha256"]) == 64 for i in prov["inputs"])
+    assert prov["plot"]["metric"] == "read.iops" and prov["plot"]["x"] == "iodepth"
+    assert version in meta["Description"]
+    root = ET.parse(svg).getroot()
+    desc = [e.text for e in root.iter() if e.tag.endswith("description")]
+    assert desc and json.loads(desc[0])["inputs"] == prov["inputs"]
+    side = json.loads((tmp_path / "qd.png.json").read_text())
+    assert (tmp_path / "qd.svg.json").is_file()
+    vals = qd_values(out["qd"], out["qd_dirs"])
+    assert [s["label"] for s in side["data"]["series"]] == ["dev-a", "dev-b", "dev-c"]
+    for s in side["data"]["series"]:
+        lab = s["label"][-1]
+        assert [pt["x"] for pt in s["points"]] == [1, 2, 4]
+        for pt in s["points"]:
+            v = vals[(pt["x"], lab)]
+            assert pt["median"] == pytest.approx(statistics.median(v))
+            assert (pt["min"], pt["max"], pt["n"]) == (min(v), max(v), 2)
+
+
+def test_plot_latency_percentiles_from_json_plus(out, tmp_path):
+    png = tmp_path / "lat.png"
+    ok(analyze("plot", out["multi"], "--percentiles", "--direction", "write",
+               "--series", "job", "-o", png))
+    side = json.loads((tmp_path / "lat.png.json").read_text())
+    (s,) = side["data"]["series"]
+    assert s["label"] == "job=randwrite" and s["source"].startswith("json+ histogram")
+    (we,) = [j for j in fio_doc(out["multi"])["jobs"] if j["jobname"] == "randwrite"]
+    clat = we["write"]["clat_ns"]
+    assert s["samples"] == clat["N"]
+    # fio's own percentiles are points of the curve
+    for p in ("50.000000", "99.000000"):
+        first = next(pt for pt in s["points"] if pt["percentile"] >= float(p))
+        assert first["latency_ms"] * 1e6 == clat["percentile"][p]
+    assert "fio-pack provenance" in png_text(png)
+    # without json+ the fallback is fio's percentile list, said so
+    p = ok(analyze("plot", out["multi_json"], "--percentiles", "--direction", "write",
+                   "-o", tmp_path / "lat2.svg"))
+    assert "no json+" in p.stderr
+    side = json.loads((tmp_path / "lat2.svg.json").read_text())
+    assert side["data"]["series"][0]["source"].startswith("fio's percentile list")
+
+
+# ---------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------
+
+def test_bad_input(out, tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("fio: this is not a result\n")
+    p = analyze("table", text, "--metric", "iops")
+    assert p.returncode == 2 and f"{text}: not fio JSON output" in p.stderr
+
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}\n')
+    p = analyze("rows", other)
+    assert p.returncode == 2 and f"{other}: not fio JSON output" in p.stderr
+
+    whole = out["qd"][0].read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(whole[: len(whole) // 2])
+    p = analyze("rows", cut)
+    assert p.returncode == 2 and f"{cut}: truncated fio JSON" in p.stderr
+    # also when found inside a directory
+    d = tmp_path / "dir"
+    d.mkdir()
+    shutil.copy(out["qd"][1], d / "good")
+    shutil.copy(cut, d / "bad")
+    p = analyze("rows", d)
+    assert p.returncode == 2 and f"{d / 'bad'}: truncated fio JSON" in p.stderr
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = analyze("table", empty, "--metric", "iops")
+    assert p.returncode == 2 and f"{empty}: no fio results" in p.stderr
+    (empty / "README").write_text("nothing\n")
+    p = analyze("plot", empty, "--metric", "iops", "--x", "bs", "-o", tmp_path / "x.png")
+    assert p.returncode == 2 and f"{empty}: no fio results" in p.stderr
+
+    p = analyze("table", out["qd"][0], "--rows", "queue_depth", "--metric", "read.iops")
+    assert p.returncode == 2 and "queue_depth: no such parameter" in p.stderr
+    assert "iodepth" in p.stderr
+    p = analyze("plot", out["qd"][0], "--metric", "read.iops", "--x", "blocks",
+                "-o", tmp_path / "x.png")
+    assert p.returncode == 2 and "blocks: no such parameter" in p.stderr
+    p = analyze("table", out["qd"][0], "--rows", "iodepth", "--metric", "read.speed")
+    assert p.returncode == 2 and "unknown metric 'read.speed'" in p.stderr
+    p = analyze("table", out["qd"][0], "--rows", "iodepth", "--metric", "read.iops",
+                "--baseline", "nowhere")
+    assert p.returncode == 2 and "--baseline nowhere: not a column" in p.stderr
+    p = analyze("rows", tmp_path / "missing.json")
+    assert p.returncode == 2 and "missing.json: no such file" in p.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+# ---------------------------------------------------------------------------
+# Regression check
+# ---------------------------------------------------------------------------
+
+def test_compare(out, tmp_path):
+    first, second = out["qd"]
+    # same workload, generous threshold: passes
+    p = analyze("compare", first, second, "--threshold", "read.iops=95%")
+    assert p.returncode == 0, p.stderr
+    assert "9 comparisons, 0 regression(s)" in p.stderr
+    # the rate-limited run measures the same thing with a changed parameter:
+    # aligned once rate_iops is ignored, and a regression
+    p = analyze("compare", first, out["qd_slow"], "--threshold", "read.iops=20%",
+                "--threshold", "read.clat_p99_ms=1000%", "--ignore", "rate_iops",
+                "--format", "json")
+    assert p.returncode == 1, p.stderr
+    res = json.loads(p.stdout)
+    iops = [c for c in res["comparisons"] if c["metric"] == "read.iops"]
+    assert len(iops) == 9 and all(c["verdict"] == "REGRESSION" for c in iops)
+    assert "regression(s)" in p.stderr and "read.iops" in p.stderr
+    # without --ignore nothing aligns: every old measurement is missing in NEW
+    p = analyze("compare", first, out["qd_slow"], "--threshold", "read.iops=20%")
+    assert p.returncode == 1 and "9 missing in NEW" in p.stderr
+    p = analyze("compare", first, out["qd_slow"], "--threshold", "read.iops=20%",
+                "--allow-missing")
+    assert p.returncode == 0
+    # bad threshold and unknown metric are input errors
+    p = analyze("compare", first, second, "--threshold", "read.iops")
+    assert p.returncode == 2 and "--threshold 'read.iops'" in p.stderr
+    p = analyze("compare", first, second, "--threshold", "nonsense=5%")
+    assert p.returncode == 2 and "unknown metric 'nonsense'" in p.stderr
+
+
+# ---------------------------------------------------------------------------
+# Manual pages
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cmd", ["", "rows", "metrics", "table", "plot", "report", "compare"])
+def test_help_reads_like_a_man_page(cmd):
+    p = ok(analyze(*([cmd] if cmd else []), "--help"))
+    text = p.stdout
+    for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS"):
+        assert re.search(rf"^{section}$", text, re.M), f"{cmd}: no {section}"
+    if cmd:
+        assert re.search(r"^EXAMPLES$", text, re.M)
+        assert re.search(r"^(OPTIONS|INPUT OPTIONS)$", text, re.M)
+        assert ok(analyze("help", cmd)).stdout == text
+    assert max(len(l) for l in text.splitlines()) <= 90
+    p = analyze()
+    assert p.returncode == 2 and "SYNOPSIS" in p.stdout
+    p = analyze("tabel")
+    assert p.returncode == 2 and "did you mean table" in p.stderr
+
+
+# ---------------------------------------------------------------------------
+# End to end: the 002 article's study on two real targets
+# ---------------------------------------------------------------------------
+
+@pytest.fixture
+def two_targets(tmp_path):
+    if not IS_ROOT:
+        pytest.skip("needs root to mount tmpfs and a loop device")
+    tmpfs, ext4 = tmp_path / "tmpfs", tmp_path / "ext4"
+    tmpfs.mkdir()
+    ext4.mkdir()
+    img = tmp_path / "ext4.img"
+    with open(img, "wb") as f:
+        f.truncate(64 << 20)
+    mounts, loop = [], None
+    try:
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(tmpfs)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            pytest.skip(f"cannot mount tmpfs: {r.stderr.strip()}")
+        mounts.append(tmpfs)
+        r = subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], capture_output=True, text=True)
+        if r.returncode:
+            pytest.skip(f"mkfs.ext4: {r.stderr.strip()}")
+        r = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True)
+        if r.returncode:
+            pytest.skip(f"no loop device: {r.stderr.strip()}")
+        loop = r.stdout.strip()
+        r = subprocess.run(["mount", loop, str(ext4)], capture_output=True, text=True)
+        if r.returncode:
+            pytest.skip(f"mount {loop}: {r.stderr.strip()}")
+        mounts.append(ext4)
+        yield tmpfs, ext4
+    finally:
+        for m in reversed(mounts):
+            for _ in range(50):
+                if subprocess.run(["umount", str(m)], capture_output=True).returncode == 0:
+                    break
+                time.sleep(0.1)
+        if loop:
+            subprocess.run(["losetup", "-d", loop], capture_output=True)
+
+
+def run_study(target, out_dir, *extra):
+    p = subprocess.run([sys.executable, str(STUDY), "sysbench-rndrd", "--sweep", "threads=1,2,4",
+                        "--target", target, "--set", "runtime=1", "--set", "size=4m",
+                        "--out", str(out_dir), "--quiet", *extra],
+                       capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    return out_dir
+
+
+def measured(study_dirs):
+    """{(label, threads): (MiB/s, p95 ms)} computed here from the runs' JSON and meta files."""
+    out = {}
+    for d in study_dirs:
+        for mp in sorted((d / "runs").glob("*.meta.json")):
+            meta = json.loads(mp.read_text())
+            doc = json.loads((d / "runs" / ("%04d.json" % meta["run"])).read_text())
+            (job,) = [j for j in doc["jobs"] if j["jobname"] == "sysbench-rndrd"]
+            out[(meta["target"]["label"], meta["params"]["threads"])] = (
+                job["read"]["bw_bytes"] / 1048576,
+                job["read"]["clat_ns"]["percentile"]["95.000000"] / 1e6)
+    return out
+
+
+def md_tables(text):
+    """The markdown tables of an output: [(title, header, rows)]."""
+    tables, title, cur = [], None, None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip()
+        elif line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if cur is None:
+                cur = (title, cells, [])
+                tables.append(cur)
+            elif not set(line) <= set("|-: "):
+                cur[2].append(cells)
+        else:
+            cur = None
+    return tables
+
+
+def test_end_to_end_sysbench_study_002_table(two_targets, tmp_path):
+    tmpfs, ext4 = two_targets
+    # tmpfs buffered, ext4 with the job's O_DIRECT: --set is per study, so two studies
+    s1 = run_study(f"tmpfs={tmpfs}", tmp_path / "r-tmpfs", "--set", "direct=0")
+    s2 = run_study(f"ext4={ext4}", tmp_path / "r-ext4")
+    truth = measured([s1, s2])
+    assert len(truth) == 6
+    # a copy of a study's run, given first under another name, is the same run: the
+    # study's metadata (target label, sweep point) is what counts
+    copy = tmp_path / "copied-result"
+    shutil.copy(s2 / "runs" / "0001.json", copy)
+    p = ok(analyze("rows", copy, s1, s2, "--format", "json", "--where", "direction=total"))
+    rows = json.loads(p.stdout)["rows"]
+    assert len({r["run"] for r in rows}) == 6 and "counted once" in p.stderr
+    assert {r["target"] for r in rows} == {"tmpfs", "ext4"}
+
+    p = ok(analyze("table", s1, s2, "--rows", "threads", "--metric", "throughput",
+                   "--metric", "response time p95", "--baseline", "ext4"))
+    (tp, rt) = md_tables(p.stdout)
+    assert tp[0].startswith("throughput (MiB/s)") and rt[0].startswith("response time p95 (ms)")
+    assert tp[1] == ["threads", "tmpfs", "ext4", "tmpfs/ext4"]
+    assert rt[1] == ["threads", "tmpfs", "ext4", "ext4/tmpfs"]
+    assert [r[0] for r in tp[2]] == ["1", "2", "4"] == [r[0] for r in rt[2]]
+    for (title, head, rows), k in ((tp, 0), (rt, 1)):
+        for r in rows:
+            t = int(r[0])
+            a, b = truth[("tmpfs", t)][k], truth[("ext4", t)][k]
+            assert float(r[1]) == pytest.approx(a, abs=0.006 if a >= 0.1 else a * 0.02)
+            assert float(r[2]) == pytest.approx(b, abs=0.006 if b >= 0.1 else b * 0.02)
+            ratio = a / b if k == 0 else b / a
+            assert float(r[3]) == pytest.approx(ratio, abs=0.006)
+
+    p = ok(analyze("table", s1, s2, "--rows", "threads", "--metric", "throughput",
+                   "--metric", "response time p95", "--baseline", "ext4", "--format", "csv"))
+    lines = [l for l in csv.reader(io.StringIO(p.stdout)) if l]
+    for l in lines:
+        if l[0] == "metric":
+            continue
+        k = 0 if l[0] == "throughput" else 1
+        t = int(l[2])
+        assert float(l[3]) == truth[("tmpfs", t)][k]
+        assert float(l[4]) == truth[("ext4", t)][k]
+
+    # our devices beside the published Intel 320 and RAID10
+    p = ok(analyze("report", s1, s2, "--map", "intel320=tmpfs", "--map", "raid10-8sas=ext4"))
+    tables = md_tables(p.stdout)
+    tput = next(t for t in tables if t[0].startswith("throughput (MiB/s)"))
+    assert tput[1][:7] == ["threads", "tmpfs", "Intel 320 (published)", "tmpfs/published",
+                           "ext4", "RAID10 (published)", "ext4/published"]
+    figs = {f["id"]: f for f in json.loads(FIGURES.read_text())["figures"]}
+    row1 = next(r for r in tput[2] if r[0] == "1")
+    assert float(row1[2]) == figs["002-throughput-intel320-t1"]["value"]
+    assert float(row1[5]) == figs["002-throughput-raid10-8sas-t1"]["value"]
+    assert float(row1[3]) == pytest.approx(truth[("tmpfs", 1)][0] / 30.27, rel=0.01)
+    row32 = next(r for r in tput[2] if r[0] == "32")
+    assert row32[1] == "-" and float(row32[2]) == figs["002-throughput-intel320-t32"]["value"]
+    ratios = next(t for t in tables if t[0].startswith("throughput: ratios"))
+    assert ratios[1][1:3] == ["tmpfs/ext4", "Intel 320 / RAID10 (published)"]
+    r1 = next(r for r in ratios[2] if r[0] == "1")
+    assert float(r1[2]) == figs["002-throughput-ratio-intel320-over-raid10-t1"]["value"]
+    assert float(r1[1]) == pytest.approx(truth[("tmpfs", 1)][0] / truth[("ext4", 1)][0], abs=0.006)
+    assert "5.00-8.00" in p.stdout      # the article's "5-8x" summary beside the measured range
+    p = ok(analyze("report", s1, s2, "--map", "tmpfs=Intel 320", "--format", "csv"))
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    r = next(r for r in rows if r["metric"] == "response time p95" and r["threads"] == "2")
+    assert float(r["published"]) == figs["002-response-intel320-t2"]["value"]
+    assert float(r["measured"]) == truth[("tmpfs", 2)][1]
+    html_out = tmp_path / "report.html"
+    ok(analyze("report", s1, s2, "--map", "intel320=tmpfs", "-o", html_out))
+    h = html_out.read_text()
+    ET.fromstring(re.sub(r"^<!DOCTYPE html>", "", h))
+    assert "Intel 320 (published)" in h and not re.search(r"(src|href)\s*=", h)
+    p = analyze("report", s1, s2, "--map", "intel321=tmpfs")
+    assert p.returncode == 2 and "intel321" in p.stderr
+
+    # measured against published in a plot
+    png = tmp_path / "sb.png"
+    ok(analyze("plot", s1, s2, "--metric", "throughput", "--x", "threads",
+               "--reference", FIGURES, "--map", "intel320=tmpfs", "--map", "raid10-8sas=ext4",
+               "-o", png))
+    side = json.loads((tmp_path / "sb.png.json").read_text())
+    pub = {p["device_id"]: p for p in side["data"]["published"]}
+    assert [pt["value"] for pt in pub["intel320"]["points"]][:3] == [30.27, 55.18, 95.13]
+    meas = {s["label"]: s for s in side["data"]["series"]}
+    assert meas["ext4"]["points"][0]["median"] == truth[("ext4", 1)][0]
+    assert side["runs"] == 6 and len(side["studies"]) == 2
