@@ -2385,32 +2385,6 @@ static int pm_setup(struct thread_data *td)
 	return 0;
 }
 
-static int pm_open_file(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-static int pm_close_file(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-static int pm_get_file_size(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-static int pm_invalidate(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-/* fio's unlink= must never remove anything: the files are the engine's. */
-static int pm_unlink_file(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Reports                                                             */
 /* ------------------------------------------------------------------ */
@@ -2719,11 +2693,11 @@ static struct ioengine_ops ioengine = {
 	.getevents		= pm_getevents,
 	.event			= pm_event,
 	.cleanup		= pm_cleanup,
-	.open_file		= pm_open_file,
-	.close_file		= pm_close_file,
-	.get_file_size		= pm_get_file_size,
-	.invalidate		= pm_invalidate,
-	.unlink_file		= pm_unlink_file,
+	.open_file		= pack_file_noop,
+	.close_file		= pack_file_noop,
+	.get_file_size		= pack_file_noop,
+	.invalidate		= pack_file_noop,
+	.unlink_file		= pack_file_noop,
 	.options		= options,
 	.option_struct_size	= sizeof(struct pm_options),
 };

@@ -1613,32 +1613,6 @@ static int sf_setup(struct thread_data *td)
 	return 0;
 }
 
-static int sf_open_file(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-static int sf_close_file(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-static int sf_get_file_size(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-static int sf_invalidate(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
-/* fio's unlink= must never remove anything: the tree's files are the engine's. */
-static int sf_unlink_file(struct thread_data *td, struct fio_file *f)
-{
-	return 0;
-}
-
 static void write_opstats(struct thread_data *td, struct sf_data *sd)
 {
 	char line[4096], name[512], root[1024];
@@ -1918,11 +1892,11 @@ static struct ioengine_ops ioengine = {
 	.getevents		= sf_getevents,
 	.event			= sf_event,
 	.cleanup		= sf_cleanup,
-	.open_file		= sf_open_file,
-	.close_file		= sf_close_file,
-	.get_file_size		= sf_get_file_size,
-	.invalidate		= sf_invalidate,
-	.unlink_file		= sf_unlink_file,
+	.open_file		= pack_file_noop,
+	.close_file		= pack_file_noop,
+	.get_file_size		= pack_file_noop,
+	.invalidate		= pack_file_noop,
+	.unlink_file		= pack_file_noop,
 	.io_u_init		= sf_io_u_init,
 	.io_u_free		= sf_io_u_free,
 	.options		= options,

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIO, PM_ENGINE, REPO, fio_env, run_fio
+from test_postmark_model import postmark_report, terse_counts, verbose_counts
 
 POSTMARK = shutil.which("postmark") or "/usr/bin/postmark"
 TIMEOUT = 120
@@ -232,34 +233,11 @@ def summary(calls):
 # Reports
 # ---------------------------------------------------------------------------
 
-def postmark_report(stdout):
-    i = stdout.rfind("Done\n")
-    assert i >= 0, stdout
-    return stdout[i + len("Done\n"):]
-
-
-def verbose_counts(report):
-    s = re.sub(r"\t\d+ seconds total", "\tT seconds total", report)
-    s = re.sub(r"\t\d+ seconds of transactions", "\tT seconds of transactions", s)
-    s = re.sub(r"\(\d+ per second\)", "(R per second)", s)
-    s = re.sub(r"\([\d.]+ (megabytes|kilobytes|bytes) per second\)", "(R per second)", s)
-    assert s.startswith("Time:\n") and "written (R per second)\n" in s, report
-    return s
-
 
 def terse_numbers(report):
     f = [float(x) for x in report.split()]
     assert len(f) == 13, report
     return f
-
-
-def terse_counts(report):
-    f = terse_numbers(report)
-    el, tx = f[0], f[1]
-    return {"created": round(f[3] * el), "created_mixed": round(f[5] * tx),
-            "read": round(f[6] * tx), "appended": round(f[7] * tx),
-            "deleted": round(f[8] * el), "deleted_mixed": round(f[10] * tx),
-            "bytes_read": round(f[11] * el), "bytes_written": round(f[12] * el)}
 
 
 # ---------------------------------------------------------------------------

@@ -116,6 +116,11 @@ void pack_fix_runtimes(struct thread_data *td, uint64_t fallback_ms)
 			td->ts.runtime[d] = ms ? ms : 1;
 }
 
+int pack_file_noop(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
 int pack_store_str(char **field, const char *val)
 {
 	free(*field);

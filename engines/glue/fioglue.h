@@ -43,6 +43,13 @@ void pack_ddir_restore(struct thread_data *td, unsigned saved);
  */
 void pack_fix_runtimes(struct thread_data *td, uint64_t fallback_ms);
 
+/*
+ * The file hooks of an engine whose files are its own business (fio sees
+ * one virtual file): open, close, size, invalidate and unlink do nothing.
+ * unlink in particular: fio's unlink= must never remove an engine's files.
+ */
+int pack_file_noop(struct thread_data *td, struct fio_file *f);
+
 /* Stores a copy of @val ("" for NULL) in *@field: for FIO_OPT_STR callbacks
  * of options that accept an empty value (an unset ${VAR} in a job file). */
 int pack_store_str(char **field, const char *val);
