@@ -463,7 +463,7 @@ def cmp_hdparm(ctx: Ctx):
         f.truncate(ctx.size_mib * MIB)
     loop = run(["losetup", "-f", "--show", img]).stdout.strip()
     try:
-        run(["dd", f"if=/dev/urandom", f"of={loop}", "bs=1M", f"count={ctx.size_mib}", "oflag=direct"])
+        run(["dd", "if=/dev/urandom", f"of={loop}", "bs=1M", f"count={ctx.size_mib}", "oflag=direct"])
         devdir = ctx.work / "hdparm-dev"
         devdir.mkdir(exist_ok=True)
         for name in ("fio-pack.hdparm-t.dat", "fio-pack.hdparm-T.dat"):

@@ -8,6 +8,7 @@ Conventions:
 
 Every test runs the real fio with the real engine on real directories.
 """
+import contextlib
 import json
 import os
 import re
@@ -431,3 +432,43 @@ def kill_group(p: subprocess.Popen):
             if state == "Z":
                 break
             time.sleep(0.01)
+
+
+# ---------------------------------------------------------------------------
+# fio's client/server mode on loopback
+# ---------------------------------------------------------------------------
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def fio_servers(logdir, n=2):
+    """n `fio --server` processes on free loopback ports (their logs in
+    logdir), ready to accept a client; yields the ports, kills them after."""
+    import socket
+    procs, ports = [], []
+    try:
+        for i in range(n):
+            port = free_port()
+            log = open(Path(logdir) / f"server{i}.log", "w")
+            procs.append(subprocess.Popen([str(FIO), f"--server=ip:127.0.0.1,{port}"],
+                                          stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, start_new_session=True))
+            ports.append(port)
+        for port in ports:
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), 1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, f"fio server on {port} did not start"
+                    time.sleep(0.1)
+        yield ports
+    finally:
+        for p in procs:
+            kill_group(p)

@@ -15,7 +15,6 @@ import io
 import json
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, kill_group
+from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers
 
 ANALYZE = REPO / "scripts" / "analyze.py"
 STUDY = REPO / "scripts" / "study.py"
@@ -111,12 +110,6 @@ def qd_job(dirs, rate=None) -> str:
     return text
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def out(tmp_path_factory):
     """Real fio outputs, made once for the module."""
@@ -170,25 +163,7 @@ def out(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client_server(tmp_path_factory, out):
     """A client/server result from two fio servers on free loopback ports."""
-    logs = tmp_path_factory.mktemp("fio-servers")
-    procs, ports = [], []
-    try:
-        for i in range(2):
-            port = free_port()
-            log = open(logs / f"server{i}.log", "w")
-            procs.append(subprocess.Popen([str(FIO), f"--server=ip:127.0.0.1,{port}"],
-                                          stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, start_new_session=True))
-            ports.append(port)
-        for port in ports:
-            deadline = time.monotonic() + 15
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), 1).close()
-                    break
-                except OSError:
-                    assert time.monotonic() < deadline, f"fio server on {port} did not start"
-                    time.sleep(0.1)
+    with fio_servers(tmp_path_factory.mktemp("fio-servers")) as ports:
         job = out["base"] / "cs.fio"
         job.write_text(f"[global]\ndirectory={out['data']}\nsize=1m\nbs=4k\nioengine=psync\n"
                        f"[cs-read]\nrw=randread\nnumjobs=2\n[cs-write]\nrw=write\n")
@@ -197,9 +172,6 @@ def client_server(tmp_path_factory, out):
             args += [f"--client=127.0.0.1,{port}", job]
         path = fio(args, out["base"] / "client-server.out")
         yield path, ports
-    finally:
-        for p in procs:
-            kill_group(p)
 
 
 # ---------------------------------------------------------------------------

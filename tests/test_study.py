@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, kill_group, needs_root, snapshot
+from conftest import (ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers, free_port, kill_group,
+                      needs_root, snapshot)
 
 STUDY = REPO / "scripts" / "study.py"
 FIGURES = REPO / "reference" / "figures.json"
@@ -456,38 +456,11 @@ def test_mounted_device_refused(lab, loop_dev, tmp_path):
 # Client/server
 # ---------------------------------------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
     """Two fio servers on free loopback ports; killed afterwards."""
-    logs = tmp_path_factory.mktemp("fio-servers")
-    procs, ports = [], []
-    try:
-        for i in range(2):
-            port = free_port()
-            log = open(logs / f"server{i}.log", "w")
-            procs.append(subprocess.Popen([str(FIO), f"--server=ip:127.0.0.1,{port}"],
-                                          stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, start_new_session=True))
-            ports.append(port)
-        for port in ports:
-            deadline = time.monotonic() + 15
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), 1).close()
-                    break
-                except OSError:
-                    assert time.monotonic() < deadline, f"fio server on {port} did not start"
-                    time.sleep(0.1)
+    with fio_servers(tmp_path_factory.mktemp("fio-servers")) as ports:
         yield ports
-    finally:
-        for p in procs:
-            kill_group(p)
 
 
 def test_client_server_study(lab, servers):
