@@ -162,6 +162,9 @@ struct sf_data {
 	uint64_t rng;			/* xorshift64*: op mix and append sizes */
 	uint64_t append_seq;
 	int no_openat2;			/* kernel without openat2: O_NOFOLLOW only */
+	int pfd;			/* sync mode: the last leaf directory used, kept open */
+	size_t plen;
+	char pdir[PATH_MAX];
 	unsigned saved_td_ddir;		/* fio's rw= while a flipped io_u is queued */
 	int issued_any;
 	struct timespec t_first, t_last;	/* first issue, last completion */
@@ -463,18 +466,47 @@ static int make_leaf(struct sf_data *sd, uint64_t slot)
 	return 0;
 }
 
+/*
+ * Sync mode: the directory holding @rel, for stat, delete and directory
+ * fsync. Consecutive operations mostly hit the same leaf (and a flat tree
+ * has only the root), so the last one stays open: one openat2 and close
+ * fewer per operation. Not to be closed by the caller.
+ */
+static int parent_fd(struct sf_data *sd, const char *rel, const char **base)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t n;
+	int fd;
+
+	if (!slash) {
+		*base = rel;
+		return sd->rootfd;
+	}
+	n = slash - rel;
+	if (sd->pfd >= 0 && n == sd->plen && !memcmp(sd->pdir, rel, n)) {
+		*base = slash + 1;
+		return sd->pfd;
+	}
+	fd = open_parent(sd, rel, O_RDONLY, base);
+	if (fd < 0)
+		return -1;
+	if (sd->pfd >= 0)
+		close(sd->pfd);
+	sd->pfd = fd;
+	memcpy(sd->pdir, rel, n);
+	sd->plen = n;
+	return fd;
+}
+
 static int sync_dir_of(struct sf_data *sd, const char *path)
 {
 	const char *base;
-	int fd, ret = 0;
+	int fd;
 
-	fd = open_parent(sd, path, O_RDONLY, &base);
+	fd = parent_fd(sd, path, &base);
 	if (fd < 0)
 		return -errno;
-	if (fsync(fd))
-		ret = -errno;
-	close(fd);
-	return ret;
+	return fsync(fd) ? -errno : 0;
 }
 
 static int sync_file(struct sf_data *sd, int fd)
@@ -562,10 +594,9 @@ static int do_stat(struct sf_data *sd, struct sf_req *rq)
 	int dfd, ret;
 
 	for (;;) {
-		dfd = open_parent(sd, rq->path, O_PATH, &base);
+		dfd = parent_fd(sd, rq->path, &base);
 		if (dfd >= 0) {
 			ret = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
-			close(dfd);
 		} else {
 			ret = -errno;
 		}
@@ -580,14 +611,13 @@ static int do_delete(struct sf_data *sd, struct sf_req *rq)
 	int dfd, ret;
 
 	for (;;) {
-		dfd = open_parent(sd, rq->path, O_RDONLY, &base);
+		dfd = parent_fd(sd, rq->path, &base);
 		if (dfd < 0) {
 			ret = -errno;
 		} else {
 			ret = unlinkat(dfd, base, 0) ? -errno : 0;
 			if (!ret && sd->o->dir_sync && fsync(dfd))
 				ret = -errno;
-			close(dfd);
 		}
 		if (ret != -ENOENT || !next_probe(sd, rq))
 			return ret;
@@ -1527,6 +1557,7 @@ static int sf_init(struct thread_data *td)
 		return 1;
 	td->io_ops_data = sd;
 	sd->rootfd = -1;
+	sd->pfd = -1;
 	sd->o = td->eo;
 	if (parse_sf_options(td, sd) || check_fio_options(td, sd))
 		return 1;
@@ -1670,6 +1701,8 @@ static void sf_cleanup(struct thread_data *td)
 		io_uring_queue_exit(&sd->ring);
 	free(sd->done);
 	free(sd->pending);
+	if (sd->pfd >= 0)
+		close(sd->pfd);
 	if (sd->rootfd >= 0)
 		close(sd->rootfd);
 	content_pool_free(&sd->pool);
