@@ -79,7 +79,7 @@ engines: $(ENGINES:%=$(BUILD)/%.so)
 
 $(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN)
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
-		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm
+		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz
 	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@.tmp) >/dev/null
 	mv -f $@.tmp $@  # rename: a running fio keeps its mapping of the old file
 
@@ -88,15 +88,15 @@ asan: $(ENGINES:%=$(BUILD)/asan/%.so)
 $(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN)
 	@mkdir -p $(BUILD)/asan
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
-		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm
+		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz
 	mv -f $@.tmp $@
 
 # C unit tests of the fio-independent logic, normal and sanitized.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 $(BUILD)/unit-tests: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm
+	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm -lz
 $(BUILD)/unit-tests-asan: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm -lz
 
 unit: $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
 	$(BUILD)/unit-tests
@@ -143,11 +143,16 @@ print-lib-srcs:
 FUZZ_SECONDS ?= 20
 $(BUILD)/fuzz-specs: tests/fuzz/fuzz_specs.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm
-fuzz: $(BUILD)/fuzz-specs
-	@mkdir -p $(BUILD)/fuzz-corpus
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
+$(BUILD)/fuzz-dbtrace: tests/fuzz/fuzz_dbtrace.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
+fuzz: $(BUILD)/fuzz-specs $(BUILD)/fuzz-dbtrace
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-dbtrace
 	cp -n tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz-specs -max_total_time=$(FUZZ_SECONDS) -max_len=512 $(BUILD)/fuzz-corpus
+	cp -n tests/fuzz/corpus-dbtrace/* $(BUILD)/fuzz-corpus-dbtrace/ 2>/dev/null || true
+	$(BUILD)/fuzz-dbtrace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus-dbtrace
 
 # The PostMark model's command-line front end (no filesystem access); the
 # tests compare its counters with the real postmark's.

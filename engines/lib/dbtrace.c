@@ -1,0 +1,1198 @@
+/*
+ * Database page-replay traces: streaming parser and writer (dbtrace.h, format
+ * in docs/dbtrace-format.md).
+ *
+ * One function, parse_line(), knows the format: the reader feeds it the
+ * lines it reads, the writer the lines it formats, so what the writer writes
+ * the reader reads. Everything a record is checked against (declarations,
+ * per-stream time, per-file extent) lives in arrays bounded by the limits in
+ * dbtrace.h; input goes through two fixed 64 KiB buffers and one line buffer.
+ *
+ * Gzip is read with inflate() rather than gzread() so that the same code
+ * reads a path, a pipe, a FILE already partly read or a memory buffer (the
+ * fuzz target), and so that a stream cut short is told apart exactly from
+ * its clean end (inflate never reached Z_STREAM_END).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <zlib.h>
+
+#include "dbtrace.h"
+#include "errmsg.h"
+
+#define BUF_SIZE	(64 * 1024)
+#define MAX_TOKENS	8
+
+enum state {
+	ST_MAGIC,	/* expecting "dbtrace 1" */
+	ST_HEADER,	/* header lines and declarations */
+	ST_RECORDS,	/* after the first record */
+	ST_END,		/* after "end": only blank and comment lines */
+	ST_DONE,	/* end of input after "end" */
+	ST_ERROR,
+};
+
+struct dbtrace {
+	enum state state;
+	uint64_t line;
+	uint64_t nrec;
+	char name[256];
+	char err[640];
+
+	/* header */
+	struct dbtrace_header h;
+	struct dbtrace_file *files;
+	struct dbtrace_stream *streams;
+	unsigned files_cap, streams_cap;
+	uint16_t file_idx[DBTRACE_MAX_FILES];		/* index + 1; 0: undeclared */
+	uint16_t stream_idx[DBTRACE_MAX_STREAMS];
+	char *source;
+	uint64_t page_line, unit_line, source_line;	/* 0: not given yet */
+
+	/* input */
+	FILE *f;
+	int own_f;
+	const unsigned char *mem;
+	size_t mem_len, mem_pos;
+	int in_eof;
+	int gz;
+	int z_init;
+	int z_member_done;	/* the last gzip member ended (Z_STREAM_END) */
+	z_stream z;
+	unsigned char in[BUF_SIZE];
+	unsigned char out[BUF_SIZE];
+	const unsigned char *bp;	/* decoded bytes not consumed yet */
+	size_t bl;
+	int pending;		/* open() read the first record into rec_pending */
+	struct dbtrace_rec rec_pending;
+	char linebuf[DBTRACE_MAX_LINE + 2];
+
+	/* output */
+	FILE *w;
+};
+
+static const char *const op_names[DBTRACE_OP_NR] = {
+	[DBTRACE_READ] = "read",
+	[DBTRACE_WRITE] = "write",
+	[DBTRACE_FSYNC] = "fsync",
+	[DBTRACE_FDATASYNC] = "fdatasync",
+	[DBTRACE_SYNC_FILE_RANGE] = "sync_file_range",
+	[DBTRACE_TRIM] = "trim",
+	[DBTRACE_TRUNCATE] = "truncate",
+	[DBTRACE_CREATE] = "create",
+	[DBTRACE_UNLINK] = "unlink",
+};
+
+static const char *const role_names[DBTRACE_ROLE_NR] = {
+	[DBTRACE_ROLE_DATA] = "data",
+	[DBTRACE_ROLE_LOG] = "log",
+	[DBTRACE_ROLE_JOURNAL] = "journal",
+	[DBTRACE_ROLE_DIRECTORY] = "directory",
+	[DBTRACE_ROLE_TEMP] = "temp",
+	[DBTRACE_ROLE_OTHER] = "other",
+};
+
+static const char *const unit_names[] = {
+	[DBTRACE_TIME_NONE] = "none",
+	[DBTRACE_TIME_NS] = "ns",
+	[DBTRACE_TIME_US] = "us",
+	[DBTRACE_TIME_MS] = "ms",
+};
+
+const char *dbtrace_op_name(enum dbtrace_op op)
+{
+	return (unsigned)op < DBTRACE_OP_NR ? op_names[op] : "?";
+}
+
+const char *dbtrace_role_name(enum dbtrace_role role)
+{
+	return (unsigned)role < DBTRACE_ROLE_NR ? role_names[role] : "?";
+}
+
+const char *dbtrace_time_unit_name(enum dbtrace_time_unit u)
+{
+	return (unsigned)u <= DBTRACE_TIME_MS ? unit_names[u] : "?";
+}
+
+uint64_t dbtrace_time_unit_ns(enum dbtrace_time_unit u)
+{
+	switch (u) {
+	case DBTRACE_TIME_NS:
+		return 1;
+	case DBTRACE_TIME_US:
+		return 1000;
+	case DBTRACE_TIME_MS:
+		return 1000000;
+	default:
+		return 0;
+	}
+}
+
+/* Records "NAME line N: reason" as the error; always returns -1. */
+static int __attribute__((format(printf, 3, 4)))
+fail_at(struct dbtrace *t, uint64_t line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pack_errf(t->err, sizeof(t->err), "%s line %" PRIu64 ": %s", t->name, line, msg);
+	return -1;
+}
+
+#define fail(t, ...)	fail_at(t, (t)->line, __VA_ARGS__)
+
+/* ---- Numbers ---- */
+
+/* Plain decimal up to DBTRACE_MAX_OFFSET: 0, -1 not a number, -2 too large. */
+static int parse_dec(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		if (v > (DBTRACE_MAX_OFFSET - (unsigned)(*s - '0')) / 10)
+			return -2;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* A byte count or "pN" (N pages); @what names it in messages. */
+static int parse_qty(struct dbtrace *t, const char *s, const char *what, uint64_t *out)
+{
+	uint64_t n;
+	int r;
+
+	if (s[0] == '-' && s[1])
+		return fail(t, "negative %s '%.40s'", what, s);
+	if (s[0] == 'p') {
+		r = parse_dec(s + 1, &n);
+		if (r == 0 && n > DBTRACE_MAX_OFFSET / t->h.page_size)
+			r = -2;
+		n *= t->h.page_size;
+	} else {
+		r = parse_dec(s, &n);
+	}
+	if (r == -1)
+		return fail(t, "bad %s '%.40s' (bytes, or pN for N pages)", what, s);
+	if (r == -2)
+		return fail(t, "%s '%.40s' is beyond 2^63-1 bytes", what, s);
+	*out = n;
+	return 0;
+}
+
+static int parse_id(struct dbtrace *t, const char *s, const char *what, unsigned limit,
+		    uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_dec(s, &v) || v >= limit)
+		return fail(t, "%s id '%.40s' must be an integer from 0 to %u", what, s, limit - 1);
+	*out = v;
+	return 0;
+}
+
+/* ---- Names and paths ---- */
+
+static int printable_token(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
+int dbtrace_path_check(const char *path, enum dbtrace_role role, char *why, size_t whylen)
+{
+	const char *c, *slash;
+	size_t len = strlen(path);
+
+	if (!len) {
+		pack_errf(why, whylen, "is empty");
+		return -1;
+	}
+	if (len > DBTRACE_MAX_PATH) {
+		pack_errf(why, whylen, "is longer than %d bytes", DBTRACE_MAX_PATH);
+		return -1;
+	}
+	if (!printable_token(path)) {
+		pack_errf(why, whylen, "has a blank or control character");
+		return -1;
+	}
+	if (path[0] == '/') {
+		pack_errf(why, whylen, "is absolute");
+		return -1;
+	}
+	if (!strcmp(path, ".")) {
+		if (role == DBTRACE_ROLE_DIRECTORY)
+			return 0;
+		pack_errf(why, whylen, "is the target directory itself, only a directory may be '.'");
+		return -1;
+	}
+	for (c = path;; c = slash + 1) {
+		size_t n;
+
+		slash = strchr(c, '/');
+		n = slash ? (size_t)(slash - c) : strlen(c);
+		if (n == 0) {
+			pack_errf(why, whylen, "has an empty component");
+			return -1;
+		}
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			pack_errf(why, whylen, "has a '..' component");
+			return -1;
+		}
+		if (n == 1 && c[0] == '.') {
+			pack_errf(why, whylen, "has a '.' component");
+			return -1;
+		}
+		if (!slash)
+			return 0;
+	}
+}
+
+/* ---- Declarations ---- */
+
+static int header_keys_done(struct dbtrace *t, const char *what)
+{
+	if (!t->page_line)
+		return fail(t, "%s before the header's pagesize line", what);
+	if (!t->unit_line)
+		return fail(t, "%s before the header's timeunit line", what);
+	if (!t->source_line)
+		return fail(t, "%s before the header's source line", what);
+	return 0;
+}
+
+static int parse_file_decl(struct dbtrace *t, char **tok, int ntok)
+{
+	struct dbtrace_file fd = { .line = t->line }, *nf;
+	char why[128];
+	uint32_t id;
+	int role;
+
+	if (ntok != 6)
+		return fail(t, "expected 'file ID ROLE SIZE MAXSIZE PATH'");
+	if (parse_id(t, tok[1], "file", DBTRACE_MAX_FILES, &id))
+		return -1;
+	if (t->file_idx[id])
+		return fail(t, "file %u already declared on line %" PRIu64, id,
+			    t->files[t->file_idx[id] - 1].line);
+	for (role = 0; role < DBTRACE_ROLE_NR; role++)
+		if (!strcmp(tok[2], role_names[role]))
+			break;
+	if (role == DBTRACE_ROLE_NR)
+		return fail(t, "file %u: unknown role '%.40s' (data, log, journal, directory, temp, other)",
+			    id, tok[2]);
+	fd.id = id;
+	fd.role = role;
+	fd.exists = strcmp(tok[3], "-") != 0;
+	if (fd.exists && parse_qty(t, tok[3], "file size", &fd.size))
+		return -1;
+	if (parse_qty(t, tok[4], "file max size", &fd.max_size))
+		return -1;
+	if (fd.max_size < fd.size)
+		return fail(t, "file %u: max size %" PRIu64 " is below its size %" PRIu64,
+			    id, fd.max_size, fd.size);
+	if (role == DBTRACE_ROLE_DIRECTORY && fd.max_size)
+		return fail(t, "file %u: a directory has size and max size 0", id);
+	if (dbtrace_path_check(tok[5], role, why, sizeof(why)))
+		return fail(t, "file %u: path '%.60s' %s", id, tok[5], why);
+	if (!fd.exists && !strcmp(tok[5], "."))
+		return fail(t, "file %u: the target directory '.' always exists (size 0, not '-')", id);
+
+	if (t->h.nfiles == t->files_cap) {
+		unsigned cap = t->files_cap ? 2 * t->files_cap : 16;
+
+		nf = realloc(t->files, cap * sizeof(*nf));
+		if (!nf)
+			return fail(t, "out of memory");
+		t->files = nf;
+		t->files_cap = cap;
+	}
+	fd.path = strdup(tok[5]);
+	if (!fd.path)
+		return fail(t, "out of memory");
+	t->files[t->h.nfiles++] = fd;
+	t->file_idx[id] = t->h.nfiles;
+	t->h.files = t->files;
+	return 0;
+}
+
+static int parse_stream_decl(struct dbtrace *t, char **tok, int ntok)
+{
+	struct dbtrace_stream sd = { .line = t->line }, *ns;
+	uint32_t id;
+	unsigned i;
+
+	if (ntok != 3)
+		return fail(t, "expected 'stream ID NAME'");
+	if (parse_id(t, tok[1], "stream", DBTRACE_MAX_STREAMS, &id))
+		return -1;
+	if (t->stream_idx[id])
+		return fail(t, "stream %u already declared on line %" PRIu64, id,
+			    t->streams[t->stream_idx[id] - 1].line);
+	if (strlen(tok[2]) > DBTRACE_MAX_NAME)
+		return fail(t, "stream %u: name longer than %d bytes", id, DBTRACE_MAX_NAME);
+	for (i = 0; i < t->h.nstreams; i++)
+		if (!strcmp(t->streams[i].name, tok[2]))
+			return fail(t, "stream %u: name '%.60s' already used by stream %u on line %" PRIu64,
+				    id, tok[2], t->streams[i].id, t->streams[i].line);
+	if (t->h.nstreams == t->streams_cap) {
+		unsigned cap = t->streams_cap ? 2 * t->streams_cap : 16;
+
+		ns = realloc(t->streams, cap * sizeof(*ns));
+		if (!ns)
+			return fail(t, "out of memory");
+		t->streams = ns;
+		t->streams_cap = cap;
+	}
+	sd.id = id;
+	sd.name = strdup(tok[2]);
+	if (!sd.name)
+		return fail(t, "out of memory");
+	t->streams[t->h.nstreams++] = sd;
+	t->stream_idx[id] = t->h.nstreams;
+	t->h.streams = t->streams;
+	return 0;
+}
+
+/*
+ * Path order in which a path's descendants follow it directly: '/' sorts
+ * before every other byte, the end of a path before '/'.
+ */
+static int path_cmp(const void *a, const void *b, void *files)
+{
+	const struct dbtrace_file *f = files;
+	const unsigned char *p = (const void *)f[*(const unsigned *)a].path;
+	const unsigned char *q = (const void *)f[*(const unsigned *)b].path;
+	int cp, cq;
+
+	for (;; p++, q++) {
+		cp = *p == '/' ? 1 : *p ? *p + 1 : 0;
+		cq = *q == '/' ? 1 : *q ? *q + 1 : 0;
+		if (cp != cq || !cp)
+			return cp - cq;
+	}
+}
+
+static uint64_t later(const struct dbtrace_file *a, const struct dbtrace_file *b)
+{
+	return a->line > b->line ? a->line : b->line;
+}
+
+/*
+ * At the end of the header: no two files share a path, and no file lies
+ * below a file that is not a directory. In path_cmp order a duplicate or a
+ * descendant of a path comes right after it, so neighbours are enough. Of
+ * several conflicts, the one whose later declaration comes first is
+ * reported, at that declaration.
+ */
+static int check_paths(struct dbtrace *t)
+{
+	const struct dbtrace_file *a, *b, *pa = NULL, *pb = NULL;
+	unsigned *order, i;
+	size_t n;
+
+	if (t->h.nfiles < 2)
+		return 0;
+	order = malloc(t->h.nfiles * sizeof(*order));
+	if (!order)
+		return fail(t, "out of memory");
+	for (i = 0; i < t->h.nfiles; i++)
+		order[i] = i;
+	qsort_r(order, t->h.nfiles, sizeof(*order), path_cmp, t->files);
+	for (i = 0; i + 1 < t->h.nfiles; i++) {
+		a = &t->files[order[i]];
+		b = &t->files[order[i + 1]];
+		n = strlen(a->path);
+		if (strcmp(a->path, b->path) && (a->role == DBTRACE_ROLE_DIRECTORY ||
+						 strncmp(a->path, b->path, n) || b->path[n] != '/'))
+			continue;
+		if (!pb || later(a, b) < later(pa, pb)) {
+			pa = a;
+			pb = b;
+		}
+	}
+	free(order);
+	if (!pb)
+		return 0;
+	a = pa;
+	b = pb;
+	if (!strcmp(a->path, b->path)) {
+		if (b->line < a->line) {
+			a = pb;
+			b = pa;
+		}
+		return fail_at(t, b->line, "file %u: path '%.60s' already declared by file %u on line %" PRIu64,
+			       b->id, b->path, a->id, a->line);
+	}
+	/* a, not a directory, has b below it */
+	if (b->line > a->line)
+		return fail_at(t, b->line,
+			       "file %u: path '%.60s' is below '%.60s', file %u (line %" PRIu64 ") of role %s, not a directory",
+			       b->id, b->path, a->path, a->id, a->line, role_names[a->role]);
+	return fail_at(t, a->line,
+		       "file %u: path '%.60s' of role %s has file %u '%.60s' (line %" PRIu64 ") below it",
+		       a->id, a->path, role_names[a->role], b->id, b->path, b->line);
+}
+
+/* The header is over (first record or "end"): complete and consistent? */
+static int finish_header(struct dbtrace *t, const char *what)
+{
+	if (header_keys_done(t, what))
+		return -1;
+	return check_paths(t);
+}
+
+/* ---- Header lines ---- */
+
+static int parse_header_key(struct dbtrace *t, const char *key, char **tok, int ntok)
+{
+	uint64_t v;
+
+	if (!strcmp(key, "pagesize")) {
+		if (t->page_line)
+			return fail(t, "duplicate pagesize (first on line %" PRIu64 ")", t->page_line);
+		if (ntok != 2)
+			return fail(t, "expected 'pagesize BYTES'");
+		if (parse_dec(tok[1], &v) || v < DBTRACE_MIN_PAGE || v > DBTRACE_MAX_PAGE ||
+		    (v & (v - 1)))
+			return fail(t, "pagesize '%.40s' must be a power of two from %d to %u",
+				    tok[1], DBTRACE_MIN_PAGE, DBTRACE_MAX_PAGE);
+		t->h.page_size = v;
+		t->page_line = t->line;
+		return 0;
+	}
+	/* timeunit */
+	if (t->unit_line)
+		return fail(t, "duplicate timeunit (first on line %" PRIu64 ")", t->unit_line);
+	if (ntok != 2)
+		return fail(t, "expected 'timeunit ns|us|ms|none'");
+	for (v = 0; v <= DBTRACE_TIME_MS; v++)
+		if (!strcmp(tok[1], unit_names[v]))
+			break;
+	if (v > DBTRACE_TIME_MS)
+		return fail(t, "unknown time unit '%.40s' (ns, us, ms, none)", tok[1]);
+	t->h.time_unit = v;
+	t->unit_line = t->line;
+	return 0;
+}
+
+static int parse_source(struct dbtrace *t, char *text)
+{
+	size_t n;
+
+	if (t->source_line)
+		return fail(t, "duplicate source (first on line %" PRIu64 ")", t->source_line);
+	while (*text == ' ' || *text == '\t')
+		text++;
+	n = strlen(text);
+	while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+		n--;
+	if (!n)
+		return fail(t, "source needs a description of what was captured and how");
+	t->source = strndup(text, n);
+	if (!t->source)
+		return fail(t, "out of memory");
+	t->h.source = t->source;
+	t->source_line = t->line;
+	return 0;
+}
+
+/* ---- Records ---- */
+
+static int nargs_of(enum dbtrace_op op)
+{
+	switch (op) {
+	case DBTRACE_READ:
+	case DBTRACE_WRITE:
+	case DBTRACE_SYNC_FILE_RANGE:
+	case DBTRACE_TRIM:
+		return 2;
+	case DBTRACE_TRUNCATE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Checks everything before changing any state: a rejected record leaves none. */
+static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_rec *rec)
+{
+	struct dbtrace_stream *s;
+	struct dbtrace_file *f;
+	uint64_t time = DBTRACE_NO_TIME, end;
+	uint32_t sid, fid;
+	int op, nargs, r;
+
+	memset(rec, 0, sizeof(*rec));
+	if (ntok < 4)
+		return fail(t, "expected 'TIME STREAM FILE OPERATION [ARGUMENTS]'");
+	if (!strcmp(tok[0], "-")) {
+		if (t->h.time_unit != DBTRACE_TIME_NONE)
+			return fail(t, "time '-' in a timed trace (timeunit %s)",
+				    unit_names[t->h.time_unit]);
+	} else {
+		if (tok[0][0] == '-')
+			return fail(t, "negative time '%.40s'", tok[0]);
+		r = parse_dec(tok[0], &time);
+		if (r == -1)
+			return fail(t, "bad time '%.40s'", tok[0]);
+		if (r == -2)
+			return fail(t, "time '%.40s' is beyond 2^63-1", tok[0]);
+		if (t->h.time_unit == DBTRACE_TIME_NONE)
+			return fail(t, "time '%.40s' in an untimed trace (timeunit none): use '-'", tok[0]);
+	}
+	if (parse_id(t, tok[1], "stream", DBTRACE_MAX_STREAMS, &sid))
+		return -1;
+	if (!t->stream_idx[sid])
+		return fail(t, "undeclared stream %u", sid);
+	s = &t->streams[t->stream_idx[sid] - 1];
+	if (parse_id(t, tok[2], "file", DBTRACE_MAX_FILES, &fid))
+		return -1;
+	if (!t->file_idx[fid])
+		return fail(t, "undeclared file %u", fid);
+	f = &t->files[t->file_idx[fid] - 1];
+	for (op = 0; op < DBTRACE_OP_NR; op++)
+		if (!strcmp(tok[3], op_names[op]))
+			break;
+	if (op == DBTRACE_OP_NR)
+		return fail(t, "unknown operation '%.40s' (read, write, fsync, fdatasync, "
+			    "sync_file_range, trim, truncate, create, unlink)", tok[3]);
+	nargs = nargs_of(op);
+	if (ntok - 4 != nargs)
+		return fail(t, nargs == 2 ? "%s takes OFFSET LENGTH" : nargs == 1 ?
+			    "%s takes SIZE" : "%s takes no arguments", op_names[op]);
+	if (f->role == DBTRACE_ROLE_DIRECTORY && op != DBTRACE_FSYNC && op != DBTRACE_CREATE &&
+	    op != DBTRACE_UNLINK)
+		return fail(t, "%s on file %u, a directory (a directory takes fsync, create, unlink)",
+			    op_names[op], fid);
+	if ((op == DBTRACE_CREATE || op == DBTRACE_UNLINK) && !strcmp(f->path, "."))
+		return fail(t, "%s of file %u '.', the target directory itself", op_names[op], fid);
+	if (time != DBTRACE_NO_TIME && s->records && time < s->last_time)
+		return fail(t, "time %" PRIu64 " goes back from %" PRIu64 " in stream %u",
+			    time, s->last_time, sid);
+
+	end = 0;
+	if (nargs == 2) {
+		if (parse_qty(t, tok[4], "offset", &rec->off) ||
+		    parse_qty(t, tok[5], "length", &rec->len))
+			return -1;
+		if (rec->len == 0 && op != DBTRACE_SYNC_FILE_RANGE)
+			return fail(t, "%s of 0 bytes", op_names[op]);
+		if ((op == DBTRACE_READ || op == DBTRACE_WRITE) && rec->len > DBTRACE_MAX_IO)
+			return fail(t, "%s of %" PRIu64 " bytes, over the limit of %llu", op_names[op],
+				    rec->len, (unsigned long long)DBTRACE_MAX_IO);
+		if (rec->off > DBTRACE_MAX_OFFSET - rec->len)
+			return fail(t, "offset %" PRIu64 " + length %" PRIu64 " is beyond 2^63-1",
+				    rec->off, rec->len);
+		end = rec->off + rec->len;
+		if (end > f->max_size)
+			return fail(t, "%s %" PRIu64 "+%" PRIu64 " ends at %" PRIu64
+				    ", beyond file %u's max size %" PRIu64, op_names[op], rec->off,
+				    rec->len, end, fid, f->max_size);
+	} else if (nargs == 1) {
+		if (parse_qty(t, tok[4], "size", &rec->size))
+			return -1;
+		if (rec->size > f->max_size)
+			return fail(t, "truncate to %" PRIu64 " is beyond file %u's max size %" PRIu64,
+				    rec->size, fid, f->max_size);
+		end = rec->size;
+	}
+
+	rec->line = t->line;
+	rec->time = time;
+	rec->stream = sid;
+	rec->file = fid;
+	rec->op = op;
+	if (time != DBTRACE_NO_TIME)
+		s->last_time = time;
+	s->records++;
+	if (end > f->extent)
+		f->extent = end;
+	t->nrec++;
+	return 0;
+}
+
+static int parse_end(struct dbtrace *t, char **tok, int ntok)
+{
+	uint64_t n;
+
+	if (ntok > 2)
+		return fail(t, "expected 'end [RECORDS]'");
+	if (ntok == 2) {
+		if (parse_dec(tok[1], &n))
+			return fail(t, "end: bad record count '%.40s'", tok[1]);
+		if (n != t->nrec)
+			return fail(t, "end says %" PRIu64 " records, the trace has %" PRIu64,
+				    n, t->nrec);
+	}
+	t->state = ST_END;
+	return 0;
+}
+
+/*
+ * One line (NUL-terminated in a buffer it may modify, @len bytes): 1 with a
+ * record in @rec, 0 for any other good line, -1 on error (t->err).
+ */
+static int parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace_rec *rec)
+{
+	char *tok[MAX_TOKENS], *p = line;
+	int ntok = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = line[i];
+
+		if ((c < ' ' && c != '\t') || c == 0x7f)
+			return fail(t, "control character 0x%02x in the line", c);
+	}
+	if (t->state == ST_MAGIC) {
+		if (strncmp(line, "dbtrace ", 8))
+			return fail(t, "not a dbtrace trace: the first line must be 'dbtrace %d'",
+				    DBTRACE_VERSION);
+		if (strcmp(line + 8, "1"))
+			return fail(t, "unsupported dbtrace version '%.40s' (this parser reads version %d)",
+				    line + 8, DBTRACE_VERSION);
+		t->state = ST_HEADER;
+		return 0;
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p || *p == '#')
+		return 0;
+	if (t->state == ST_END)
+		return fail(t, "'%.40s' after the 'end' line", p);
+	if (!strncmp(p, "source", 6) && (!p[6] || p[6] == ' ' || p[6] == '\t')) {
+		if (t->state == ST_RECORDS)
+			return fail(t, "'source' after the first record (the header comes first)");
+		return parse_source(t, p + 6);
+	}
+	while (*p) {
+		if (ntok == MAX_TOKENS)
+			return fail(t, "too many fields");
+		tok[ntok++] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (*p)
+			*p++ = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+	}
+	if ((tok[0][0] >= '0' && tok[0][0] <= '9') || tok[0][0] == '-') {
+		if (t->state == ST_HEADER) {
+			if (finish_header(t, "record"))
+				return -1;
+			t->state = ST_RECORDS;
+		}
+		return parse_record(t, tok, ntok, rec) ? -1 : 1;
+	}
+	if (!strcmp(tok[0], "end")) {
+		if (t->state == ST_HEADER && finish_header(t, "'end'"))
+			return -1;
+		return parse_end(t, tok, ntok);
+	}
+	if (!strcmp(tok[0], "pagesize") || !strcmp(tok[0], "timeunit") ||
+	    !strcmp(tok[0], "file") || !strcmp(tok[0], "stream")) {
+		if (t->state == ST_RECORDS)
+			return fail(t, "'%s' after the first record (the header comes first)", tok[0]);
+		if (!strcmp(tok[0], "file") || !strcmp(tok[0], "stream")) {
+			if (header_keys_done(t, tok[0]))
+				return -1;
+			return tok[0][0] == 'f' ? parse_file_decl(t, tok, ntok) :
+						  parse_stream_decl(t, tok, ntok);
+		}
+		/* declarations need all three keys: a key after them is a duplicate */
+		return parse_header_key(t, tok[0], tok, ntok);
+	}
+	return fail(t, "unknown line '%.40s' (expected a header line, a record, 'end', '#' or blank)",
+		    tok[0]);
+}
+
+/* ---- Input ---- */
+
+static ssize_t src_read(struct dbtrace *t, unsigned char *buf, size_t n)
+{
+	size_t got;
+
+	if (t->mem) {
+		got = t->mem_len - t->mem_pos;
+		if (got > n)
+			got = n;
+		memcpy(buf, t->mem + t->mem_pos, got);
+		t->mem_pos += got;
+		return got;
+	}
+	got = fread(buf, 1, n, t->f);
+	if (got < n && ferror(t->f))
+		return fail(t, "read error: %s", strerror(errno));
+	return got;
+}
+
+/* Decoded bytes into t->bp/t->bl: > 0, 0 at a clean end of input, -1 on error. */
+static int fill(struct dbtrace *t)
+{
+	ssize_t n;
+	int ret;
+
+	if (!t->gz) {
+		if (t->in_eof)
+			return 0;
+		n = src_read(t, t->in, sizeof(t->in));
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			t->in_eof = 1;
+		t->bp = t->in;
+		t->bl = n;
+		return n > 0;
+	}
+	for (;;) {
+		if (!t->z.avail_in && !t->in_eof) {
+			n = src_read(t, t->in, sizeof(t->in));
+			if (n < 0)
+				return -1;
+			if (n == 0)
+				t->in_eof = 1;
+			t->z.next_in = t->in;
+			t->z.avail_in = n;
+		}
+		if (t->z_member_done) {
+			/* gzip files may be concatenated members (cat a.gz b.gz, pigz) */
+			if (!t->z.avail_in) {
+				if (t->in_eof)
+					return 0;
+				continue;
+			}
+			if (t->z.next_in[0] != 0x1f)
+				return fail(t, "data after the end of the gzip stream");
+			if (inflateReset(&t->z) != Z_OK)
+				return fail(t, "gzip: inflateReset failed");
+			t->z_member_done = 0;
+		}
+		t->z.next_out = t->out;
+		t->z.avail_out = sizeof(t->out);
+		ret = inflate(&t->z, Z_NO_FLUSH);
+		if (ret == Z_STREAM_END)
+			t->z_member_done = 1;
+		else if (ret == Z_DATA_ERROR || ret == Z_NEED_DICT)
+			return fail(t, "corrupt gzip stream (%s)", t->z.msg ? t->z.msg : "bad data");
+		else if (ret == Z_MEM_ERROR)
+			return fail(t, "out of memory decompressing");
+		else if (ret != Z_OK && ret != Z_BUF_ERROR)
+			return fail(t, "gzip error %d", ret);
+		t->bp = t->out;
+		t->bl = sizeof(t->out) - t->z.avail_out;
+		if (t->bl)
+			return 1;
+		if (!t->z_member_done && !t->z.avail_in && t->in_eof)
+			return fail(t, "truncated gzip stream (the compressed data ends early)");
+	}
+}
+
+/* The next line into t->linebuf: its length, 0 at a clean end of input (@len unset), -1. */
+static int read_line(struct dbtrace *t, size_t *len)
+{
+	size_t n = 0, take;
+	const unsigned char *nl;
+	int r;
+
+	t->line++;
+	for (;;) {
+		if (!t->bl) {
+			r = fill(t);
+			if (r < 0)
+				return -1;
+			if (r == 0) {
+				if (n)
+					break;
+				t->line--;
+				return 0;
+			}
+		}
+		nl = memchr(t->bp, '\n', t->bl);
+		take = nl ? (size_t)(nl - t->bp) : t->bl;
+		if (n + take > DBTRACE_MAX_LINE + 1)
+			return fail(t, "line longer than %d bytes", DBTRACE_MAX_LINE);
+		memcpy(t->linebuf + n, t->bp, take);
+		n += take;
+		t->bp += take + (nl != NULL);
+		t->bl -= take + (nl != NULL);
+		if (nl)
+			break;
+	}
+	if (n && t->linebuf[n - 1] == '\r')
+		n--;
+	if (n > DBTRACE_MAX_LINE)
+		return fail(t, "line longer than %d bytes", DBTRACE_MAX_LINE);
+	t->linebuf[n] = '\0';
+	*len = n;
+	return 1;
+}
+
+/* Reads until a record (1), the clean end of the trace (0) or an error (-1). */
+static int read_record(struct dbtrace *t, struct dbtrace_rec *rec)
+{
+	size_t len = 0;
+	int r;
+
+	for (;;) {
+		r = read_line(t, &len);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			if (t->state == ST_END) {
+				t->state = ST_DONE;
+				return 0;
+			}
+			if (t->state == ST_MAGIC)
+				return fail_at(t, 1, "empty input: not a dbtrace trace");
+			return fail_at(t, t->line + 1, "the trace ends without its 'end' line (truncated?)");
+		}
+		r = parse_line(t, t->linebuf, len, rec);
+		if (r)
+			return r;
+	}
+}
+
+static struct dbtrace *new_trace(const char *name)
+{
+	struct dbtrace *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	snprintf(t->name, sizeof(t->name), "%s", name ? name : "trace");
+	return t;
+}
+
+/* Detects gzip and reads the header; frees @t and returns NULL on error. */
+static struct dbtrace *start(struct dbtrace *t, char *err, size_t errlen)
+{
+	ssize_t n;
+	int r;
+
+	n = src_read(t, t->in, sizeof(t->in));
+	if (n < 0)
+		goto out;
+	if (n >= 2 && t->in[0] == 0x1f && t->in[1] == 0x8b) {
+		t->gz = 1;
+		if (inflateInit2(&t->z, 16 + MAX_WBITS) != Z_OK) {
+			fail_at(t, 1, "cannot start gzip decompression");
+			goto out;
+		}
+		t->z_init = 1;
+		t->z.next_in = t->in;
+		t->z.avail_in = n;
+		t->in_eof = n == 0;
+	} else {
+		t->bp = t->in;
+		t->bl = n;
+		t->in_eof = n == 0;
+	}
+	r = read_record(t, &t->rec_pending);
+	if (r < 0)
+		goto out;
+	t->pending = r;
+	return t;
+out:
+	pack_errf(err, errlen, "%s", t->err);
+	dbtrace_close(t);
+	return NULL;
+}
+
+struct dbtrace *dbtrace_open_file(FILE *f, const char *name, char *err, size_t errlen)
+{
+	struct dbtrace *t = new_trace(name);
+
+	if (!t) {
+		pack_errf(err, errlen, "%s: out of memory", name ? name : "trace");
+		return NULL;
+	}
+	t->f = f;
+	return start(t, err, errlen);
+}
+
+struct dbtrace *dbtrace_open(const char *path, char *err, size_t errlen)
+{
+	struct dbtrace *t;
+	FILE *f;
+
+	if (!strcmp(path, "-"))
+		return dbtrace_open_file(stdin, "<stdin>", err, errlen);
+	f = fopen(path, "rb");
+	if (!f) {
+		pack_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	t = new_trace(path);
+	if (!t) {
+		fclose(f);
+		pack_errf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	t->f = f;
+	t->own_f = 1;
+	return start(t, err, errlen);
+}
+
+struct dbtrace *dbtrace_open_mem(const void *buf, size_t len, const char *name,
+				 char *err, size_t errlen)
+{
+	static const unsigned char empty;
+	struct dbtrace *t = new_trace(name);
+
+	if (!t) {
+		pack_errf(err, errlen, "%s: out of memory", name ? name : "trace");
+		return NULL;
+	}
+	t->mem = buf ? buf : &empty;
+	t->mem_len = buf ? len : 0;
+	return start(t, err, errlen);
+}
+
+int dbtrace_next(struct dbtrace *t, struct dbtrace_rec *rec)
+{
+	int r;
+
+	if (t->state == ST_ERROR)
+		return -1;
+	if (t->state == ST_DONE)
+		return 0;
+	if (t->pending) {
+		t->pending = 0;
+		*rec = t->rec_pending;
+		return 1;
+	}
+	r = read_record(t, rec);
+	if (r < 0)
+		t->state = ST_ERROR;
+	return r;
+}
+
+const struct dbtrace_header *dbtrace_header(const struct dbtrace *t)
+{
+	return &t->h;
+}
+
+const struct dbtrace_file *dbtrace_file_by_id(const struct dbtrace *t, uint32_t id)
+{
+	if (id >= DBTRACE_MAX_FILES || !t->file_idx[id])
+		return NULL;
+	return &t->files[t->file_idx[id] - 1];
+}
+
+const struct dbtrace_stream *dbtrace_stream_by_id(const struct dbtrace *t, uint32_t id)
+{
+	if (id >= DBTRACE_MAX_STREAMS || !t->stream_idx[id])
+		return NULL;
+	return &t->streams[t->stream_idx[id] - 1];
+}
+
+const char *dbtrace_error(const struct dbtrace *t)
+{
+	return t->err;
+}
+
+uint64_t dbtrace_line(const struct dbtrace *t)
+{
+	return t->line;
+}
+
+int dbtrace_span(const struct dbtrace_header *h, uint64_t align, uint64_t *total)
+{
+	uint64_t sum = 0, s;
+	unsigned i;
+
+	for (i = 0; i < h->nfiles; i++) {
+		if (h->files[i].role == DBTRACE_ROLE_DIRECTORY)
+			continue;
+		s = h->files[i].max_size;
+		if (align > 1 && s % align) {
+			if (s > DBTRACE_MAX_OFFSET - (align - s % align))
+				return -1;
+			s += align - s % align;
+		}
+		if (s > DBTRACE_MAX_OFFSET - sum)
+			return -1;
+		sum += s;
+	}
+	*total = sum;
+	return 0;
+}
+
+void dbtrace_close(struct dbtrace *t)
+{
+	unsigned i;
+
+	if (!t)
+		return;
+	if (t->z_init)
+		inflateEnd(&t->z);
+	if (t->own_f)
+		fclose(t->f);
+	for (i = 0; i < t->h.nfiles; i++)
+		free((char *)t->files[i].path);
+	for (i = 0; i < t->h.nstreams; i++)
+		free((char *)t->streams[i].name);
+	free(t->files);
+	free(t->streams);
+	free(t->source);
+	free(t);
+}
+
+/* ---- Writing ---- */
+
+/*
+ * Line @i of @h's header into @buf: 1, or 0 past the last line, or -1 if
+ * it does not fit a line.
+ */
+static int header_line(const struct dbtrace_header *h, unsigned i, char *buf, size_t len)
+{
+	const struct dbtrace_file *f;
+	char size[24];
+	int n;
+
+	if (i == 0)
+		n = snprintf(buf, len, "dbtrace %d", DBTRACE_VERSION);
+	else if (i == 1)
+		n = snprintf(buf, len, "pagesize %" PRIu32, h->page_size);
+	else if (i == 2)
+		n = snprintf(buf, len, "timeunit %s", dbtrace_time_unit_name(h->time_unit));
+	else if (i == 3)
+		n = snprintf(buf, len, "source %s", h->source ? h->source : "");
+	else if (i - 4 < h->nfiles) {
+		f = &h->files[i - 4];
+		if (f->exists)
+			snprintf(size, sizeof(size), "%" PRIu64, f->size);
+		else
+			snprintf(size, sizeof(size), "-");
+		n = snprintf(buf, len, "file %" PRIu32 " %s %s %" PRIu64 " %s", f->id,
+			     dbtrace_role_name(f->role), size, f->max_size, f->path ? f->path : "");
+	} else if (i - 4 - h->nfiles < h->nstreams) {
+		n = snprintf(buf, len, "stream %" PRIu32 " %s", h->streams[i - 4 - h->nfiles].id,
+			     h->streams[i - 4 - h->nfiles].name ? h->streams[i - 4 - h->nfiles].name : "");
+	} else {
+		return 0;
+	}
+	return n >= 0 && (size_t)n <= DBTRACE_MAX_LINE && (size_t)n < len ? 1 : -1;
+}
+
+/* Runs a formatted line through the parser; the line in @buf stays intact. */
+static int check_line(struct dbtrace *t, const char *buf, struct dbtrace_rec *rec)
+{
+	size_t n = strlen(buf);
+
+	memcpy(t->linebuf, buf, n + 1);
+	return parse_line(t, t->linebuf, n, rec);
+}
+
+struct dbtrace *dbtrace_write_header(FILE *out, const struct dbtrace_header *h,
+				     char *err, size_t errlen)
+{
+	char buf[DBTRACE_MAX_LINE + 2];
+	struct dbtrace_rec rec;
+	struct dbtrace *t = new_trace("output");
+	unsigned i;
+	int r;
+
+	if (!t) {
+		pack_errf(err, errlen, "output: out of memory");
+		return NULL;
+	}
+	for (i = 0; (r = header_line(h, i, buf, sizeof(buf))) > 0; i++) {
+		t->line++;
+		if (check_line(t, buf, &rec))
+			goto bad;
+	}
+	if (r < 0) {
+		fail_at(t, t->line + 1, "header line longer than %d bytes", DBTRACE_MAX_LINE);
+		goto bad;
+	}
+	if (finish_header(t, "record"))
+		goto bad;
+	for (i = 0; header_line(h, i, buf, sizeof(buf)) > 0; i++)
+		fprintf(out, "%s\n", buf);
+	if (ferror(out)) {
+		pack_errf(err, errlen, "output: write error: %s", strerror(errno));
+		dbtrace_close(t);
+		return NULL;
+	}
+	t->w = out;
+	t->state = ST_RECORDS;
+	return t;
+bad:
+	pack_errf(err, errlen, "%s", t->err);
+	dbtrace_close(t);
+	return NULL;
+}
+
+static void fmt_off(char *buf, size_t len, uint64_t v, uint32_t page)
+{
+	if (v % page == 0)
+		snprintf(buf, len, "p%" PRIu64, v / page);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
+int dbtrace_write_record(struct dbtrace *w, const struct dbtrace_rec *rec)
+{
+	char buf[256], tm[24], off[24];
+	struct dbtrace_rec parsed;
+	int nargs, n;
+
+	if (!w->w || w->state != ST_RECORDS)
+		return fail_at(w, w->line + 1, "record after the end of the trace");
+	if (rec->time == DBTRACE_NO_TIME)
+		snprintf(tm, sizeof(tm), "-");
+	else
+		snprintf(tm, sizeof(tm), "%" PRIu64, rec->time);
+	if ((unsigned)rec->op >= DBTRACE_OP_NR)
+		return fail_at(w, w->line + 1, "unknown operation %d", (int)rec->op);
+	nargs = nargs_of(rec->op);
+	if (nargs == 2) {
+		fmt_off(off, sizeof(off), rec->off, w->h.page_size);
+		n = snprintf(buf, sizeof(buf), "%s %" PRIu32 " %" PRIu32 " %s %s %" PRIu64, tm,
+			     rec->stream, rec->file, op_names[rec->op], off, rec->len);
+	} else if (nargs == 1) {
+		n = snprintf(buf, sizeof(buf), "%s %" PRIu32 " %" PRIu32 " %s %" PRIu64, tm,
+			     rec->stream, rec->file, op_names[rec->op], rec->size);
+	} else {
+		n = snprintf(buf, sizeof(buf), "%s %" PRIu32 " %" PRIu32 " %s", tm,
+			     rec->stream, rec->file, op_names[rec->op]);
+	}
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return fail_at(w, w->line + 1, "record does not fit a line");
+	w->line++;
+	if (check_line(w, buf, &parsed) < 0) {
+		w->line--;
+		return -1;
+	}
+	if (fprintf(w->w, "%s\n", buf) < 0)
+		return fail(w, "write error: %s", strerror(errno));
+	return 0;
+}
+
+int dbtrace_write_end(struct dbtrace *w)
+{
+	if (!w->w || w->state != ST_RECORDS)
+		return fail_at(w, w->line + 1, "the trace is already ended");
+	w->line++;
+	w->state = ST_END;
+	if (fprintf(w->w, "end %" PRIu64 "\n", w->nrec) < 0 || fflush(w->w))
+		return fail(w, "write error: %s", strerror(errno));
+	return 0;
+}
