@@ -5,12 +5,13 @@
 # headers, dpkg-dev for `apt-get source`; with --test also python3-pytest for
 # the tests, python3-matplotlib for the plots of scripts/analyze.py, strace
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
-# peer the PostMark engine is checked against.
+# peer the PostMark engine is checked against, and blktrace (blkparse) for
+# the trace importer tests.
 set -eu
 
 pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3"
 if [ "${1:-}" = "--test" ]; then
-	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark"
+	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace"
 fi
 
 missing=""
