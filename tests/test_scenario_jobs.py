@@ -281,8 +281,11 @@ def test_no_environment_writes_only_distinctive_tmp_files(rel, tmp_path):
     isolated = os.geteuid() == 0 and shutil.which("unshare") is not None
     if isolated:
         # a private /tmp: an empty tmpfs in a mount namespace of our own
-        script = ('mount -t tmpfs -o size=256m fio-pack-test /tmp || exit 90; '
-                  f'"{FIO}" --output-format=json -; rc=$?; '
+        # (fio is opened first and run through its descriptor: the
+        # repository itself may live under /tmp, hidden by the mount)
+        script = (f'exec 3<"{FIO}"; '
+                  'mount -t tmpfs -o size=256m fio-pack-test /tmp || exit 90; '
+                  '/proc/self/fd/3 --output-format=json -; rc=$?; '
                   'echo @@LISTING@@ >&2; ls -A /tmp >&2; exit $rc')
         p = subprocess.run(["unshare", "--mount", "--", "sh", "-c", script], input=job_text,
                            capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
