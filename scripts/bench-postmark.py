@@ -121,9 +121,9 @@ DESCRIPTION
     Also recorded per run: the process's user and system CPU seconds
     (getrusage of the children: fio's job process is fio's child), its wall
     time, PostMark's printed total seconds, and for the engine the sum of
-    per-transaction latencies (opstats "transaction": lat_mean_ns x ops): the
-    part of the transaction phase spent inside transactions; the rest is
-    fio's own loop between them. "Other CPUs busy" is the busy time of the
+    per-transaction latencies (opstats "transaction": lat_mean_ns x ops) as
+    a share of the transaction phase (~100 %: a transaction's latency
+    includes fio's work between its operations). "Other CPUs busy" is the busy time of the
     whole machine (/proc/stat, all but idle and iowait) minus the run's own
     CPU time, per second of the run: kernel threads (writeback, RCU) and any
     other tenant's work. A shared machine shows up there.
@@ -144,12 +144,17 @@ DESCRIPTION
     (3 significant digits), which is reported. This limits PostMark's
     defaults (number 500) to 3.56 million transactions with seed 42.
 
+    What is measured: copies of --fio, --engine and --pm-sim made at the
+    start in a private /tmp/bpm-work.XXXXXX, so that a rebuild of build/
+    during the run cannot mix two engines in one report; the report gives
+    their md5 sums, build times and the git commit of the work tree.
+
     The report (Markdown) goes to stdout or --output FILE; progress goes to
     stderr; --raw FILE gets every measurement as JSON.
 """
 
 EPILOG = """\
-OPTIONS IN QUICK MODE
+QUICK MODE
     --quick: transaction phases of about 5 s (probe from 5,000 transactions
     until PostMark prints >= 2 s), 1 repeat. A smoke test of the script, not
     a measurement: whole-second timing makes PostMark's rate +-20 % there.
@@ -158,6 +163,8 @@ FILES
     /usr/bin/postmark       the real PostMark (--postmark; Debian: postmark)
     build/fio               the fio the engine is built for (--fio)
     build/postmark.so       the engine (--engine)
+    build/pm-sim            the PostMark model, for the out-of-files check (--pm-sim)
+    /tmp/bpm-work.XXXXXX    copies of the three, configurations, reports (removed at exit)
     /tmp/bpm.XXXXXX         private mount point directory (removed at exit)
     /var/tmp/bpm.XXXXXX     private disk directory (removed at exit)
 
@@ -327,6 +334,9 @@ def out_of_files_cap(a, workdir, cfg, n):
     p.stdout.close()
     p.kill()
     p.wait()
+    if last < 100:
+        raise RuntimeError("pm-sim: this configuration runs out of files after %d "
+                           "transactions" % last)
     e = int(math.floor(math.log10(last))) - 2
     cap = int(last // 10 ** e * 10 ** e)
     with open(path, "w") as f:
