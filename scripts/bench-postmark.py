@@ -938,8 +938,11 @@ def main(argv):
             if cal:
                 rep.add("Calibration (PostMark probes: transactions -> printed seconds): " +
                         "; ".join("%s: %s -> %d tx" % (
-                            r["config"], ", ".join("%d->%d s" % (p["transactions"], p["tx_s"])
-                                                   for p in r["probes"]), r["transactions"])
+                            r["config"], ", ".join("%d->%d s%s" % (
+                                p["transactions"], p["tx_s"],
+                                " (first measured run, discarded)"
+                                if p.get("recalibration") else "") for p in r["probes"]),
+                            r["transactions"])
                                   for r in cal) + ".")
                 rep.add()
             for r in fs_res:
