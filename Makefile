@@ -19,7 +19,7 @@ DEPS_STAMP := $(BUILD)/.deps
 FIOSRC_STAMP := $(BUILD)/.fiosrc
 FIO_BIN := $(BUILD)/fio
 
-ENGINES := smallfile postmark
+ENGINES := smallfile postmark dbreplay
 LIB_SRCS := $(wildcard engines/lib/*.c)
 LIB_HDRS := $(wildcard engines/lib/*.h)
 # fio-dependent code shared by the engines (built with fio's headers)
@@ -106,10 +106,19 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	PACK_ENGINE_DIR=$(abspath $(BUILD)/asan)
 
-check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio
+check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/faultinject.so
 	$(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
+
+# LD_PRELOAD library that injects EIO/EINTR/ENOSPC and short transfers into
+# chosen libc calls on paths under one directory (tests/test_reliability.py).
+# Not built with BASE_CFLAGS: _FILE_OFFSET_BITS=64 would rename the
+# functions it defines (open -> open64).
+$(BUILD)/faultinject.so: tests/faultinject/faultinject.c
+	@mkdir -p $(BUILD)
+	$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -o $@.tmp $< -ldl
+	mv -f $@.tmp $@
 
 demo: engines
 	sh scripts/demo.sh

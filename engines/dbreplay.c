@@ -1,0 +1,2252 @@
+/*
+ * dbreplay: database page replay as an external fio engine.
+ *
+ * Replays a dbtrace (docs/dbtrace-format.md: the file I/O one database
+ * did, captured once with scripts/dbcapture.py or imported) on the device
+ * under test, with fio's latency statistics per operation and the engine's
+ * own per-class report (data read, log write, log fdatasync, ...) and replay
+ * fidelity (how far behind the trace's schedule the replay ran).
+ *
+ * What fio's read_iolog replay lacks and this engine does: the trace's
+ * streams (database threads) replay concurrently, each in its own order;
+ * fsync and fdatasync are barriers for their stream in every mode, io_uring
+ * included; create, unlink, truncate and directory fsync are replayed; every
+ * file is created and sized from the trace header before the clock starts;
+ * the trace is streamed (memory is flat) and checked in full before
+ * anything is written.
+ *
+ * One fio I/O is one trace record:
+ *   read                                  -> "read"  (prios: one per file role)
+ *   write                                 -> "write" (prios: one per file role)
+ *   fsync, fdatasync, sync_file_range     -> "sync"
+ *   trim, truncate, create, unlink        -> "trim"  (prios 1..4 in that order)
+ *
+ * Files: one-to-one below dbr_target (a directory the engine owns: it keeps
+ * a manifest, .fio-dbreplay, of every path it created, never touches a path
+ * it did not create, and removes what it created at the end unless
+ * dbr_keep=1); or packed as consecutive regions of dbr_device (a file, or a
+ * block device with dbr_overwrite_device=1).
+ *
+ * Run: fio --ioengine=external:build/dbreplay.so --dbr_trace=T.trace.gz ...
+ *      fio --enghelp=$PWD/build/dbreplay.so lists the options.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <unistd.h>
+#include <time.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <linux/fs.h>
+#include <liburing.h>
+
+#include "fio.h"
+#include "optgroup.h"
+#include "fioglue.h"
+
+#include "dbtrace.h"
+#include "dbsched.h"
+#include "dbfilter.h"
+#include "lathist.h"
+#include "units.h"
+#include "errmsg.h"
+
+#define ENGINE		"dbreplay"
+#define MANIFEST	".fio-dbreplay"
+#define MANIFEST_HEAD	"# fio dbreplay engine: it created the paths below (one a line) and removes only those\n"
+#define SIDECAR_SUFFIX	".fio-dbreplay"
+#define ERRLEN		1024
+#define FILL_CHUNK	(1U << 20)
+
+enum timing { TM_ASAP, TM_ORIGINAL, TM_SCALED };
+enum io_api { API_SYNC, API_IO_URING };
+enum fill { FILL_DATA, FILL_SPARSE };
+enum report { REP_SUMMARY, REP_NONE };
+
+/* the "trim" direction's prios */
+enum { TP_TRIM = 1, TP_TRUNCATE, TP_CREATE, TP_UNLINK, TP_NR = TP_UNLINK };
+
+struct dr_options {
+	void *pad;		/* fio: off1 == 0 means "unset" */
+	char *trace;
+	char *target;
+	char *device;
+	unsigned int overwrite_device;
+	char *align;
+	unsigned int timing;
+	char *speed;
+	unsigned int io_api;
+	char *stream_depth;
+	char *window;
+	char *loops;
+	char *ops;
+	char *streams;
+	char *files;
+	unsigned int fill;
+	unsigned int keep;
+	unsigned int report;
+	char *report_file;
+};
+
+/* A trace file as replayed. */
+struct rfile {
+	const struct dbtrace_file *decl;
+	int fd;			/* open descriptor (file or directory), -1 if none */
+	int present;		/* its name exists in the target (one-to-one mapping) */
+	uint64_t region;	/* packed: where its region starts on the device */
+};
+
+/* Per-class statistics: file role x operation. */
+struct cls {
+	uint64_t bytes, errors;
+	struct lathist lat;
+};
+
+struct dr_data {
+	struct dr_options *o;
+	char *trace_path;
+	struct dbtrace *t;		/* the replay's reader */
+	const struct dbtrace_header *h;
+	struct rfile *files;		/* by file id: DBTRACE_MAX_FILES entries */
+	struct dbfilter filter;
+	struct dbsched *sched;
+
+	/* the target */
+	int packed;
+	int rootfd;			/* the target directory */
+	char root[PATH_MAX];
+	int tmproot;			/* a private directory made by the engine */
+	int manifest_fd;
+	char **owned;			/* hash set of the paths in the manifest */
+	size_t nowned, owned_cap;	/* owned_cap: a power of two */
+	int devfd;			/* packed: the device or file */
+	char device[PATH_MAX];
+	int dev_is_blk, dev_made;
+	uint64_t span;
+
+	/* replay */
+	enum timing timing;
+	double speed;
+	unsigned stream_depth, window;
+	uint64_t loops, loop;		/* loops: 0 = until fio stops the job */
+	int eof;			/* the trace's records are all pushed */
+	int have_t0;
+	uint64_t t0;			/* time of the first record */
+	uint64_t unit_ns;
+	uint64_t start_ns;		/* replay clock origin of the loop */
+	uint64_t first_start_ns;
+	uint64_t last_done_ns;
+	int started, finished, failed, direct, tdo_invalidate;
+	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported;
+
+	/* from the check pass */
+	uint64_t trace_records, trace_span_units;
+
+	/* buffers */
+	char *rbuf, *wbuf;
+	size_t buf_len, wfilled;
+
+	/* statistics */
+	struct cls *cls[DBTRACE_ROLE_NR][DBTRACE_OP_NR];
+	struct lathist lag;
+	uint64_t behind_end_ns;		/* last loop: replay end minus trace end (scaled) */
+	uint64_t trace_ns_total, replay_ns_total;
+	uint64_t next_wake;		/* a wait's earliest due time, for ->getevents */
+
+	/* io_uring */
+	int uring, ring_ok;
+	struct io_uring ring;
+	unsigned sqes;			/* submitted or prepared, not reaped */
+	struct io_u **done;
+	unsigned ndone, nreturned, qcap;
+	struct io_u **pending;
+	unsigned npending;
+	int ddir_held;
+	unsigned saved_td_ddir;
+};
+
+static struct ioengine_ops ioengine;
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t abs_ns)
+{
+	struct timespec ts = { .tv_sec = abs_ns / 1000000000ULL, .tv_nsec = abs_ns % 1000000000ULL };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static struct cls *cls_of(struct dr_data *pd, enum dbtrace_role role, enum dbtrace_op op)
+{
+	struct cls **c = &pd->cls[role][op];
+
+	if (!*c)
+		*c = calloc(1, sizeof(**c));
+	return *c;
+}
+
+static const char *path_of(const struct dr_data *pd, uint32_t file)
+{
+	return pd->files[file].decl ? pd->files[file].decl->path : "?";
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static char **owned_slot(char **tab, size_t cap, const char *path)
+{
+	size_t i = str_hash(path) & (cap - 1);
+
+	while (tab[i] && strcmp(tab[i], path))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int owned(const struct dr_data *pd, const char *path)
+{
+	return pd->owned_cap && *owned_slot(pd->owned, pd->owned_cap, path);
+}
+
+/* Adds @path to the set; with @log, appends it to the manifest first (before it is created). */
+static int own_path(struct dr_data *pd, const char *path, int log)
+{
+	size_t n = strlen(path), i;
+
+	if (owned(pd, path))
+		return 0;
+	if (log && pd->manifest_fd >= 0) {
+		struct iovec iov[2] = { { (void *)path, n }, { (void *)"\n", 1 } };
+
+		errno = 0;
+		if (writev(pd->manifest_fd, iov, 2) != (ssize_t)n + 1)
+			return errno ? -errno : -EIO;
+	}
+	if ((pd->nowned + 1) * 2 > pd->owned_cap) {
+		size_t cap = pd->owned_cap ? pd->owned_cap * 2 : 256;
+		char **tab = calloc(cap, sizeof(*tab));
+
+		if (!tab)
+			return -ENOMEM;
+		for (i = 0; i < pd->owned_cap; i++)
+			if (pd->owned[i])
+				*owned_slot(tab, cap, pd->owned[i]) = pd->owned[i];
+		free(pd->owned);
+		pd->owned = tab;
+		pd->owned_cap = cap;
+	}
+	if (!(*owned_slot(pd->owned, pd->owned_cap, path) = strdup(path)))
+		return -ENOMEM;
+	pd->nowned++;
+	return 0;
+}
+
+static int own(struct dr_data *pd, const char *path)
+{
+	return own_path(pd, path, 1);
+}
+
+/*
+ * The directory holding @path (relative to the target), opened one component
+ * at a time without following symlinks; missing directories are created
+ * (and recorded as the engine's) when @create. *@base: the last component.
+ * A descriptor to close, or -errno.
+ */
+static int open_parent(struct dr_data *pd, const char *path, int create, const char **base)
+{
+	char comp[DBTRACE_MAX_PATH + 1];
+	const char *p = path, *slash;
+	int fd = dup(pd->rootfd);
+
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/'))) {
+		int next;
+
+		memcpy(comp, path, (size_t)(slash - path));
+		comp[slash - path] = '\0';
+		next = openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && create) {
+			int ret = own(pd, comp);
+
+			if (ret) {
+				close(fd);
+				return ret;
+			}
+			if (mkdirat(fd, comp + (p - path), 0755) && errno != EEXIST) {
+				ret = -errno;
+				close(fd);
+				return ret;
+			}
+			next = openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0) {
+			int ret = -errno;
+
+			close(fd);
+			/* a symlink in the path: ELOOP or ENOTDIR with O_NOFOLLOW */
+			return ret;
+		}
+		close(fd);
+		fd = next;
+		p = slash + 1;
+	}
+	*base = p;
+	return fd;
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers and the I/O of one record                                   */
+/* ------------------------------------------------------------------ */
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * Read and write buffers as large as the largest read or write of the trace
+ * (checked at init): anonymous memory, page-aligned for O_DIRECT. The write
+ * buffer holds incompressible bytes, so a compressing or deduplicating
+ * device is not flattered.
+ */
+static int make_buffers(struct dr_data *pd, size_t len)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	size_t i;
+
+	if (len < FILL_CHUNK)
+		len = FILL_CHUNK;
+	len = (len + 4095) & ~(size_t)4095;
+	if (posix_memalign((void **)&pd->rbuf, 4096, len) ||
+	    posix_memalign((void **)&pd->wbuf, 4096, len))
+		return -1;
+	for (i = 0; i + 8 <= len; i += 8) {
+		uint64_t v = xorshift(&s);
+
+		memcpy(pd->wbuf + i, &v, 8);
+	}
+	pd->buf_len = len;
+	return 0;
+}
+
+/* The descriptor and offset a record's I/O goes to. */
+static int io_target(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *off)
+{
+	struct rfile *f = &pd->files[r->file];
+
+	*off = r->off;
+	if (pd->packed) {
+		*off += f->region;
+		return pd->devfd;
+	}
+	return f->fd;
+}
+
+static int open_flags(const struct dr_data *pd)
+{
+	return O_RDWR | O_NOFOLLOW | O_CLOEXEC | (pd->direct ? O_DIRECT : 0);
+}
+
+/*
+ * A record on a file that has no descriptor: a capture that began after the
+ * database opened the file, a read before its create. The file is created
+ * (it is the engine's) and counted.
+ */
+static int implicit_open(struct dr_data *pd, struct rfile *f)
+{
+	const char *base;
+	int dfd, fd, ret;
+
+	if ((ret = own(pd, f->decl->path)))
+		return ret;
+	dfd = open_parent(pd, f->decl->path, 1, &base);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base, open_flags(pd) | O_CREAT, 0644);
+	ret = fd < 0 ? -errno : 0;
+	close(dfd);
+	if (ret)
+		return ret;
+	f->fd = fd;
+	f->present = 1;
+	pd->implicit_creates++;
+	return 0;
+}
+
+static int do_create(struct dr_data *pd, struct rfile *f)
+{
+	const char *path = f->decl->path, *base;
+	int dfd, fd, ret = 0;
+
+	if (f->present)
+		return 0;	/* open(O_CREAT) of an existing file */
+	if ((ret = own(pd, path)))
+		return ret;
+	dfd = open_parent(pd, path, 1, &base);
+	if (dfd < 0)
+		return dfd;
+	if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
+		if (mkdirat(dfd, base, 0755))
+			ret = -errno;
+		else if ((fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			ret = -errno;
+		else {
+			if (f->fd >= 0)
+				close(f->fd);
+			f->fd = fd;
+		}
+	} else {
+		/* O_EXCL: a name that appeared meanwhile is not the engine's */
+		fd = openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644);
+		if (fd < 0)
+			ret = -errno;
+		else {
+			if (f->fd >= 0)
+				close(f->fd);
+			f->fd = fd;
+		}
+	}
+	close(dfd);
+	if (!ret)
+		f->present = 1;
+	return ret;
+}
+
+static int do_unlink(struct dr_data *pd, struct rfile *f)
+{
+	const char *base;
+	int dfd, ret = 0;
+
+	if (!f->present)
+		return -ENOENT;
+	dfd = open_parent(pd, f->decl->path, 0, &base);
+	if (dfd < 0)
+		return dfd;
+	if (unlinkat(dfd, base, f->decl->role == DBTRACE_ROLE_DIRECTORY ? AT_REMOVEDIR : 0))
+		ret = -errno;
+	close(dfd);
+	if (!ret) {
+		/* an open file stays usable, as on POSIX; a directory's descriptor is dropped */
+		f->present = 0;
+		if (f->decl->role == DBTRACE_ROLE_DIRECTORY && f->fd >= 0) {
+			close(f->fd);
+			f->fd = -1;
+		}
+	}
+	return ret;
+}
+
+static int do_trim(struct dr_data *pd, int fd, uint64_t off, uint64_t len)
+{
+	if (pd->packed && pd->dev_is_blk) {
+		uint64_t range[2] = { off, len };
+
+		return ioctl(fd, BLKDISCARD, range) ? -errno : 0;
+	}
+	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len)
+		? -errno : 0;
+}
+
+/*
+ * Namespace operations, truncate and what packed mode skips: done at once,
+ * in io_uring mode too (they are rare, and io_uring has no ftruncate in the
+ * kernels this runs on). 1 if the record was not one of them.
+ */
+static int run_meta(struct dr_data *pd, const struct dbtrace_rec *r, int *err)
+{
+	struct rfile *f = &pd->files[r->file];
+
+	*err = 0;
+	if (pd->packed) {
+		switch (r->op) {
+		case DBTRACE_CREATE:
+		case DBTRACE_UNLINK:
+		case DBTRACE_TRUNCATE:
+			pd->skipped++;
+			return 0;
+		case DBTRACE_FSYNC:
+		case DBTRACE_FDATASYNC:
+			return 1;
+		default:
+			if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
+				pd->skipped++;
+				return 0;
+			}
+			return 1;
+		}
+	}
+	switch (r->op) {
+	case DBTRACE_CREATE:
+		*err = do_create(pd, f);
+		return 0;
+	case DBTRACE_UNLINK:
+		*err = do_unlink(pd, f);
+		return 0;
+	case DBTRACE_TRUNCATE:
+		if (f->fd < 0 && (*err = implicit_open(pd, f)))
+			return 0;
+		*err = ftruncate(f->fd, (off_t)r->size) ? -errno : 0;
+		return 0;
+	default:
+		if (f->fd < 0) {
+			if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
+				/* an fsync of a directory the trace removed: nothing to sync */
+				*err = -ENOENT;
+				return 0;
+			}
+			*err = implicit_open(pd, f);
+			if (*err)
+				return 0;
+		}
+		return 1;
+	}
+}
+
+/* A whole read or write with pread/pwrite: short transfers and EINTR continue. */
+static int rw_sync(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *bytes)
+{
+	uint64_t off, done = 0;
+	int fd = io_target(pd, r, &off);
+
+	while (done < r->len) {
+		ssize_t n = r->op == DBTRACE_READ
+			? pread(fd, pd->rbuf + done, r->len - done, (off_t)(off + done))
+			: pwrite(fd, pd->wbuf + done, r->len - done, (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*bytes = done;
+			return -errno;
+		}
+		if (n == 0) {
+			if (r->op == DBTRACE_READ)
+				break;	/* end of file: the database read less too */
+			*bytes = done;
+			return -EIO;
+		}
+		done += (uint64_t)n;
+	}
+	*bytes = done;
+	return 0;
+}
+
+/* One record with system calls, one at a time; 0 or -errno. */
+static int run_sync(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *bytes)
+{
+	uint64_t off;
+	int fd, err;
+
+	*bytes = 0;
+	if (!run_meta(pd, r, &err))
+		return err;
+	fd = io_target(pd, r, &off);
+	switch (r->op) {
+	case DBTRACE_READ:
+	case DBTRACE_WRITE:
+		return rw_sync(pd, r, bytes);
+	case DBTRACE_FSYNC:
+		return fsync(fd) ? -errno : 0;
+	case DBTRACE_FDATASYNC:
+		return fdatasync(fd) ? -errno : 0;
+	case DBTRACE_SYNC_FILE_RANGE:
+		return sync_file_range(fd, (off_t)off, (off_t)r->len, SYNC_FILE_RANGE_WRITE)
+			? -errno : 0;
+	case DBTRACE_TRIM:
+		err = do_trim(pd, fd, off, r->len);
+		if (err == -EOPNOTSUPP) {
+			pd->unsupported++;
+			return 0;
+		}
+		*bytes = err ? 0 : r->len;
+		return err;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* fio's view of a record, and its completion                          */
+/* ------------------------------------------------------------------ */
+
+static enum fio_ddir ddir_of(const struct dbsched_item *it, unsigned *prio, int *prio_ix)
+{
+	*prio = 0;
+	*prio_ix = 0;
+	switch (it->rec.op) {
+	case DBTRACE_READ:
+	case DBTRACE_WRITE:
+		*prio = it->role + 1;
+		*prio_ix = (int)it->role;
+		return it->rec.op == DBTRACE_READ ? DDIR_READ : DDIR_WRITE;
+	case DBTRACE_FSYNC:
+		return DDIR_SYNC;
+	case DBTRACE_FDATASYNC:
+		return DDIR_DATASYNC;
+	case DBTRACE_SYNC_FILE_RANGE:
+		return DDIR_SYNC_FILE_RANGE;
+	case DBTRACE_TRIM:
+		*prio = TP_TRIM;
+		break;
+	case DBTRACE_TRUNCATE:
+		*prio = TP_TRUNCATE;
+		break;
+	case DBTRACE_CREATE:
+		*prio = TP_CREATE;
+		break;
+	default:
+		*prio = TP_UNLINK;
+	}
+	*prio_ix = (int)*prio - 1;
+	return DDIR_TRIM;
+}
+
+/* A record's I/O has ended (@err: 0 or -errno): statistics, fio's io_u, the window. */
+static void finish(struct dr_data *pd, int slot, struct io_u *io_u, int err, uint64_t bytes,
+		   uint64_t end)
+{
+	struct dbsched_item *it = dbsched_item(pd->sched, slot);
+	struct cls *c = cls_of(pd, it->role, it->rec.op);
+
+	if (c) {
+		lathist_add(&c->lat, end - it->issue_ns);
+		c->bytes += bytes;
+		if (err)
+			c->errors++;
+	}
+	if (err) {
+		log_err("dbreplay: %s line %llu: %s %s: %s\n", pd->trace_path,
+			(unsigned long long)it->rec.line, dbtrace_op_name(it->rec.op),
+			path_of(pd, it->rec.file), strerror(-err));
+		pd->failed = 1;
+	}
+	if (io_u) {
+		io_u->error = err ? -err : 0;
+		/* fio requeues a short transfer: report what was done, as done */
+		io_u->xfer_buflen = bytes;
+		io_u->buflen = bytes;
+		io_u->resid = 0;
+		io_u->engine_data = NULL;
+	}
+	pd->replayed++;
+	if (end - pd->start_ns > pd->last_done_ns)
+		pd->last_done_ns = end - pd->start_ns;
+	dbsched_done(pd->sched, slot, end - pd->start_ns);
+}
+
+/* ------------------------------------------------------------------ */
+/* Feeding the window, loops                                           */
+/* ------------------------------------------------------------------ */
+
+static uint64_t due_of(struct dr_data *pd, uint64_t time)
+{
+	double d;
+
+	if (pd->timing == TM_ASAP || time == DBTRACE_NO_TIME)
+		return 0;
+	if (!pd->have_t0) {
+		pd->t0 = time;
+		pd->have_t0 = 1;
+	}
+	if (time <= pd->t0)
+		return 0;
+	d = (double)(time - pd->t0) * (double)pd->unit_ns / pd->speed;
+	return d >= 1.8e19 ? UINT64_MAX - 1 : (uint64_t)d;
+}
+
+/* Pushes records until the window is full or the trace ends; -1 on a trace error. */
+static int fill_window(struct dr_data *pd, uint64_t now_rel)
+{
+	struct dbtrace_rec r;
+
+	while (!pd->eof && !dbsched_full(pd->sched)) {
+		int ret = dbtrace_next(pd->t, &r);
+
+		if (ret < 0) {
+			log_err("dbreplay: %s\n", dbtrace_error(pd->t));
+			return -1;
+		}
+		if (ret == 0) {
+			pd->eof = 1;
+			break;
+		}
+		/* the first record sets the origin even if filtered out */
+		uint64_t due = due_of(pd, r.time);
+
+		if (!dbfilter_match(&pd->filter, &r)) {
+			pd->filtered++;
+			continue;
+		}
+		dbsched_push(pd->sched, &r, pd->files[r.file].decl->role, due, now_rel);
+		pd->pushed++;
+	}
+	return 0;
+}
+
+static int layout(struct dr_data *pd, int first);
+
+/* The end of one pass over the trace: 1 if another loop starts, 0 if the replay is over. */
+static int next_loop(struct dr_data *pd)
+{
+	char err[ERRLEN];
+	uint64_t end = now_ns();
+	/* the trace's own duration (scaled in timed modes: the schedule the replay had) */
+	double trace_ns = (double)pd->trace_span_units * (double)pd->unit_ns / pd->speed;
+
+	pd->replay_ns_total += end - pd->start_ns;
+	pd->trace_ns_total += (uint64_t)trace_ns;
+	if (pd->timing != TM_ASAP)
+		pd->behind_end_ns = pd->last_done_ns > trace_ns
+			? pd->last_done_ns - (uint64_t)trace_ns : 0;
+	pd->loop++;
+	if (pd->loops && pd->loop >= pd->loops)
+		return 0;
+	dbtrace_close(pd->t);
+	pd->t = dbtrace_open(pd->trace_path, err, sizeof(err));
+	if (!pd->t) {
+		log_err("dbreplay: %s\n", err);
+		return 0;
+	}
+	pd->h = dbtrace_header(pd->t);
+	/* back to the state before the first record, off the clock of the next loop */
+	if (layout(pd, 0))
+		return 0;
+	dbsched_restart(pd->sched);
+	pd->eof = 0;
+	pd->have_t0 = 0;
+	pd->last_done_ns = 0;
+	pd->start_ns = now_ns();
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* ->prep and ->queue                                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * ->prep decides which record this io_u carries: the scheduler's pick, after
+ * sleeping for its due time if nothing is in flight. With records in flight
+ * and none free to go, the io_u is a "wait": ->queue answers FIO_Q_BUSY, fio
+ * reaps completions and prepares the io_u again.
+ */
+static int dr_prep(struct thread_data *td, struct io_u *io_u)
+{
+	struct dr_data *pd = td->io_ops_data;
+	enum fio_ddir ddir = DDIR_SYNC;
+	unsigned prio = 0;
+	int slot = -1, prio_ix = 0;
+
+	if (!pd->started) {
+		pd->started = 1;
+		pd->start_ns = pd->first_start_ns = now_ns();
+	}
+	io_u->engine_data = NULL;
+	while (!pd->finished) {
+		uint64_t wake, now = now_ns();
+
+		if (fill_window(pd, now - pd->start_ns)) {
+			pd->failed = 1;
+			pd->finished = 1;
+			td_verror(td, EINVAL, "dbreplay trace");
+			break;
+		}
+		slot = dbsched_pick(pd->sched, now - pd->start_ns, &wake);
+		if (slot >= 0)
+			break;
+		if (dbsched_inflight(pd->sched) || pd->ndone > pd->nreturned) {
+			pd->next_wake = wake;
+			break;		/* a wait */
+		}
+		if (wake != UINT64_MAX) {
+			sleep_until(pd->start_ns + wake);
+			continue;
+		}
+		if (dbsched_count(pd->sched) || !pd->eof) {
+			log_err("dbreplay: internal error: %u records wait for nothing\n",
+				dbsched_count(pd->sched));
+			pd->failed = pd->finished = 1;
+			break;
+		}
+		if (!next_loop(pd))
+			pd->finished = 1;
+	}
+	if (pd->finished && slot < 0) {
+		fio_mark_td_terminate(td);
+		return 1;
+	}
+	if (slot >= 0) {
+		struct dbsched_item *it = dbsched_item(pd->sched, slot);
+
+		ddir = ddir_of(it, &prio, &prio_ix);
+		it->user = io_u;
+		io_u->engine_data = (void *)(intptr_t)(slot + 1);
+		if (pd->timing != TM_ASAP) {
+			uint64_t now = now_ns() - pd->start_ns;
+
+			lathist_add(&pd->lag, now > it->due_ns ? now - it->due_ns : 0);
+		}
+	}
+	io_u->ddir = ddir;
+	io_u->ioprio = prio;
+	io_u->clat_prio_index = prio_ix;
+	if (pd->ddir_held)
+		pack_ddir_restore(td, pd->saved_td_ddir);
+	pack_ddir_allow(td, ddir, &pd->saved_td_ddir);
+	pd->ddir_held = 1;
+	return 0;
+}
+
+static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
+				     struct io_u *io_u, int slot);
+
+static enum fio_q_status dr_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct dr_data *pd = td->io_ops_data;
+	int slot = (int)(intptr_t)io_u->engine_data - 1;
+	struct dbsched_item *it;
+	uint64_t bytes;
+	int err;
+
+	if (slot < 0)
+		return FIO_Q_BUSY;	/* a wait: ddir stays allowed for the next ->prep */
+	pack_ddir_restore(td, pd->saved_td_ddir);
+	pd->ddir_held = 0;
+	it = dbsched_item(pd->sched, slot);
+	if (pd->uring)
+		return uring_queue(td, pd, io_u, slot);
+	it->issue_ns = now_ns();
+	err = run_sync(pd, &it->rec, &bytes);
+	finish(pd, slot, io_u, err, bytes, now_ns());
+	/* fio leaves this to engines with a ->commit (the io_uring mode's) */
+	io_u_mark_submit(td, 1);
+	io_u_mark_complete(td, 1);
+	return FIO_Q_COMPLETED;
+}
+
+/* ------------------------------------------------------------------ */
+/* dbr_io_api=io_uring                                                 */
+/* ------------------------------------------------------------------ */
+
+static void uring_submit(struct dr_data *pd)
+{
+	int ret;
+
+	do
+		ret = io_uring_submit(&pd->ring);
+	while (ret == -EINTR || ret == -EAGAIN);
+}
+
+static struct io_uring_sqe *get_sqe(struct dr_data *pd)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&pd->ring);
+
+	if (!sqe) {
+		uring_submit(pd);
+		sqe = io_uring_get_sqe(&pd->ring);
+	}
+	return sqe;
+}
+
+/* Prepares the SQE for what is left of @slot's record (a read or write may be resumed). */
+static int uring_prep_rec(struct dr_data *pd, int slot)
+{
+	struct dbsched_item *it = dbsched_item(pd->sched, slot);
+	const struct dbtrace_rec *r = &it->rec;
+	struct io_uring_sqe *sqe = get_sqe(pd);
+	uint64_t off, done = it->done_bytes;
+	int fd = io_target(pd, r, &off);
+
+	if (!sqe)
+		return -EBUSY;
+	switch (r->op) {
+	case DBTRACE_READ:
+		io_uring_prep_read(sqe, fd, pd->rbuf + done, (unsigned)(r->len - done), off + done);
+		break;
+	case DBTRACE_WRITE:
+		io_uring_prep_write(sqe, fd, pd->wbuf + done, (unsigned)(r->len - done), off + done);
+		break;
+	case DBTRACE_FSYNC:
+		io_uring_prep_fsync(sqe, fd, 0);
+		break;
+	case DBTRACE_FDATASYNC:
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+		break;
+	case DBTRACE_SYNC_FILE_RANGE:
+		io_uring_prep_sync_file_range(sqe, fd, (unsigned)r->len, off, SYNC_FILE_RANGE_WRITE);
+		break;
+	case DBTRACE_TRIM:
+		io_uring_prep_fallocate(sqe, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					off, r->len);
+		break;
+	default:
+		return -EINVAL;
+	}
+	io_uring_sqe_set_data(sqe, (void *)(intptr_t)(slot + 1));
+	pd->sqes++;
+	return 0;
+}
+
+static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
+				     struct io_u *io_u, int slot)
+{
+	struct dbsched_item *it = dbsched_item(pd->sched, slot);
+	int err = 0, ret;
+
+	fio_gettime(&io_u->issue_time, NULL);
+	it->issue_ns = now_ns();
+	it->done_bytes = 0;
+	/*
+	 * Done at once: namespace operations, truncate, a record that failed to
+	 * get its descriptor, a discard on a block device, a sync_file_range
+	 * longer than io_uring's 32-bit length.
+	 */
+	ret = run_meta(pd, &it->rec, &err);
+	if (ret && ((it->rec.op == DBTRACE_TRIM && pd->packed && pd->dev_is_blk) ||
+		    (it->rec.op == DBTRACE_SYNC_FILE_RANGE && it->rec.len > UINT32_MAX))) {
+		uint64_t bytes;
+
+		err = run_sync(pd, &it->rec, &bytes);
+		ret = 0;
+	}
+	if (!ret) {
+		finish(pd, slot, io_u, err, 0, now_ns());
+		io_u_mark_submit(td, 1);
+		io_u_mark_complete(td, 1);
+		return FIO_Q_COMPLETED;
+	}
+	err = uring_prep_rec(pd, slot);
+	if (err) {
+		finish(pd, slot, io_u, err, 0, now_ns());
+		return FIO_Q_COMPLETED;
+	}
+	pd->pending[pd->npending++] = io_u;
+	return FIO_Q_QUEUED;
+}
+
+/* Handles one completion: done, or resubmitted for the rest of a short transfer. */
+static void uring_complete(struct dr_data *pd, int slot, int res)
+{
+	struct dbsched_item *it = dbsched_item(pd->sched, slot);
+	const struct dbtrace_rec *r = &it->rec;
+	struct io_u *io_u = it->user;
+	int err = 0;
+
+	if (res == -EINTR || res == -EAGAIN) {
+		if (uring_prep_rec(pd, slot) == 0)
+			return;
+		err = -EIO;
+	} else if (res < 0) {
+		err = res;
+		if (r->op == DBTRACE_TRIM && res == -EOPNOTSUPP) {
+			pd->unsupported++;
+			err = 0;
+		}
+	} else if (r->op == DBTRACE_READ || r->op == DBTRACE_WRITE) {
+		it->done_bytes += (uint64_t)res;
+		if (it->done_bytes < r->len && !(res == 0 && r->op == DBTRACE_READ)) {
+			if (res == 0)
+				err = -EIO;	/* a write that makes no progress */
+			else if (uring_prep_rec(pd, slot) == 0)
+				return;
+			else
+				err = -EIO;
+		}
+	}
+	finish(pd, slot, io_u, err,
+	       r->op == DBTRACE_READ || r->op == DBTRACE_WRITE ? it->done_bytes
+	       : (r->op == DBTRACE_TRIM && !err ? r->len : 0), now_ns());
+	if (io_u)
+		pd->done[pd->ndone++] = io_u;
+}
+
+/* Reaps completions (waiting for one if @wait, at most until @deadline_ns); 0 or -errno. */
+static int reap(struct dr_data *pd, int wait, uint64_t deadline_ns)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+	int ret;
+
+	if (wait && !io_uring_cq_ready(&pd->ring)) {
+		if (deadline_ns != UINT64_MAX) {
+			uint64_t now = now_ns();
+			struct __kernel_timespec ts;
+
+			if (deadline_ns <= now)
+				return 0;
+			ts.tv_sec = (deadline_ns - now) / 1000000000ULL;
+			ts.tv_nsec = (deadline_ns - now) % 1000000000ULL;
+			ret = io_uring_wait_cqe_timeout(&pd->ring, &cqe, &ts);
+			if (ret == -ETIME || ret == -EINTR)
+				return 0;
+		} else {
+			do
+				ret = io_uring_wait_cqe(&pd->ring, &cqe);
+			while (ret == -EINTR);
+		}
+		if (ret < 0)
+			return ret;
+	}
+	io_uring_for_each_cqe(&pd->ring, head, cqe) {
+		int slot = (int)(intptr_t)io_uring_cqe_get_data(cqe) - 1;
+
+		n++;
+		pd->sqes--;
+		uring_complete(pd, slot, cqe->res);
+	}
+	io_uring_cq_advance(&pd->ring, n);
+	uring_submit(pd);	/* resubmitted short transfers */
+	return 0;
+}
+
+static int dr_commit(struct thread_data *td)
+{
+	struct dr_data *pd = td->io_ops_data;
+	unsigned i;
+
+	if (!pd->uring)
+		return 0;
+	uring_submit(pd);
+	for (i = 0; i < pd->npending; i++)
+		io_u_queued(td, pd->pending[i]);
+	io_u_mark_submit(td, pd->npending);
+	pd->npending = 0;
+	return 0;
+}
+
+/*
+ * Waits for @min completions, but in timed replay not past the due time of
+ * the next record: fio then prepares it (0 events is fine with fio).
+ */
+static int dr_getevents(struct thread_data *td, unsigned int min, unsigned int max,
+			const struct timespec *t)
+{
+	struct dr_data *pd = td->io_ops_data;
+	uint64_t deadline = UINT64_MAX;
+	unsigned avail;
+	int ret;
+
+	if (!pd->uring)
+		return 0;
+	dr_commit(td);
+	if (pd->nreturned) {
+		memmove(pd->done, pd->done + pd->nreturned,
+			(pd->ndone - pd->nreturned) * sizeof(*pd->done));
+		pd->ndone -= pd->nreturned;
+		pd->nreturned = 0;
+	}
+	/* ->prep saw a record that waits for its time only */
+	if (pd->timing != TM_ASAP && pd->next_wake != UINT64_MAX)
+		deadline = pd->start_ns + pd->next_wake;
+	while (pd->ndone < min && pd->sqes) {
+		ret = reap(pd, 1, deadline);
+		if (ret)
+			return ret;
+		if (deadline != UINT64_MAX && now_ns() >= deadline)
+			break;
+	}
+	if (pd->sqes)
+		reap(pd, 0, UINT64_MAX);
+	avail = pd->ndone < max ? pd->ndone : max;
+	pd->nreturned = avail;
+	return avail;
+}
+
+static struct io_u *dr_event(struct thread_data *td, int event)
+{
+	struct dr_data *pd = td->io_ops_data;
+
+	return pd->done[event];
+}
+
+/* ------------------------------------------------------------------ */
+/* The target: one-to-one files in a directory, or regions of a device */
+/* ------------------------------------------------------------------ */
+
+static int fill_range(struct dr_data *pd, int fd, uint64_t from, uint64_t to)
+{
+	while (from < to) {
+		size_t n = to - from > pd->buf_len ? pd->buf_len : (size_t)(to - from);
+		ssize_t w;
+
+		if (pd->direct)
+			n = (n + 4095) & ~(size_t)4095;	/* whole blocks, the size is cut after */
+		w = pwrite(fd, pd->wbuf, n, (off_t)from);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		from += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* A file of the trace as it is before the first record: present at its size, or absent. */
+static int lay_file(struct dr_data *pd, struct rfile *f)
+{
+	const struct dbtrace_file *d = f->decl;
+	const char *base;
+	struct stat st;
+	int dfd, fd, ret = 0;
+
+	if (f->fd >= 0) {
+		close(f->fd);
+		f->fd = -1;
+	}
+	f->present = 0;
+	dfd = open_parent(pd, d->path, d->exists, &base);
+	if (dfd == -ENOENT && !d->exists)
+		return 0;
+	if (dfd < 0)
+		return dfd;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* the engine's (checked at init): back to the state before the trace */
+		if (!d->exists) {
+			if (unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0))
+				ret = -errno;
+			goto out;
+		}
+	} else if (errno != ENOENT) {
+		ret = -errno;
+		goto out;
+	} else if (!d->exists) {
+		goto out;
+	} else if ((ret = own(pd, d->path))) {
+		goto out;
+	} else if (d->role == DBTRACE_ROLE_DIRECTORY) {
+		if (mkdirat(dfd, base, 0755)) {
+			ret = -errno;
+			goto out;
+		}
+	} else {
+		fd = openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644);
+		if (fd < 0) {
+			ret = -errno;
+			goto out;
+		}
+		close(fd);
+		st.st_size = 0;
+	}
+	if (d->role == DBTRACE_ROLE_DIRECTORY) {
+		fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		fd = openat(dfd, base, open_flags(pd));
+		if (fd >= 0 && fstat(fd, &st) == 0) {
+			if ((uint64_t)st.st_size > d->size)
+				ret = ftruncate(fd, (off_t)d->size) ? -errno : 0;
+			else if (pd->o->fill == FILL_DATA)
+				ret = fill_range(pd, fd, (uint64_t)st.st_size, d->size);
+			if (!ret && (uint64_t)st.st_size != d->size && ftruncate(fd, (off_t)d->size))
+				ret = -errno;
+		}
+	}
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	f->fd = fd;
+	f->present = 1;
+out:
+	close(dfd);
+	return ret;
+}
+
+/* Drops the files from the page cache, so reads go to the device as in production. */
+static void invalidate(struct dr_data *pd)
+{
+	unsigned i;
+
+	if (pd->packed) {
+		fsync(pd->devfd);
+		posix_fadvise(pd->devfd, 0, 0, POSIX_FADV_DONTNEED);
+		return;
+	}
+	for (i = 0; i < pd->h->nfiles; i++) {
+		struct rfile *f = &pd->files[pd->h->files[i].id];
+
+		if (f->fd >= 0 && f->decl->role != DBTRACE_ROLE_DIRECTORY) {
+			fdatasync(f->fd);
+			posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+		}
+	}
+}
+
+/*
+ * Files and directories as they were before the first record; @first: the
+ * first time (else between loops, when every path is the engine's).
+ * Directories that exist are made first, then files, then what must be
+ * absent is removed deepest first.
+ */
+static int layout(struct dr_data *pd, int first)
+{
+	const struct dbtrace_header *h = pd->h;
+	unsigned i, pass;
+	int ret;
+
+	for (i = 0; i < h->nfiles; i++)
+		pd->files[h->files[i].id].decl = &h->files[i];
+	if (pd->packed) {
+		if (!first)
+			return 0;
+		for (i = 0; i < h->nfiles; i++) {
+			const struct dbtrace_file *d = &h->files[i];
+
+			if (d->role != DBTRACE_ROLE_DIRECTORY && d->exists && pd->o->fill == FILL_DATA &&
+			    (ret = fill_range(pd, pd->devfd, pd->files[d->id].region,
+					      pd->files[d->id].region + d->size))) {
+				log_err("dbreplay: dbr_device %s: writing the region of %s: %s\n",
+					pd->device, d->path, strerror(-ret));
+				return 1;
+			}
+		}
+		invalidate(pd);
+		return 0;
+	}
+	/* pass 0: directories that exist; 1: files; 2: directories that must not, in reverse */
+	for (pass = 0; pass < 3; pass++) {
+		for (i = 0; i < h->nfiles; i++) {
+			const struct dbtrace_file *d = &h->files[pass == 2 ? h->nfiles - 1 - i : i];
+			struct rfile *f = &pd->files[d->id];
+			int isdir = d->role == DBTRACE_ROLE_DIRECTORY;
+
+			if (!strcmp(d->path, ".")) {
+				if (pass == 0) {
+					if (f->fd >= 0)
+						close(f->fd);
+					f->fd = dup(pd->rootfd);
+					f->present = 1;
+				}
+				continue;
+			}
+			if ((pass == 0 && !(isdir && d->exists)) || (pass == 1 && isdir) ||
+			    (pass == 2 && !(isdir && !d->exists)))
+				continue;
+			ret = lay_file(pd, f);
+			if (ret) {
+				log_err("dbreplay: dbr_target %s: %s %s: %s\n", pd->root,
+					d->exists ? "creating" : "removing", d->path, strerror(-ret));
+				return 1;
+			}
+		}
+	}
+	if (pd->tdo_invalidate)
+		invalidate(pd);
+	return 0;
+}
+
+/* Reads the manifest of a target the engine used before; 0 or 1 (error said). */
+static int read_manifest(struct dr_data *pd)
+{
+	char line[DBTRACE_MAX_PATH + 2], why[256];
+	unsigned long n = 0;
+	FILE *fp;
+	int fd;
+
+	fd = openat(pd->rootfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		log_err("dbreplay: dbr_target %s: %s: %s\n", pd->root, MANIFEST, strerror(errno));
+		return 1;
+	}
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		close(fd);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		size_t len = strlen(line);
+
+		n++;
+		if (len && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (!len || line[0] == '#')
+			continue;
+		/* a path the engine could have made: nothing else is ever removed */
+		if (dbtrace_path_check(line, DBTRACE_ROLE_DATA, why, sizeof(why)) || own_path(pd, line, 0)) {
+			log_err("dbreplay: dbr_target %s: %s line %lu is not a path the engine makes (%s); refusing to use this directory\n",
+				pd->root, MANIFEST, n, why);
+			fclose(fp);
+			return 1;
+		}
+	}
+	fclose(fp);
+	return 0;
+}
+
+static void job_dir_name(struct thread_data *td, char *buf, size_t len)
+{
+	const char *s = td->o.name ? td->o.name : "job";
+	size_t n = 0;
+
+	for (; *s && n + 12 < len; s++)
+		buf[n++] = (isalnum((unsigned char)*s) || *s == '.' || *s == '-' || *s == '_') ? *s : '_';
+	snprintf(buf + n, len - n, ".%u", td->subjob_number);
+}
+
+/*
+ * Opens and claims the target directory, and checks before anything is
+ * written that no declared path is someone else's and that the space is
+ * there. 0, or 1 with the error said.
+ */
+static int open_target_dir(struct thread_data *td, struct dr_data *pd)
+{
+	const struct dbtrace_header *h = pd->h;
+	uint64_t need = 0, avail;
+	struct statvfs vfs;
+	unsigned i;
+	char job[80];
+
+	if (!pd->o->target || !*pd->o->target) {
+		const char *base = getenv("TMPDIR");
+
+		job_dir_name(td, job, sizeof(job));
+		snprintf(pd->root, sizeof(pd->root), "%s/fio-dbreplay.%s.XXXXXX",
+			 base && *base ? base : "/tmp", job);
+		if (!mkdtemp(pd->root)) {
+			log_err("dbreplay: cannot create a directory under %s: %s\n",
+				base && *base ? base : "/tmp", strerror(errno));
+			pd->root[0] = '\0';
+			return 1;
+		}
+		pd->tmproot = 1;
+	} else if (pack_clone_count(td) > 1) {
+		int lfd;
+
+		/* numjobs: each job replays into its own directory of the target */
+		job_dir_name(td, job, sizeof(job));
+		snprintf(pd->root, sizeof(pd->root), "%s/%s", pd->o->target, job);
+		lfd = open(pd->o->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lfd < 0) {
+			log_err("dbreplay: dbr_target %s: %s\n", pd->o->target, strerror(errno));
+			return 1;
+		}
+		if (mkdirat(lfd, job, 0755) && errno != EEXIST) {
+			log_err("dbreplay: dbr_target %s: %s\n", pd->root, strerror(errno));
+			close(lfd);
+			return 1;
+		}
+		close(lfd);
+	} else {
+		snprintf(pd->root, sizeof(pd->root), "%s", pd->o->target);
+	}
+	pd->rootfd = open(pd->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pd->rootfd < 0) {
+		log_err("dbreplay: dbr_target %s: %s\n", pd->root,
+			errno == ENOTDIR ? "not a directory" : strerror(errno));
+		return 1;
+	}
+	if (fstatvfs(pd->rootfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+		log_err("dbreplay: dbr_target %s is on a read-only file system\n", pd->root);
+		return 1;
+	}
+	if (faccessat(AT_FDCWD, pd->root, W_OK | X_OK, AT_EACCESS)) {
+		log_err("dbreplay: dbr_target %s is not writable: %s\n", pd->root, strerror(errno));
+		return 1;
+	}
+	if (flock(pd->rootfd, LOCK_EX | LOCK_NB)) {
+		log_err("dbreplay: dbr_target %s is in use by another dbreplay job\n", pd->root);
+		return 1;
+	}
+	if (read_manifest(pd))
+		return 1;
+
+	for (i = 0; i < h->nfiles; i++) {
+		const struct dbtrace_file *d = &h->files[i];
+		const char *base;
+		struct stat st;
+		int dfd;
+
+		if (!strcmp(d->path, "."))
+			continue;
+		dfd = open_parent(pd, d->path, 0, &base);
+		if (dfd == -ENOENT) {
+			if (d->role != DBTRACE_ROLE_DIRECTORY)
+				need += d->max_size;
+			continue;
+		}
+		if (dfd < 0) {
+			log_err("dbreplay: dbr_target %s: %s: a parent is a symlink or not a directory (%s); refusing to follow it\n",
+				pd->root, d->path, strerror(-dfd));
+			return 1;
+		}
+		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+			close(dfd);
+			if (d->role != DBTRACE_ROLE_DIRECTORY)
+				need += d->max_size;
+			continue;
+		}
+		close(dfd);
+		if (!owned(pd, d->path)) {
+			log_err("dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it (use an empty directory)\n",
+				pd->root, d->path);
+			return 1;
+		}
+		if (d->role == DBTRACE_ROLE_DIRECTORY ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+			log_err("dbreplay: dbr_target %s: %s is not a %s\n", pd->root, d->path,
+				d->role == DBTRACE_ROLE_DIRECTORY ? "directory" : "regular file");
+			return 1;
+		}
+		if (d->role != DBTRACE_ROLE_DIRECTORY && d->max_size > (uint64_t)st.st_blocks * 512)
+			need += d->max_size - (uint64_t)st.st_blocks * 512;
+	}
+	avail = fstatvfs(pd->rootfd, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : UINT64_MAX;
+	if (pd->o->fill == FILL_DATA && need > avail) {
+		log_err("dbreplay: dbr_target %s has %llu bytes free; the trace's files need %llu more (their max sizes; dbr_fill=sparse to skip writing them out)\n",
+			pd->root, (unsigned long long)avail, (unsigned long long)need);
+		return 1;
+	}
+	pd->manifest_fd = openat(pd->rootfd, MANIFEST,
+				 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (pd->manifest_fd < 0) {
+		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", pd->root, MANIFEST,
+			strerror(errno));
+		return 1;
+	}
+	if (!pd->nowned && write(pd->manifest_fd, MANIFEST_HEAD, strlen(MANIFEST_HEAD)) < 0) {
+		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", pd->root, MANIFEST,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* Packed mode: one file or block device holding every file as a region. */
+static int open_device(struct thread_data *td, struct dr_data *pd)
+{
+	const struct dbtrace_header *h = pd->h;
+	char sidecar[PATH_MAX + 32];
+	uint64_t align = 1 << 20, off = 0, size;
+	struct stat st;
+	unsigned i;
+
+	if (pd->o->align && *pd->o->align &&
+	    (parse_size(pd->o->align, &align) || !align || (align & (align - 1)) || align > (1ULL << 30))) {
+		log_err("dbreplay: dbr_align=%s is not a power of two from 1 to 1g\n", pd->o->align);
+		return 1;
+	}
+	if (pack_clone_count(td) > 1) {
+		log_err("dbreplay: numjobs must be 1 with dbr_device (the jobs would share its regions); use one job per device\n");
+		return 1;
+	}
+	if (dbtrace_span(h, align, &pd->span)) {
+		log_err("dbreplay: the trace's files do not fit in 2^63 bytes\n");
+		return 1;
+	}
+	for (i = 0; i < h->nfiles; i++) {
+		const struct dbtrace_file *d = &h->files[i];
+
+		if (d->role == DBTRACE_ROLE_DIRECTORY)
+			continue;
+		pd->files[d->id].region = off;
+		off += (d->max_size + align - 1) / align * align;
+	}
+	snprintf(pd->device, sizeof(pd->device), "%s", pd->o->device);
+	snprintf(sidecar, sizeof(sidecar), "%s%s", pd->device, SIDECAR_SUFFIX);
+	if (stat(pd->device, &st) == 0 && S_ISBLK(st.st_mode)) {
+		if (!pd->o->overwrite_device) {
+			log_err("dbreplay: dbr_device %s is a block device: the replay overwrites %llu bytes of it; set dbr_overwrite_device=1 to confirm\n",
+				pd->device, (unsigned long long)pd->span);
+			return 1;
+		}
+		pd->dev_is_blk = 1;
+		pd->devfd = open(pd->device, O_RDWR | O_CLOEXEC | (pd->direct ? O_DIRECT : 0));
+		if (pd->devfd < 0) {
+			log_err("dbreplay: dbr_device %s: %s\n", pd->device, strerror(errno));
+			return 1;
+		}
+		if (ioctl(pd->devfd, BLKGETSIZE64, &size)) {
+			log_err("dbreplay: dbr_device %s: cannot read its size: %s\n", pd->device, strerror(errno));
+			return 1;
+		}
+		if (size < pd->span) {
+			log_err("dbreplay: dbr_device %s has %llu bytes; the trace needs %llu (its files' max sizes, each aligned to %llu)\n",
+				pd->device, (unsigned long long)size, (unsigned long long)pd->span,
+				(unsigned long long)align);
+			return 1;
+		}
+		return 0;
+	}
+	if (lstat(pd->device, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			log_err("dbreplay: dbr_device %s is neither a regular file nor a block device\n", pd->device);
+			return 1;
+		}
+		if (access(sidecar, F_OK)) {
+			log_err("dbreplay: dbr_device %s exists and was not created by dbreplay (no %s beside it); refusing to overwrite it\n",
+				pd->device, sidecar);
+			return 1;
+		}
+		pd->dev_made = 1;	/* an earlier run's (dbr_keep=1) */
+	} else {
+		int fd;
+		struct statvfs vfs;
+		char dir[PATH_MAX];
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", pd->device);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		else
+			snprintf(dir, sizeof(dir), ".");
+		if (statvfs(dir, &vfs) == 0 && pd->o->fill == FILL_DATA &&
+		    (uint64_t)vfs.f_bavail * vfs.f_frsize < pd->span) {
+			log_err("dbreplay: dbr_device %s: %s has %llu bytes free; the trace needs %llu\n",
+				pd->device, dir, (unsigned long long)vfs.f_bavail * vfs.f_frsize,
+				(unsigned long long)pd->span);
+			return 1;
+		}
+		fd = open(sidecar, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			log_err("dbreplay: dbr_device %s: cannot create %s: %s\n", pd->device, sidecar,
+				strerror(errno));
+			return 1;
+		}
+		if (write(fd, MANIFEST_HEAD, strlen(MANIFEST_HEAD)) < 0) {
+			/* nothing: the sidecar's presence is what counts */
+		}
+		close(fd);
+		pd->dev_made = 1;
+	}
+	pd->devfd = open(pd->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+			 (pd->direct ? O_DIRECT : 0), 0644);
+	if (pd->devfd < 0) {
+		log_err("dbreplay: dbr_device %s: %s\n", pd->device, strerror(errno));
+		return 1;
+	}
+	if (fstat(pd->devfd, &st) == 0 && (uint64_t)st.st_size < pd->span &&
+	    ftruncate(pd->devfd, (off_t)pd->span)) {
+		log_err("dbreplay: dbr_device %s: cannot size it to %llu bytes: %s\n", pd->device,
+			(unsigned long long)pd->span, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* Removes what the engine created in the target (dbr_keep=0), deepest first. */
+static int depth_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int dx = 0, dy = 0;
+
+	for (const char *p = x; *p; p++)
+		dx += *p == '/';
+	for (const char *p = y; *p; p++)
+		dy += *p == '/';
+	return dx != dy ? dy - dx : strcmp(y, x);
+}
+
+static void remove_owned(struct dr_data *pd)
+{
+	char **list;
+	size_t i, n = 0, left = 0;
+
+	list = calloc(pd->nowned + 1, sizeof(*list));
+	if (!list)
+		return;
+	for (i = 0; i < pd->owned_cap; i++)
+		if (pd->owned[i])
+			list[n++] = pd->owned[i];
+	qsort(list, n, sizeof(*list), depth_cmp);
+	for (i = 0; i < n; i++) {
+		const char *base;
+		struct stat st;
+		int dfd = open_parent(pd, list[i], 0, &base);
+
+		if (dfd < 0)
+			continue;
+		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0))
+			left++;	/* a directory that holds someone else's files stays */
+		close(dfd);
+	}
+	free(list);
+	if (!left)
+		unlinkat(pd->rootfd, MANIFEST, 0);
+	if (pd->tmproot && !left)
+		rmdir(pd->root);
+}
+
+/* ------------------------------------------------------------------ */
+/* Options and the check pass                                          */
+/* ------------------------------------------------------------------ */
+
+static int opt_u64(const char *name, const char *val, uint64_t def, uint64_t lo, uint64_t hi,
+		   uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!val || !*val) {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (errno || *end || end == val || val[0] == '-') {
+		log_err("dbreplay: %s=%s is not a whole number\n", name, val);
+		return 1;
+	}
+	if (v < lo || v > hi) {
+		log_err("dbreplay: %s=%s is out of range %llu..%llu\n", name, val,
+			(unsigned long long)lo, (unsigned long long)hi);
+		return 1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * Reads the whole trace once before anything is written: a malformed line
+ * anywhere is reported with its line number and the job ends with nothing
+ * touched. Also finds the trace's time span and its largest transfer.
+ */
+static int check_trace(struct dr_data *pd, uint64_t *max_io)
+{
+	struct dbtrace_rec r;
+	char err[ERRLEN];
+	struct dbtrace *t = dbtrace_open(pd->trace_path, err, sizeof(err));
+	uint64_t first = 0, last = 0, kept = 0;
+	int ret, have = 0;
+
+	if (!t) {
+		log_err("dbreplay: %s\n", err);
+		return 1;
+	}
+	*max_io = 0;
+	while ((ret = dbtrace_next(t, &r)) > 0) {
+		pd->trace_records++;
+		if (r.time != DBTRACE_NO_TIME) {
+			if (!have)
+				first = r.time;
+			have = 1;
+			if (r.time > last)
+				last = r.time;
+		}
+		if (!dbfilter_match(&pd->filter, &r))
+			continue;
+		kept++;
+		if ((r.op == DBTRACE_READ || r.op == DBTRACE_WRITE) && r.len > *max_io)
+			*max_io = r.len;
+		if (pd->direct && (r.op == DBTRACE_READ || r.op == DBTRACE_WRITE) &&
+		    ((r.off | r.len) & 511)) {
+			log_err("dbreplay: %s line %llu: %s %llu+%llu is not aligned to 512 bytes, which direct=1 needs\n",
+				pd->trace_path, (unsigned long long)r.line, dbtrace_op_name(r.op),
+				(unsigned long long)r.off, (unsigned long long)r.len);
+			dbtrace_close(t);
+			return 1;
+		}
+	}
+	if (ret < 0) {
+		log_err("dbreplay: %s\n", dbtrace_error(t));
+		dbtrace_close(t);
+		return 1;
+	}
+	dbtrace_close(t);
+	if (!kept) {
+		log_err("dbreplay: %s: no record is left to replay (%llu records, dbr_ops/dbr_streams/dbr_files keep none)\n",
+			pd->trace_path, (unsigned long long)pd->trace_records);
+		return 1;
+	}
+	pd->trace_span_units = have && last > first ? last - first : 0;
+	return 0;
+}
+
+static int check_fio_options(struct thread_data *td, struct dr_data *pd)
+{
+	struct thread_options *to = &td->o;
+
+	if (fio_option_is_set(to, size) || fio_option_is_set(to, io_size)) {
+		log_err("dbreplay: size= and io_size= do not apply; the trace says what is done (dbr_loops=, or time_based with runtime=)\n");
+		return 1;
+	}
+	if (to->nr_files > 1) {
+		log_err("dbreplay: nrfiles must be 1 (the files are the trace's)\n");
+		return 1;
+	}
+	if (to->verify != 0) {
+		log_err("dbreplay: verify= is not supported by this engine\n");
+		return 1;
+	}
+	if (to->iodepth > 1 && pd->o->io_api != API_IO_URING) {
+		log_err("dbreplay: iodepth must be 1 with dbr_io_api=sync (one record at a time, in trace order); use dbr_io_api=io_uring for concurrent streams\n");
+		return 1;
+	}
+	return 0;
+}
+
+static int dr_parse_options(struct thread_data *td, struct dr_data *pd)
+{
+	struct dr_options *o = pd->o;
+	uint64_t v;
+
+	if (!o->trace || !*o->trace) {
+		log_err("dbreplay: dbr_trace= is required: the trace to replay (docs/dbtrace-format.md)\n");
+		return 1;
+	}
+	pd->trace_path = o->trace;
+	if (!strcmp(o->trace, "-")) {
+		log_err("dbreplay: dbr_trace=- is not supported: the trace is read twice (checked, then replayed)\n");
+		return 1;
+	}
+	if (o->target && *o->target && o->device && *o->device) {
+		log_err("dbreplay: dbr_target= and dbr_device= exclude each other (files one-to-one in a directory, or packed in one file or device)\n");
+		return 1;
+	}
+	pd->packed = o->device && *o->device;
+	pd->timing = (enum timing)o->timing;
+	pd->speed = 1.0;
+	if (o->speed && *o->speed) {
+		char *end;
+
+		errno = 0;
+		pd->speed = strtod(o->speed, &end);
+		if (errno || *end || end == o->speed || !(pd->speed > 0) || pd->speed > 1e9 ||
+		    isnan(pd->speed)) {
+			log_err("dbreplay: dbr_speed=%s is not a positive factor (2: twice as fast as the trace)\n",
+				o->speed);
+			return 1;
+		}
+		if (pd->timing == TM_ASAP) {
+			log_err("dbreplay: dbr_speed= needs dbr_timing=scaled\n");
+			return 1;
+		}
+	}
+	if (pd->timing == TM_ORIGINAL)
+		pd->speed = 1.0;
+	if (opt_u64("dbr_stream_depth", o->stream_depth, 1, 1, 65536, &v))
+		return 1;
+	pd->stream_depth = (unsigned)v;
+	if (opt_u64("dbr_loops", o->loops, 1, 0, UINT32_MAX, &pd->loops))
+		return 1;
+	if (pd->loops == 0 && !td->o.time_based) {
+		log_err("dbreplay: dbr_loops=0 (until stopped) needs time_based and runtime=\n");
+		return 1;
+	}
+	if (opt_u64("dbr_window", o->window, 0, 1, 1U << 22, &v))
+		return 1;
+	pd->window = (unsigned)v;
+	return 0;
+}
+
+static int uring_init(struct thread_data *td, struct dr_data *pd)
+{
+	unsigned depth = td->o.iodepth ? td->o.iodepth : 1;
+	int ret;
+
+	ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring, 0);
+	if (ret) {
+		log_err("dbreplay: dbr_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
+		return 1;
+	}
+	pd->ring_ok = 1;
+	pd->qcap = depth + 8;
+	pd->done = calloc(pd->qcap, sizeof(*pd->done));
+	pd->pending = calloc(pd->qcap, sizeof(*pd->pending));
+	if (!pd->done || !pd->pending) {
+		log_err("dbreplay: out of memory\n");
+		return 1;
+	}
+	return 0;
+}
+
+static int dr_init(struct thread_data *td)
+{
+	struct thread_options *to = &td->o;
+	struct dbsched_cfg sc;
+	struct dr_data *pd;
+	char err[ERRLEN];
+	uint64_t max_io;
+	struct rlimit rl;
+	unsigned i;
+
+	if (pack_check_host_fio(td, ENGINE, &ioengine))
+		return 1;
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return 1;
+	td->io_ops_data = pd;
+	pd->o = td->eo;
+	pd->rootfd = pd->manifest_fd = pd->devfd = -1;
+	pd->next_wake = UINT64_MAX;
+	pd->files = calloc(DBTRACE_MAX_FILES, sizeof(*pd->files));
+	if (!pd->files)
+		return 1;
+	for (i = 0; i < DBTRACE_MAX_FILES; i++)
+		pd->files[i].fd = -1;
+	if (dr_parse_options(td, pd) || check_fio_options(td, pd))
+		return 1;
+	pd->direct = to->odirect;
+	pd->tdo_invalidate = to->invalidate_cache;
+
+	pd->t = dbtrace_open(pd->trace_path, err, sizeof(err));
+	if (!pd->t) {
+		log_err("dbreplay: %s\n", err);
+		return 1;
+	}
+	pd->h = dbtrace_header(pd->t);
+	pd->unit_ns = dbtrace_time_unit_ns(pd->h->time_unit);
+	if (pd->timing != TM_ASAP && pd->h->time_unit == DBTRACE_TIME_NONE) {
+		log_err("dbreplay: %s is an order-only trace (timeunit none): dbr_timing=%s needs record times; use dbr_timing=asap\n",
+			pd->trace_path, pd->timing == TM_ORIGINAL ? "original" : "scaled");
+		return 1;
+	}
+	if (dbfilter_parse(&pd->filter, pd->h, pd->o->ops, pd->o->streams, pd->o->files, err,
+			   sizeof(err))) {
+		log_err("dbreplay: %s\n", err);
+		return 1;
+	}
+	if (check_trace(pd, &max_io))
+		return 1;
+
+	/* every file of the trace is open at once */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < pd->h->nfiles + 256) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur < pd->h->nfiles + 256) {
+			log_err("dbreplay: the trace has %u files, the descriptor limit is %llu (ulimit -n)\n",
+				pd->h->nfiles, (unsigned long long)rl.rlim_cur);
+			return 1;
+		}
+	}
+	if (make_buffers(pd, (size_t)max_io)) {
+		log_err("dbreplay: out of memory for %llu-byte buffers\n", (unsigned long long)max_io);
+		return 1;
+	}
+	for (i = 0; i < pd->h->nfiles; i++)
+		pd->files[pd->h->files[i].id].decl = &pd->h->files[i];
+	if (pd->packed ? open_device(td, pd) : open_target_dir(td, pd))
+		return 1;
+	if (layout(pd, 1))
+		return 1;
+
+	if (pd->o->io_api == API_IO_URING) {
+		pd->uring = 1;
+		if (uring_init(td, pd))
+			return 1;
+	} else {
+		to->iodepth = 1;
+		/* one record at a time: fio stamps the issue time before ->queue */
+		td->flags |= (unsigned long long)FIO_SYNCIO << TD_ENG_FLAG_SHIFT;
+	}
+	sc.stream_depth = pd->stream_depth;
+	sc.capacity = pd->window ? pd->window
+		: pd->uring ? (to->iodepth * 64 < 1024 ? 1024 : to->iodepth * 64) : 1;
+	pd->sched = dbsched_new(&sc);
+	if (!pd->sched) {
+		log_err("dbreplay: out of memory for a %u-record window\n", sc.capacity);
+		return 1;
+	}
+
+	/* per-role read and write latencies, and the trim direction's kinds, in fio's JSON */
+	for (i = 0; i < 3; i++) {
+		enum fio_ddir d = i == 0 ? DDIR_READ : i == 1 ? DDIR_WRITE : DDIR_TRIM;
+		unsigned k, n = d == DDIR_TRIM ? TP_NR : DBTRACE_ROLE_NR;
+
+		if (td->ts.clat_prio[d])
+			continue;
+		if (alloc_clat_prio_stat_ddir(&td->ts, d, (int)n))
+			return 1;
+		for (k = 0; k < n; k++)
+			td->ts.clat_prio[d][k].ioprio = k + 1;
+	}
+	/* fio runs "time based" with no limit unless runtime= is set: the trace ends the job */
+	to->time_based = 1;
+	return 0;
+}
+
+/* fio's view: one file, big enough that fio never runs out of offsets. */
+static int dr_setup(struct thread_data *td)
+{
+	struct fio_file *f;
+	unsigned i;
+
+	for_each_file(td, f, i) {
+		f->real_file_size = 1ULL << 40;
+		fio_file_set_size_known(f);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reports                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *timing_name(enum timing t)
+{
+	return t == TM_ASAP ? "asap" : t == TM_ORIGINAL ? "original" : "scaled";
+}
+
+static void write_summary(struct thread_data *td, struct dr_data *pd)
+{
+	int r, o;
+
+	if (pd->o->report == REP_NONE)
+		return;
+	log_err("dbreplay: %s: %s: %llu of %llu records replayed in %llu loop(s), %.3f s (trace: %.3f s), timing %s",
+		td->o.name, pd->trace_path, (unsigned long long)pd->replayed,
+		(unsigned long long)pd->trace_records, (unsigned long long)pd->loop,
+		pd->replay_ns_total / 1e9, pd->trace_ns_total / 1e9, timing_name(pd->timing));
+	if (pd->timing != TM_ASAP)
+		log_err(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
+			pd->speed, lathist_percentile(&pd->lag, 50) / 1e6,
+			lathist_percentile(&pd->lag, 99) / 1e6, pd->lag.max / 1e6,
+			pd->behind_end_ns / 1e6);
+	log_err("\n");
+	log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops", "errors",
+		"MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
+	for (r = 0; r < DBTRACE_ROLE_NR; r++)
+		for (o = 0; o < DBTRACE_OP_NR; o++) {
+			const struct cls *c = pd->cls[r][o];
+			char name[64];
+
+			if (!c || !c->lat.n)
+				continue;
+			snprintf(name, sizeof(name), "%s %s", dbtrace_role_name(r), dbtrace_op_name(o));
+			log_err("dbreplay: %-22s %10llu %7llu %12.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+				name, (unsigned long long)c->lat.n, (unsigned long long)c->errors,
+				c->bytes / 1048576.0, lathist_mean(&c->lat) / 1e3,
+				lathist_percentile(&c->lat, 50) / 1e3,
+				lathist_percentile(&c->lat, 99) / 1e3,
+				lathist_percentile(&c->lat, 99.9) / 1e3, c->lat.max / 1e3);
+		}
+}
+
+static int json_hist(char *buf, size_t len, const struct lathist *h)
+{
+	return snprintf(buf, len,
+			"\"n\":%llu,\"mean_ns\":%llu,\"min_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"p99.9_ns\":%llu,\"max_ns\":%llu",
+			(unsigned long long)h->n, (unsigned long long)lathist_mean(h),
+			(unsigned long long)h->min, (unsigned long long)lathist_percentile(h, 50),
+			(unsigned long long)lathist_percentile(h, 90),
+			(unsigned long long)lathist_percentile(h, 99),
+			(unsigned long long)lathist_percentile(h, 99.9), (unsigned long long)h->max);
+}
+
+/* One JSON line per job: classes, fidelity, counters. */
+static void write_report_file(struct thread_data *td, struct dr_data *pd)
+{
+	char *buf, name[512], tpath[PATH_MAX * 2], hist[512];
+	size_t cap = 65536, n = 0;
+	int r, o, first = 1, fd;
+
+	if (!pd->o->report_file || !*pd->o->report_file)
+		return;
+	buf = malloc(cap);
+	if (!buf)
+		return;
+	pack_json_escape(td->o.name, name, sizeof(name));
+	pack_json_escape(pd->trace_path, tpath, sizeof(tpath));
+	json_hist(hist, sizeof(hist), &pd->lag);
+	n += snprintf(buf + n, cap - n,
+		      "{\"engine\":\"dbreplay\",\"job\":\"%s\",\"subjob\":%u,\"trace\":\"%s\",\"trace_records\":%llu,\"replayed\":%llu,\"filtered\":%llu,\"loops\":%llu,"
+		      "\"timing\":\"%s\",\"speed\":%g,\"io_api\":\"%s\",\"stream_depth\":%u,\"mapping\":\"%s\","
+		      "\"trace_duration_ns\":%llu,\"replay_duration_ns\":%llu,\"behind_at_end_ns\":%llu,\"lag\":{%s},"
+		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"classes\":{",
+		      name, td->subjob_number, tpath, (unsigned long long)pd->trace_records,
+		      (unsigned long long)pd->replayed, (unsigned long long)pd->filtered,
+		      (unsigned long long)pd->loop, timing_name(pd->timing), pd->speed,
+		      pd->uring ? "io_uring" : "sync", pd->stream_depth, pd->packed ? "packed" : "files",
+		      (unsigned long long)pd->trace_ns_total, (unsigned long long)pd->replay_ns_total,
+		      (unsigned long long)pd->behind_end_ns, hist,
+		      (unsigned long long)pd->implicit_creates, (unsigned long long)pd->skipped,
+		      (unsigned long long)pd->unsupported);
+	for (r = 0; r < DBTRACE_ROLE_NR; r++)
+		for (o = 0; o < DBTRACE_OP_NR; o++) {
+			const struct cls *c = pd->cls[r][o];
+
+			if (!c || !c->lat.n || n + 1024 > cap)
+				continue;
+			json_hist(hist, sizeof(hist), &c->lat);
+			n += snprintf(buf + n, cap - n, "%s\"%s %s\":{\"bytes\":%llu,\"errors\":%llu,%s}",
+				      first ? "" : ",", dbtrace_role_name(r), dbtrace_op_name(o),
+				      (unsigned long long)c->bytes, (unsigned long long)c->errors, hist);
+			first = 0;
+		}
+	n += snprintf(buf + n, cap - n, "}}\n");
+	fd = open(pd->o->report_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, buf, n) != (ssize_t)n)
+		log_err("dbreplay: dbr_report_file %s: %s\n", pd->o->report_file, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
+static void dr_cleanup(struct thread_data *td)
+{
+	struct dr_data *pd = td->io_ops_data;
+	unsigned i;
+	int r, o;
+
+	if (!pd)
+		return;
+	if (pd->ring_ok) {
+		while (pd->sqes && reap(pd, 1, UINT64_MAX) == 0)
+			;
+		io_uring_queue_exit(&pd->ring);
+		pd->ring_ok = 0;
+	}
+	if (pd->started && td->io_ops_init) {
+		if (!pd->finished || pd->replay_ns_total == 0) {
+			/* stopped by fio (runtime=) in the middle of a loop */
+			pd->replay_ns_total += now_ns() - pd->start_ns;
+			if (pd->timing != TM_ASAP)
+				pd->trace_ns_total += pd->last_done_ns;
+		}
+		pack_fix_runtimes(td, (now_ns() - pd->first_start_ns + 999999) / 1000000);
+		write_summary(td, pd);
+		write_report_file(td, pd);
+	}
+	for (i = 0; pd->files && i < DBTRACE_MAX_FILES; i++)
+		if (pd->files[i].fd >= 0)
+			close(pd->files[i].fd);
+	if (pd->manifest_fd >= 0)
+		close(pd->manifest_fd);
+	if (pd->rootfd >= 0) {
+		if (!pd->o->keep || pd->tmproot)
+			remove_owned(pd);
+		close(pd->rootfd);
+	} else if (pd->tmproot) {
+		rmdir(pd->root);
+	}
+	if (pd->devfd >= 0) {
+		close(pd->devfd);
+		if (pd->dev_made && !pd->o->keep) {
+			char sidecar[PATH_MAX + 32];
+
+			snprintf(sidecar, sizeof(sidecar), "%s%s", pd->device, SIDECAR_SUFFIX);
+			unlink(pd->device);
+			unlink(sidecar);
+		}
+	}
+	for (i = 0; i < pd->owned_cap; i++)
+		free(pd->owned[i]);
+	free(pd->owned);
+	for (r = 0; r < DBTRACE_ROLE_NR; r++)
+		for (o = 0; o < DBTRACE_OP_NR; o++)
+			free(pd->cls[r][o]);
+	dbsched_free(pd->sched);
+	if (pd->t)
+		dbtrace_close(pd->t);
+	free(pd->files);
+	free(pd->rbuf);
+	free(pd->wbuf);
+	free(pd->done);
+	free(pd->pending);
+	free(pd);
+	td->io_ops_data = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Numbers and paths are kept as strings and parsed at init: an empty value
+ * (an unset ${VAR} in a job file) means the default, and every error names
+ * the option.
+ */
+#define STR_OPT(field)							\
+static int str_opt_##field(void *data, const char *val)		\
+{									\
+	return pack_store_str(&((struct dr_options *)data)->field, val);\
+}
+STR_OPT(trace)
+STR_OPT(target)
+STR_OPT(device)
+STR_OPT(align)
+STR_OPT(speed)
+STR_OPT(stream_depth)
+STR_OPT(window)
+STR_OPT(loops)
+STR_OPT(ops)
+STR_OPT(streams)
+STR_OPT(files)
+STR_OPT(report_file)
+
+#define STR_OPTION(oname, field, long_name, helptext)			\
+	{								\
+		.name	= oname,					\
+		.lname	= long_name,					\
+		.type	= FIO_OPT_STR,					\
+		.cb	= str_opt_##field,				\
+		.off1	= offsetof(struct dr_options, field),		\
+		.help	= helptext,					\
+		.category = FIO_OPT_C_ENGINE,				\
+		.group	= FIO_OPT_G_INVALID,				\
+	}
+
+#define BOOL_OPTION(oname, field, long_name, helptext, dflt)		\
+	{								\
+		.name	= oname,					\
+		.lname	= long_name,					\
+		.type	= FIO_OPT_BOOL,					\
+		.off1	= offsetof(struct dr_options, field),		\
+		.help	= helptext,					\
+		.def	= dflt,						\
+		.category = FIO_OPT_C_ENGINE,				\
+		.group	= FIO_OPT_G_INVALID,				\
+	}
+
+static struct fio_option options[] = {
+	STR_OPTION("dbr_trace", trace, "Trace",
+		   "The dbtrace to replay (plain or gzip; docs/dbtrace-format.md)"),
+	STR_OPTION("dbr_target", target, "Target directory",
+		   "Directory the trace's files are created in, one to one (unset: a private directory under $TMPDIR); only paths the engine created are ever written or removed"),
+	STR_OPTION("dbr_device", device, "Packed target",
+		   "Instead of dbr_target: one file or block device holding every file as a region (directory and namespace operations are skipped)"),
+	BOOL_OPTION("dbr_overwrite_device", overwrite_device, "Confirm device overwrite",
+		    "1: dbr_device may be a block device, whose content the replay overwrites", "0"),
+	STR_OPTION("dbr_align", align, "Region alignment",
+		   "Packed mode: each file's region starts at a multiple of this (default 1m)"),
+	{
+		.name	= "dbr_timing",
+		.lname	= "Timing",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct dr_options, timing),
+		.help	= "When records are issued (default asap)",
+		.def	= "asap",
+		.posval	= {
+			{ .ival = "asap", .oval = TM_ASAP, .help = "As fast as possible: order and dependencies only" },
+			{ .ival = "original", .oval = TM_ORIGINAL, .help = "At the trace's times (lag behind them is reported)" },
+			{ .ival = "scaled", .oval = TM_SCALED, .help = "At the trace's times divided by dbr_speed" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	STR_OPTION("dbr_speed", speed, "Speed factor",
+		   "With dbr_timing=scaled: 2 replays twice as fast as captured, 0.5 at half speed"),
+	{
+		.name	= "dbr_io_api",
+		.lname	= "System call interface",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct dr_options, io_api),
+		.help	= "sync: one record at a time in trace order; io_uring: the streams concurrently, up to iodepth records in flight (default sync)",
+		.def	= "sync",
+		.posval	= {
+			{ .ival = "sync", .oval = API_SYNC, .help = "pread/pwrite/fsync..., one record at a time" },
+			{ .ival = "io_uring", .oval = API_IO_URING, .help = "io_uring, streams concurrently" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	STR_OPTION("dbr_stream_depth", stream_depth, "Per-stream depth",
+		   "io_uring: a stream's reads/writes in flight at once (default 1: each stream is one thread of synchronous calls)"),
+	STR_OPTION("dbr_window", window, "Look-ahead window",
+		   "Records read ahead to find independent work (default 64 x iodepth, at least 1024; 1 in sync mode)"),
+	STR_OPTION("dbr_loops", loops, "Loops",
+		   "Passes over the trace (default 1; 0: until runtime= with time_based); files go back to their starting state between loops"),
+	STR_OPTION("dbr_ops", ops, "Operation filter",
+		   "Operations to replay: names (read, write, fsync, ..., sync, namespace), '!' excludes; default all"),
+	STR_OPTION("dbr_streams", streams, "Stream filter",
+		   "Streams to replay: ids, ranges A-B or names, '!' excludes; default all"),
+	STR_OPTION("dbr_files", files, "File filter",
+		   "Files to replay: ids, ranges, paths or roles (data, log, journal, directory, temp, other), '!' excludes; default all"),
+	{
+		.name	= "dbr_fill",
+		.lname	= "Fill",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct dr_options, fill),
+		.help	= "How files that exist before the trace are laid out (default data)",
+		.def	= "data",
+		.posval	= {
+			{ .ival = "data", .oval = FILL_DATA, .help = "Written with incompressible data, so reads hit the device" },
+			{ .ival = "sparse", .oval = FILL_SPARSE, .help = "Sized with ftruncate only (reads of holes never reach the device)" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	BOOL_OPTION("dbr_keep", keep, "Keep files",
+		    "1: leave the files for the next run (which resets them to the trace's starting sizes); 0: remove what the engine created", "0"),
+	{
+		.name	= "dbr_report",
+		.lname	= "Summary",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct dr_options, report),
+		.help	= "Per-class summary and replay fidelity on stderr at the end (default summary)",
+		.def	= "summary",
+		.posval	= {
+			{ .ival = "summary", .oval = REP_SUMMARY, .help = "Print it" },
+			{ .ival = "none", .oval = REP_NONE, .help = "Do not" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	STR_OPTION("dbr_report_file", report_file, "Report file",
+		   "Append one JSON line per job: per-class counts, bytes and latency percentiles, lag percentiles, trace and replay durations"),
+	{
+		.name	= NULL,
+	},
+};
+
+static struct ioengine_ops ioengine = {
+	.name			= ENGINE,
+	.version		= FIO_IOOPS_VERSION,
+	/* FIO_SYNCIO is set per job by ->init in sync mode; in io_uring mode ->queue sets issue_time */
+	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL |
+				  FIO_ASYNCIO_SETS_ISSUE_TIME,
+	.init			= dr_init,
+	.setup			= dr_setup,
+	.prep			= dr_prep,
+	.queue			= dr_queue,
+	.commit			= dr_commit,
+	.getevents		= dr_getevents,
+	.event			= dr_event,
+	.cleanup		= dr_cleanup,
+	.open_file		= pack_file_noop,
+	.close_file		= pack_file_noop,
+	.get_file_size		= pack_file_noop,
+	.invalidate		= pack_file_noop,
+	.unlink_file		= pack_file_noop,
+	.options		= options,
+	.option_struct_size	= sizeof(struct dr_options),
+};
+
+static void fio_init fio_dbreplay_register(void)
+{
+	register_ioengine(&ioengine);
+}
+
+static void fio_exit fio_dbreplay_unregister(void)
+{
+	unregister_ioengine(&ioengine);
+}
+
+/* fio's entry point for external engines loaded with ioengine=external:PATH */
+void get_ioengine(struct ioengine_ops **ioengine_ptr) __attribute__((visibility("default")));
+void get_ioengine(struct ioengine_ops **ioengine_ptr)
+{
+	*ioengine_ptr = &ioengine;
+}

@@ -1,0 +1,92 @@
+/*
+ * The replay scheduler of the database page-replay engine: which trace
+ * record may be issued now. fio-independent, so it is unit-tested alone.
+ *
+ * Records enter a window of bounded size in trace order (push) and leave it
+ * when their I/O completes (done). pick() hands out the next record that may
+ * be issued, following the rules a database's own threads obeyed:
+ *
+ *  - each stream issues its records in its own order; up to stream_depth of
+ *    its reads, writes, trims and sync_file_ranges may be in flight at once
+ *    (1: the stream is one thread doing synchronous calls);
+ *  - fsync and fdatasync are barriers: they wait until the stream's earlier
+ *    records have completed, and the stream's later records wait for them;
+ *  - namespace operations (create, unlink, truncate) on a file wait for every
+ *    earlier record on that file, from any stream, and every later record on
+ *    the file waits for them; on a directory they do so for every record of
+ *    every file (a mkdir must precede what is created in it);
+ *  - in timed modes a record is not issued before its due time.
+ *
+ * Among the records that may go, the oldest in trace order goes first.
+ * Memory is fixed at creation: the window, and per-stream and per-file
+ * state; every operation is O(log streams) apart from waking the waiters of
+ * a file or of a directory operation.
+ */
+#ifndef PACK_DBSCHED_H
+#define PACK_DBSCHED_H
+
+#include <stdint.h>
+#include "dbtrace.h"
+
+struct dbsched_cfg {
+	unsigned capacity;	/* records in the window (pushed and not done) */
+	unsigned stream_depth;	/* a stream's data operations in flight at once */
+};
+
+/* How a record is ordered against others (from its operation and file role). */
+enum dbsched_kind {
+	DBSCHED_DATA,		/* read, write, trim, sync_file_range */
+	DBSCHED_BARRIER,	/* fsync, fdatasync */
+	DBSCHED_FILE_NS,	/* create, unlink, truncate of a file */
+	DBSCHED_DIR_NS,		/* create, unlink of a directory */
+};
+
+enum dbsched_kind dbsched_kind_of(enum dbtrace_op op, enum dbtrace_role role);
+
+struct dbsched_item {
+	struct dbtrace_rec rec;
+	enum dbtrace_role role;
+	uint64_t seq;		/* position in the trace among pushed records, from 0 */
+	uint64_t due_ns;	/* not issued before (0: as soon as possible) */
+	/* free for the caller while the record is in the window: */
+	uint64_t issue_ns;
+	void *user;
+	uint64_t done_bytes;
+};
+
+struct dbsched;
+
+/* NULL if out of memory or @cfg->capacity or stream_depth is 0. */
+struct dbsched *dbsched_new(const struct dbsched_cfg *cfg);
+void dbsched_free(struct dbsched *s);
+
+/* Records in the window (pushed, not done), and of those, issued ones. */
+unsigned dbsched_count(const struct dbsched *s);
+unsigned dbsched_inflight(const struct dbsched *s);
+int dbsched_full(const struct dbsched *s);
+
+/*
+ * Adds the next record of the trace (the window must not be full), of a file
+ * of role @role, due @due_ns after the start (0 in untimed replay). @now_ns:
+ * the replay clock. Returns the record's slot.
+ */
+int dbsched_push(struct dbsched *s, const struct dbtrace_rec *rec, enum dbtrace_role role,
+		 uint64_t due_ns, uint64_t now_ns);
+
+/*
+ * The slot of the next record to issue at @now_ns, which is from then on in
+ * flight; or -1: nothing may go now. Then *@wake_ns is the earliest due time
+ * of a record that waits only for its time (UINT64_MAX if none: wait for a
+ * completion, or push more records).
+ */
+int dbsched_pick(struct dbsched *s, uint64_t now_ns, uint64_t *wake_ns);
+
+struct dbsched_item *dbsched_item(struct dbsched *s, int slot);
+
+/* The issued record in @slot has completed: it leaves the window. */
+void dbsched_done(struct dbsched *s, int slot, uint64_t now_ns);
+
+/* Forgets the sequence numbers (for a new loop over the trace); the window must be empty. */
+void dbsched_restart(struct dbsched *s);
+
+#endif
