@@ -95,6 +95,7 @@ struct dr_options {
 	unsigned int keep;
 	unsigned int report;
 	char *report_file;
+	char *record_log;
 };
 
 /* A trace file as replayed. */
@@ -146,6 +147,7 @@ struct dr_data {
 	uint64_t first_start_ns;
 	uint64_t last_done_ns;
 	int started, finished, failed, direct, tdo_invalidate;
+	int claimed;			/* the target passed its checks: cleanup may remove what is ours */
 	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported;
 
 	/* from the check pass */
@@ -154,6 +156,8 @@ struct dr_data {
 	/* buffers */
 	char *rbuf, *wbuf;
 	size_t buf_len, wfilled;
+
+	FILE *rlog;			/* dbr_record_log */
 
 	/* statistics */
 	struct cls *cls[DBTRACE_ROLE_NR][DBTRACE_OP_NR];
@@ -493,10 +497,8 @@ static int run_meta(struct dr_data *pd, const struct dbtrace_rec *r, int *err)
 		case DBTRACE_TRUNCATE:
 			pd->skipped++;
 			return 0;
-		case DBTRACE_FSYNC:
-		case DBTRACE_FDATASYNC:
-			return 1;
 		default:
+			/* a directory's fsync makes a create or unlink durable: none here */
 			if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
 				pd->skipped++;
 				return 0;
@@ -658,6 +660,13 @@ static void finish(struct dr_data *pd, int slot, struct io_u *io_u, int err, uin
 		io_u->engine_data = NULL;
 	}
 	pd->replayed++;
+	if (pd->rlog)
+		fprintf(pd->rlog, "%llu %llu %u %u %s %llu %llu %llu %llu %d\n",
+			(unsigned long long)pd->loop, (unsigned long long)it->rec.line,
+			it->rec.stream, it->rec.file, dbtrace_op_name(it->rec.op),
+			(unsigned long long)it->due_ns,
+			(unsigned long long)(it->issue_ns - pd->start_ns),
+			(unsigned long long)(end - pd->start_ns), (unsigned long long)bytes, -err);
 	if (end - pd->start_ns > pd->last_done_ns)
 		pd->last_done_ns = end - pd->start_ns;
 	dbsched_done(pd->sched, slot, end - pd->start_ns);
@@ -1439,6 +1448,7 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 			strerror(errno));
 		return 1;
 	}
+	pd->claimed = 1;
 	return 0;
 }
 
@@ -1851,6 +1861,15 @@ static int dr_init(struct thread_data *td)
 		return 1;
 	if (layout(pd, 1))
 		return 1;
+	if (pd->o->record_log && *pd->o->record_log) {
+		pd->rlog = fopen(pd->o->record_log, "we");
+		if (!pd->rlog) {
+			log_err("dbreplay: dbr_record_log %s: %s\n", pd->o->record_log, strerror(errno));
+			return 1;
+		}
+		setvbuf(pd->rlog, NULL, _IOFBF, 1 << 16);
+		fputs("# loop line stream file op due_ns issue_ns done_ns bytes errno\n", pd->rlog);
+	}
 
 	if (pd->o->io_api == API_IO_URING) {
 		pd->uring = 1;
@@ -2034,13 +2053,12 @@ static void dr_cleanup(struct thread_data *td)
 			close(pd->files[i].fd);
 	if (pd->manifest_fd >= 0)
 		close(pd->manifest_fd);
-	if (pd->rootfd >= 0) {
-		if (!pd->o->keep || pd->tmproot)
-			remove_owned(pd);
-		close(pd->rootfd);
-	} else if (pd->tmproot) {
+	if (pd->rootfd >= 0 && pd->claimed && (!pd->o->keep || pd->tmproot))
+		remove_owned(pd);
+	else if (pd->tmproot)
 		rmdir(pd->root);
-	}
+	if (pd->rootfd >= 0)
+		close(pd->rootfd);
 	if (pd->devfd >= 0) {
 		close(pd->devfd);
 		if (pd->dev_made && !pd->o->keep) {
@@ -2057,6 +2075,8 @@ static void dr_cleanup(struct thread_data *td)
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++)
 			free(pd->cls[r][o]);
+	if (pd->rlog && fclose(pd->rlog))
+		log_err("dbreplay: dbr_record_log %s: %s\n", pd->o->record_log, strerror(errno));
 	dbsched_free(pd->sched);
 	if (pd->t)
 		dbtrace_close(pd->t);
@@ -2095,6 +2115,7 @@ STR_OPT(ops)
 STR_OPT(streams)
 STR_OPT(files)
 STR_OPT(report_file)
+STR_OPT(record_log)
 
 #define STR_OPTION(oname, field, long_name, helptext)			\
 	{								\
@@ -2206,6 +2227,8 @@ static struct fio_option options[] = {
 	},
 	STR_OPTION("dbr_report_file", report_file, "Report file",
 		   "Append one JSON line per job: per-class counts, bytes and latency percentiles, lag percentiles, trace and replay durations"),
+	STR_OPTION("dbr_record_log", record_log, "Per-record log",
+		   "Write a line per replayed record: loop, trace line, stream, file, operation, due, issue and completion time (ns from the loop's start), bytes, errno"),
 	{
 		.name	= NULL,
 	},

@@ -26,6 +26,7 @@ FIO = Path(os.environ.get("FIO", str(REPO / "build" / "fio")))
 ENGINE_DIR = Path(os.environ.get("PACK_ENGINE_DIR", str(REPO / "build")))
 ENGINE = ENGINE_DIR / "smallfile.so"
 PM_ENGINE = ENGINE_DIR / "postmark.so"
+DBR_ENGINE = ENGINE_DIR / "dbreplay.so"
 MARKER = ".fio-smallfile-tree"
 FIO_TIMEOUT = 120
 
@@ -45,7 +46,7 @@ def _binaries_present():
     if not (FIO.is_file() and os.access(FIO, os.X_OK)):
         pytest.fail(f"fio binary not found or not executable: {FIO} "
                     f"(set FIO=..., or run `make` in {REPO})", pytrace=False)
-    for eng in (ENGINE, PM_ENGINE):
+    for eng in (ENGINE, PM_ENGINE, DBR_ENGINE):
         if not eng.is_file():
             pytest.fail(f"engine not found: {eng} "
                         f"(set PACK_ENGINE_DIR=..., or run `make engines` / `make asan` in {REPO})",
@@ -135,7 +136,7 @@ def run_fio(args=None, jobfile=None, cwd=None, env=None, timeout=FIO_TIMEOUT,
     assert res.rc >= 0, f"fio killed by signal {-res.rc}\n" + res.describe()
     for bad in ("AddressSanitizer", "runtime error:", "Assertion", "LeakSanitizer"):
         assert bad not in res.stderr, f"{bad!r} in fio's stderr\n" + res.describe()
-    assert not any(l.startswith(("smallfile:", "postmark:")) for l in res.stdout.splitlines()), \
+    assert not any(l.startswith(("smallfile:", "postmark:", "dbreplay:")) for l in res.stdout.splitlines()), \
         "the engine wrote to stdout\n" + res.describe()
     if json_output:
         try:
