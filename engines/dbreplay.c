@@ -82,9 +82,9 @@ struct dr_options {
 	char *device;
 	unsigned int overwrite_device;
 	char *align;
-	unsigned int timing;
+	char *timing;
 	char *speed;
-	unsigned int io_api;
+	char *io_api;
 	char *stream_depth;
 	char *window;
 	char *loops;
@@ -136,6 +136,7 @@ struct dr_data {
 
 	/* replay */
 	enum timing timing;
+	enum io_api api;
 	double speed;
 	unsigned stream_depth, window;
 	uint64_t loops, loop;		/* loops: 0 = until fio stops the job */
@@ -1710,7 +1711,7 @@ static int check_fio_options(struct thread_data *td, struct dr_data *pd)
 		log_err("dbreplay: verify= is not supported by this engine\n");
 		return 1;
 	}
-	if (to->iodepth > 1 && pd->o->io_api != API_IO_URING) {
+	if (to->iodepth > 1 && pd->api != API_IO_URING) {
 		log_err("dbreplay: iodepth must be 1 with dbr_io_api=sync (one record at a time, in trace order); use dbr_io_api=io_uring for concurrent streams\n");
 		return 1;
 	}
@@ -1736,7 +1737,25 @@ static int dr_parse_options(struct thread_data *td, struct dr_data *pd)
 		return 1;
 	}
 	pd->packed = o->device && *o->device;
-	pd->timing = (enum timing)o->timing;
+	/* strings, so that an unset ${VAR} in a job file means the default */
+	if (!o->timing || !*o->timing || !strcmp(o->timing, "asap"))
+		pd->timing = TM_ASAP;
+	else if (!strcmp(o->timing, "original"))
+		pd->timing = TM_ORIGINAL;
+	else if (!strcmp(o->timing, "scaled"))
+		pd->timing = TM_SCALED;
+	else {
+		log_err("dbreplay: dbr_timing=%s is not asap, original or scaled\n", o->timing);
+		return 1;
+	}
+	if (!o->io_api || !*o->io_api || !strcmp(o->io_api, "sync"))
+		pd->api = API_SYNC;
+	else if (!strcmp(o->io_api, "io_uring"))
+		pd->api = API_IO_URING;
+	else {
+		log_err("dbreplay: dbr_io_api=%s is not sync or io_uring\n", o->io_api);
+		return 1;
+	}
 	pd->speed = 1.0;
 	if (o->speed && *o->speed) {
 		char *end;
@@ -1871,7 +1890,7 @@ static int dr_init(struct thread_data *td)
 		fputs("# loop line stream file op due_ns issue_ns done_ns bytes errno\n", pd->rlog);
 	}
 
-	if (pd->o->io_api == API_IO_URING) {
+	if (pd->api == API_IO_URING) {
 		pd->uring = 1;
 		if (uring_init(td, pd))
 			return 1;
@@ -2107,7 +2126,9 @@ STR_OPT(trace)
 STR_OPT(target)
 STR_OPT(device)
 STR_OPT(align)
+STR_OPT(timing)
 STR_OPT(speed)
+STR_OPT(io_api)
 STR_OPT(stream_depth)
 STR_OPT(window)
 STR_OPT(loops)
@@ -2152,37 +2173,12 @@ static struct fio_option options[] = {
 		    "1: dbr_device may be a block device, whose content the replay overwrites", "0"),
 	STR_OPTION("dbr_align", align, "Region alignment",
 		   "Packed mode: each file's region starts at a multiple of this (default 1m)"),
-	{
-		.name	= "dbr_timing",
-		.lname	= "Timing",
-		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct dr_options, timing),
-		.help	= "When records are issued (default asap)",
-		.def	= "asap",
-		.posval	= {
-			{ .ival = "asap", .oval = TM_ASAP, .help = "As fast as possible: order and dependencies only" },
-			{ .ival = "original", .oval = TM_ORIGINAL, .help = "At the trace's times (lag behind them is reported)" },
-			{ .ival = "scaled", .oval = TM_SCALED, .help = "At the trace's times divided by dbr_speed" },
-		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
+	STR_OPTION("dbr_timing", timing, "Timing",
+		   "asap: as fast as possible, order and dependencies only (default); original: at the trace's times, lag reported; scaled: at the trace's times divided by dbr_speed"),
 	STR_OPTION("dbr_speed", speed, "Speed factor",
 		   "With dbr_timing=scaled: 2 replays twice as fast as captured, 0.5 at half speed"),
-	{
-		.name	= "dbr_io_api",
-		.lname	= "System call interface",
-		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct dr_options, io_api),
-		.help	= "sync: one record at a time in trace order; io_uring: the streams concurrently, up to iodepth records in flight (default sync)",
-		.def	= "sync",
-		.posval	= {
-			{ .ival = "sync", .oval = API_SYNC, .help = "pread/pwrite/fsync..., one record at a time" },
-			{ .ival = "io_uring", .oval = API_IO_URING, .help = "io_uring, streams concurrently" },
-		},
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
+	STR_OPTION("dbr_io_api", io_api, "System call interface",
+		   "sync: pread/pwrite/fsync..., one record at a time in trace order (default); io_uring: the streams concurrently, up to iodepth records in flight"),
 	STR_OPTION("dbr_stream_depth", stream_depth, "Per-stream depth",
 		   "io_uring: a stream's reads/writes in flight at once (default 1: each stream is one thread of synchronous calls)"),
 	STR_OPTION("dbr_window", window, "Look-ahead window",
