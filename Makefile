@@ -131,7 +131,8 @@ install: engines $(BUILD)/pmrc2fio
 	for f in $$(find jobs -type f -not -path '*/__pycache__/*'); do \
 		case $$f in \
 		*.fio) sed -e 's|external:build/|external:$(LIBDIR)/|' \
-			   -e 's|read_iolog=jobs/|read_iolog=$(DATADIR)/jobs/|' $$f > $(DESTDIR)$(DATADIR)/$$f ;; \
+			   -e 's|read_iolog=jobs/|read_iolog=$(DATADIR)/jobs/|' \
+			   -e 's|dbr_trace=jobs/|dbr_trace=$(DATADIR)/jobs/|' $$f > $(DESTDIR)$(DATADIR)/$$f ;; \
 		*) install -m 0644 $$f $(DESTDIR)$(DATADIR)/$$f ;; \
 		esac; \
 	done

@@ -66,6 +66,7 @@
 #define SIDECAR_SUFFIX	".fio-dbreplay"
 #define ERRLEN		1024
 #define FILL_CHUNK	(1U << 20)
+#define MAX_ERROR_LINES	10
 
 enum timing { TM_ASAP, TM_ORIGINAL, TM_SCALED };
 enum io_api { API_SYNC, API_IO_URING };
@@ -148,8 +149,9 @@ struct dr_data {
 	uint64_t first_start_ns;
 	uint64_t last_done_ns;
 	int started, finished, failed, direct, tdo_invalidate;
-	int claimed;			/* the target passed its checks: cleanup may remove what is ours */
-	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported;
+	int claimed;
+	int partial;			/* the last loop was cut short */			/* the target passed its checks: cleanup may remove what is ours */
+	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported, errors;
 
 	/* from the check pass */
 	uint64_t trace_records, trace_span_units;
@@ -647,9 +649,14 @@ static void finish(struct dr_data *pd, int slot, struct io_u *io_u, int err, uin
 			c->errors++;
 	}
 	if (err) {
-		log_err("dbreplay: %s line %llu: %s %s: %s\n", pd->trace_path,
-			(unsigned long long)it->rec.line, dbtrace_op_name(it->rec.op),
-			path_of(pd, it->rec.file), strerror(-err));
+		/* with continue_on_error a full disk fails every later write: say it a few times */
+		if (pd->errors < MAX_ERROR_LINES)
+			log_err("dbreplay: %s line %llu: %s %s: %s\n", pd->trace_path,
+				(unsigned long long)it->rec.line, dbtrace_op_name(it->rec.op),
+				path_of(pd, it->rec.file), strerror(-err));
+		else if (pd->errors == MAX_ERROR_LINES)
+			log_err("dbreplay: further errors are counted, not shown (the report has them per class)\n");
+		pd->errors++;
 		pd->failed = 1;
 	}
 	if (io_u) {
@@ -1953,9 +1960,10 @@ static void write_summary(struct thread_data *td, struct dr_data *pd)
 
 	if (pd->o->report == REP_NONE)
 		return;
-	log_err("dbreplay: %s: %s: %llu of %llu records replayed in %llu loop(s), %.3f s (trace: %.3f s), timing %s",
+	log_err("dbreplay: %s: %s: %llu records replayed (the trace has %llu) in %llu loop(s)%s, %llu errors, %.3f s (trace: %.3f s), timing %s",
 		td->o.name, pd->trace_path, (unsigned long long)pd->replayed,
 		(unsigned long long)pd->trace_records, (unsigned long long)pd->loop,
+		pd->partial ? " (the last cut short)" : "", (unsigned long long)pd->errors,
 		pd->replay_ns_total / 1e9, pd->trace_ns_total / 1e9, timing_name(pd->timing));
 	if (pd->timing != TM_ASAP)
 		log_err(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
@@ -2009,13 +2017,14 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 	pack_json_escape(pd->trace_path, tpath, sizeof(tpath));
 	json_hist(hist, sizeof(hist), &pd->lag);
 	n += snprintf(buf + n, cap - n,
-		      "{\"engine\":\"dbreplay\",\"job\":\"%s\",\"subjob\":%u,\"trace\":\"%s\",\"trace_records\":%llu,\"replayed\":%llu,\"filtered\":%llu,\"loops\":%llu,"
+		      "{\"engine\":\"dbreplay\",\"job\":\"%s\",\"subjob\":%u,\"trace\":\"%s\",\"trace_records\":%llu,\"replayed\":%llu,\"filtered\":%llu,\"loops\":%llu,\"last_loop_complete\":%s,\"errors\":%llu,"
 		      "\"timing\":\"%s\",\"speed\":%g,\"io_api\":\"%s\",\"stream_depth\":%u,\"mapping\":\"%s\","
 		      "\"trace_duration_ns\":%llu,\"replay_duration_ns\":%llu,\"behind_at_end_ns\":%llu,\"lag\":{%s},"
 		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"classes\":{",
 		      name, td->subjob_number, tpath, (unsigned long long)pd->trace_records,
 		      (unsigned long long)pd->replayed, (unsigned long long)pd->filtered,
-		      (unsigned long long)pd->loop, timing_name(pd->timing), pd->speed,
+		      (unsigned long long)pd->loop, pd->partial ? "false" : "true",
+		      (unsigned long long)pd->errors, timing_name(pd->timing), pd->speed,
 		      pd->uring ? "io_uring" : "sync", pd->stream_depth, pd->packed ? "packed" : "files",
 		      (unsigned long long)pd->trace_ns_total, (unsigned long long)pd->replay_ns_total,
 		      (unsigned long long)pd->behind_end_ns, hist,
@@ -2058,10 +2067,12 @@ static void dr_cleanup(struct thread_data *td)
 	}
 	if (pd->started && td->io_ops_init) {
 		if (!pd->finished || pd->replay_ns_total == 0) {
-			/* stopped by fio (runtime=) in the middle of a loop */
+			/* stopped in the middle of a loop (runtime=, an error): it counts, unfinished */
 			pd->replay_ns_total += now_ns() - pd->start_ns;
 			if (pd->timing != TM_ASAP)
 				pd->trace_ns_total += pd->last_done_ns;
+			pd->loop++;
+			pd->partial = 1;
 		}
 		pack_fix_runtimes(td, (now_ns() - pd->first_start_ns + 999999) / 1000000);
 		write_summary(td, pd);

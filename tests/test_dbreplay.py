@@ -663,3 +663,46 @@ def test_killed_replay_is_cleaned_by_the_next_run(tmp_path):
     assert res.job()["error"] == 0
     assert sorted(p.name for p in target.iterdir()) == ["mine"]
     assert (target / "mine").read_text() == "user"
+
+
+@needs_root
+def test_out_of_space_error_path_and_continue_on_error(tmp_path):
+    """A target that fills up mid-replay: fio's error path (exit 1, the error
+    in the JSON, the trace line named); with continue_on_error and ENOSPC in
+    ignore_error the replay goes on and counts; bytes are never miscounted;
+    the next run recognises the files."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+    try:
+        lines = ["dbtrace 1", "pagesize 4096", "timeunit none", "source t",
+                 "file 0 data 0 p1024 db", "stream 0 a"]
+        lines += [f"- 0 0 write p{i} 4096" for i in range(600)] + ["- 0 0 fsync", "end 601"]
+        trace = write(tmp_path / "enospc.trace", "\n".join(lines) + "\n")
+        rep = tmp_path / "r.jsonl"
+        res = run_fio(dbr_args(trace, dbr_target=mnt, dbr_fill="sparse", dbr_keep=1,
+                               dbr_report_file=rep))
+        assert res.rc != 0
+        j = res.job()
+        assert j["error"] == 28
+        ok_writes = (1 << 20) // 4096 - 1        # the file system's own block or so is gone
+        assert abs(j["write"]["io_bytes"] // 4096 - ok_writes) <= 2
+        assert "line" in err_lines(res)[0] and "No space left" in err_lines(res)[0]
+        r = report(rep)[-1]
+        assert r["last_loop_complete"] is False and r["errors"] == 1
+        assert r["classes"]["data write"]["bytes"] == j["write"]["io_bytes"]
+        assert (mnt / "db").stat().st_size == j["write"]["io_bytes"]
+
+        res = run_fio(dbr_args(trace, dbr_target=mnt, dbr_fill="sparse", dbr_report_file=rep,
+                               continue_on_error="all", ignore_error="EIO,EIO:ENOSPC"))
+        res.ok()
+        j = res.job()
+        r = report(rep)[-1]
+        assert r["replayed"] == 601 and r["last_loop_complete"] is True
+        assert r["errors"] == j["total_err"] > 300
+        assert r["classes"]["data write"]["bytes"] == j["write"]["io_bytes"]
+        assert j["write"]["io_bytes"] % 4096 == 0
+        assert len(err_lines(res)) < 30              # errors are not printed 345 times
+        assert list(mnt.iterdir()) == []             # and the run cleaned up after itself
+    finally:
+        subprocess.run(["umount", str(mnt)])
