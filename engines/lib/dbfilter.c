@@ -128,9 +128,14 @@ static int parse_list(enum kind k, const char *opt, const char *list,
 			on = 0;
 			s++;
 		}
-		if ((size_t)(p + n - s) >= sizeof(item) || p + n == s) {
-			pack_errf(err, errlen, "%s=%s: %s", opt, list,
-				  p + n == s ? "an empty item" : "an item is too long");
+		if (p + n == s) {
+			pack_errf(err, errlen, "%s: an empty item in '%s'", opt, list);
+			return -1;
+		}
+		if ((size_t)(p + n - s) >= sizeof(item)) {
+			/* the reason first: the list itself would not fit in a message */
+			pack_errf(err, errlen, "%s: an item of %zu bytes is too long (at most %zu)",
+				  opt, (size_t)(p + n - s), sizeof(item) - 1);
 			return -1;
 		}
 		memcpy(item, s, (size_t)(p + n - s));
@@ -140,7 +145,13 @@ static int parse_list(enum kind k, const char *opt, const char *list,
 				  k == K_OPS ? " format (read, write, fsync, fdatasync, sync_file_range, trim, truncate, create, unlink, sync, namespace)" : "");
 			return -1;
 		}
-		p += n + (p[n] == ',');
+		/* after a comma comes an item, even at the end: "read," has an empty one */
+		p += n;
+		if (*p == ',' && !p[1]) {
+			pack_errf(err, errlen, "%s: an empty item in '%s'", opt, list);
+			return -1;
+		}
+		p += *p == ',';
 	}
 	return 0;
 }

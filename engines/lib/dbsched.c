@@ -255,12 +255,13 @@ int dbsched_push(struct dbsched *s, const struct dbtrace_rec *rec, enum dbtrace_
 		 uint64_t due_ns, uint64_t now_ns)
 {
 	int i = s->free_head;
-	struct slot *sl = &s->slot[i];
 	struct stream *st = &s->st[rec->stream % DBTRACE_MAX_STREAMS];
 	struct file *f = &s->fl[rec->file % DBTRACE_MAX_FILES];
+	struct slot *sl;
 
 	if (s->count >= s->cfg.capacity || i == NIL)
 		return -1;
+	sl = &s->slot[i];
 	if (now_ns > s->now)
 		s->now = now_ns;
 	s->free_head = sl->q_next;

@@ -60,8 +60,10 @@ uint64_t lathist_percentile(const struct lathist *h, double p)
 	want = (uint64_t)(p / 100.0 * (double)h->n + 0.999999);
 	if (want < 1)
 		want = 1;
-	if (want > h->n)
-		want = h->n;
+	if (want >= h->n)
+		return h->max;		/* the last sample is known exactly, */
+	if (want == 1)
+		return h->min;		/* and so is the first */
 	for (b = 0; b < LATHIST_BUCKETS; b++) {
 		seen += h->bucket[b];
 		if (seen >= want)

@@ -22,7 +22,8 @@ void lathist_add(struct lathist *h, uint64_t ns);
 void lathist_merge(struct lathist *dst, const struct lathist *src);
 /*
  * The @p-th percentile (0 < p <= 100) in ns: the middle of the bucket that
- * holds it, clamped to [min, max]; 0 for an empty histogram.
+ * holds it, clamped to [min, max]; exactly min or max when it is the first
+ * or the last sample (so p100 is max); 0 for an empty histogram.
  */
 uint64_t lathist_percentile(const struct lathist *h, double p);
 uint64_t lathist_mean(const struct lathist *h);

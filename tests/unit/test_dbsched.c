@@ -1,0 +1,971 @@
+/* Tests of the replay scheduler of the database page-replay engine (dbsched.h). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbsched.h"
+#include "rng.h"
+#include "test.h"
+
+/*
+ * A small harness: records are named by their position in the trace (their
+ * seq); files 10..19 are directories, every other file holds data.
+ */
+#define MAXREC	64
+
+struct h {
+	struct dbsched *s;
+	int slot[MAXREC];
+	unsigned n;
+	uint64_t wake;
+};
+
+static enum dbtrace_role role_of(uint32_t file)
+{
+	return file >= 10 && file < 20 ? DBTRACE_ROLE_DIRECTORY : DBTRACE_ROLE_DATA;
+}
+
+static int h_init(struct h *h, unsigned capacity, unsigned depth)
+{
+	struct dbsched_cfg cfg = { .capacity = capacity, .stream_depth = depth };
+
+	memset(h, 0, sizeof(*h));
+	h->s = dbsched_new(&cfg);
+	CHECK(h->s != NULL);
+	return h->s != NULL;
+}
+
+/* Pushes the next record; returns its seq. */
+static unsigned P(struct h *h, uint32_t stream, uint32_t file, enum dbtrace_op op,
+		  uint64_t due, uint64_t now)
+{
+	struct dbtrace_rec r = { .stream = stream, .file = file, .op = op };
+	struct dbsched_item *it;
+	unsigned seq = h->n++;
+	int slot;
+
+	if (op == DBTRACE_READ || op == DBTRACE_WRITE) {
+		r.off = 8192 * seq;
+		r.len = 8192;
+	}
+	slot = dbsched_push(h->s, &r, role_of(file), due, now);
+	CHECK(slot >= 0);
+	h->slot[seq] = slot;
+	if (slot >= 0) {
+		it = dbsched_item(h->s, slot);
+		CHECK(it->seq == seq);
+		CHECK(it->rec.stream == stream && it->rec.file == file && it->rec.op == op);
+		CHECK(it->role == role_of(file));
+		CHECK(it->due_ns == due);
+	}
+	return seq;
+}
+
+/* The seq of the record pick() hands out at @now, or -1 (h->wake set). */
+static long pick(struct h *h, uint64_t now)
+{
+	int slot;
+
+	h->wake = 12345;
+	slot = dbsched_pick(h->s, now, &h->wake);
+	return slot < 0 ? -1 : (long)dbsched_item(h->s, slot)->seq;
+}
+
+static void done(struct h *h, unsigned seq, uint64_t now)
+{
+	dbsched_done(h->s, h->slot[seq], now);
+}
+
+#define PICK(h, want)								\
+	do {									\
+		long got_ = pick(h, 0);						\
+		if (got_ != (long)(want)) {					\
+			printf("  picked %ld, want %ld\n", got_, (long)(want));	\
+			test_fail(__FILE__, __LINE__, "pick == " #want);	\
+		}								\
+	} while (0)
+
+#define PICK_NONE(h)								\
+	do {									\
+		long got_ = pick(h, 0);						\
+		if (got_ != -1) {						\
+			printf("  picked %ld, want nothing\n", got_);		\
+			test_fail(__FILE__, __LINE__, "nothing picked");	\
+		}								\
+		CHECK((h)->wake == UINT64_MAX);					\
+	} while (0)
+
+TEST(dbsched_new_rejects_zero)
+{
+	struct dbsched_cfg cfg = { .capacity = 0, .stream_depth = 1 };
+
+	CHECK(dbsched_new(&cfg) == NULL);
+	cfg.capacity = 4;
+	cfg.stream_depth = 0;
+	CHECK(dbsched_new(&cfg) == NULL);
+	cfg.stream_depth = 1;
+	struct dbsched *s = dbsched_new(&cfg);
+	CHECK(s != NULL);
+	CHECK(dbsched_count(s) == 0 && dbsched_inflight(s) == 0 && !dbsched_full(s));
+	dbsched_free(s);
+	dbsched_free(NULL);
+}
+
+TEST(dbsched_kind)
+{
+	CHECK(dbsched_kind_of(DBTRACE_READ, DBTRACE_ROLE_DATA) == DBSCHED_DATA);
+	CHECK(dbsched_kind_of(DBTRACE_WRITE, DBTRACE_ROLE_LOG) == DBSCHED_DATA);
+	CHECK(dbsched_kind_of(DBTRACE_TRIM, DBTRACE_ROLE_DATA) == DBSCHED_DATA);
+	CHECK(dbsched_kind_of(DBTRACE_SYNC_FILE_RANGE, DBTRACE_ROLE_DATA) == DBSCHED_DATA);
+	CHECK(dbsched_kind_of(DBTRACE_FSYNC, DBTRACE_ROLE_DATA) == DBSCHED_BARRIER);
+	CHECK(dbsched_kind_of(DBTRACE_FDATASYNC, DBTRACE_ROLE_LOG) == DBSCHED_BARRIER);
+	/* an fsync of a directory is a barrier of its stream, not a namespace operation */
+	CHECK(dbsched_kind_of(DBTRACE_FSYNC, DBTRACE_ROLE_DIRECTORY) == DBSCHED_BARRIER);
+	CHECK(dbsched_kind_of(DBTRACE_CREATE, DBTRACE_ROLE_TEMP) == DBSCHED_FILE_NS);
+	CHECK(dbsched_kind_of(DBTRACE_UNLINK, DBTRACE_ROLE_DATA) == DBSCHED_FILE_NS);
+	CHECK(dbsched_kind_of(DBTRACE_TRUNCATE, DBTRACE_ROLE_DATA) == DBSCHED_FILE_NS);
+	CHECK(dbsched_kind_of(DBTRACE_CREATE, DBTRACE_ROLE_DIRECTORY) == DBSCHED_DIR_NS);
+	CHECK(dbsched_kind_of(DBTRACE_UNLINK, DBTRACE_ROLE_DIRECTORY) == DBSCHED_DIR_NS);
+}
+
+TEST(dbsched_single_stream_depth1_in_order)
+{
+	static const enum dbtrace_op ops[] = {
+		DBTRACE_READ, DBTRACE_WRITE, DBTRACE_TRIM, DBTRACE_READ,
+		DBTRACE_SYNC_FILE_RANGE, DBTRACE_FSYNC, DBTRACE_WRITE, DBTRACE_READ,
+	};
+	struct h h;
+	unsigned i;
+
+	if (!h_init(&h, 16, 1))
+		return;
+	for (i = 0; i < 8; i++)
+		P(&h, 3, i % 2, ops[i], 0, 0);
+	CHECK(dbsched_count(h.s) == 8);
+	for (i = 0; i < 8; i++) {
+		PICK(&h, i);
+		CHECK(dbsched_inflight(h.s) == 1);
+		/* one at a time: nothing else until it completes */
+		PICK_NONE(&h);
+		PICK_NONE(&h);
+		done(&h, i, 0);
+		CHECK(dbsched_inflight(h.s) == 0);
+		CHECK(dbsched_count(h.s) == 7 - i);
+	}
+	PICK_NONE(&h);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_depth4_and_fsync_barrier)
+{
+	struct h h;
+	unsigned i;
+
+	if (!h_init(&h, 32, 4))
+		return;
+	for (i = 0; i < 6; i++)				/* 0..5 */
+		P(&h, 0, 1, DBTRACE_READ, 0, 0);
+	P(&h, 0, 1, DBTRACE_FSYNC, 0, 0);		/* 6 */
+	P(&h, 0, 2, DBTRACE_READ, 0, 0);		/* 7 */
+	P(&h, 0, 2, DBTRACE_WRITE, 0, 0);		/* 8 */
+
+	for (i = 0; i < 4; i++)
+		PICK(&h, i);
+	CHECK(dbsched_inflight(h.s) == 4);
+	PICK_NONE(&h);				/* depth 4 reached */
+	done(&h, 2, 0);				/* out of order */
+	PICK(&h, 4);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	done(&h, 1, 0);
+	PICK(&h, 5);
+	PICK_NONE(&h);				/* the fsync waits: 3, 4, 5 in flight */
+	done(&h, 3, 0);
+	done(&h, 5, 0);
+	PICK_NONE(&h);				/* 4 still in flight */
+	done(&h, 4, 0);
+	CHECK(dbsched_inflight(h.s) == 0);
+	PICK(&h, 6);
+	PICK_NONE(&h);				/* nothing after the fsync until it completes */
+	PICK_NONE(&h);
+	done(&h, 6, 0);
+	PICK(&h, 7);
+	PICK(&h, 8);
+	PICK_NONE(&h);
+	done(&h, 8, 0);
+	done(&h, 7, 0);
+	CHECK(dbsched_count(h.s) == 0 && dbsched_inflight(h.s) == 0);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_fdatasync_is_a_barrier_too)
+{
+	struct h h;
+
+	if (!h_init(&h, 8, 8))
+		return;
+	P(&h, 0, 1, DBTRACE_WRITE, 0, 0);	/* 0 */
+	P(&h, 0, 1, DBTRACE_FDATASYNC, 0, 0);	/* 1 */
+	P(&h, 0, 1, DBTRACE_WRITE, 0, 0);	/* 2 */
+	PICK(&h, 0);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	PICK(&h, 1);
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK(&h, 2);
+	done(&h, 2, 0);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_two_streams_interleave_oldest_first)
+{
+	struct h h;
+
+	if (!h_init(&h, 16, 1))
+		return;
+	P(&h, 1, 0, DBTRACE_READ, 0, 0);	/* 0: A */
+	P(&h, 2, 1, DBTRACE_READ, 0, 0);	/* 1: B */
+	P(&h, 1, 0, DBTRACE_READ, 0, 0);	/* 2: A */
+	P(&h, 2, 1, DBTRACE_READ, 0, 0);	/* 3: B */
+	P(&h, 1, 0, DBTRACE_READ, 0, 0);	/* 4: A */
+	P(&h, 2, 1, DBTRACE_READ, 0, 0);	/* 5: B */
+	PICK(&h, 0);
+	PICK(&h, 1);
+	PICK_NONE(&h);
+	/* A is blocked by its record 0 in flight: B goes on alone */
+	done(&h, 1, 0);
+	PICK(&h, 3);
+	done(&h, 3, 0);
+	PICK(&h, 5);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	PICK(&h, 2);
+	done(&h, 5, 0);
+	done(&h, 2, 0);
+	PICK(&h, 4);
+	done(&h, 4, 0);
+	CHECK(dbsched_count(h.s) == 0);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_oldest_ready_first)
+{
+	struct h h;
+
+	if (!h_init(&h, 16, 2))
+		return;
+	/* both streams ready at once: the older head goes first, whatever the stream id */
+	P(&h, 9, 0, DBTRACE_READ, 0, 0);	/* 0 */
+	P(&h, 2, 1, DBTRACE_READ, 0, 0);	/* 1 */
+	P(&h, 9, 0, DBTRACE_READ, 0, 0);	/* 2 */
+	P(&h, 2, 1, DBTRACE_READ, 0, 0);	/* 3 */
+	P(&h, 4000, 1, DBTRACE_READ, 0, 0);	/* 4 */
+	PICK(&h, 0);
+	PICK(&h, 1);
+	PICK(&h, 2);
+	PICK(&h, 3);
+	PICK(&h, 4);
+	PICK_NONE(&h);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_barrier_blocks_only_its_stream)
+{
+	struct h h;
+
+	if (!h_init(&h, 16, 4))
+		return;
+	P(&h, 0, 1, DBTRACE_WRITE, 0, 0);	/* 0: A */
+	P(&h, 0, 1, DBTRACE_FSYNC, 0, 0);	/* 1: A */
+	P(&h, 0, 1, DBTRACE_WRITE, 0, 0);	/* 2: A */
+	P(&h, 1, 1, DBTRACE_WRITE, 0, 0);	/* 3: B, same file */
+	P(&h, 1, 2, DBTRACE_READ, 0, 0);	/* 4: B */
+	PICK(&h, 0);
+	PICK(&h, 3);				/* A's fsync waits, B does not */
+	PICK(&h, 4);
+	PICK_NONE(&h);
+	done(&h, 3, 0);
+	PICK_NONE(&h);				/* B's completions do not release A's fsync */
+	done(&h, 0, 0);
+	PICK(&h, 1);
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK(&h, 2);
+	done(&h, 2, 0);
+	done(&h, 4, 0);
+	dbsched_free(h.s);
+}
+
+/* create, unlink or truncate of file 5 by stream A, with stream B on the same file. */
+static void file_ns(enum dbtrace_op op)
+{
+	struct h h;
+
+	if (!h_init(&h, 32, 4))
+		return;
+	P(&h, 2, 5, DBTRACE_READ, 0, 0);	/* 0: B on F, before */
+	P(&h, 1, 5, op, 0, 0);			/* 1: A's namespace op on F */
+	P(&h, 2, 6, DBTRACE_READ, 0, 0);	/* 2: B on another file */
+	P(&h, 3, 5, DBTRACE_WRITE, 0, 0);	/* 3: C on F, after */
+	P(&h, 4, 7, DBTRACE_WRITE, 0, 0);	/* 4: D elsewhere */
+	P(&h, 2, 5, DBTRACE_FSYNC, 0, 0);	/* 5: B's fsync of F, after */
+
+	PICK(&h, 0);
+	/* the namespace op waits for B's earlier read of F */
+	PICK(&h, 2);
+	/* C's write of F comes after the namespace op: it waits */
+	PICK(&h, 4);
+	PICK_NONE(&h);
+	done(&h, 2, 0);
+	done(&h, 4, 0);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	PICK(&h, 1);
+	/* B's fsync now only waits for the namespace op, as does C's write */
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK(&h, 3);
+	PICK(&h, 5);
+	PICK_NONE(&h);
+	done(&h, 3, 0);
+	done(&h, 5, 0);
+	CHECK(dbsched_count(h.s) == 0);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_file_create_orders_the_file)
+{
+	file_ns(DBTRACE_CREATE);
+}
+
+TEST(dbsched_file_unlink_orders_the_file)
+{
+	file_ns(DBTRACE_UNLINK);
+}
+
+TEST(dbsched_file_truncate_orders_the_file)
+{
+	file_ns(DBTRACE_TRUNCATE);
+}
+
+TEST(dbsched_file_ns_waits_for_issued_records)
+{
+	struct h h;
+
+	/* the earlier records on F are issued and in flight, from two streams */
+	if (!h_init(&h, 16, 4))
+		return;
+	P(&h, 1, 5, DBTRACE_WRITE, 0, 0);	/* 0 */
+	P(&h, 2, 5, DBTRACE_WRITE, 0, 0);	/* 1 */
+	P(&h, 3, 5, DBTRACE_CREATE, 0, 0);	/* 2 */
+	P(&h, 3, 5, DBTRACE_WRITE, 0, 0);	/* 3 */
+	P(&h, 4, 5, DBTRACE_UNLINK, 0, 0);	/* 4 */
+	PICK(&h, 0);
+	PICK(&h, 1);
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	PICK(&h, 2);
+	PICK_NONE(&h);
+	done(&h, 2, 0);
+	PICK(&h, 3);
+	/* the unlink waits for the write before it */
+	PICK_NONE(&h);
+	done(&h, 3, 0);
+	PICK(&h, 4);
+	done(&h, 4, 0);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_file_ns_two_in_a_row)
+{
+	struct h h;
+
+	/* create then unlink of one file from different streams: strictly one after the other */
+	if (!h_init(&h, 16, 4))
+		return;
+	P(&h, 1, 5, DBTRACE_CREATE, 0, 0);	/* 0 */
+	P(&h, 2, 5, DBTRACE_TRUNCATE, 0, 0);	/* 1 */
+	P(&h, 3, 5, DBTRACE_READ, 0, 0);	/* 2 */
+	P(&h, 4, 5, DBTRACE_UNLINK, 0, 0);	/* 3 */
+	P(&h, 1, 6, DBTRACE_READ, 0, 0);	/* 4: A, another file */
+	PICK(&h, 0);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	PICK(&h, 1);
+	PICK(&h, 4);
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK(&h, 2);
+	PICK_NONE(&h);
+	done(&h, 2, 0);
+	PICK(&h, 3);
+	done(&h, 3, 0);
+	done(&h, 4, 0);
+	CHECK(dbsched_count(h.s) == 0);
+	dbsched_free(h.s);
+}
+
+static void dir_ns(enum dbtrace_op op)
+{
+	struct h h;
+
+	if (!h_init(&h, 32, 4))
+		return;
+	P(&h, 1, 1, DBTRACE_WRITE, 0, 0);	/* 0: A */
+	P(&h, 2, 2, DBTRACE_READ, 0, 0);	/* 1: B */
+	P(&h, 3, 11, op, 0, 0);			/* 2: C, mkdir/rmdir of directory 11 */
+	P(&h, 1, 3, DBTRACE_READ, 0, 0);	/* 3: A, an unrelated file */
+	P(&h, 2, 11, DBTRACE_FSYNC, 0, 0);	/* 4: B, fsync of the directory */
+	P(&h, 4, 4, DBTRACE_CREATE, 0, 0);	/* 5: D, a file create */
+	P(&h, 3, 2, DBTRACE_READ, 0, 0);	/* 6: C */
+
+	PICK(&h, 0);
+	PICK(&h, 1);
+	/* the directory op waits for both; everything after it waits for it */
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	PICK(&h, 2);
+	PICK_NONE(&h);
+	done(&h, 2, 0);
+	PICK(&h, 3);
+	PICK(&h, 4);
+	PICK(&h, 5);
+	PICK(&h, 6);
+	PICK_NONE(&h);
+	done(&h, 6, 0);
+	done(&h, 5, 0);
+	done(&h, 3, 0);
+	done(&h, 4, 0);
+	CHECK(dbsched_count(h.s) == 0 && dbsched_inflight(h.s) == 0);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_dir_create_is_a_global_barrier)
+{
+	dir_ns(DBTRACE_CREATE);
+}
+
+TEST(dbsched_dir_unlink_is_a_global_barrier)
+{
+	dir_ns(DBTRACE_UNLINK);
+}
+
+TEST(dbsched_dir_ops_in_a_row)
+{
+	struct h h;
+
+	/* mkdir a, mkdir a/b from two streams, then a file in it */
+	if (!h_init(&h, 8, 4))
+		return;
+	P(&h, 1, 10, DBTRACE_CREATE, 0, 0);	/* 0 */
+	P(&h, 2, 11, DBTRACE_CREATE, 0, 0);	/* 1 */
+	P(&h, 3, 1, DBTRACE_CREATE, 0, 0);	/* 2 */
+	P(&h, 3, 1, DBTRACE_WRITE, 0, 0);	/* 3 */
+	P(&h, 1, 11, DBTRACE_UNLINK, 0, 0);	/* 4 */
+	PICK(&h, 0);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	PICK(&h, 1);
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK(&h, 2);
+	PICK_NONE(&h);
+	done(&h, 2, 0);
+	PICK(&h, 3);
+	PICK_NONE(&h);				/* the rmdir waits for the write */
+	done(&h, 3, 0);
+	PICK(&h, 4);
+	done(&h, 4, 0);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_timed)
+{
+	struct h h;
+
+	if (!h_init(&h, 16, 1))
+		return;
+	P(&h, 0, 1, DBTRACE_READ, 100, 0);	/* 0 */
+	P(&h, 1, 1, DBTRACE_READ, 50, 0);	/* 1 */
+	P(&h, 2, 1, DBTRACE_READ, 50, 0);	/* 2 */
+	P(&h, 3, 1, DBTRACE_READ, 70, 0);	/* 3 */
+	CHECK(pick(&h, 0) == -1);
+	CHECK(h.wake == 50);
+	CHECK(pick(&h, 49) == -1);
+	CHECK(h.wake == 50);
+	CHECK(pick(&h, 50) == 1);		/* at the due time, ties by trace order */
+	CHECK(pick(&h, 50) == 2);
+	CHECK(pick(&h, 50) == -1);
+	CHECK(h.wake == 70);
+	CHECK(pick(&h, 200) == 0);		/* both late: the older first */
+	CHECK(pick(&h, 200) == 3);
+	CHECK(pick(&h, 200) == -1);
+	CHECK(h.wake == UINT64_MAX);
+	done(&h, 0, 200);
+	done(&h, 1, 200);
+	done(&h, 2, 200);
+	done(&h, 3, 200);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_timed_ties_by_trace_order)
+{
+	struct h h;
+	unsigned i;
+
+	/* many streams due at the same time, pushed in an order unlike their ids */
+	if (!h_init(&h, 32, 1))
+		return;
+	for (i = 0; i < 20; i++)
+		P(&h, (i * 7) % 20, 1, DBTRACE_READ, i < 10 ? 1000 : 500, 0);
+	CHECK(pick(&h, 10) == -1);
+	CHECK(h.wake == 500);
+	for (i = 10; i < 20; i++)
+		CHECK(pick(&h, 500) == (long)i);
+	CHECK(pick(&h, 500) == -1);
+	CHECK(h.wake == 1000);
+	for (i = 0; i < 10; i++)
+		CHECK(pick(&h, 1000) == (long)i);
+	CHECK(pick(&h, 1000) == -1);
+	CHECK(h.wake == UINT64_MAX);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_timed_wake_ignores_blocked_records)
+{
+	struct h h;
+
+	if (!h_init(&h, 16, 1))
+		return;
+	P(&h, 0, 1, DBTRACE_READ, 0, 0);	/* 0 */
+	P(&h, 0, 1, DBTRACE_READ, 10, 0);	/* 1: waits for 0, then for its time */
+	P(&h, 1, 1, DBTRACE_READ, 300, 0);	/* 2: waits for its time only */
+	CHECK(pick(&h, 0) == 0);
+	CHECK(pick(&h, 0) == -1);
+	CHECK(h.wake == 300);			/* not 10: record 1 waits for a completion */
+	done(&h, 0, 5);
+	CHECK(pick(&h, 5) == -1);
+	CHECK(h.wake == 10);
+	CHECK(pick(&h, 10) == 1);
+	CHECK(pick(&h, 11) == -1);
+	CHECK(h.wake == 300);
+	/* the clock passed to done() counts too */
+	done(&h, 1, 400);
+	CHECK(pick(&h, 0) == 2);
+	done(&h, 2, 401);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_timed_push_late)
+{
+	struct h h;
+
+	/* a record pushed after its due time goes at once; the push's clock counts */
+	if (!h_init(&h, 4, 1))
+		return;
+	P(&h, 0, 1, DBTRACE_READ, 100, 150);
+	CHECK(pick(&h, 0) == 0);
+	P(&h, 1, 1, DBTRACE_READ, 160, 150);
+	CHECK(pick(&h, 150) == -1);
+	CHECK(h.wake == 160);
+	done(&h, 0, 150);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_window_capacity)
+{
+	struct h h;
+	unsigned i;
+
+	if (!h_init(&h, 3, 4))
+		return;
+	for (i = 0; i < 3; i++) {
+		CHECK(!dbsched_full(h.s));
+		P(&h, 0, 1, DBTRACE_READ, 0, 0);
+	}
+	CHECK(dbsched_full(h.s));
+	CHECK(dbsched_count(h.s) == 3);
+	PICK(&h, 0);
+	PICK(&h, 1);
+	/* issued records stay in the window until done */
+	CHECK(dbsched_full(h.s));
+	CHECK(dbsched_inflight(h.s) == 2);
+	done(&h, 1, 0);
+	CHECK(!dbsched_full(h.s));
+	CHECK(dbsched_count(h.s) == 2);
+	P(&h, 0, 1, DBTRACE_WRITE, 0, 0);	/* 3, into the freed slot */
+	CHECK(h.slot[3] == h.slot[1]);
+	CHECK(dbsched_full(h.s));
+	PICK(&h, 2);
+	PICK(&h, 3);
+	PICK_NONE(&h);
+	/* the item's caller fields survive until done */
+	dbsched_item(h.s, h.slot[3])->user = &h;
+	dbsched_item(h.s, h.slot[3])->done_bytes = 77;
+	done(&h, 0, 0);
+	done(&h, 2, 0);
+	CHECK(dbsched_item(h.s, h.slot[3])->user == &h);
+	CHECK(dbsched_item(h.s, h.slot[3])->done_bytes == 77);
+	done(&h, 3, 0);
+	CHECK(dbsched_count(h.s) == 0 && !dbsched_full(h.s));
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_capacity_one)
+{
+	struct h h;
+	unsigned i;
+
+	if (!h_init(&h, 1, 1))
+		return;
+	for (i = 0; i < 10; i++) {
+		P(&h, i % 3, i % 2 ? 1 : 10, i % 4 == 3 ? DBTRACE_CREATE : DBTRACE_FSYNC, 0, 0);
+		CHECK(dbsched_full(h.s));
+		PICK(&h, i);
+		PICK_NONE(&h);
+		done(&h, i, 0);
+		CHECK(!dbsched_full(h.s));
+	}
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_done_of_unissued_is_ignored)
+{
+	struct h h;
+
+	if (!h_init(&h, 4, 1))
+		return;
+	P(&h, 0, 1, DBTRACE_READ, 0, 0);
+	P(&h, 0, 1, DBTRACE_READ, 0, 0);
+	PICK(&h, 0);
+	done(&h, 1, 0);			/* not issued: no effect */
+	CHECK(dbsched_count(h.s) == 2 && dbsched_inflight(h.s) == 1);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	done(&h, 0, 0);			/* twice: no effect */
+	CHECK(dbsched_count(h.s) == 1 && dbsched_inflight(h.s) == 0);
+	PICK(&h, 1);
+	done(&h, 1, 0);
+	dbsched_free(h.s);
+}
+
+TEST(dbsched_restart_new_loop)
+{
+	struct h h;
+
+	if (!h_init(&h, 4, 1))
+		return;
+	P(&h, 0, 1, DBTRACE_READ, 1000, 0);
+	P(&h, 1, 10, DBTRACE_CREATE, 1000, 0);
+	CHECK(pick(&h, 2000) == 0);
+	CHECK(pick(&h, 2000) == -1);
+	done(&h, 0, 2000);
+	CHECK(pick(&h, 2000) == 1);
+	done(&h, 1, 2000);
+	CHECK(dbsched_count(h.s) == 0);
+
+	/* a new loop: sequence numbers from 0 again, and the clock from 0 */
+	dbsched_restart(h.s);
+	h.n = 0;
+	P(&h, 2, 1, DBTRACE_READ, 10, 0);
+	P(&h, 3, 1, DBTRACE_READ, 5, 0);
+	CHECK(pick(&h, 0) == -1);
+	CHECK(h.wake == 5);
+	CHECK(pick(&h, 5) == 1);
+	CHECK(pick(&h, 10) == 0);
+	done(&h, 0, 10);
+	done(&h, 1, 10);
+	dbsched_free(h.s);
+}
+
+/* ---- a randomized test against a reference model ---- */
+
+#define RMAX	400
+
+struct mrec {
+	struct dbtrace_rec rec;
+	enum dbtrace_role role;
+	enum dbsched_kind kind;
+	uint64_t due;
+	int state;		/* 0 not pushed, 1 waiting, 2 in flight, 3 done */
+	int slot;
+};
+
+struct model {
+	struct mrec r[RMAX];
+	unsigned n, pushed, first;	/* first: the oldest record not done */
+	unsigned depth;
+};
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(uint64_t n)
+{
+	rnd_state = mix64(rnd_state);
+	return n ? rnd_state % n : 0;
+}
+
+/* Whether record @i may be issued at @now by the rules of dbsched.h, independently. */
+static int m_may_go(const struct model *m, unsigned i, uint64_t now, int ignore_time)
+{
+	const struct mrec *r = &m->r[i];
+	unsigned j, mine = 0;
+
+	if (r->state != 1)
+		return 0;
+	for (j = m->first; j < m->pushed; j++) {
+		const struct mrec *q = &m->r[j];
+
+		if (q->state == 3)
+			continue;
+		if (q->rec.stream == r->rec.stream && q->state == 2)
+			mine++;
+		if (j >= i)
+			continue;
+		/* q: earlier, not done */
+		if (q->rec.stream == r->rec.stream) {
+			if (q->state == 1)
+				return 0;			/* stream order */
+			if (r->kind != DBSCHED_DATA || q->kind != DBSCHED_DATA)
+				return 0;			/* barriers */
+		}
+		if (q->kind == DBSCHED_DIR_NS || r->kind == DBSCHED_DIR_NS)
+			return 0;
+		if (q->rec.file == r->rec.file &&
+		    (q->kind == DBSCHED_FILE_NS || r->kind == DBSCHED_FILE_NS))
+			return 0;
+	}
+	if (mine >= m->depth)
+		return 0;
+	return ignore_time || r->due <= now;
+}
+
+static enum dbtrace_op random_op(int dir, unsigned mix)
+{
+	static const enum dbtrace_op dir_ops[] = { DBTRACE_FSYNC, DBTRACE_CREATE, DBTRACE_UNLINK };
+	/* weights: read write fsync fdatasync sfr trim truncate create unlink */
+	static const unsigned w[3][DBTRACE_OP_NR] = {
+		{ 40, 30, 8, 5, 4, 3, 4, 3, 3 },	/* mostly data */
+		{ 20, 20, 10, 10, 2, 2, 12, 12, 12 },	/* namespace-heavy */
+		{ 50, 50, 0, 0, 0, 0, 0, 0, 0 },	/* data only */
+	};
+	unsigned total = 0, x, op;
+
+	if (dir)
+		return dir_ops[rnd(3)];
+	for (op = 0; op < DBTRACE_OP_NR; op++)
+		total += w[mix][op];
+	x = (unsigned)rnd(total);
+	for (op = 0; op < DBTRACE_OP_NR; op++) {
+		if (x < w[mix][op])
+			break;
+		x -= w[mix][op];
+	}
+	return (enum dbtrace_op)op;
+}
+
+static void m_trace(struct model *m, unsigned n, int timed)
+{
+	uint32_t sids[6], fids[8];
+	enum dbtrace_role froles[8];
+	uint64_t st_time[6] = { 0 };
+	unsigned nst = 1 + (unsigned)rnd(6), nf = 1 + (unsigned)rnd(8);
+	unsigned mix = (unsigned)rnd(3), dirpct = (unsigned)rnd(3) * 15, i;
+
+	for (i = 0; i < nst; i++)
+		sids[i] = i == 0 ? (uint32_t)rnd(DBTRACE_MAX_STREAMS) : (sids[i - 1] + 1 + (uint32_t)rnd(600)) % DBTRACE_MAX_STREAMS;
+	for (i = 0; i < nf; i++) {
+		fids[i] = (uint32_t)((i * 2039 + rnd(2000)) % DBTRACE_MAX_FILES);
+		froles[i] = rnd(100) < dirpct ? DBTRACE_ROLE_DIRECTORY
+					      : (enum dbtrace_role)(rnd(3) == 0 ? DBTRACE_ROLE_LOG : DBTRACE_ROLE_DATA);
+	}
+	memset(m->r, 0, sizeof(m->r));
+	m->n = n;
+	m->pushed = m->first = 0;
+	for (i = 0; i < n; i++) {
+		struct mrec *r = &m->r[i];
+		unsigned s = (unsigned)rnd(nst), f = (unsigned)rnd(nf);
+
+		r->rec.line = 100 + i;
+		r->rec.stream = sids[s];
+		r->rec.file = fids[f];
+		r->role = froles[f];
+		r->rec.op = random_op(r->role == DBTRACE_ROLE_DIRECTORY, mix);
+		if (r->rec.op == DBTRACE_READ || r->rec.op == DBTRACE_WRITE) {
+			r->rec.off = 4096 * rnd(100);
+			r->rec.len = 4096;
+		}
+		r->kind = dbsched_kind_of(r->rec.op, r->role);
+		if (timed) {
+			/* per stream, times never decrease; sometimes equal */
+			st_time[s] += rnd(3) ? rnd(40) : 0;
+			r->due = st_time[s];
+		}
+		r->rec.time = timed ? r->due : DBTRACE_NO_TIME;
+	}
+}
+
+/* Runs one trace through @s; returns 0 on the first failure. */
+static int m_run(struct dbsched *s, struct model *m, unsigned capacity, uint64_t *steps)
+{
+	uint64_t now = 0, step;
+	unsigned done_n = 0, inflight = 0, i;
+	int slot_owner[64];
+
+	for (i = 0; i < 64; i++)
+		slot_owner[i] = -1;
+	for (step = 0; done_n < m->n; step++) {
+		unsigned in_window = m->pushed - done_n, act = (unsigned)rnd(10);
+
+		if (step > 100000) {
+			test_fail(__FILE__, __LINE__, "the model run does not end");
+			return 0;
+		}
+		CHECK(dbsched_count(s) == in_window);
+		CHECK(dbsched_inflight(s) == inflight);
+		CHECK(!!dbsched_full(s) == (in_window == capacity));
+		if (rnd(4) == 0)
+			now += rnd(30);
+
+		if (m->pushed < m->n && in_window < capacity && act < 3) {
+			struct mrec *r = &m->r[m->pushed];
+			int slot = dbsched_push(s, &r->rec, r->role, r->due, now);
+			struct dbsched_item *it;
+
+			if (slot < 0 || slot >= (int)capacity || slot_owner[slot] != -1) {
+				test_fail(__FILE__, __LINE__, "push gave a bad or busy slot");
+				return 0;
+			}
+			it = dbsched_item(s, slot);
+			CHECK(it->seq == m->pushed);
+			CHECK(it->due_ns == r->due && it->role == r->role);
+			CHECK(it->rec.stream == r->rec.stream && it->rec.file == r->rec.file &&
+			      it->rec.op == r->rec.op && it->rec.off == r->rec.off &&
+			      it->rec.len == r->rec.len && it->rec.line == r->rec.line &&
+			      it->rec.time == r->rec.time);
+			slot_owner[slot] = (int)m->pushed;
+			r->slot = slot;
+			r->state = 1;
+			m->pushed++;
+			continue;
+		}
+		if (inflight && act < 6) {
+			/* a random one of those in flight completes */
+			unsigned k = (unsigned)rnd(inflight), j;
+
+			for (j = m->first; j < m->pushed; j++)
+				if (m->r[j].state == 2 && k-- == 0)
+					break;
+			dbsched_done(s, m->r[j].slot, now);
+			slot_owner[m->r[j].slot] = -1;
+			m->r[j].state = 3;
+			inflight--;
+			done_n++;
+			while (m->first < m->pushed && m->r[m->first].state == 3)
+				m->first++;
+			continue;
+		}
+
+		/* a pick: must be exactly the model's oldest record that may go */
+		{
+			uint64_t wake = 777, want_wake = UINT64_MAX;
+			long want = -1;
+			int slot;
+
+			for (i = m->first; i < m->pushed; i++) {
+				if (m_may_go(m, i, now, 0)) {
+					want = i;
+					break;
+				}
+				if (m_may_go(m, i, now, 1) && m->r[i].due < want_wake)
+					want_wake = m->r[i].due;
+			}
+			slot = dbsched_pick(s, now, &wake);
+			if (slot >= 0) {
+				long got = slot < (int)capacity ? slot_owner[slot] : -2;
+
+				if (got != want) {
+					printf("  step %llu now %llu: picked record %ld, the model says %ld\n",
+					       (unsigned long long)step, (unsigned long long)now, got, want);
+					test_fail(__FILE__, __LINE__, "pick matches the model");
+					return 0;
+				}
+				CHECK(dbsched_item(s, slot)->seq == (uint64_t)want);
+				m->r[want].state = 2;
+				inflight++;
+				continue;
+			}
+			if (want != -1) {
+				printf("  step %llu now %llu: nothing picked, the model says %ld\n",
+				       (unsigned long long)step, (unsigned long long)now, want);
+				test_fail(__FILE__, __LINE__, "pick matches the model");
+				return 0;
+			}
+			if (wake != want_wake) {
+				printf("  step %llu now %llu: wake %llu, the model says %llu\n",
+				       (unsigned long long)step, (unsigned long long)now,
+				       (unsigned long long)wake, (unsigned long long)want_wake);
+				test_fail(__FILE__, __LINE__, "wake time matches the model");
+				return 0;
+			}
+			CHECK(wake == UINT64_MAX || wake > now);
+			/* no deadlock: with nothing in flight, only time or more records help */
+			if (!inflight && wake == UINT64_MAX && m->pushed - done_n) {
+				printf("  step %llu: %u records wait for nothing\n",
+				       (unsigned long long)step, m->pushed - done_n);
+				test_fail(__FILE__, __LINE__, "no deadlock");
+				return 0;
+			}
+			if (!inflight && wake != UINT64_MAX && rnd(2))
+				now = wake;
+		}
+	}
+	/* every record issued exactly once and done */
+	for (i = 0; i < m->n; i++)
+		CHECK(m->r[i].state == 3);
+	CHECK(dbsched_count(s) == 0 && dbsched_inflight(s) == 0);
+	*steps += step;
+	return 1;
+}
+
+TEST(dbsched_random_against_model)
+{
+	static struct model m;
+	uint64_t steps = 0;
+	unsigned iter;
+
+	rnd_state = 20240611;
+	for (iter = 0; iter < 300; iter++) {
+		struct dbsched_cfg cfg;
+		struct dbsched *s;
+		unsigned loop;
+
+		cfg.capacity = 1 + (unsigned)rnd(iter % 3 == 0 ? 4 : 40);
+		cfg.stream_depth = 1 + (unsigned)rnd(iter % 2 ? 2 : 6);
+		m.depth = cfg.stream_depth;
+		s = dbsched_new(&cfg);
+		if (!s) {
+			CHECK(s != NULL);
+			return;
+		}
+		/* two loops over two traces through one scheduler, restarted in between */
+		for (loop = 0; loop < 2; loop++) {
+			m_trace(&m, 20 + (unsigned)rnd(RMAX - 20), iter % 4 != 0);
+			if (!m_run(s, &m, cfg.capacity, &steps)) {
+				printf("  iteration %u loop %u (capacity %u, depth %u)\n", iter, loop,
+				       cfg.capacity, cfg.stream_depth);
+				dbsched_free(s);
+				return;
+			}
+			dbsched_restart(s);
+		}
+		dbsched_free(s);
+	}
+	CHECK(steps > 100000);
+}
