@@ -81,7 +81,7 @@ struct dr_options {
 	char *trace;
 	char *target;
 	char *device;
-	unsigned int overwrite_device;
+	char *overwrite_device;
 	char *align;
 	char *timing;
 	char *speed;
@@ -150,6 +150,7 @@ struct dr_data {
 	uint64_t last_done_ns;
 	int started, finished, failed, direct, tdo_invalidate;
 	int claimed;
+	int overwrite_device;
 	int partial;			/* the last loop was cut short */			/* the target passed its checks: cleanup may remove what is ours */
 	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported, errors;
 
@@ -1493,7 +1494,7 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 	snprintf(pd->device, sizeof(pd->device), "%s", pd->o->device);
 	snprintf(sidecar, sizeof(sidecar), "%s%s", pd->device, SIDECAR_SUFFIX);
 	if (stat(pd->device, &st) == 0 && S_ISBLK(st.st_mode)) {
-		if (!pd->o->overwrite_device) {
+		if (!pd->overwrite_device) {
 			log_err("dbreplay: dbr_device %s is a block device: the replay overwrites %llu bytes of it; set dbr_overwrite_device=1 to confirm\n",
 				pd->device, (unsigned long long)pd->span);
 			return 1;
@@ -1782,6 +1783,13 @@ static int dr_parse_options(struct thread_data *td, struct dr_data *pd)
 	}
 	if (pd->timing == TM_ORIGINAL)
 		pd->speed = 1.0;
+	if (o->overwrite_device && *o->overwrite_device && strcmp(o->overwrite_device, "0")) {
+		if (strcmp(o->overwrite_device, "1")) {
+			log_err("dbreplay: dbr_overwrite_device=%s is not 0 or 1\n", o->overwrite_device);
+			return 1;
+		}
+		pd->overwrite_device = 1;
+	}
 	if (opt_u64("dbr_stream_depth", o->stream_depth, 1, 1, 65536, &v))
 		return 1;
 	pd->stream_depth = (unsigned)v;
@@ -2136,6 +2144,7 @@ static int str_opt_##field(void *data, const char *val)		\
 STR_OPT(trace)
 STR_OPT(target)
 STR_OPT(device)
+STR_OPT(overwrite_device)
 STR_OPT(align)
 STR_OPT(timing)
 STR_OPT(speed)
@@ -2180,8 +2189,8 @@ static struct fio_option options[] = {
 		   "Directory the trace's files are created in, one to one (unset: a private directory under $TMPDIR); only paths the engine created are ever written or removed"),
 	STR_OPTION("dbr_device", device, "Packed target",
 		   "Instead of dbr_target: one file or block device holding every file as a region (directory and namespace operations are skipped)"),
-	BOOL_OPTION("dbr_overwrite_device", overwrite_device, "Confirm device overwrite",
-		    "1: dbr_device may be a block device, whose content the replay overwrites", "0"),
+	STR_OPTION("dbr_overwrite_device", overwrite_device, "Confirm device overwrite",
+		   "1: dbr_device may be a block device, whose content the replay overwrites (default 0)"),
 	STR_OPTION("dbr_align", align, "Region alignment",
 		   "Packed mode: each file's region starts at a multiple of this (default 1m)"),
 	STR_OPTION("dbr_timing", timing, "Timing",

@@ -30,8 +30,9 @@ DESCRIPTION
         lines for it are replaced too);
       * ioengine=external:build/NAME.so becomes the absolute path of the
         engine (--engine-dir; with --server, --remote-engine-dir);
-      * read_iolog=PATH relative to the repository (the replay logs of the
-        IOzone jobs) becomes absolute (with --server, under --remote-repo);
+      * read_iolog=PATH and dbr_trace=PATH relative to the repository (the
+        replay logs of the IOzone jobs, the database traces) become absolute
+        (with --server, under --remote-repo);
       * include directives are inlined; several job files of one scenario are
         merged into one file with the same meaning (each file's [global]
         options copied into its job sections, a stonewall between files).
@@ -98,7 +99,8 @@ RUN OPTIONS
                           where the engines are on the servers (default the
                           absolute local engine directory).
     --remote-repo DIR     where this repository is on the servers, for files
-                          that job files name relative to it (read_iolog);
+                          that job files name relative to it (read_iolog,
+                          dbr_trace);
                           default the local repository's path.
     --dry-run             check everything, print the plan and the first
                           derived job file, run and write nothing.
@@ -166,7 +168,7 @@ LABEL_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 VAR_RE = re.compile(r"\$\{([^}]*)\}")
 ENGINE_RE = re.compile(r"^(\s*ioengine\s*=\s*external:)build/")
 ENGINE_NAME_RE = re.compile(r"^\s*ioengine\s*=\s*external:build/([A-Za-z0-9_.-]+)\.so\s*$")
-IOLOG_RE = re.compile(r"^(\s*read_iolog\s*=\s*)(\S.*?)\s*$")
+IOLOG_RE = re.compile(r"^(\s*(?:read_iolog|dbr_trace)\s*=\s*)(\S.*?)\s*$")
 KEY_RE = re.compile(r"^\s*([^=\s]+)\s*(=|$)")
 
 # One probe job per engine: the smallest run that loads the engine and does
@@ -174,6 +176,8 @@ KEY_RE = re.compile(r"^\s*([^=\s]+)\s*(=|$)")
 ENGINE_PROBES = {
     "smallfile": ["file_op=layout", "tree_files=1", "number_ios=1"],
     "postmark": ["pm_number=1", "pm_transactions=10", "pm_report=none"],
+    # {repo}: the repository on the server, whose traces the jobs replay
+    "dbreplay": ["dbr_trace={repo}/jobs/dbreplay/probe.trace", "dbr_report=none"],
 }
 
 
@@ -742,7 +746,7 @@ def run_probe(fio: str, server: dict, lines: list, extra_args=()):
 
 
 def check_server(fio: str, server: dict, engines: list, engine_dir: str,
-                 dir_targets: list) -> list:
+                 dir_targets: list, repo_dir: str = "") -> list:
     """Problems with one server, one line each (empty: ready)."""
     name = f"server {server['label']}"
     try:
@@ -758,8 +762,10 @@ def check_server(fio: str, server: dict, engines: list, engine_dir: str,
     problems = []
     for eng in engines:
         so = f"{engine_dir.rstrip('/')}/{eng}.so"
+        probe = [o.replace("{repo}", (repo_dir or str(REPO)).rstrip("/"))
+                 for o in ENGINE_PROBES.get(eng, ["size=4k", "rw=read"])]
         ok, why = run_probe(fio, server, [f"[study-probe-{eng}]", f"ioengine=external:{so}"]
-                            + ENGINE_PROBES.get(eng, ["size=4k", "rw=read"]))
+                            + probe)
         if not ok:
             if why.startswith("invalid external ioengine path"):
                 why = "no such file on the server"
@@ -1272,7 +1278,8 @@ def prepare(a, argv) -> tuple:
         problems = []
         dir_targets = [t for t in targets if t["kind"] == "dir"]
         for srv in servers:
-            problems += check_server(fio, srv, engines, remote_engine_dir, dir_targets)
+            problems += check_server(fio, srv, engines, remote_engine_dir, dir_targets,
+                                     a.remote_repo or "")
         if problems:
             raise StudyError("\n".join(problems))
     if a.out:

@@ -706,3 +706,45 @@ def test_out_of_space_error_path_and_continue_on_error(tmp_path):
         assert list(mnt.iterdir()) == []             # and the run cleaned up after itself
     finally:
         subprocess.run(["umount", str(mnt)])
+
+
+# ---------------------------------------------------------------------------
+# The shipped jobs replay the shipped traces
+# ---------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+DBR_JOBS = sorted(REPO.glob("jobs/dbreplay-*.fio")) + \
+    [REPO / "jobs/000-mtron-isp/mysql-load.fio", REPO / "jobs/000-mtron-isp/mysql-dump.fio"]
+
+
+def trace_records(path):
+    opener = gzip.open if Path(path).read_bytes()[:2] == b"\x1f\x8b" else open
+    with opener(path, "rt") as f:
+        for line in f:
+            if line.startswith("end "):
+                return int(line.split()[1])
+    raise AssertionError(f"{path}: no end line")
+
+
+@pytest.mark.parametrize("job", DBR_JOBS, ids=[p.name for p in DBR_JOBS])
+def test_shipped_job_replays_its_trace(job, tmp_path):
+    text = job.read_text().replace("external:build/", f"external:{DBR_ENGINE.parent}/")
+    traces = [l.split("=", 1)[1] for l in text.splitlines() if l.startswith("dbr_trace=")]
+    assert len(traces) == 1 and (REPO / traces[0]).is_file(), traces
+    n = trace_records(REPO / traces[0])
+    copy = tmp_path / job.name
+    copy.write_text(text)
+    target = tmp_path / "target"
+    target.mkdir()
+    rep = tmp_path / "r.jsonl"
+    env = {"DBR_DIR": str(target), "FIO_DIR": str(target), "DBR_REPORT": str(rep),
+           "TMPDIR": str(tmp_path)}
+    res = run_fio(jobfile=copy, cwd=REPO, env=env, timeout=300).ok()
+    for j in res.jobs:
+        assert j["error"] == 0, j["jobname"]
+    lines = report(rep)
+    assert len(lines) == len(res.jobs)
+    for r in lines:
+        assert r["replayed"] == r["trace_records"] == n
+        assert r["errors"] == 0 and r["implicit_creates"] == 0
+    assert list(target.iterdir()) == [], "the job left files behind"
