@@ -72,6 +72,15 @@ pm_report=none
 """
 
 
+DBREPLAY_JOB = """\
+[replay]
+ioengine=external:build/dbreplay.so
+dbr_trace=jobs/dbreplay/probe.trace
+dbr_target=${STUDY_TEST_DIR}
+dbr_report=none
+"""
+
+
 def load_study_module():
     spec = importlib.util.spec_from_file_location("study", STUDY)
     mod = importlib.util.module_from_spec(spec)
@@ -102,12 +111,14 @@ def lab(tmp_path):
     (jobs / "devwrite.fio").write_text(DEV_WRITE_JOB)
     (jobs / "devread.fio").write_text(DEV_READ_JOB)
     (jobs / "postmark.fio").write_text(POSTMARK_JOB)
+    (jobs / "dbreplay.fio").write_text(DBREPLAY_JOB)
     bad_read = DEV_WRITE_JOB.replace("[devwrite]", "[mislabelled]")
     (jobs / "mislabelled.fio").write_text(bad_read)
     cat = {"version": 1, "scenarios": [
         scenario("tiny-randread", jobs / "randread.fio"),
         scenario("tiny-postmark", jobs / "postmark.fio", params={}, engines=["postmark"]),
         scenario("tiny-noengine", jobs / "randread.fio", engines=["nothere"]),
+        scenario("tiny-dbreplay", jobs / "dbreplay.fio", params={}, engines=["dbreplay"]),
         scenario("tiny-blocked", jobs / "randread.fio", status="needs the dbreplay engine"),
         scenario("dev-write", jobs / "devwrite.fio", env="STUDY_TEST_DEV",
                  kind="file-or-device", params={}),
@@ -509,6 +520,26 @@ def test_server_engine_check_passes(lab, servers):
     assert p.returncode == 0, describe(p)
     meta, result, _ = runs_of(lab.out)[1]
     assert meta["ok"] and result["client_stats"][0]["sync"]["total_ios"] == 20
+
+
+def test_server_dbreplay_trace_from_the_remote_repository(lab, servers):
+    """dbr_trace= names a file of the repository: the server reads it under
+    --remote-repo, and the engine probe says when it is not there."""
+    p1, _ = servers
+    p = lab.run("tiny-dbreplay", "--target", f"db={lab.ssd}", "--server", f"127.0.0.1:{p1}",
+                "--remote-engine-dir", ENGINE_DIR, "--out", lab.out)
+    assert p.returncode == 0, describe(p)
+    meta, result, derived = runs_of(lab.out)[1]
+    assert f"dbr_trace={REPO}/jobs/dbreplay/probe.trace" in derived
+    assert meta["ok"] and result["client_stats"][0]["read"]["total_ios"] == 1
+    assert list(lab.ssd.iterdir()) == []            # the engine removed what it created
+    p = lab.run("tiny-dbreplay", "--target", f"db={lab.ssd}", "--server", f"127.0.0.1:{p1}",
+                "--remote-engine-dir", ENGINE_DIR, "--remote-repo", "/nonexistent/repo",
+                "--out", lab.root / "results2")
+    assert p.returncode == 2, describe(p)
+    assert f"server 127.0.0.1:{p1}: cannot load {ENGINE_DIR}/dbreplay.so" in p.stderr
+    assert "/nonexistent/repo/jobs/dbreplay/probe.trace" in p.stderr
+    assert not (lab.root / "results2").exists()
 
 
 def test_server_missing_engine(lab, servers):
