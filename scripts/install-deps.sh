@@ -5,13 +5,14 @@
 # headers, dpkg-dev for `apt-get source`; with --test also python3-pytest for
 # the tests, python3-matplotlib for the plots of scripts/analyze.py, strace
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
-# peer the PostMark engine is checked against, and blktrace (blkparse) for
-# the trace importer tests.
+# peer the PostMark engine is checked against, blktrace (blkparse) for
+# the trace importer tests, and sqlite3 and postgresql for the live database
+# captures of tests/test_dbcapture.py.
 set -eu
 
 pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3"
 if [ "${1:-}" = "--test" ]; then
-	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace"
+	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql"
 fi
 
 missing=""

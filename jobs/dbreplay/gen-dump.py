@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""NAME
+    gen-dump.py - a deterministic mysqldump-style SQL dump to load into a database
+
+SYNOPSIS
+    gen-dump.py [--dialect mysql|sqlite] [--scale N] [--rows-per-insert N] [-o FILE]
+
+DESCRIPTION
+    Writes the dump a customer database of the 000 article's kind would give
+    (`mysqldump db > dump.sql`): three tables, customers, orders and
+    order_items, with primary keys and secondary indexes, filled with
+    extended INSERTs of --rows-per-insert rows each, in mysqldump's layout
+    (DROP TABLE, CREATE TABLE ... ENGINE=InnoDB, LOCK TABLES, ALTER TABLE ...
+    DISABLE KEYS, INSERTs, ENABLE KEYS, UNLOCK TABLES, the /*!...*/ session
+    settings around it). The same options give the same bytes: the rows come
+    from a seeded generator, no clock.
+
+    --scale N (default 1) makes 10000 N customers, 20000 N orders and about
+    45000 N order items (about 3.5 MB of SQL per unit of scale).
+
+    --dialect sqlite writes the same rows for the sqlite3 shell: no ENGINE,
+    no LOCK TABLES or /*!...*/ lines, INTEGER PRIMARY KEY for the
+    auto-increment keys and CREATE INDEX for the secondary keys. Neither
+    dialect wraps the INSERTs in a transaction: like mysqldump's output
+    loaded as it is, every INSERT commits on its own.
+
+    The captures in jobs/dbreplay/ load it with
+      gen-dump.py -o dump.sql && mariadb test < dump.sql
+      gen-dump.py --dialect sqlite -o dump-sqlite.sql && sqlite3 load.db < dump-sqlite.sql
+
+OPTIONS
+    --dialect mysql|sqlite   (default mysql)
+    --scale N                row counts as above (default 1)
+    --rows-per-insert N      rows in one extended INSERT (default 500)
+    -o FILE                  output (default standard output)
+"""
+import argparse
+import random
+import sys
+
+FIRST = ("Anna", "Bram", "Chloe", "Daan", "Emma", "Finn", "Guus", "Hanna", "Isa", "Jesse",
+         "Kees", "Lotte", "Milan", "Noor", "Otto", "Pien", "Quinten", "Roos", "Sem", "Tess")
+LAST = ("de Jong", "Jansen", "de Vries", "van den Berg", "van Dijk", "Bakker", "Janssen",
+        "Visser", "Smit", "Meijer", "de Boer", "Mulder", "de Groot", "Bos", "Vos", "Peters")
+CITY = ("Amsterdam", "Rotterdam", "Utrecht", "Eindhoven", "Groningen", "Tilburg", "Almere",
+        "Breda", "Nijmegen", "Apeldoorn", "Haarlem", "Arnhem", "Zwolle", "Leiden", "Maastricht")
+STATUS = ("new", "paid", "shipped", "delivered", "returned", "cancelled")
+WORDS = ("urgent", "gift", "call first", "leave at door", "second floor", "invoice by mail",
+         "fragile", "weekend delivery", "no substitutes", "repeat order")
+
+
+def q(s: str) -> str:
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def stamp(rnd: random.Random) -> str:
+    # 2007-2008, the article's time
+    d = rnd.randrange(730)
+    y, d = (2007, d) if d < 365 else (2008, d - 365)
+    m = min(12, d // 31 + 1)
+    day = d % 28 + 1
+    return f"{y}-{m:02d}-{day:02d} {rnd.randrange(24):02d}:{rnd.randrange(60):02d}:" \
+           f"{rnd.randrange(60):02d}"
+
+
+def customers(rnd, n):
+    for i in range(1, n + 1):
+        f, l_ = rnd.choice(FIRST), rnd.choice(LAST)
+        email = f"{f.lower()}.{l_.replace(' ', '').lower()}{i}@example.nl"
+        yield (i, q(f"{f} {l_}"), q(email), q(rnd.choice(CITY)), q(stamp(rnd)),
+               f"{rnd.randrange(1000000) / 100:.2f}")
+
+
+def orders(rnd, n, ncust):
+    for i in range(1, n + 1):
+        note = rnd.choice(WORDS) if rnd.random() < 0.3 else ""
+        yield (i, rnd.randrange(1, ncust + 1), q(rnd.choice(STATUS)),
+               f"{rnd.randrange(500, 50000000) / 100:.2f}", q(stamp(rnd)), q(note))
+
+
+def items(rnd, norders):
+    for o in range(1, norders + 1):
+        for line in range(1, rnd.choice((1, 1, 2, 2, 2, 3, 3, 4)) + 1):
+            yield (o, line, q(f"SKU{rnd.randrange(100000):07d}"), rnd.randrange(1, 10),
+                   f"{rnd.randrange(99, 99999) / 100:.2f}")
+
+
+TABLES = (
+    ("customers",
+     ["`id` int(11) NOT NULL AUTO_INCREMENT", "`name` varchar(64) NOT NULL",
+      "`email` varchar(128) NOT NULL", "`city` varchar(32) NOT NULL",
+      "`created` datetime NOT NULL", "`balance` decimal(12,2) NOT NULL"],
+     "`id`", [("idx_email", "`email`"), ("idx_city", "`city`")]),
+    ("orders",
+     ["`id` int(11) NOT NULL AUTO_INCREMENT", "`customer_id` int(11) NOT NULL",
+      "`status` varchar(16) NOT NULL", "`total` decimal(12,2) NOT NULL",
+      "`created` datetime NOT NULL", "`note` varchar(255) NOT NULL"],
+     "`id`", [("idx_customer", "`customer_id`"), ("idx_created", "`created`")]),
+    ("order_items",
+     ["`order_id` int(11) NOT NULL", "`line` smallint(6) NOT NULL",
+      "`sku` char(10) NOT NULL", "`qty` int(11) NOT NULL", "`price` decimal(10,2) NOT NULL"],
+     "`order_id`,`line`", [("idx_sku", "`sku`")]),
+)
+
+
+def create(dialect, name, cols, pk, keys):
+    if dialect == "sqlite":
+        body = []
+        for c in cols:
+            if "AUTO_INCREMENT" in c:
+                body.append(c.split(" ")[0] + " INTEGER PRIMARY KEY")
+            else:
+                body.append(c)
+        if "," in pk:
+            body.append(f"PRIMARY KEY ({pk})")
+        out = f"CREATE TABLE `{name}` (\n  " + ",\n  ".join(body) + "\n);\n"
+        for k, c in keys:
+            out += f"CREATE INDEX `{name}_{k}` ON `{name}` ({c});\n"
+        return out
+    body = cols + [f"PRIMARY KEY ({pk})"] + [f"KEY `{k}` ({c})" for k, c in keys]
+    return (f"/*!40101 SET @saved_cs_client     = @@character_set_client */;\n"
+            f"/*!40101 SET character_set_client = utf8 */;\n"
+            f"CREATE TABLE `{name}` (\n  " + ",\n  ".join(body) +
+            "\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;\n"
+            "/*!40101 SET character_set_client = @saved_cs_client */;\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--dialect", choices=("mysql", "sqlite"), default="mysql")
+    ap.add_argument("--scale", type=int, default=1)
+    ap.add_argument("--rows-per-insert", type=int, default=500)
+    ap.add_argument("-o", "--output")
+    ap.add_argument("-h", "--help", action="store_true")
+    a = ap.parse_args(argv)
+    if a.help:
+        print(__doc__.strip())
+        return 0
+    if a.scale < 1 or a.rows_per_insert < 1:
+        print("gen-dump.py: --scale and --rows-per-insert must be at least 1", file=sys.stderr)
+        return 2
+    rnd = random.Random(20080123)
+    ncust, nord = 10000 * a.scale, 20000 * a.scale
+    gens = {"customers": customers(rnd, ncust), "orders": orders(rnd, nord, ncust),
+            "order_items": items(rnd, nord)}
+    out = open(a.output, "w", encoding="utf-8", newline="\n") if a.output else sys.stdout
+    my = a.dialect == "mysql"
+    w = out.write
+    if my:
+        w("-- MySQL dump 10.13  (mysqldump-style, written by jobs/dbreplay/gen-dump.py)\n--\n"
+          "-- Host: localhost    Database: test\n"
+          "-- ------------------------------------------------------\n\n"
+          "/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;\n"
+          "/*!40101 SET NAMES utf8mb4 */;\n"
+          "/*!40103 SET @OLD_TIME_ZONE=@@TIME_ZONE */;\n"
+          "/*!40103 SET TIME_ZONE='+00:00' */;\n"
+          "/*!40014 SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0 */;\n"
+          "/*!40014 SET @OLD_FOREIGN_KEY_CHECKS=@@FOREIGN_KEY_CHECKS, FOREIGN_KEY_CHECKS=0 */;\n"
+          "/*!40101 SET @OLD_SQL_MODE=@@SQL_MODE, SQL_MODE='NO_AUTO_VALUE_ON_ZERO' */;\n"
+          "/*!40111 SET @OLD_SQL_NOTES=@@SQL_NOTES, SQL_NOTES=0 */;\n\n")
+    else:
+        w("-- SQL dump for sqlite3 (written by jobs/dbreplay/gen-dump.py --dialect sqlite)\n\n")
+    for name, cols, pk, keys in TABLES:
+        w(f"--\n-- Table structure for table `{name}`\n--\n\n")
+        w(f"DROP TABLE IF EXISTS `{name}`;\n")
+        w(create(a.dialect, name, cols, pk, keys))
+        w(f"\n--\n-- Dumping data for table `{name}`\n--\n\n")
+        if my:
+            w(f"LOCK TABLES `{name}` WRITE;\n/*!40000 ALTER TABLE `{name}` DISABLE KEYS */;\n")
+        batch = []
+        for row in gens[name]:
+            batch.append("(" + ",".join(map(str, row)) + ")")
+            if len(batch) == a.rows_per_insert:
+                w(f"INSERT INTO `{name}` VALUES " + ",".join(batch) + ";\n")
+                batch = []
+        if batch:
+            w(f"INSERT INTO `{name}` VALUES " + ",".join(batch) + ";\n")
+        if my:
+            w(f"/*!40000 ALTER TABLE `{name}` ENABLE KEYS */;\nUNLOCK TABLES;\n")
+        w("\n")
+    if my:
+        w("/*!40103 SET TIME_ZONE=@OLD_TIME_ZONE */;\n"
+          "/*!40101 SET SQL_MODE=@OLD_SQL_MODE */;\n"
+          "/*!40014 SET FOREIGN_KEY_CHECKS=@OLD_FOREIGN_KEY_CHECKS */;\n"
+          "/*!40014 SET UNIQUE_CHECKS=@OLD_UNIQUE_CHECKS */;\n"
+          "/*!40101 SET CHARACTER_SET_CLIENT=@OLD_CHARACTER_SET_CLIENT */;\n"
+          "/*!40111 SET SQL_NOTES=@OLD_SQL_NOTES */;\n\n-- Dump completed\n")
+    if out is not sys.stdout:
+        out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,610 @@
+"""scripts/dbcapture.py: strace captures of real databases as dbtrace traces.
+
+Every trace is read back by the C parser (engines/lib/dbtrace.c, through a
+small checker compiled here) and by scripts/dbtrace.py check. The captures are
+real: sqlite3 loading rows under `dbcapture.py run`, a small C program doing
+known calls from two threads under strace, and (as root, with Debian's
+PostgreSQL 15 installed) a PostgreSQL server started in a temporary directory
+with pgbench running while `dbcapture.py attach` is attached. MariaDB is not
+captured here (mariadb-server is not a test package): the shipped MariaDB
+traces are checked like the others."""
+import gzip
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TOOL = REPO / "scripts" / "dbcapture.py"
+DBTRACE = REPO / "scripts" / "dbtrace.py"
+TRACES = REPO / "jobs" / "dbreplay" / "traces"
+IS_ROOT = os.geteuid() == 0
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+# Pure Python plus strace: nothing for the sanitizer pass to add.
+pytestmark = pytest.mark.nosan
+
+CHECK_C = r"""
+#include <inttypes.h>
+#include <stdio.h>
+#include "dbtrace.h"
+
+/* The C parser's view of a trace: "ok RECORDS" and the declarations, or "error MESSAGE". */
+int main(int argc, char **argv)
+{
+	char err[1024];
+	struct dbtrace_rec r;
+	const struct dbtrace_header *h;
+	struct dbtrace *t;
+	uint64_t n = 0;
+	unsigned i;
+	int ret;
+
+	if (argc != 2)
+		return 2;
+	t = dbtrace_open(argv[1], err, sizeof(err));
+	if (!t) {
+		printf("error %s\n", err);
+		return 1;
+	}
+	while ((ret = dbtrace_next(t, &r)) > 0)
+		n++;
+	if (ret < 0) {
+		printf("error %s\n", dbtrace_error(t));
+		return 1;
+	}
+	h = dbtrace_header(t);
+	printf("ok %" PRIu64 "\n", n);
+	for (i = 0; i < h->nfiles; i++)
+		printf("file %u %s %" PRIu64 " %" PRIu64 " %s\n", h->files[i].id,
+		       dbtrace_role_name(h->files[i].role), h->files[i].max_size,
+		       h->files[i].extent, h->files[i].path);
+	dbtrace_close(t);
+	return 0;
+}
+"""
+
+
+def _env():
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def checker(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dbcapture-checker")
+    (d / "check.c").write_text(CHECK_C)
+    exe = d / "dbtrace-check"
+    r = subprocess.run(["cc", "-std=gnu11", "-D_GNU_SOURCE", "-O1", "-Wall", "-Werror",
+                        f"-I{REPO}/engines/lib", "-o", str(exe), str(d / "check.c"),
+                        str(REPO / "engines/lib/dbtrace.c"), str(REPO / "engines/lib/errmsg.c"),
+                        "-lz"], capture_output=True, text=True, env=_env())
+    if r.returncode:
+        pytest.fail(f"cannot build the dbtrace checker:\n{r.stdout}{r.stderr}", pytrace=False)
+    return exe
+
+
+def c_check(checker, path):
+    r = subprocess.run([str(checker), str(path)], capture_output=True, text=True, env=_env(),
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("ok "), \
+        f"the C parser refuses {path}: {r.stdout}{r.stderr}"
+    return int(r.stdout.split()[1])
+
+
+def py_check(path):
+    r = subprocess.run([sys.executable, str(DBTRACE), "check", str(path)], capture_output=True,
+                       text=True, env=_env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def tool(*args, stdin=None, cwd=None, timeout=300):
+    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True,
+                          text=True, env=_env(), stdin=stdin, cwd=cwd, timeout=timeout)
+
+
+def ok(r):
+    assert r.returncode == 0, f"rc={r.returncode}\n{r.stderr}"
+    return r
+
+
+def read_trace(path):
+    """(header dict, files by id, streams by id, records) of a trace this tool wrote."""
+    op = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
+    with op(path, "rt", encoding="latin-1") as f:
+        lines = f.read().splitlines()
+    assert lines[0] == "dbtrace 1" and lines[-1].startswith("end ")
+    head, files, streams, recs = {}, {}, {}, []
+    page = 1
+    for ln in lines[1:-1]:
+        tok = ln.split()
+        if tok[0] in ("pagesize", "timeunit"):
+            head[tok[0]] = tok[1]
+            if tok[0] == "pagesize":
+                page = int(tok[1])
+        elif tok[0] == "source":
+            head["source"] = ln[7:]
+        elif tok[0] == "file":
+            files[int(tok[1])] = {"role": tok[2], "size": None if tok[3] == "-" else int(tok[3]),
+                                  "max": int(tok[4]), "path": tok[5]}
+        elif tok[0] == "stream":
+            streams[int(tok[1])] = tok[2]
+        else:
+            q = [int(x[1:]) * page if x.startswith("p") else int(x) for x in tok[4:]]
+            recs.append((None if tok[0] == "-" else int(tok[0]), int(tok[1]), int(tok[2]),
+                         tok[3], *q))
+    return head, files, streams, recs
+
+
+def by_path(files, path):
+    got = [i for i, f in files.items() if f["path"] == path]
+    assert len(got) == 1, f"no single file {path} in {files}"
+    return got[0]
+
+
+# ---------------------------------------------------------------------------
+# (1) sqlite3 under dbcapture.py run
+# ---------------------------------------------------------------------------
+
+def test_sqlite_live_capture(tmp_path, checker):
+    db = tmp_path / "db"
+    db.mkdir()
+    sql = tmp_path / "load.sql"
+    ntx = 30
+    with open(sql, "w") as f:
+        f.write("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, n INTEGER);\n")
+        for i in range(ntx):
+            f.write("BEGIN;\n")
+            for j in range(100):
+                f.write(f"INSERT INTO t(name, n) VALUES ('row {i}-{j} {'x' * 60}', {i * j});\n")
+            f.write("COMMIT;\n")
+        f.write("CREATE INDEX t_n ON t(n);\n")
+    out = tmp_path / "load.trace.gz"
+    with open(sql) as stdin:
+        r = ok(tool("run", "--datadir", db, "--db", "sqlite", "-o", out,
+                    "--source", "SQLite bulk load test", "--", "sqlite3", db / "load.db",
+                    stdin=stdin))
+    assert "records" in r.stderr
+    n = c_check(checker, out)
+    assert f"{n} records" in py_check(out)
+    head, files, streams, recs = read_trace(out)
+    assert head["timeunit"] == "us" and head["pagesize"] == "4096"
+    assert head["source"].startswith("SQLite bulk load test; capture: strace -f -ttt -yy")
+    assert "-- sqlite3 " in head["source"]
+    dbf = by_path(files, "load.db")
+    jf = by_path(files, "load.db-journal")
+    assert files[dbf]["role"] == "data" and files[jf]["role"] == "journal"
+    assert files[dbf]["size"] is None and files[jf]["size"] is None   # both made by the capture
+    final = os.path.getsize(db / "load.db")
+    writes = [r for r in recs if r[2] == dbf and r[3] == "write"]
+    assert writes and max(r[4] + r[5] for r in writes) == final == files[dbf]["max"]
+    # every page of the final file was written at least once
+    covered = set()
+    for r in writes:
+        covered.update(range(r[4] // 4096, (r[4] + r[5] + 4095) // 4096))
+    assert covered == set(range(final // 4096))
+    ops = lambda fid, op: sum(1 for r in recs if r[2] == fid and r[3] == op)  # noqa: E731
+    # rollback journal: each transaction creates, syncs and removes it
+    assert ops(jf, "create") >= ntx and ops(jf, "unlink") >= ntx
+    assert ops(jf, "fdatasync") + ops(jf, "fsync") >= ntx
+    assert ops(dbf, "fdatasync") + ops(dbf, "fsync") >= ntx
+    assert ops(dbf, "create") == 1 and recs[0][3] == "create" and recs[0][2] == dbf
+    jrecs = [r[3] for r in recs if r[2] == jf]
+    assert jrecs[0] == "create" and jrecs[-1] == "unlink"
+    # sqlite fsyncs the directory after creating the journal (fdatasync on a directory -> fsync)
+    top = by_path(files, ".")
+    assert files[top]["role"] == "directory" and ops(top, "fsync") >= ntx
+    assert list(streams.values()) == [s for s in streams.values() if s.startswith("sqlite3-")]
+    times = [r[0] for r in recs]
+    assert times[0] == 0 and times == sorted(times)
+
+
+# ---------------------------------------------------------------------------
+# (2) known calls from two threads, real strace, exact records
+# ---------------------------------------------------------------------------
+
+PROG_C = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static char buf[16384];
+static pthread_barrier_t bar;
+
+static void *second(void *arg)
+{
+	int fd = open("b.dat", O_RDWR | O_CREAT, 0644), i;
+
+	pthread_barrier_wait(&bar);
+	for (i = 0; i < 40; i++) {
+		pwrite(fd, buf, 4096, (off_t)i * 4096);
+		fsync(fd);
+	}
+	close(fd);
+	return arg;
+}
+
+int main(void)
+{
+	pthread_t t;
+	int fd, fd2, fd3, pre, dir, out, i;
+
+	pthread_barrier_init(&bar, NULL, 2);
+	fd = open("a.dat", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	pthread_create(&t, NULL, second, NULL);
+	pthread_barrier_wait(&bar);
+	for (i = 0; i < 40; i++) {
+		pwrite(fd, buf, 8192, (off_t)i * 8192);
+		fdatasync(fd);
+	}
+	fd2 = dup(fd);
+	pread(fd2, buf, 100, 0);
+	fd3 = fcntl(fd, F_DUPFD, 100);
+	lseek(fd3, 10, SEEK_SET);
+	read(fd3, buf, 4096);
+	read(fd, buf, 50);                      /* the position is shared: 4106 */
+	pthread_join(t, NULL);
+	pre = open("pre.dat", O_RDONLY);
+	pread(pre, buf, 4096, 4096);
+	pread(pre, buf, 16384, 8192);           /* short: the file ends at 12288 */
+	pread(pre, buf, 100, 12288);            /* 0 bytes: dropped */
+	rename("b.dat", "c.dat");
+	fd2 = open("c.dat", O_RDONLY);
+	pread(fd2, buf, 4096, 0);
+	unlink("c.dat");
+	dir = open(".", O_RDONLY | O_DIRECTORY);
+	fsync(dir);
+	out = open(getenv("OUTSIDE"), O_WRONLY | O_CREAT, 0644);
+	write(out, buf, 10);                    /* outside the data directory: dropped */
+	pread(fd, buf, 10, 1 << 30);            /* beyond the end: 0 bytes, dropped */
+	return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def prog(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dbcapture-prog")
+    (d / "prog.c").write_text(PROG_C)
+    r = subprocess.run(["cc", "-O1", "-pthread", "-o", str(d / "prog"), str(d / "prog.c")],
+                       capture_output=True, text=True, env=_env())
+    assert r.returncode == 0, r.stderr
+    return d / "prog"
+
+
+def trace_set():
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import dbcapture
+    finally:
+        sys.path.pop(0)
+    return dbcapture.TRACE_SET
+
+
+def test_converter_on_known_program(tmp_path, prog, checker):
+    data = tmp_path / "data"
+    for attempt in range(5):
+        shutil.rmtree(data, ignore_errors=True)
+        data.mkdir()
+        (data / "pre.dat").write_bytes(b"p" * 12288)
+        listing = subprocess.run(["find", str(data), "-printf", "%y %s %P\\n"],
+                                 capture_output=True, text=True, check=True).stdout
+        (tmp_path / "listing").write_text(listing)
+        raw = tmp_path / "strace.out"
+        env = dict(_env(), OUTSIDE=str(tmp_path / "outside.log"))
+        r = subprocess.run(["strace", "-f", "-ttt", "-yy", "-qq", "-s", "0", "-e",
+                            f"trace={trace_set()}", "-o", str(raw), str(prog)],
+                           cwd=data, env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        text = raw.read_text()
+        # the two threads overlap in their calls: strace splits some in two
+        if re.search(r"<\.\.\. (pwrite64|fsync|fdatasync) resumed>", text):
+            break
+    else:
+        pytest.fail("strace never showed an unfinished call of the two threads")
+    out = tmp_path / "prog.trace"
+    r = ok(tool("convert", raw, "--datadir", data, "--db", "generic", "--listing",
+                tmp_path / "listing", "--cwd", data, "-o", out))
+    assert "renames" in r.stderr and "outside the data directory" in r.stderr
+    n = c_check(checker, out)
+    head, files, streams, recs = read_trace(out)
+    assert n == len(recs)
+    a, b, pre, top = (by_path(files, p) for p in ("a.dat", "b.dat", "pre.dat", "."))
+    assert files[a] == {"role": "other", "size": None, "max": 40 * 8192, "path": "a.dat"}
+    assert files[b] == {"role": "other", "size": None, "max": 40 * 4096, "path": "b.dat"}
+    assert files[pre] == {"role": "other", "size": 12288, "max": 12288, "path": "pre.dat"}
+    assert files[top] == {"role": "directory", "size": 0, "max": 0, "path": "."}
+    assert len(files) == 4 and len(streams) == 2
+    main_s = recs[0][1]
+    other = [s for s in streams if s != main_s][0]
+    main_ops = [r[2:] for r in recs if r[1] == main_s]
+    second_ops = [r[2:] for r in recs if r[1] == other]
+    want_main = [(a, "create")]
+    for i in range(40):
+        want_main += [(a, "write", i * 8192, 8192), (a, "fdatasync")]
+    want_main += [(a, "read", 0, 100), (a, "read", 10, 4096), (a, "read", 4106, 50),
+                  (pre, "read", 4096, 4096), (pre, "read", 8192, 4096),
+                  (b, "read", 0, 4096), (b, "unlink"), (top, "fsync")]
+    assert main_ops == want_main
+    want_second = [(b, "create")]
+    for i in range(40):
+        want_second += [(b, "write", i * 4096, 4096), (b, "fsync")]
+    assert second_ops == want_second
+    # issue order: times never go back across the whole trace
+    assert [r[0] for r in recs] == sorted(r[0] for r in recs)
+
+
+SYNTHETIC = """\
+100  1000.000000 openat(AT_FDCWD</db>, "data.db", O_RDWR|O_CREAT, 0644) = 3</db/data.db>
+100  1000.000010 clone3({flags=CLONE_VM|CLONE_FILES|CLONE_THREAD, exit_signal=0} => {parent_tid=[101]}, 88) = 101
+100  1000.000020 pwrite64(3</db/data.db>, ""..., 8192, 0 <unfinished ...>
+101  1000.000025 openat(AT_FDCWD</db>, "data.db-wal", O_RDWR|O_CREAT, 0644) = 4</db/data.db-wal>
+101  1000.000030 write(4</db/data.db-wal>, ""..., 100 <unfinished ...>
+100  1000.000040 <... pwrite64 resumed>) = 8192 <0.000020>
+101  1000.000050 <... write resumed>) = 100
+100  1000.000060 fdatasync(3</db/data.db> <unfinished ...>
+101  1000.000061 write(4</db/data.db-wal>, ""..., 50) = 50
+101  1000.000070 fsync(4</db/data.db-wal>) = 0
+100  1000.000080 <... fdatasync resumed>) = 0
+100  1000.000090 pread64(3</db/data.db>, ""..., 8192, 16384) = 4096
+100  1000.000100 dup2(3</db/data.db>, 7) = 7</db/data.db>
+100  1000.000110 lseek(7</db/data.db>, 4096, SEEK_SET) = 4096
+100  1000.000120 read(7</db/data.db>,  <unfinished ...>
+101  1000.000125 write(9<UNIX-STREAM:[11->12]>, ""..., 10) = 10
+100  1000.000126 <... read resumed>""..., 100) = 100
+101  1000.000130 rename("/db/data.db-wal", "/db/data.db") = 0
+100  1000.000140 pwrite64(3</db/data.db>(deleted), ""..., 4096, 0) = 4096
+101  1000.000150 pwrite64(4</db/data.db>, ""..., 10, 150) = 10
+101  1000.000160 unlink("/db/data.db") = 0
+100  1000.000170 openat(AT_FDCWD</db>, "data.db", O_RDWR|O_CREAT|O_EXCL, 0644) = 5</db/data.db>
+100  1000.000175 pread64(3</db/data.db>(deleted), ""..., 10, 0) = -1 EINTR (Interrupted system call)
+101  1000.000180 mkdir("/db/sub", 0755) = 0
+101  1000.000190 openat(AT_FDCWD</db>, "sub", O_RDONLY|O_DIRECTORY) = 6</db/sub>
+101  1000.000195 fdatasync(6</db/sub>) = 0
+101  1000.000200 openat(AT_FDCWD</db>, "/etc/passwd", O_RDONLY) = 8</etc/passwd>
+101  1000.000210 read(8</etc/passwd>, ""..., 4096) = 1000
+100  1000.000215 --- SIGUSR1 {si_signo=SIGUSR1, si_code=SI_USER, si_pid=1, si_uid=0} ---
+100  1000.000220 ftruncate(5</db/data.db>, 8192) = 0
+100  1000.000230 fallocate(5</db/data.db>, FALLOC_FL_KEEP_SIZE|FALLOC_FL_PUNCH_HOLE, 0, 4096) = 0
+100  1000.000240 sync_file_range(5</db/data.db>, 0, 0, SYNC_FILE_RANGE_WRITE) = 0
+101  1000.000250 fsync(4</db/data.db>(deleted) <unfinished ...>
+"""
+
+SYNTHETIC_RECORDS = """\
+0 0 0 write p0 8192
+5 1 1 create
+10 1 1 write p0 100
+40 0 0 fdatasync
+41 1 1 write 100 50
+50 1 1 fsync
+70 0 0 read p4 4096
+100 0 0 read p1 100
+110 1 0 unlink
+120 0 0 write p0 4096
+130 1 1 write 150 10
+140 1 1 unlink
+150 0 0 create
+160 1 2 create
+175 1 2 fsync
+200 0 0 truncate 8192
+210 0 0 trim p0 4096
+220 0 0 sync_file_range p0 0
+end 18
+"""
+
+
+def test_converter_exact_on_synthetic_capture(tmp_path, checker):
+    """Interleaved threads, unfinished/resumed calls, dup2 + lseek + read, a
+    rename over an existing file, I/O on the unlinked file, a name made anew,
+    a directory: the exact trace."""
+    raw = tmp_path / "synthetic.strace"
+    raw.write_text(SYNTHETIC)
+    (tmp_path / "listing").write_text("f 20480 data.db\n")
+    (tmp_path / "procinfo").write_text("100 name main-100\n101 name writer-101\n")
+    out = tmp_path / "s.trace"
+    r = ok(tool("convert", raw, "--datadir", "/db", "--db", "sqlite", "--listing",
+                tmp_path / "listing", "--procinfo", tmp_path / "procinfo", "--capture",
+                "strace -f -ttt -yy -o synthetic.strace", "-o", out))
+    text = out.read_text()
+    assert text.startswith(
+        "dbtrace 1\npagesize 4096\ntimeunit us\n"
+        "source SQLite database; capture: strace -f -ttt -yy -o synthetic.strace; "
+        "dbcapture.py convert --db sqlite\n"
+        "file 0 data 20480 20480 data.db\n"
+        "file 1 log - 160 data.db-wal\n"
+        "file 2 directory - 0 sub\n"
+        "stream 0 main-100\nstream 1 writer-101\n")
+    assert text.split("stream 1 writer-101\n")[1] == SYNTHETIC_RECORDS
+    c_check(checker, out)
+    for why in ("dropped 1 failed pread64 calls (-1 EINTR)",
+                "dropped 1 reads of files outside the data directory",
+                "dropped 1 calls still unfinished at the end of the capture",
+                "1 renames", "1 fdatasyncs of directories, recorded as fsync"):
+        assert why in r.stderr, r.stderr
+
+
+# ---------------------------------------------------------------------------
+# (3) bad input
+# ---------------------------------------------------------------------------
+
+GOOD = '7  10.000001 pwrite64(3</db/x>, ""..., 10, 0) = 10\n'
+
+
+@pytest.mark.parametrize("text,db,extra,msg", [
+    (GOOD + "garbage here\n", "sqlite", [], "bad.strace line 2: not an strace line"),
+    (GOOD + '7  10.000002 pread64(3</db/x>, "..., 10, 0) = 10\n', "sqlite", [],
+     "bad.strace line 2: an unterminated string"),
+    (GOOD + '7  10.000002 pread64(3</db/x>, ""..., 10, 0)\n', "sqlite", [],
+     "bad.strace line 2: pread64: no result"),
+    (GOOD + '7  10.000002 pread64(3</db/x>, ""..., 10, 0 = 10\n', "sqlite", [],
+     "bad.strace line 2: pread64: the argument list does not end"),
+    (GOOD + '7  10.000002 pread64(3</db/x, ""..., 10, 0) = 10\n', "sqlite", [],
+     "bad.strace line 2: an unterminated <...> annotation"),
+    (GOOD + '7  pread64(3</db/x>, ""..., 10, 0) = 10\n', "sqlite", [],
+     "bad.strace line 2: a line without a timestamp among timed lines"),
+    (GOOD + '7  10.000002 pread64(3</db/x>, ""..., 10, 0) = x\n', "sqlite", [],
+     "bad.strace line 2: cannot read the call's result"),
+    (GOOD + '7  10.000002 pread64(3</db/x>,  <unfinished ...>\n'
+     '7  10.000003 <... fsync resumed>) = 0\n', "sqlite", [],
+     "bad.strace line 3: 'fsync' resumed while pid 7's unfinished call is 'pread64'"),
+    (GOOD + '7  10.000002 openat(AT_FDCWD</db>, "../etc/passwd", O_RDONLY) = 4\n', "sqlite",
+     ["--outside", "error"],
+     "bad.strace line 2: '/etc/passwd' is outside the data directory /db (--outside error)"),
+    (GOOD + '7  10.000002 pwrite64(3</elsewhere/y>, ""..., 10, 0) = 10\n', "sqlite",
+     ["--outside", "error"], "bad.strace line 2: '/elsewhere/y' is outside the data directory"),
+    (GOOD, "oracle", [], "--db: unknown database 'oracle'"),
+    (GOOD, "sqlite", ["--role", "*.db=table"], "--role '*.db=table': unknown role 'table'"),
+    (GOOD, "sqlite", ["--pagesize", "1000"], "--pagesize 1000: must be a power of two"),
+    ('7  10.000001 pwrite64(3</elsewhere/x>, ""..., 10, 0) = 10\n', "sqlite", [],
+     "bad.strace: no file I/O of the data directory /db in the capture"),
+])
+def test_bad_input(tmp_path, text, db, extra, msg):
+    raw = tmp_path / "bad.strace"
+    raw.write_text(text)
+    out = tmp_path / "out.trace.gz"
+    r = tool("convert", "bad.strace", "--datadir", "/db", "--db", db, *extra, "-o", out,
+             cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dbcapture.py: " + msg), r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.strace"]   # no output left
+
+
+def test_usage_errors_and_manual(tmp_path):
+    r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace")
+    assert r.returncode == 2 and "put the COMMAND after '--'" in r.stderr
+    r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace", "--",
+             "sh", "-c", "exit 3")
+    assert r.returncode == 2 and "exited with status 3" in r.stderr
+    r = tool("attach", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace",
+             "--pid", "999999999")
+    assert r.returncode == 2 and "--pid 999999999: no such process" in r.stderr
+    assert not (tmp_path / "x.trace").exists()
+    for cmd in ("run", "attach", "convert"):
+        r = ok(tool(cmd, "--help"))
+        assert r.stdout.startswith("NAME\n    dbcapture.py " + cmd)
+    r = ok(tool("--help"))
+    assert "SYNOPSIS" in r.stdout and "convert STRACE_OUT" in r.stdout
+    assert "pg_wal/*" in ok(tool("help", "convert")).stdout
+
+
+# ---------------------------------------------------------------------------
+# (4) PostgreSQL: pgbench under dbcapture.py attach
+# ---------------------------------------------------------------------------
+
+@pytest.mark.skipif(not IS_ROOT, reason="runs PostgreSQL as user postgres (needs root)")
+def test_postgresql_live_capture(checker):
+    if not (PG_BIN / "initdb").exists() or not shutil.which("pgbench"):
+        pytest.fail("PostgreSQL 15 is not installed (scripts/install-deps.sh --test installs it)",
+                    pytrace=False)
+    base = Path(tempfile.mkdtemp(prefix="dbcapture-pg.", dir="/tmp"))
+    os.chmod(base, 0o755)
+    shutil.chown(base, "postgres")
+    pg = ["runuser", "-u", "postgres", "--"]
+    data = base / "data"
+    opts = f"-k {base} -c listen_addresses= -c shared_buffers=16MB -c fsync=on"
+    started = False
+    cap = None
+    try:
+        run = lambda *c: subprocess.run([*pg, *map(str, c)], capture_output=True,  # noqa: E731
+                                        text=True, timeout=120)
+        r = run(PG_BIN / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
+        assert r.returncode == 0, r.stderr
+        r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
+        assert r.returncode == 0, r.stderr + (base / "log").read_text()
+        started = True
+        r = run("pgbench", "-h", base, "-i", "-s", "1", "-q", "postgres")
+        assert r.returncode == 0, r.stderr
+        r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
+                "-w", "restart")
+        assert r.returncode == 0, r.stderr
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        out = base / "pg.trace.gz"
+        ready = base / "ready"
+        cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--datadir", str(data),
+                                "--db", "postgresql", "--pid", str(pid), "--ready", str(ready),
+                                "--source", "PostgreSQL 15 pgbench test", "-o", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=_env())
+        t0 = time.monotonic()
+        while not ready.exists():
+            assert cap.poll() is None, cap.communicate()[1]
+            assert time.monotonic() - t0 < 60, "strace did not attach within 60 s"
+            time.sleep(0.05)
+        r = run("pgbench", "-h", base, "-c", "2", "-j", "2", "-T", "2", "postgres")
+        assert r.returncode == 0, r.stderr
+        r = run("psql", "-h", base, "-c", "CHECKPOINT", "postgres")
+        assert r.returncode == 0, r.stderr
+        cap.send_signal(signal.SIGINT)
+        _, err = cap.communicate(timeout=120)
+        assert cap.returncode == 0, err
+        cap = None
+        c_check(checker, out)
+        py_check(out)
+        head, files, streams, recs = read_trace(out)
+        assert head["pagesize"] == "8192" and head["timeunit"] == "us"
+        assert head["source"].startswith("PostgreSQL 15 pgbench test; capture: strace -f")
+        assert f"-p {pid}" in head["source"]
+        role = {i: f["role"] for i, f in files.items()}
+        wal = [i for i, f in files.items() if f["path"].startswith("pg_wal/0")]
+        assert wal and all(role[i] == "log" for i in wal)
+        walops = {r[3] for r in recs if r[2] in wal}
+        assert "write" in walops and walops & {"fdatasync", "fsync"}
+        rel = [i for i, f in files.items() if re.fullmatch(r"base/\d+/\d+", f["path"])]
+        assert rel and all(role[i] == "data" for i in rel)
+        assert any(r[3] == "read" and r[2] in rel for r in recs)   # cold shared buffers
+        assert all(f["size"] is not None for i, f in files.items() if i in rel and
+                   any(r[2] == i and r[3] == "read" for r in recs))
+        names = set(streams.values())
+        assert any(n.startswith("backend-") for n in names), names
+        ckpt = [s for s, n in streams.items() if n.startswith("checkpointer-")]
+        assert ckpt and any(r[1] == ckpt[0] and r[3] == "fsync" and r[2] in rel for r in recs)
+        # WAL segments and relations existed before the capture: their real sizes
+        for i in wal:
+            f = files[i]
+            if f["size"] is not None:
+                assert f["size"] == 16 << 20
+    finally:
+        if cap is not None:
+            cap.kill()
+            cap.wait()
+        if started:
+            subprocess.run([*pg, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate",
+                            "-w", "stop"], capture_output=True, timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+# (5) the shipped traces
+# ---------------------------------------------------------------------------
+
+SHIPPED = {"pgbench": "PostgreSQL", "sqlite-load": "SQLite", "mariadb-load": "MariaDB",
+           "mariadb-dump": "MariaDB"}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_trace(name, checker):
+    path = TRACES / f"{name}.trace.gz"
+    assert path.is_file(), f"{path} is missing"
+    assert path.stat().st_size < 2 << 20
+    n = c_check(checker, path)
+    assert f"{n} records" in py_check(path)
+    head, files, streams, recs = read_trace(path)
+    src = head["source"]
+    assert src.startswith(SHIPPED[name]) and "capture: strace -f -ttt -yy" in src
+    assert head["timeunit"] == "us" and n == len(recs) and 500 <= n <= 100000
+    assert sum(f["max"] for f in files.values()) < 400 << 20
+    notes = TRACES.parent / "README.md"
+    assert f"`{name}.trace.gz`" in notes.read_text()
