@@ -103,6 +103,7 @@ struct dr_options {
 struct rfile {
 	const struct dbtrace_file *decl;
 	int fd;			/* open descriptor (file or directory), -1 if none */
+	int bfd;		/* direct=1: a buffered descriptor of the same file, for unaligned records */
 	int present;		/* its name exists in the target (one-to-one mapping) */
 	uint64_t region;	/* packed: where its region starts on the device */
 };
@@ -131,6 +132,7 @@ struct dr_data {
 	char **owned;			/* hash set of the paths in the manifest */
 	size_t nowned, owned_cap;	/* owned_cap: a power of two */
 	int devfd;			/* packed: the device or file */
+	int dev_dfd;			/* packed, direct=1: the same with O_DIRECT */
 	char device[PATH_MAX];
 	int dev_is_blk, dev_made;
 	uint64_t span;
@@ -153,6 +155,7 @@ struct dr_data {
 	int overwrite_device;
 	int partial;			/* the last loop was cut short */			/* the target passed its checks: cleanup may remove what is ours */
 	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported, errors;
+	uint64_t buffered_records;	/* direct=1: unaligned records per pass, done buffered */
 
 	/* from the check pass */
 	uint64_t trace_records, trace_span_units;
@@ -366,23 +369,67 @@ static int make_buffers(struct dr_data *pd, size_t len)
 	return 0;
 }
 
+/* direct=1 needs reads and writes aligned to the logical block (512 bytes here) */
+static int unaligned(const struct dr_data *pd, const struct dbtrace_rec *r)
+{
+	return pd->direct && (r->op == DBTRACE_READ || r->op == DBTRACE_WRITE) &&
+	       ((r->off | r->len) & 511);
+}
+
 /* The descriptor and offset a record's I/O goes to. */
 static int io_target(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *off)
 {
 	struct rfile *f = &pd->files[r->file];
+	int buffered = unaligned(pd, r);
 
 	*off = r->off;
 	if (pd->packed) {
 		*off += f->region;
-		return pd->devfd;
+		return buffered || pd->dev_dfd < 0 ? pd->devfd : pd->dev_dfd;
 	}
-	return f->fd;
+	return buffered && f->bfd >= 0 ? f->bfd : f->fd;
 }
 
 static int open_flags(const struct dr_data *pd)
 {
-	return O_RDWR | O_NOFOLLOW | O_CLOEXEC | (pd->direct ? O_DIRECT : 0);
+	return O_RDWR | O_NOFOLLOW | O_CLOEXEC;
 }
+
+/*
+ * Makes @fd (opened buffered) the file's descriptor. With direct=1 the file
+ * gets an O_DIRECT descriptor for its aligned reads and writes and keeps the
+ * buffered one for the rest, as databases do: InnoDB opens its tablespaces
+ * with O_DIRECT but reads a 24-byte header through the page cache elsewhere.
+ */
+static int set_fd(struct dr_data *pd, struct rfile *f, int fd)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->bfd >= 0)
+		close(f->bfd);
+	f->fd = fd;
+	f->bfd = -1;
+	if (pd->direct && fd >= 0 && f->decl->role != DBTRACE_ROLE_DIRECTORY) {
+		char self[64];
+		int dfd;
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		dfd = open(self, O_RDWR | O_CLOEXEC | O_DIRECT);
+		if (dfd < 0 && errno == EINVAL) {
+			/* tmpfs before Linux 6.6: say so once, replay through the page cache */
+			log_err("dbreplay: direct=1: %s does not support O_DIRECT; the replay goes through the page cache\n",
+				pd->root);
+			pd->direct = 0;
+			return 0;
+		}
+		if (dfd < 0)
+			return -errno;
+		f->bfd = fd;
+		f->fd = dfd;
+	}
+	return 0;
+}
+
 
 /*
  * A record on a file that has no descriptor: a capture that began after the
@@ -402,9 +449,8 @@ static int implicit_open(struct dr_data *pd, struct rfile *f)
 	fd = openat(dfd, base, open_flags(pd) | O_CREAT, 0644);
 	ret = fd < 0 ? -errno : 0;
 	close(dfd);
-	if (ret)
+	if (ret || (ret = set_fd(pd, f, fd)))
 		return ret;
-	f->fd = fd;
 	f->present = 1;
 	pd->implicit_creates++;
 	return 0;
@@ -427,21 +473,15 @@ static int do_create(struct dr_data *pd, struct rfile *f)
 			ret = -errno;
 		else if ((fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			ret = -errno;
-		else {
-			if (f->fd >= 0)
-				close(f->fd);
-			f->fd = fd;
-		}
+		else
+			ret = set_fd(pd, f, fd);
 	} else {
 		/* O_EXCL: a name that appeared meanwhile is not the engine's */
 		fd = openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644);
 		if (fd < 0)
 			ret = -errno;
-		else {
-			if (f->fd >= 0)
-				close(f->fd);
-			f->fd = fd;
-		}
+		else
+			ret = set_fd(pd, f, fd);
 	}
 	close(dfd);
 	if (!ret)
@@ -465,10 +505,8 @@ static int do_unlink(struct dr_data *pd, struct rfile *f)
 	if (!ret) {
 		/* an open file stays usable, as on POSIX; a directory's descriptor is dropped */
 		f->present = 0;
-		if (f->decl->role == DBTRACE_ROLE_DIRECTORY && f->fd >= 0) {
-			close(f->fd);
-			f->fd = -1;
-		}
+		if (f->decl->role == DBTRACE_ROLE_DIRECTORY && f->fd >= 0)
+			set_fd(pd, f, -1);
 	}
 	return ret;
 }
@@ -1115,8 +1153,6 @@ static int fill_range(struct dr_data *pd, int fd, uint64_t from, uint64_t to)
 		size_t n = to - from > pd->buf_len ? pd->buf_len : (size_t)(to - from);
 		ssize_t w;
 
-		if (pd->direct)
-			n = (n + 4095) & ~(size_t)4095;	/* whole blocks, the size is cut after */
 		w = pwrite(fd, pd->wbuf, n, (off_t)from);
 		if (w < 0) {
 			if (errno == EINTR)
@@ -1138,10 +1174,7 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 	struct stat st;
 	int dfd, fd, ret = 0;
 
-	if (f->fd >= 0) {
-		close(f->fd);
-		f->fd = -1;
-	}
+	set_fd(pd, f, -1);
 	f->present = 0;
 	dfd = open_parent(pd, d->path, d->exists, &base);
 	if (dfd == -ENOENT && !d->exists)
@@ -1193,8 +1226,12 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 		ret = -errno;
 		goto out;
 	}
-	f->fd = fd;
-	f->present = 1;
+	if (!ret)
+		ret = set_fd(pd, f, fd);
+	else
+		close(fd);
+	if (!ret)
+		f->present = 1;
 out:
 	close(dfd);
 	return ret;
@@ -1260,9 +1297,7 @@ static int layout(struct dr_data *pd, int first)
 
 			if (!strcmp(d->path, ".")) {
 				if (pass == 0) {
-					if (f->fd >= 0)
-						close(f->fd);
-					f->fd = dup(pd->rootfd);
+					set_fd(pd, f, dup(pd->rootfd));
 					f->present = 1;
 				}
 				continue;
@@ -1461,6 +1496,18 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 	return 0;
 }
 
+static int open_dev_direct(struct dr_data *pd)
+{
+	if (!pd->direct)
+		return 0;
+	pd->dev_dfd = open(pd->device, O_RDWR | O_CLOEXEC | O_DIRECT);
+	if (pd->dev_dfd < 0) {
+		log_err("dbreplay: dbr_device %s: direct=1: %s\n", pd->device, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 /* Packed mode: one file or block device holding every file as a region. */
 static int open_device(struct thread_data *td, struct dr_data *pd)
 {
@@ -1500,7 +1547,7 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 			return 1;
 		}
 		pd->dev_is_blk = 1;
-		pd->devfd = open(pd->device, O_RDWR | O_CLOEXEC | (pd->direct ? O_DIRECT : 0));
+		pd->devfd = open(pd->device, O_RDWR | O_CLOEXEC);
 		if (pd->devfd < 0) {
 			log_err("dbreplay: dbr_device %s: %s\n", pd->device, strerror(errno));
 			return 1;
@@ -1515,7 +1562,7 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 				(unsigned long long)align);
 			return 1;
 		}
-		return 0;
+		return open_dev_direct(pd);
 	}
 	if (lstat(pd->device, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
@@ -1559,8 +1606,7 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 		close(fd);
 		pd->dev_made = 1;
 	}
-	pd->devfd = open(pd->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
-			 (pd->direct ? O_DIRECT : 0), 0644);
+	pd->devfd = open(pd->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (pd->devfd < 0) {
 		log_err("dbreplay: dbr_device %s: %s\n", pd->device, strerror(errno));
 		return 1;
@@ -1571,7 +1617,7 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 			(unsigned long long)pd->span, strerror(errno));
 		return 1;
 	}
-	return 0;
+	return open_dev_direct(pd);
 }
 
 /* Removes what the engine created in the target (dbr_keep=0), deepest first. */
@@ -1679,14 +1725,8 @@ static int check_trace(struct dr_data *pd, uint64_t *max_io)
 		kept++;
 		if ((r.op == DBTRACE_READ || r.op == DBTRACE_WRITE) && r.len > *max_io)
 			*max_io = r.len;
-		if (pd->direct && (r.op == DBTRACE_READ || r.op == DBTRACE_WRITE) &&
-		    ((r.off | r.len) & 511)) {
-			log_err("dbreplay: %s line %llu: %s %llu+%llu is not aligned to 512 bytes, which direct=1 needs\n",
-				pd->trace_path, (unsigned long long)r.line, dbtrace_op_name(r.op),
-				(unsigned long long)r.off, (unsigned long long)r.len);
-			dbtrace_close(t);
-			return 1;
-		}
+		if (unaligned(pd, &r))
+			pd->buffered_records++;
 	}
 	if (ret < 0) {
 		log_err("dbreplay: %s\n", dbtrace_error(t));
@@ -1843,13 +1883,13 @@ static int dr_init(struct thread_data *td)
 		return 1;
 	td->io_ops_data = pd;
 	pd->o = td->eo;
-	pd->rootfd = pd->manifest_fd = pd->devfd = -1;
+	pd->rootfd = pd->manifest_fd = pd->devfd = pd->dev_dfd = -1;
 	pd->next_wake = UINT64_MAX;
 	pd->files = calloc(DBTRACE_MAX_FILES, sizeof(*pd->files));
 	if (!pd->files)
 		return 1;
 	for (i = 0; i < DBTRACE_MAX_FILES; i++)
-		pd->files[i].fd = -1;
+		pd->files[i].fd = pd->files[i].bfd = -1;
 	if (dr_parse_options(td, pd) || check_fio_options(td, pd))
 		return 1;
 	pd->direct = to->odirect;
@@ -2028,7 +2068,7 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      "{\"engine\":\"dbreplay\",\"job\":\"%s\",\"subjob\":%u,\"trace\":\"%s\",\"trace_records\":%llu,\"replayed\":%llu,\"filtered\":%llu,\"loops\":%llu,\"last_loop_complete\":%s,\"errors\":%llu,"
 		      "\"timing\":\"%s\",\"speed\":%g,\"io_api\":\"%s\",\"stream_depth\":%u,\"mapping\":\"%s\","
 		      "\"trace_duration_ns\":%llu,\"replay_duration_ns\":%llu,\"behind_at_end_ns\":%llu,\"lag\":{%s},"
-		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"classes\":{",
+		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"direct\":%d,\"buffered_records\":%llu,\"classes\":{",
 		      name, td->subjob_number, tpath, (unsigned long long)pd->trace_records,
 		      (unsigned long long)pd->replayed, (unsigned long long)pd->filtered,
 		      (unsigned long long)pd->loop, pd->partial ? "false" : "true",
@@ -2037,7 +2077,8 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      (unsigned long long)pd->trace_ns_total, (unsigned long long)pd->replay_ns_total,
 		      (unsigned long long)pd->behind_end_ns, hist,
 		      (unsigned long long)pd->implicit_creates, (unsigned long long)pd->skipped,
-		      (unsigned long long)pd->unsupported);
+		      (unsigned long long)pd->unsupported, pd->direct,
+		      (unsigned long long)pd->buffered_records);
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++) {
 			const struct cls *c = pd->cls[r][o];
@@ -2086,9 +2127,14 @@ static void dr_cleanup(struct thread_data *td)
 		write_summary(td, pd);
 		write_report_file(td, pd);
 	}
-	for (i = 0; pd->files && i < DBTRACE_MAX_FILES; i++)
+	for (i = 0; pd->files && i < DBTRACE_MAX_FILES; i++) {
 		if (pd->files[i].fd >= 0)
 			close(pd->files[i].fd);
+		if (pd->files[i].bfd >= 0)
+			close(pd->files[i].bfd);
+	}
+	if (pd->dev_dfd >= 0)
+		close(pd->dev_dfd);
 	if (pd->manifest_fd >= 0)
 		close(pd->manifest_fd);
 	if (pd->rootfd >= 0 && pd->claimed && (!pd->o->keep || pd->tmproot))
