@@ -1751,6 +1751,10 @@ static int check_fio_options(struct thread_data *td, struct dr_data *pd)
 		log_err("dbreplay: size= and io_size= do not apply; the trace says what is done (dbr_loops=, or time_based with runtime=)\n");
 		return 1;
 	}
+	if (to->loops > 1) {
+		log_err("dbreplay: use dbr_loops= instead of loops= (the engine resets the trace's files between loops)\n");
+		return 1;
+	}
 	if (to->nr_files > 1) {
 		log_err("dbreplay: nrfiles must be 1 (the files are the trace's)\n");
 		return 1;
