@@ -826,6 +826,7 @@ static int dr_prep(struct thread_data *td, struct io_u *io_u)
 		pd->start_ns = pd->first_start_ns = now_ns();
 	}
 	io_u->engine_data = NULL;
+	pd->next_wake = UINT64_MAX;	/* set again below only for a wait */
 	while (!pd->finished) {
 		uint64_t wake, now = now_ns();
 
