@@ -828,7 +828,8 @@ static int dr_prep(struct thread_data *td, struct io_u *io_u)
 	io_u->engine_data = NULL;
 	pd->next_wake = UINT64_MAX;	/* set again below only for a wait */
 	while (!pd->finished) {
-		uint64_t wake, now = now_ns();
+		/* as fast as possible: the scheduler needs no clock */
+		uint64_t wake, now = pd->timing == TM_ASAP ? pd->start_ns : now_ns();
 
 		if (fill_window(pd, now - pd->start_ns)) {
 			pd->failed = 1;
@@ -1855,7 +1856,10 @@ static int uring_init(struct thread_data *td, struct dr_data *pd)
 	unsigned depth = td->o.iodepth ? td->o.iodepth : 1;
 	int ret;
 
-	ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring, 0);
+	/* completions are reaped by this thread only: no interrupting task work (5.19+) */
+	ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring, IORING_SETUP_COOP_TASKRUN);
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring, 0);
 	if (ret) {
 		log_err("dbreplay: dbr_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
 		return 1;
