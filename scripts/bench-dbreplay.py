@@ -1,0 +1,959 @@
+#!/usr/bin/python3
+"""Benchmark the dbreplay fio engine against fio's own read_iolog replay.
+
+Run as root (it mounts a tmpfs), from anywhere:
+
+    sudo /usr/bin/python3 scripts/bench-dbreplay.py --output /tmp/bdr.md
+
+See --help for the full description (it reads like a man page).
+Only the Python standard library is used; the generic helpers (process
+runner, Markdown tables, machine description) are bench-smallfile.py's.
+"""
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load_smallfile_helpers():
+    path = os.path.join(REPO, "scripts", "bench-smallfile.py")
+    spec = importlib.util.spec_from_file_location("bench_smallfile", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+sf = _load_smallfile_helpers()
+log, run, Report, fs_of, machine_info = sf.log, sf.run, sf.Report, sf.fs_of, sf.machine_info
+stats = sf.stats
+
+DESCRIPTION = """\
+NAME
+    bench-dbreplay.py - records per second of the dbreplay fio engine against
+    fio's read_iolog replay of the same trace; the trace parser's rate on its
+    own; peak memory of the parser and the engine at 1M and 10M records
+
+SYNOPSIS
+    sudo /usr/bin/python3 scripts/bench-dbreplay.py [--records N] [--repeats R]
+         [--big] [--target-dir DIR] [--output FILE] [--raw FILE] [more below]
+
+DESCRIPTION
+    The trace. tools/dbtrace-bench.c (compiled by this script with cc into
+    build/bench/dbtrace-bench, from engines/lib/dbtrace.c: no make rule)
+    writes a synthetic database-like trace through the C writer
+    (dbtrace_write_header/record/end, which runs every line through the
+    parser's own checks): page size 8 KiB, time unit us; file 0
+    base/16384/16397, a data file of 64 MiB, and file 1
+    pg_wal/000000010000000000000001, a log file of 16 MiB, both existing at
+    their full size; 4 backend streams and a walwriter stream. Each step is,
+    with probability 20 %, an 8 KiB log write by the walwriter at the log's
+    next offset (sequential, wrapping at 16 MiB like a circular redo log),
+    followed by an fdatasync of the log after every 8th log write; otherwise
+    an 8 KiB read (70 %) or write (30 %) of a uniformly random page of the
+    data file by a random backend. Times grow by 1..100 us a step (asap
+    replay ignores them). Exactly --records records (seed 1). The generator's
+    own counts are checked against scripts/dbtrace.py check (the independent
+    Python reader) and against what both replays did.
+
+    A. Replay rate. The trace is replayed as fast as possible on the same
+    target, interleaved, --repeats times each, in pairs:
+      sync      dbreplay: --dbr_io_api=sync --iodepth=1 (one record at a time,
+                trace order), against fio --read_iolog=EXPORT
+                --ioengine=psync --iodepth=1 --replay_no_stall=1
+      io_uring  dbreplay: --dbr_io_api=io_uring --iodepth=16 (streams
+                concurrently, each in its order, dbr_stream_depth=1: one
+                record of a stream in flight, as a database thread doing
+                synchronous calls), against fio --read_iolog=EXPORT
+                --ioengine=io_uring --iodepth=16 --replay_no_stall=1
+      io_uring-sd16  the same dbreplay run with --dbr_stream_depth=16 (16
+                records of a stream in flight; fdatasync still a barrier of
+                its stream), against its own read_iolog io_uring run: nearer
+                to what read_iolog does, which ignores streams
+    dbreplay runs with --dbr_timing=asap --dbr_fill=data --dbr_keep=1 on its
+    own directory of the target (an untimed warm-up run lays the files out
+    first, so every measured run finds them at their sizes, as fio's do);
+    EXPORT is `scripts/dbtrace.py export-iolog TRACE -o EXPORT --prefix DIR`
+    (iolog v3; fsync -> sync, fdatasync -> datasync; nothing is dropped from
+    this trace), DIR a directory of the same target holding the two files,
+    written with random data at their sizes by this script before the runs
+    (untimed; fio does not create or size the files of a replay). The order
+    alternates, A B  B A  A B ..., pair kind by pair kind; every pair is the
+    two runs next to each other. One untimed warm-up run of each side comes
+    first.
+
+    Records/s = records replayed / job_runtime, the same way for both sides:
+      records replayed  the trace's record count, once the run's counts are
+                checked to be the trace's (below). fio's JSON gives the same
+                number as read.total_ios + write.total_ios + trim.total_ios +
+                sync.lat_ns.N: both engines complete every record as one fio
+                I/O (fsync and fdatasync in fio's sync directions).
+                sync.lat_ns.N (sync-direction latency samples) is the count
+                of syncs: fio 3.33 reports only fsyncs in sync.total_ios (its
+                fdatasync count is written one past the end of total_io_u[]
+                and shows up as read.short_ios, on both sides alike).
+      job_runtime  milliseconds from fio's job epoch (after the engine's init
+                and file setup) to the end of the job's I/O loop, from fio's
+                JSON. `elapsed` is whole seconds (too coarse for runs of about
+                a second); the per-direction `runtime` values are the same
+                span rounded per direction. It excludes fio's reading of the
+                iolog (fio loads the whole iolog into memory before the
+                epoch) and dbreplay's check pass and layout (at init), but
+                includes dbreplay's second, streaming read of the trace
+                during the replay. Each run's wall time (the whole fio
+                process) is reported too.
+    Counts: after every run the reads, writes, syncs, bytes read and bytes
+    written of both sides (fio's JSON) must equal the trace's, and dbreplay's
+    dbr_report_file must say every record was replayed and none failed; a
+    difference is printed on stderr as COUNT MISMATCH, marked in the report,
+    and makes the exit status 1. One exception, reported as a note: fio
+    3.33's read_iolog with an async engine (io_uring here) never reaps the
+    I/Os still in flight when the log ends (read_iolog_get() sets td->done,
+    and td_io_getevents() returns 0 once td->done is set), so up to
+    iodepth - 1 records are issued (in total_ios) but have no bytes and no
+    latency sample, and the job's clock stops before they complete. There,
+    the issued reads and writes must match and at most iodepth - 1
+    completions may be missing; the rate still counts every record (which
+    favours fio by at most 15 records of the trace).
+    The ratio is dbreplay records/s / read_iolog records/s of each pair; the
+    report gives min / median / max of the rates and of the pairwise ratios.
+    Goal: >= 1.0 (printed, not asserted).
+
+    B. Parse rate. build/bench/dbtrace-bench parse TRACE: dbtrace_open and
+    dbtrace_next over the whole trace, nothing else; CLOCK_MONOTONIC around
+    it, VmHWM (the peak RSS of the driver's own image: ru_maxrss is carried
+    over execve and would include this Python script) at the end. On the trace of part A and on 1M-record traces
+    (10M with --big), plain and gzip (gzip -6), --repeats times each, the
+    traces on the tmpfs (reads come from memory).
+
+    C. Peak memory. Max RSS (/usr/bin/time -f %M, fio with --thread so that
+    the job is in the measured process) of: fio with the null engine (fio's
+    own baseline); dbreplay replaying (asap, sync, dbr_fill=data, tmpfs) a
+    1,000-record, a 1M-record (and with --big a 10M-record) trace of the same
+    kind; fio read_iolog (psync, replay_no_stall) on the 1,000 and 1M
+    exports (10M with --big: the export alone takes about 2 minutes);
+    and the parser driver (its VmHWM) on the same traces. Once each.
+
+    Before every run of A: `sync` (untimed), so that no run pays for the
+    previous run's writeback on a disk target.
+
+    Other work on the machine: before every run of A the script waits, up
+    to --quiet-wait seconds, until the rest of the machine keeps fewer than
+    --quiet-cpus CPUs busy (1 s samples of /proc/stat), and records "other
+    CPUs busy" during the run (the machine's busy time minus the run's own
+    CPU time, per second). A pair with a run above --quiet-cpus is marked
+    disturbed; the ratio is given over all pairs and the undisturbed ones.
+
+    The target: a fresh tmpfs mounted by this script under a private
+    /tmp/bdr.XXXXXX and unmounted at the end (also on errors, Ctrl-C,
+    SIGTERM, SIGHUP). --target-dir DIR adds the same part A on a private
+    directory below DIR (a real disk; fio's default invalidate=1 applies to
+    both sides: dbreplay drops its files' pages after the layout, fio at
+    open), removed at the end.
+
+    What is measured: copies of --fio and --engine made at the start in a
+    private /tmp/bdr-work.XXXXXX, so that a rebuild of build/ during the run
+    cannot mix two engines in one report; the report gives their md5 sums,
+    build times and the git state of engines/.
+
+    The report (Markdown) goes to stdout or --output FILE; progress goes to
+    stderr; --raw FILE gets every measurement as JSON.
+"""
+
+EPILOG = """\
+FILES
+    build/fio                      the fio the engine is built for (--fio)
+    build/dbreplay.so              the engine (--engine)
+    build/bench/dbtrace-bench      compiled here from tools/dbtrace-bench.c
+    scripts/dbtrace.py             export-iolog and check
+    /tmp/bdr-work.XXXXXX           copies of fio and the engine (removed at exit)
+    /tmp/bdr.XXXXXX                private mount point (removed at exit)
+
+EXIT STATUS
+    0 report written, counts identical everywhere (the known read_iolog
+    tail, above, is a note, not a difference); 1 a run failed or the
+    counts differed (the report is still written, with the error); 2 usage
+    error, not root, or a binary missing.
+
+EXAMPLES
+    sudo /usr/bin/python3 scripts/bench-dbreplay.py
+    sudo /usr/bin/python3 scripts/bench-dbreplay.py --big --output /tmp/bdr.md --raw /tmp/bdr.json
+    sudo /usr/bin/python3 scripts/bench-dbreplay.py --records 1000000 --repeats 5 --sections A
+    sudo /usr/bin/python3 scripts/bench-dbreplay.py --target-dir /var/tmp --no-tmpfs-a --sections A
+"""
+
+CC_FLAGS = ["-std=gnu11", "-O2", "-g", "-D_GNU_SOURCE", "-D_FILE_OFFSET_BITS=64", "-Wall",
+            "-Wextra", "-Werror", "-Wno-unused-parameter", "-Wno-sign-compare",
+            "-Wno-missing-field-initializers"]
+GEN_ARGS = ["--seed", "1", "--streams", "4", "--io", "8192", "--data-mib", "64",
+            "--log-mib", "16", "--log-share", "20", "--read-pct", "70", "--sync-every", "8"]
+FILES = [("base/16384/16397", 64 << 20), ("pg_wal/000000010000000000000001", 16 << 20)]
+DEPTH = 16
+PAIRS = [
+    ("sync", "dbreplay sync, iodepth 1 vs read_iolog psync, iodepth 1",
+     ["--dbr_io_api=sync", "--iodepth=1"], ["--ioengine=psync", "--iodepth=1"]),
+    ("io_uring", "dbreplay io_uring, iodepth %d vs read_iolog io_uring, iodepth %d" % (DEPTH, DEPTH),
+     ["--dbr_io_api=io_uring", "--iodepth=%d" % DEPTH],
+     ["--ioengine=io_uring", "--iodepth=%d" % DEPTH]),
+    ("io_uring-sd16", "dbreplay io_uring, iodepth %d, dbr_stream_depth=16 vs read_iolog "
+     "io_uring, iodepth %d" % (DEPTH, DEPTH),
+     ["--dbr_io_api=io_uring", "--iodepth=%d" % DEPTH, "--dbr_stream_depth=16"],
+     ["--ioengine=io_uring", "--iodepth=%d" % DEPTH]),
+]
+PAIR_BY_NAME = {p[0]: p for p in PAIRS}
+
+
+# ---------------------------------------------------------------- machine load
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_busy_s():
+    """Busy CPU seconds of the whole machine so far (all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / CLK_TCK
+
+
+def wait_quiet(a):
+    """Waits (up to --quiet-wait s) until other work keeps < --quiet-cpus CPUs busy."""
+    t0 = time.monotonic()
+    said = False
+    while True:
+        b0, s0 = cpu_busy_s(), time.monotonic()
+        time.sleep(1.0)
+        load = (cpu_busy_s() - b0) / (time.monotonic() - s0)
+        waited = time.monotonic() - t0
+        if load < a.quiet_cpus or waited >= a.quiet_wait:
+            if said:
+                log("  ... machine %s after %.0f s (%.2f CPUs busy)" % (
+                    "quiet" if load < a.quiet_cpus else "still busy, going on", waited, load))
+            wait_quiet.total += waited - 1.0
+            return
+        if not said:
+            log("  other work keeps %.2f CPUs busy: waiting (up to %d s)" % (load, a.quiet_wait))
+            said = True
+
+
+wait_quiet.total = 0.0
+
+
+# ---------------------------------------------------------------- places
+
+class Places:
+    """The tmpfs mount and the private disk directory; cleaned up at the end."""
+
+    def __init__(self):
+        self.base = None
+        self.mp = None
+        self.disk = None
+
+    def mount_tmpfs(self, size_bytes):
+        self.base = tempfile.mkdtemp(prefix="bdr.", dir="/tmp")
+        mp = os.path.join(self.base, "t")
+        os.mkdir(mp)
+        size_m = max(256, (size_bytes + (1 << 20) - 1) >> 20)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
+                        "tmpfs", mp], check=True)
+        self.mp = mp
+        return mp
+
+    def make_disk(self, parent):
+        self.disk = tempfile.mkdtemp(prefix="bdr.", dir=parent)
+        return self.disk
+
+    def cleanup(self):
+        if self.mp:
+            for attempt in range(5):
+                r = subprocess.run(["umount", self.mp], stderr=subprocess.PIPE, text=True)
+                if r.returncode == 0:
+                    break
+                time.sleep(0.5 * (attempt + 1))
+            else:
+                log("umount %s failed, detaching lazily: %s" % (self.mp, r.stderr.strip()))
+                subprocess.run(["umount", "-l", self.mp])
+            try:
+                os.rmdir(self.mp)
+            except OSError as e:
+                log("cannot remove %s: %s" % (self.mp, e))
+            self.mp = None
+        if self.base:
+            try:
+                os.rmdir(self.base)
+            except OSError as e:
+                log("cannot remove %s: %s" % (self.base, e))
+            self.base = None
+        if self.disk:
+            shutil.rmtree(self.disk, ignore_errors=True)
+            self.disk = None
+
+
+# ---------------------------------------------------------------- traces
+
+def build_driver():
+    out = os.path.join(REPO, "build", "bench", "dbtrace-bench")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    cmd = (["cc"] + CC_FLAGS + ["-I" + os.path.join(REPO, "engines/lib"), "-o", out + ".tmp",
+                                os.path.join(REPO, "tools/dbtrace-bench.c"),
+                                os.path.join(REPO, "engines/lib/dbtrace.c"),
+                                os.path.join(REPO, "engines/lib/errmsg.c"), "-lz"])
+    run(cmd)
+    os.replace(out + ".tmp", out)
+    shown = [("-I" + os.path.relpath(c[2:], REPO)) if c.startswith("-I" + REPO) else
+             os.path.relpath(c, REPO) if c.startswith(REPO) else c for c in cmd]
+    return out, " ".join(x[:-4] if x.endswith(".tmp") else x for x in shown)
+
+
+def make_trace(a, records, path, gz=False):
+    """Writes a trace of @records records to @path (and PATH.gz); returns the
+    generator's counts and the seconds it took."""
+    t0 = time.monotonic()
+    with open(path, "wb") as f:
+        p = subprocess.run([a.driver, "gen", "--records", str(records)] + GEN_ARGS,
+                           stdout=f, stderr=subprocess.PIPE, text=False)
+    if p.returncode:
+        raise RuntimeError("dbtrace-bench gen failed: %s" % p.stderr.decode(errors="replace"))
+    counts = json.loads(p.stderr.decode().strip().splitlines()[-1])
+    if counts["records"] != records:
+        raise RuntimeError("dbtrace-bench gen wrote %d records, not %d" % (counts["records"], records))
+    if gz:
+        with open(path + ".gz", "wb") as f:
+            subprocess.run(["gzip", "-6", "-c", path], stdout=f, check=True)
+    counts["seconds"] = time.monotonic() - t0
+    return counts
+
+
+def expected(counts):
+    io = counts["io"]
+    writes = counts["data_write"] + counts["log_write"]
+    return {"read": counts["data_read"], "write": writes, "trim": 0,
+            "sync": counts["log_fdatasync"], "read_bytes": counts["data_read"] * io,
+            "write_bytes": writes * io}
+
+
+def python_check(a, path, counts):
+    out = run([sys.executable, os.path.join(REPO, "scripts/dbtrace.py"), "check", path],
+              timeout=3600)[0]
+    want = "%d records, 2 files, 5 streams, timeunit us, pagesize 8192, ops fdatasync=%d read=%d " \
+           "write=%d" % (counts["records"], counts["log_fdatasync"], counts["data_read"],
+                         counts["data_write"] + counts["log_write"])
+    if want not in out:
+        raise RuntimeError("scripts/dbtrace.py check disagrees with the generator:\n%s\nwanted: %s"
+                           % (out, want))
+
+
+def export_iolog(path, iolog, prefix):
+    t0 = time.monotonic()
+    run([sys.executable, os.path.join(REPO, "scripts/dbtrace.py"), "export-iolog", path,
+         "-o", iolog, "--prefix", prefix, "--quiet"], timeout=3600)
+    return time.monotonic() - t0
+
+
+def lay_out_fio_files(d):
+    """The trace's files at their sizes, with random data (fio's replay needs them)."""
+    chunk = os.urandom(1 << 20)
+    for rel, size in FILES:
+        p = os.path.join(d, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            for _ in range(size >> 20):
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+# ---------------------------------------------------------------- runs
+
+def fio_json(out):
+    return json.loads(out[out.index("{"):])["jobs"][0]
+
+
+def job_counts(job):
+    return {"read": job["read"]["total_ios"], "write": job["write"]["total_ios"],
+            "trim": job["trim"]["total_ios"], "sync": job["sync"]["lat_ns"].get("N", 0),
+            "read_bytes": job["read"]["io_bytes"], "write_bytes": job["write"]["io_bytes"]}
+
+
+def unreaped_tail(c, want, depth):
+    """Records an async read_iolog run issued but did not complete: 0, or
+    1..depth-1 if the issued counts match and only completions are missing."""
+    if depth <= 1 or (c["read"], c["write"], c["trim"]) != (want["read"], want["write"],
+                                                             want["trim"]):
+        return 0
+    io = want["read_bytes"] // want["read"] if want["read"] else 8192
+    miss = [want["read_bytes"] - c["read_bytes"], want["write_bytes"] - c["write_bytes"],
+            want["sync"] - c["sync"]]
+    if min(miss) < 0 or miss[0] % io or miss[1] % io:
+        return 0
+    n = miss[0] // io + miss[1] // io + miss[2]
+    return n if 0 < n < depth else 0
+
+
+class Runner:
+    def __init__(self, a, work):
+        self.a = a
+        self.work = work
+        self.seq = 0
+        self.mismatches = []
+        self.notes = []
+
+    def _run(self, cmd, quiet=True, timeout=None):
+        os.sync()   # untimed: no run pays for the previous run's writeback
+        if quiet:
+            wait_quiet(self.a)
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        b0 = cpu_busy_s()
+        out, err, wall = run(cmd, timeout=timeout or self.a.timeout, cwd=self.work)
+        b1 = cpu_busy_s()
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        return out, err, wall, cpu, max(0.0, (b1 - b0 - cpu) / wall)
+
+    def check(self, what, got, want):
+        if got != want:
+            msg = "COUNT MISMATCH %s: %s, the trace has %s" % (what, got, want)
+            sys.stderr.write("\n*** %s ***\n\n" % msg)
+            self.mismatches.append(msg)
+            return False
+        return True
+
+    def dbreplay(self, trace, target, extra, want, label, quiet=True):
+        self.seq += 1
+        rep = os.path.join(self.work, "dbr-%03d.json" % self.seq)
+        cmd = [self.a.fio, "--output-format=json", "--name=dbreplay",
+               "--ioengine=external:%s" % self.a.engine, "--dbr_trace=%s" % trace,
+               "--dbr_target=%s" % target, "--dbr_timing=asap", "--dbr_fill=data",
+               "--dbr_keep=1", "--dbr_report=none", "--dbr_report_file=%s" % rep] + extra
+        out, err, wall, cpu, other = self._run(cmd, quiet)
+        job = fio_json(out)
+        with open(rep) as f:
+            report = json.loads(f.read().strip().splitlines()[-1])
+        os.unlink(rep)
+        c = job_counts(job)
+        ok = self.check("%s (dbreplay)" % label, c, want)
+        n = sum(want[k] for k in ("read", "write", "trim", "sync"))
+        errors = sum(v.get("errors", 0) for v in report.get("classes", {}).values())
+        ok &= self.check("%s (dbreplay's report: replayed, errors)" % label,
+                         (report["replayed"], errors), (n, 0))
+        if job["error"]:
+            raise RuntimeError("dbreplay run failed: error %d\n%s" % (job["error"], err[-2000:]))
+        return self._result("dbreplay", job, c, wall, cpu, other, ok, cmd, want,
+                            replay_ns=report.get("replay_duration_ns"))
+
+    def read_iolog(self, iolog, extra, want, label, quiet=True, depth=1):
+        self.seq += 1
+        cmd = [self.a.fio, "--output-format=json", "--name=read_iolog",
+               "--read_iolog=%s" % iolog, "--replay_no_stall=1"] + extra
+        out, err, wall, cpu, other = self._run(cmd, quiet)
+        job = fio_json(out)
+        c = job_counts(job)
+        if job["error"]:
+            raise RuntimeError("read_iolog run failed: error %d\n%s" % (job["error"], err[-2000:]))
+        tail = unreaped_tail(c, want, depth)
+        if tail:
+            # fio 3.33: read_iolog_get() sets td->done at the end of the log
+            # and td_io_getevents() returns 0 once td->done is set, so the
+            # last I/Os still in flight are issued (total_ios) but never reaped
+            # (no bytes, no latency sample). Issued counts must still match.
+            msg = ("%s (read_iolog): %d I/O(s) issued but not reaped at the end of the log "
+                   "(fio 3.33 read_iolog with an async engine)" % (label, tail))
+            log("note: " + msg)
+            self.notes.append(msg)
+            ok = self.check("%s (read_iolog, issued)" % label,
+                            (c["read"], c["write"], c["trim"]),
+                            (want["read"], want["write"], want["trim"]))
+        else:
+            ok = self.check("%s (read_iolog)" % label, c, want)
+        return self._result("read_iolog", job, c, wall, cpu, other, ok, cmd, want, tail=tail)
+
+    @staticmethod
+    def _result(prog, job, c, wall, cpu, other, ok, cmd, want, replay_ns=None, tail=0):
+        # every record of the trace, once the counts are checked (see --help)
+        n = want["read"] + want["write"] + want["trim"] + want["sync"]
+        ms = job["job_runtime"]
+        return {"prog": prog, "records": n, "job_runtime_ms": ms, "unreaped": tail,
+                "json_sum": c["read"] + c["write"] + c["trim"] + c["sync"],
+                "rate": n / (ms / 1000.0) if ms else None, "wall": wall, "cpu": cpu,
+                "job_cpu": (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * ms / 1000.0,
+                "other_cpus": other, "counts": c, "counts_ok": ok,
+                "replay_ns": replay_ns, "cmd": " ".join(cmd)}
+
+
+def fio_depth(args):
+    d = [int(x.split("=", 1)[1]) for x in args if x.startswith("--iodepth=")]
+    return d[-1] if d else 1
+
+
+def part_a(a, rn, where, trace, counts, target, iolog):
+    """Interleaved pairs on one target; returns {pair: [(dbr, fio), ...]}."""
+    want = expected(counts)
+    dbr_dir = os.path.join(target, "dbr")
+    os.mkdir(dbr_dir)
+    log("%s: warm-up runs (dbreplay lays its files out, fio reads its files once)" % where)
+    rn.dbreplay(trace, dbr_dir, PAIRS[0][2], want, where + " warm-up", quiet=False)
+    rn.read_iolog(iolog, PAIRS[0][3], want, where + " warm-up", quiet=False)
+    res = {}
+    for r in range(a.repeats):
+        for name, title, dargs, fargs in [PAIR_BY_NAME[p] for p in a.pairs]:
+            order = ("dbreplay", "read_iolog") if r % 2 == 0 else ("read_iolog", "dbreplay")
+            got = {}
+            for prog in order:
+                label = "%s %s repeat %d" % (where, name, r + 1)
+                if prog == "dbreplay":
+                    got[prog] = rn.dbreplay(trace, dbr_dir, dargs, want, label)
+                else:
+                    got[prog] = rn.read_iolog(iolog, fargs, want, label, depth=fio_depth(fargs))
+                x = got[prog]
+                log("%s %-13s %-10s %9.0f records/s (%d ms, wall %.2f s, other CPUs %.2f)%s%s" % (
+                    where, name, prog, x["rate"] or 0, x["job_runtime_ms"], x["wall"],
+                    x["other_cpus"], "" if x["counts_ok"] else "  COUNT MISMATCH",
+                    "  (%d unreaped)" % x["unreaped"] if x["unreaped"] else ""))
+            got["first"] = order[0]
+            res.setdefault(name, []).append(got)
+    return res
+
+
+def part_b(a, traces):
+    """Parse rate: {label: [result, ...]}."""
+    res = {}
+    for label, path, records in traces:
+        for r in range(a.repeats):
+            out = run([a.driver, "parse", path], timeout=a.timeout)[0]
+            x = json.loads(out.strip().splitlines()[-1])
+            if x["records"] != records:
+                raise RuntimeError("parser read %d records of %s, not %d" % (x["records"], path,
+                                                                             records))
+            res.setdefault(label, []).append(x)
+            log("parse %-28s %11.0f records/s  %7.1f MB/s  peak RSS %d KiB" % (
+                label, x["records_per_s"], x["bytes"] / x["seconds"] / 1e6, x["vmhwm_kib"]))
+    return res
+
+
+def max_rss(cmd, timeout, cwd):
+    fd, path = tempfile.mkstemp(prefix="bdr-rss.")
+    os.close(fd)
+    try:
+        out, err, wall = run(["/usr/bin/time", "-f", "%M", "-o", path] + cmd, timeout=timeout,
+                             cwd=cwd)
+        with open(path) as f:
+            kib = int(f.read().strip().splitlines()[-1])
+        return kib * 1024, out, err, wall
+    finally:
+        os.unlink(path)
+
+
+def part_c(a, rn, mp, traces, iologs):
+    """Peak memory: {key: {...}}."""
+    res = {}
+    rss, out, _, wall = max_rss([a.fio, "--output-format=json", "--thread", "--name=null",
+                                 "--ioengine=null", "--size=4k", "--rw=read"], a.timeout, rn.work)
+    res["null"] = {"rss": rss, "wall": wall}
+    log("memory: fio null engine %.1f MiB" % (rss / 1048576))
+    for records, path, counts in traces:
+        d = os.path.join(mp, "mem-dbr-%d" % records)
+        os.mkdir(d)
+        cmd = [a.fio, "--output-format=json", "--thread", "--name=dbreplay",
+               "--ioengine=external:%s" % a.engine, "--dbr_trace=%s" % path,
+               "--dbr_target=%s" % d, "--dbr_timing=asap", "--dbr_io_api=sync",
+               "--dbr_fill=data", "--dbr_report=none"]
+        rss, out, _, wall = max_rss(cmd, a.timeout, rn.work)
+        job = fio_json(out)
+        rn.check("memory run, dbreplay %d records" % records, job_counts(job), expected(counts))
+        res["dbreplay-%d" % records] = {"rss": rss, "wall": wall,
+                                        "job_runtime_ms": job["job_runtime"]}
+        os.rmdir(d)
+        log("memory: dbreplay %d records %.1f MiB (wall %.1f s)" % (records, rss / 1048576, wall))
+    for records, iolog, counts in iologs:
+        cmd = [a.fio, "--output-format=json", "--thread", "--name=read_iolog",
+               "--read_iolog=%s" % iolog, "--replay_no_stall=1", "--ioengine=psync"]
+        rss, out, _, wall = max_rss(cmd, a.timeout, rn.work)
+        job = fio_json(out)
+        rn.check("memory run, read_iolog %d records" % records, job_counts(job),
+                 expected(counts))
+        res["read_iolog-%d" % records] = {"rss": rss, "wall": wall,
+                                          "job_runtime_ms": job["job_runtime"]}
+        log("memory: read_iolog %d records %.1f MiB (wall %.1f s)" % (records, rss / 1048576,
+                                                                       wall))
+    return res
+
+
+# ---------------------------------------------------------------- report
+
+def fmt_n(x):
+    return "-" if x is None else "{:,.0f}".format(x)
+
+
+def triplet(xs, f=fmt_n):
+    s = stats(xs)
+    if not s:
+        return "-"
+    return "%s / %s / %s" % tuple(f(v) for v in s)
+
+
+def ratio_rows(res, quiet_cpus):
+    rows = []
+    for name, title, _, _ in PAIRS:
+        pairs = res.get(name)
+        if not pairs:
+            continue
+        d = [p["dbreplay"]["rate"] for p in pairs]
+        f = [p["read_iolog"]["rate"] for p in pairs]
+        ratios = [x / y for x, y in zip(d, f)]
+        calm = [x / y for x, y, p in zip(d, f, pairs)
+                if max(p["dbreplay"]["other_cpus"], p["read_iolog"]["other_cpus"]) <= quiet_cpus]
+        walls = [p["read_iolog"]["wall"] / p["dbreplay"]["wall"] for p in pairs]
+        rows.append([title, triplet(d), triplet(f),
+                     triplet(ratios, f=lambda v: "%.2f" % v),
+                     "%s (%d of %d pairs)" % (triplet(calm, f=lambda v: "%.2f" % v), len(calm),
+                                              len(pairs)) if calm else "- (0 of %d)" % len(pairs),
+                     "%.2f" % (statistics.median(d) / statistics.median(f)),
+                     triplet(walls, f=lambda v: "%.2f" % v)])
+    return rows
+
+
+def secondary_rows(res):
+    rows = []
+    for name, title, _, _ in PAIRS:
+        pairs = res.get(name)
+        if not pairs:
+            continue
+        for prog in ("dbreplay", "read_iolog"):
+            xs = [p[prog] for p in pairs]
+            n = xs[0]["records"]
+            rows.append([name, prog, "%.0f" % statistics.median(x["job_runtime_ms"] for x in xs),
+                         "%.2f" % statistics.median(x["wall"] for x in xs),
+                         "%.2f" % statistics.median(x["job_cpu"] for x in xs),
+                         "%.2f" % (statistics.median(x["job_cpu"] for x in xs) * 1e6 / n),
+                         "%.2f" % statistics.median(x["cpu"] for x in xs),
+                         "%.2f" % max(x["other_cpus"] for x in xs)])
+    return rows
+
+
+def runs_rows(res):
+    rows = []
+    for name, _, _, _ in PAIRS:
+        for i, p in enumerate(res.get(name, [])):
+            for prog in (p["first"], "read_iolog" if p["first"] == "dbreplay" else "dbreplay"):
+                x = p[prog]
+                rows.append([name, i + 1, prog, fmt_n(x["records"]), x["job_runtime_ms"],
+                             fmt_n(x["rate"]), "%.2f" % x["wall"], "%.2f" % x["job_cpu"],
+                             "%.2f" % x["other_cpus"],
+                             ("ok" if x["counts_ok"] else "MISMATCH") +
+                             (", %d unreaped" % x["unreaped"] if x["unreaped"] else "")])
+    return rows
+
+
+def parse_rows(res):
+    rows = []
+    for label, xs in res.items():
+        rec = xs[0]["records"]
+        rows.append([label, fmt_n(rec), "%.1f" % (xs[0]["bytes"] / 1048576.0),
+                     fmt_n(statistics.median(x["records_per_s"] for x in xs)),
+                     triplet([x["records_per_s"] for x in xs]),
+                     "%.0f" % statistics.median(x["bytes"] / x["seconds"] / 1e6 for x in xs),
+                     "%.1f" % statistics.median(x["cpu_s"] * 1e9 / rec for x in xs),
+                     "%d" % max(x["vmhwm_kib"] for x in xs)])
+    return rows
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="bench-dbreplay.py", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--records", type=int, default=200000,
+                   help="records of the part A trace (default 200000)")
+    p.add_argument("--repeats", type=int, default=3, help="pairs per kind, parse runs (default 3)")
+    p.add_argument("--big", action="store_true",
+                   help="also the 10M-record cases of parts B and C (a few minutes more)")
+    p.add_argument("--mem-records", type=int, default=1000000,
+                   help="the large trace of parts B and C (default 1000000)")
+    p.add_argument("--big-records", type=int, default=10000000,
+                   help="the trace --big adds to parts B and C (default 10000000)")
+    p.add_argument("--sections", default="A,B,C", help="which parts: A,B,C (default all)")
+    p.add_argument("--pairs", default=",".join(x[0] for x in PAIRS),
+                   help="pair kinds of part A (default %s)" % ",".join(x[0] for x in PAIRS))
+    p.add_argument("--target-dir", help="also run part A in a private directory below DIR")
+    p.add_argument("--no-tmpfs-a", action="store_true",
+                   help="with --target-dir: part A on DIR only, not on the tmpfs")
+    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"))
+    p.add_argument("--engine", default=os.path.join(REPO, "build/dbreplay.so"))
+    p.add_argument("--quiet-cpus", type=float, default=0.25)
+    p.add_argument("--quiet-wait", type=int, default=60)
+    p.add_argument("--timeout", type=int, default=1800, help="seconds per run (default 1800)")
+    p.add_argument("--output", help="the Markdown report (default stdout)")
+    p.add_argument("--raw", help="every measurement as JSON")
+    a = p.parse_args(argv)
+    a.sections = set(s.strip().upper() for s in a.sections.split(",") if s.strip())
+    a.pairs = [x.strip() for x in a.pairs.split(",") if x.strip()]
+    if not a.sections <= {"A", "B", "C"} or any(x not in PAIR_BY_NAME for x in a.pairs):
+        p.error("--sections takes A, B, C; --pairs %s" % ",".join(PAIR_BY_NAME))
+    if a.records < 1000 or a.repeats < 1:
+        p.error("--records >= 1000, --repeats >= 1")
+    if os.geteuid() != 0:
+        sys.stderr.write("bench-dbreplay.py: must run as root (it mounts a tmpfs)\n")
+        return 2
+    a.fio, a.engine = os.path.abspath(a.fio), os.path.abspath(a.engine)
+    for path in (a.fio, a.engine, "/usr/bin/time"):
+        if not os.path.exists(path):
+            sys.stderr.write("bench-dbreplay.py: %s not found (make; apt-get install time)\n"
+                             % path)
+            return 2
+    t_start = time.monotonic()
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    work = tempfile.mkdtemp(prefix="bdr-work.", dir="/tmp")
+    snap = {}
+    try:
+        for key in ("fio", "engine"):
+            src = getattr(a, key)
+            dst = os.path.join(work, os.path.basename(src))
+            shutil.copy2(src, dst)
+            with open(dst, "rb") as f:
+                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
+                             time.strftime("%Y-%m-%d %H:%M:%S %Z",
+                                           time.localtime(os.stat(dst).st_mtime)))
+            setattr(a, key, dst)
+        fio_version = run([a.fio, "--version"])[0].strip()
+        a.driver, driver_cmd = build_driver()
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    rep = Report()
+    cmdline = "sudo /usr/bin/python3 scripts/bench-dbreplay.py" + (
+        " " + " ".join(argv) if argv else "")
+    results = {"command": cmdline, "args": {k: (sorted(v) if isinstance(v, set) else v)
+                                            for k, v in vars(a).items()}}
+    rep.add("### Run of %s" % time.strftime("%Y-%m-%d %H:%M %Z"))
+    rep.add()
+    rep.add("Command: `%s`" % cmdline)
+    rep.add()
+    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
+    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
+    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
+               "commit %s%s" % (snap["engine"] + (git or "?",
+                                                  ", engines/ modified in the work tree"
+                                                  if dirty.strip() else ""))))
+    mi.append(("parser driver", "`%s`" % driver_cmd))
+    rep.table(["machine", ""], mi)
+    results["machine"] = mi
+
+    places = Places()
+    rn = Runner(a, work)
+    error = None
+    big = a.big
+    mem_n = [1000, a.mem_records] + ([a.big_records] if big else [])
+    try:
+        need = 2 * sum(s for _, s in FILES) + 2 * (a.records * 100)
+        if "B" in a.sections or "C" in a.sections:
+            need += sum(n * 130 for n in mem_n)
+        mp = places.mount_tmpfs(need + (256 << 20))
+        tdir = os.path.join(mp, "traces")
+        os.mkdir(tdir)
+        rep.add("Target and traces: a fresh tmpfs mounted at %s by this script (%s)."
+                % (mp, fs_of(mp)))
+        rep.add()
+        trace = os.path.join(tdir, "a.trace")
+        log("generating the %d-record trace" % a.records)
+        counts = make_trace(a, a.records, trace, gz="B" in a.sections)
+        python_check(a, trace, counts)
+        results["trace"] = counts
+        rep.add("Trace of part A: %s records (%s), %.1f MiB: %s data reads, %s data writes, "
+                "%s log writes, %s log fdatasyncs; checked by `scripts/dbtrace.py check`."
+                % (fmt_n(a.records), " ".join(["gen", "--records", str(a.records)] + GEN_ARGS),
+                   os.path.getsize(trace) / 1048576.0, fmt_n(counts["data_read"]),
+                   fmt_n(counts["data_write"]), fmt_n(counts["log_write"]),
+                   fmt_n(counts["log_fdatasync"])))
+        rep.add()
+
+        if "A" in a.sections:
+            targets = []
+            if not (a.target_dir and a.no_tmpfs_a):
+                targets.append(("tmpfs", os.path.join(mp, "a")))
+                os.mkdir(targets[0][1])
+            if a.target_dir:
+                targets.append(("disk", places.make_disk(a.target_dir)))
+            results["A"] = {}
+            for where, target in targets:
+                files_dir = os.path.join(target, "fio")
+                os.mkdir(files_dir)
+                lay_out_fio_files(files_dir)
+                iolog = os.path.join(tdir, "a-%s.iolog" % where)
+                secs = export_iolog(trace, iolog, files_dir)
+                log("%s: exported the iolog in %.1f s" % (where, secs))
+                res = part_a(a, rn, where, trace, counts, target, iolog)
+                results["A"][where] = {"where": "%s (%s)" % (target, fs_of(target)),
+                                       "pairs": res, "export_s": secs}
+                rep.add("#### A. Replay rate, %s (%s, %s)" % (where, target, fs_of(target)))
+                rep.add()
+                rep.add("Records/s = the trace's records (every run's read, write, sync and "
+                        "byte counts checked against the trace's; fio's JSON sum read + write + "
+                        "trim total_ios + sync.lat_ns.N gives the same number) / fio's "
+                        "job_runtime; %d pair(s) per kind, order alternating; ratio = dbreplay "
+                        "/ read_iolog of each pair. **Goal: >= 1.0.**" % a.repeats)
+                rep.add()
+                rep.table(["pair", "dbreplay records/s min / median / max",
+                           "read_iolog records/s min / median / max",
+                           "ratio min / median / max", "undisturbed pairs",
+                           "ratio of medians", "whole-process ratio (wall) min / median / max"],
+                          ratio_rows(res, a.quiet_cpus))
+                rep.add("The last column compares the wall time of the whole fio process "
+                        "instead (start-up, fio's loading of the iolog or dbreplay's check "
+                        "pass and layout of existing files, the replay, teardown): "
+                        "read_iolog wall / dbreplay wall.")
+                rep.add()
+                rep.add("Medians per side: job_runtime, wall time of the whole fio process, "
+                        "the job's CPU time (fio's usr_cpu + sys_cpu x job_runtime) and per "
+                        "record, CPU of all processes of the run (getrusage of the children), "
+                        "and the most other work seen during a run (CPUs):")
+                rep.add()
+                rep.table(["pair", "side", "job_runtime ms", "wall s", "job CPU s",
+                           "job CPU us/record", "process CPU s", "other CPUs (max)"],
+                          secondary_rows(res))
+                rep.add("<details><summary>Every run</summary>")
+                rep.add()
+                rep.table(["pair", "#", "side (in order)", "records", "job_runtime ms",
+                           "records/s", "wall s", "job CPU s", "other CPUs", "counts"],
+                          runs_rows(res))
+                rep.add("</details>")
+                rep.add()
+            for where, target in targets:
+                if where == "disk":
+                    shutil.rmtree(target, ignore_errors=True)
+
+        mem_traces, mem_iologs = [], []
+        if "B" in a.sections or "C" in a.sections:
+            for n in mem_n:
+                path = os.path.join(tdir, "m%d.trace" % n)
+                log("generating the %d-record trace" % n)
+                c = make_trace(a, n, path, gz=("B" in a.sections and n >= a.mem_records))
+                mem_traces.append((n, path, c))
+                log("  %.1f s (with gzip)" % c["seconds"])
+        if "B" in a.sections:
+            plist = [("part A trace, plain", trace, a.records),
+                     ("part A trace, gzip", trace + ".gz", a.records)]
+            for n, path, c in mem_traces:
+                if n >= a.mem_records:
+                    plist += [("%s records, plain" % fmt_n(n), path, n),
+                              ("%s records, gzip" % fmt_n(n), path + ".gz", n)]
+            rb = part_b(a, plist)
+            results["B"] = rb
+            rep.add("#### B. Parse rate (the C parser alone: dbtrace_open + dbtrace_next)")
+            rep.add()
+            rep.add("`build/bench/dbtrace-bench parse TRACE`, %d run(s) each, traces on the "
+                    "tmpfs; gzip made with `gzip -6`. CPU ns/record is user + system time of "
+                    "the driver (process start included) per record; peak RSS is the "
+                    "driver's VmHWM." % a.repeats)
+            rep.add()
+            rep.table(["trace", "records", "size MiB", "records/s (median)",
+                       "min / median / max", "MB/s of input (median)", "CPU ns/record",
+                       "peak RSS KiB"], parse_rows(rb))
+        if "C" in a.sections:
+            for n, path, c in mem_traces:
+                if n <= a.mem_records or big:
+                    iolog = os.path.join(tdir, "m%d.iolog" % n)
+                    fdir = os.path.join(mp, "mem-fio-%d" % n)
+                    os.mkdir(fdir)
+                    lay_out_fio_files(fdir)
+                    secs = export_iolog(path, iolog, fdir)
+                    log("exported the %d-record iolog in %.1f s" % (n, secs))
+                    mem_iologs.append((n, iolog, c))
+            rc = part_c(a, rn, mp, mem_traces, mem_iologs)
+            pc = {}
+            for n, path, c in mem_traces:
+                x = json.loads(run([a.driver, "parse", path])[0].strip().splitlines()[-1])
+                pc[n] = x["vmhwm_kib"] * 1024
+            results["C"] = {"rss": rc, "parser": pc}
+            rep.add("#### C. Peak memory")
+            rep.add()
+            rep.add("Max RSS of fio with `--thread` (`/usr/bin/time -f %M`), one run each; "
+                    "dbreplay: asap, sync, dbr_fill=data, on the tmpfs; read_iolog: psync, "
+                    "replay_no_stall=1, on the exported iolog. Parser: VmHWM of "
+                    "`dbtrace-bench parse` (plain trace).")
+            rep.add()
+            rows = [["fio, null engine, size=4k (fio's own baseline)", "-",
+                     "%.1f" % (rc["null"]["rss"] / 1048576.0), "-", "-"]]
+            for n, _, _ in mem_traces:
+                rows.append(["parser alone (dbtrace-bench parse, VmHWM)", fmt_n(n),
+                             "%.2f" % (pc[n] / 1048576.0), "-", "-"])
+            for prog in ("dbreplay", "read_iolog"):
+                for n, _, _ in mem_traces:
+                    x = rc.get("%s-%d" % (prog, n))
+                    if x:
+                        rows.append(["fio + %s" % prog, fmt_n(n), "%.1f" % (x["rss"] / 1048576.0),
+                                     "%.1f" % x["wall"], fmt_n(n / (x["job_runtime_ms"] / 1000.0))
+                                     if x["job_runtime_ms"] else "-"])
+            rep.table(["what", "records", "max RSS MiB", "wall s", "records/s"], rows)
+            diff = []
+            for prog in ("dbreplay", "read_iolog"):
+                ns = sorted(n for n, _, _ in mem_traces if "%s-%d" % (prog, n) in rc)
+                if len(ns) >= 2:
+                    lo, hi = ns[0], ns[-1]
+                    d = rc["%s-%d" % (prog, hi)]["rss"] - rc["%s-%d" % (prog, lo)]["rss"]
+                    diff.append(["fio + %s, %s - %s records" % (prog, fmt_n(hi), fmt_n(lo)),
+                                 "%.2f MiB (%.1f bytes/record)" % (d / 1048576.0, d / (hi - lo))])
+            ns = sorted(pc)
+            d = pc[ns[-1]] - pc[ns[0]]
+            diff.append(["parser, %s - %s records" % (fmt_n(ns[-1]), fmt_n(ns[0])),
+                         "%+d KiB" % (d // 1024)])
+            rep.table(["difference", "value"], diff)
+    except BaseException as e:
+        error = "%s: %s" % (type(e).__name__, e)
+        log("error: " + error)
+    finally:
+        places.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+    rep.add("Total time of the run: %.0f s (of which %.0f s waiting for other work on the "
+            "machine to stop); load average at the end: %s." % (
+                time.monotonic() - t_start, wait_quiet.total,
+                " ".join("%.2f" % x for x in os.getloadavg())))
+    if rn.notes:
+        rep.add()
+        rep.add("Notes:")
+        rep.add()
+        for m in rn.notes:
+            rep.add("* %s" % m)
+    if rn.mismatches:
+        rep.add()
+        rep.add("**COUNTS DIFFERED:**")
+        rep.add()
+        for m in rn.mismatches:
+            rep.add("* `%s`" % m)
+    if error:
+        rep.add()
+        rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
+    text = rep.text()
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+        log("report written to %s" % a.output)
+    else:
+        sys.stdout.write(text)
+    if a.raw:
+        results["mismatches"] = rn.mismatches
+        results["error"] = error
+        with open(a.raw, "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        log("raw measurements written to %s" % a.raw)
+    return 1 if (error or rn.mismatches) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
