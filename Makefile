@@ -157,12 +157,20 @@ $(BUILD)/fuzz-specs: tests/fuzz/fuzz_specs.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS
 $(BUILD)/fuzz-dbtrace: tests/fuzz/fuzz_dbtrace.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
-fuzz: $(BUILD)/fuzz-specs $(BUILD)/fuzz-dbtrace
+# pmrc2fio's conversion read back as fio reads a job file, and the canonical
+# texts of the specs parsed again (tests/fuzz/fuzz_roundtrip.c includes tools/pmrc2fio.c)
+$(BUILD)/fuzz-roundtrip: tests/fuzz/fuzz_roundtrip.c tools/pmrc2fio.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
+fuzz: $(BUILD)/fuzz-specs $(BUILD)/fuzz-dbtrace $(BUILD)/fuzz-roundtrip
 	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-dbtrace
 	cp -n tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz-specs -max_total_time=$(FUZZ_SECONDS) -max_len=512 $(BUILD)/fuzz-corpus
 	cp -n tests/fuzz/corpus-dbtrace/* $(BUILD)/fuzz-corpus-dbtrace/ 2>/dev/null || true
 	$(BUILD)/fuzz-dbtrace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus-dbtrace
+	@mkdir -p $(BUILD)/fuzz-corpus-roundtrip
+	cp -n tests/fuzz/corpus-roundtrip/* $(BUILD)/fuzz-corpus-roundtrip/ 2>/dev/null || true
+	$(BUILD)/fuzz-roundtrip -max_total_time=$(FUZZ_SECONDS) -max_len=2048 $(BUILD)/fuzz-corpus-roundtrip
 
 # The PostMark model's command-line front end (no filesystem access); the
 # tests compare its counters with the real postmark's.

@@ -280,6 +280,19 @@ struct pm_data {
 
 static struct ioengine_ops ioengine;
 
+/*
+ * Repeats a system call that a signal interrupted before it did anything
+ * (EINTR). fio installs its handlers with SA_RESTART, but a file system
+ * that is interrupted itself (NFS, CIFS, FUSE) returns EINTR regardless.
+ */
+#define NOINTR(call) ({						\
+	__typeof__(call) r_;						\
+	do								\
+		r_ = (call);						\
+	while (r_ < 0 && errno == EINTR);				\
+	r_;								\
+})
+
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
@@ -356,7 +369,7 @@ static int dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp)
 	if (pd->subfd)
 		return pd->subfd[p * pd->cfg.subdirs + op->subdir];
 	snprintf(name, sizeof(name), "s%d", op->subdir);
-	fd = openat(pd->pool[p].fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = NOINTR(openat(pd->pool[p].fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	if (fd >= 0)
 		*tmp = 1;
 	return fd;
@@ -417,6 +430,26 @@ static ssize_t read_some(int fd, void *buf, size_t len)
 	return n < 0 ? -errno : n;
 }
 
+/*
+ * Raw mode: PostMark's read(fd, buf, len) takes the whole chunk for granted.
+ * A read may return less before end of file (a signal, NFS, FUSE): read on
+ * until the chunk is whole or the file ends. Nothing short: one call, as
+ * PostMark makes (its zero-length last read included).
+ */
+static ssize_t read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	do {
+		n = read_some(fd, (char *)buf + got, len - got);
+		if (n < 0)
+			return n;
+		got += n;
+	} while (n > 0 && got < len);
+	return got;
+}
+
 /* ------------------------------------------------------------------ */
 /* PostMark's file operations                                          */
 /* ------------------------------------------------------------------ */
@@ -475,12 +508,12 @@ static int read_blocks(struct pm_data *pd, int fd, int size, uint64_t *bytes)
 
 	if (!pd->cfg.buffered) {
 		for (i = size; i >= rb; i -= rb) {
-			n = read_some(fd, pd->rbuf, rb);
+			n = read_full(fd, pd->rbuf, rb);
 			if (n < 0)
 				return n;
 			*bytes += n;
 		}
-		n = read_some(fd, pd->rbuf, i);
+		n = read_full(fd, pd->rbuf, i);
 		if (n < 0)
 			return n;
 		*bytes += n;
@@ -520,7 +553,7 @@ static int sync_or_defer(struct pm_data *pd, int fd, int is_create)
 	enum fsync_policy p = pd->o->fsync;
 
 	if (p == PMF_WRITE || (p == PMF_CREATE && is_create) || (p == PMF_APPEND && !is_create))
-		return fsync(fd) ? -errno : 0;
+		return NOINTR(fsync(fd)) ? -errno : 0;
 	if (p == PMF_TRANSACTION && pd->next.phase == PM_PHASE_TRANSACTIONS &&
 	    pd->dfr.nfd < 2) {
 		int d = dup(fd);
@@ -556,12 +589,12 @@ static int commit_deferred(struct pm_data *pd)
 	int i, ret = 0;
 
 	for (i = 0; i < pd->dfr.nfd; i++) {
-		if (fsync(pd->dfr.fd[i]) && !ret)
+		if (NOINTR(fsync(pd->dfr.fd[i])) && !ret)
 			ret = -errno;
 		close(pd->dfr.fd[i]);
 	}
 	for (i = 0; i < pd->dfr.ndir; i++) {
-		if (fsync(pd->dfr.dirfd[i]) && !ret)
+		if (NOINTR(fsync(pd->dfr.dirfd[i])) && !ret)
 			ret = -errno;
 		if (pd->dfr.dirown[i])
 			close(pd->dfr.dirfd[i]);
@@ -590,8 +623,8 @@ static int run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 		return -errno;
 	switch (op->kind) {
 	case PM_OP_CREATE:
-		fd = openat(dfd, name, (buffered ? O_WRONLY | O_TRUNC : O_RDWR) |
-			    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, buffered ? 0666 : 0644);
+		fd = NOINTR(openat(dfd, name, (buffered ? O_WRONLY | O_TRUNC : O_RDWR) |
+				   O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, buffered ? 0666 : 0644));
 		if (fd < 0) {
 			ret = -errno;
 			break;
@@ -607,7 +640,7 @@ static int run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 			tmp = 0;
 		break;
 	case PM_OP_READ:
-		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = NOINTR(openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
 		if (fd < 0) {
 			ret = -errno;
 			break;
@@ -616,8 +649,8 @@ static int run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 		close(fd);
 		break;
 	case PM_OP_APPEND:
-		fd = openat(dfd, name, (buffered ? O_WRONLY | O_CREAT : O_RDWR) | O_APPEND |
-			    O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = NOINTR(openat(dfd, name, (buffered ? O_WRONLY | O_CREAT : O_RDWR) | O_APPEND |
+				   O_NOFOLLOW | O_CLOEXEC, 0666));
 		if (fd < 0) {
 			ret = -errno;
 			break;
@@ -635,7 +668,7 @@ static int run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 			ret = -errno;
 		break;
 	case PM_OP_DELETE:
-		if (unlinkat(dfd, name, 0))
+		if (NOINTR(unlinkat(dfd, name, 0)))
 			ret = -errno;
 		else if (defer_dir(pd, dfd, tmp))
 			tmp = 0;
@@ -1738,13 +1771,14 @@ static long clean_leftovers(int dirfd, int depth, char *bad, size_t badlen, int 
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			goto foreign;
 		if (all_digits(de->d_name) && S_ISREG(st.st_mode)) {
-			if (!dry && unlinkat(dirfd, de->d_name, 0))
+			if (!dry && NOINTR(unlinkat(dirfd, de->d_name, 0)))
 				goto foreign;
 			removed++;
 			continue;
 		}
 		if (depth == 0 && subdir_name(de->d_name) && S_ISDIR(st.st_mode)) {
-			int sfd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sfd = NOINTR(openat(dirfd, de->d_name,
+						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 			long r;
 
 			if (sfd < 0)
@@ -1756,7 +1790,7 @@ static long clean_leftovers(int dirfd, int depth, char *bad, size_t badlen, int 
 				return -1;
 			}
 			removed += r;
-			if (!dry && unlinkat(dirfd, de->d_name, AT_REMOVEDIR))
+			if (!dry && NOINTR(unlinkat(dirfd, de->d_name, AT_REMOVEDIR)))
 				goto foreign;
 			continue;
 		}
@@ -1767,6 +1801,23 @@ foreign:
 	}
 	closedir(d);
 	return removed;
+}
+
+/* @len bytes of @buf, on through short writes: 0, or -1 with errno. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = NOINTR(write(fd, buf, len));
+
+		if (n <= 0) {
+			if (!n)
+				errno = EIO;
+			return -1;
+		}
+		buf += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /*
@@ -1814,8 +1865,9 @@ static int claim_pool(struct pool *p)
 			 p->path, n);
 	}
 	if (!marked) {
-		fd = openat(p->fd, MARKER_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || write(fd, MARKER_TEXT, strlen(MARKER_TEXT)) < 0) {
+		fd = NOINTR(openat(p->fd, MARKER_NAME,
+				   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+		if (fd < 0 || write_all(fd, MARKER_TEXT, strlen(MARKER_TEXT))) {
 			log_err("postmark: pm_location %s: cannot write %s: %s\n", p->path, MARKER_NAME,
 				strerror(errno));
 			if (fd >= 0)
@@ -1919,13 +1971,13 @@ static int open_pools(struct thread_data *td, struct pm_data *pd)
 
 			job_dir_name(td, job, sizeof(job));
 			snprintf(p->path, sizeof(p->path), "%s/%s", loc, job);
-			if (mkdirat(lfd[i], job, 0755) == 0)
+			if (NOINTR(mkdirat(lfd[i], job, 0755)) == 0)
 				p->made = 1;
 			else if (errno != EEXIST) {
 				log_err("postmark: %s: %s\n", p->path, strerror(errno));
 				goto fail_from;
 			}
-			p->fd = openat(lfd[i], job, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			p->fd = NOINTR(openat(lfd[i], job, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 			close(lfd[i]);
 			if (p->fd < 0) {
 				log_err("postmark: %s: %s\n", p->path, strerror(errno));
@@ -1989,7 +2041,7 @@ static int make_subdirs(struct pm_data *pd)
 			continue;
 		for (s = 0; s < k; s++) {
 			snprintf(name, sizeof(name), "s%d", s);
-			if (mkdirat(p->fd, name, 0700) && errno != EEXIST) {
+			if (NOINTR(mkdirat(p->fd, name, 0700)) && errno != EEXIST) {
 				log_err("postmark: %s/%s: %s\n", p->path, name, strerror(errno));
 				return 1;
 			}
@@ -2010,7 +2062,7 @@ static int make_subdirs(struct pm_data *pd)
 				continue;
 			}
 			snprintf(name, sizeof(name), "s%d", s);
-			fd = openat(p->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			fd = NOINTR(openat(p->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 			if (fd < 0) {
 				log_err("postmark: %s/%s: %s\n", p->path, name, strerror(errno));
 				return 1;
@@ -2036,7 +2088,7 @@ static void delete_live(struct pm_data *pd)
 		if (dfd < 0)
 			continue;
 		snprintf(name, sizeof(name), "%d", op.name);
-		if (unlinkat(dfd, name, 0) == 0)
+		if (NOINTR(unlinkat(dfd, name, 0)) == 0)
 			n++;
 		if (tmp)
 			close(dfd);
@@ -2045,7 +2097,7 @@ static void delete_live(struct pm_data *pd)
 	if (pd->have_next && pd->next.kind == PM_OP_DELETE) {
 		dfd = dir_of(pd, &pd->next, &tmp);
 		snprintf(name, sizeof(name), "%d", pd->next.name);
-		if (dfd >= 0 && unlinkat(dfd, name, 0) == 0)
+		if (dfd >= 0 && NOINTR(unlinkat(dfd, name, 0)) == 0)
 			n++;
 		if (dfd >= 0 && tmp)
 			close(dfd);
@@ -2074,10 +2126,24 @@ static void release_pools(struct pm_data *pd)
 			continue;
 		for (s = 0; s < p->subdirs_made; s++) {
 			snprintf(name, sizeof(name), "s%d", s);
-			unlinkat(p->fd, name, AT_REMOVEDIR);
+			NOINTR(unlinkat(p->fd, name, AT_REMOVEDIR));
 		}
-		if (p->marked)
-			unlinkat(p->fd, MARKER_NAME, 0);
+		if (p->marked) {
+			char bad[NAME_MAX + 1] = "";
+			long left = clean_leftovers(p->fd, 0, bad, sizeof(bad), 1);
+
+			/*
+			 * Files of ours that could not be deleted (an error with
+			 * continue_on_error) keep the marker: the next run
+			 * recognises them by it and removes them, where without it
+			 * it would refuse them as a user's.
+			 */
+			if (left == 0)
+				NOINTR(unlinkat(p->fd, MARKER_NAME, 0));
+			else if (left > 0)
+				log_err("postmark: pm_location %s: %ld files could not be removed; %s stays so that the next run removes them\n",
+					p->path, left, MARKER_NAME);
+		}
 		close(p->fd);
 		p->fd = -1;
 		if (p->made && rmdir(p->path) && errno != ENOTEMPTY)

@@ -190,6 +190,19 @@ static const enum fio_ddir op_ddir[FOP_NR] = {
 	[FOP_LAYOUT]	= DDIR_WRITE,
 };
 
+/*
+ * Repeats a system call that a signal interrupted before it did anything
+ * (EINTR). fio installs its handlers with SA_RESTART, but a file system
+ * that is interrupted itself (NFS, CIFS, FUSE) returns EINTR regardless.
+ */
+#define NOINTR(call) ({						\
+	__typeof__(call) r_;						\
+	do								\
+		r_ = (call);						\
+	while (r_ < 0 && errno == EINTR);				\
+	r_;								\
+})
+
 static int op_writes_tree(enum file_op op)
 {
 	return op == FOP_CREATE || op == FOP_DELIVER || op == FOP_LAYOUT;
@@ -369,12 +382,12 @@ static int open_beneath_at(struct sf_data *sd, int dfd, const char *rel, int fla
 	int fd;
 
 	if (!sd->no_openat2) {
-		fd = syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
+		fd = NOINTR(syscall(SYS_openat2, dfd, rel, &how, sizeof(how)));
 		if (fd >= 0 || errno != ENOSYS)
 			return fd;
 		sd->no_openat2 = 1;
 	}
-	return openat(dfd, rel, flags | O_NOFOLLOW, mode);
+	return NOINTR(openat(dfd, rel, flags | O_NOFOLLOW, mode));
 }
 
 static int open_beneath(struct sf_data *sd, const char *rel, int flags, mode_t mode)
@@ -425,7 +438,7 @@ static int make_dirs(struct sf_data *sd, const char *rel)
 		int dfd = pfd < 0 ? sd->rootfd : pfd;
 		int nfd;
 
-		if (mkdirat(dfd, comp, 0755) && errno != EEXIST) {
+		if (NOINTR(mkdirat(dfd, comp, 0755)) && errno != EEXIST) {
 			ret = -errno;
 			break;
 		}
@@ -506,15 +519,15 @@ static int sync_dir_of(struct sf_data *sd, const char *path)
 	fd = parent_fd(sd, path, &base);
 	if (fd < 0)
 		return -errno;
-	return fsync(fd) ? -errno : 0;
+	return NOINTR(fsync(fd)) ? -errno : 0;
 }
 
 static int sync_file(struct sf_data *sd, int fd)
 {
 	if (sd->o->file_sync == FSYNC_FSYNC)
-		return fsync(fd) ? -errno : 0;
+		return NOINTR(fsync(fd)) ? -errno : 0;
 	if (sd->o->file_sync == FSYNC_FDATASYNC)
-		return fdatasync(fd) ? -errno : 0;
+		return NOINTR(fdatasync(fd)) ? -errno : 0;
 	return 0;
 }
 
@@ -578,10 +591,14 @@ static int do_read(struct sf_data *sd, struct sf_req *rq)
 			close(fd);
 			return n;
 		}
-		rq->bytes += n;
-		/* a short read of a regular file means end of file */
-		if ((size_t)n < sd->chunk)
+		/*
+		 * Only 0 means end of file: a read can return less than asked
+		 * before it (a signal, NFS, FUSE), and stopping there would
+		 * count a partial file as whole.
+		 */
+		if (n == 0)
 			break;
+		rq->bytes += n;
 	}
 	close(fd);
 	return 0;
@@ -615,8 +632,8 @@ static int do_delete(struct sf_data *sd, struct sf_req *rq)
 		if (dfd < 0) {
 			ret = -errno;
 		} else {
-			ret = unlinkat(dfd, base, 0) ? -errno : 0;
-			if (!ret && sd->o->dir_sync && fsync(dfd))
+			ret = NOINTR(unlinkat(dfd, base, 0)) ? -errno : 0;
+			if (!ret && sd->o->dir_sync && NOINTR(fsync(dfd)))
 				ret = -errno;
 		}
 		if (ret != -ENOENT || !next_probe(sd, rq))
@@ -639,9 +656,9 @@ static int deliver_rename(struct sf_data *sd, struct sf_req *rq)
 		close(tdfd);
 		return ret;
 	}
-	if (renameat(tdfd, tbase, ndfd, nbase))
+	if (NOINTR(renameat(tdfd, tbase, ndfd, nbase)))
 		ret = -errno;
-	else if (sd->o->dir_sync && fsync(ndfd))
+	else if (sd->o->dir_sync && NOINTR(fsync(ndfd)))
 		ret = -errno;
 	close(tdfd);
 	close(ndfd);
@@ -683,7 +700,7 @@ static int do_write_op(struct sf_data *sd, struct sf_req *rq)
 			close(rq->fd);
 			return 0;
 		}
-		if (st.st_size && ftruncate(rq->fd, 0)) {
+		if (st.st_size && NOINTR(ftruncate(rq->fd, 0))) {
 			ret = -errno;
 			goto out;
 		}
@@ -1268,16 +1285,22 @@ static int dir_is_empty(int fd)
 
 static int read_marker(int rootfd, char *buf, size_t len)
 {
-	int fd = openat(rootfd, MARKER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
+	int fd = NOINTR(openat(rootfd, MARKER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+	size_t got = 0;
+	ssize_t n = 0;
 
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, len - 1);
+	/* to end of file: a read may return less before it */
+	while (got < len - 1 && (n = NOINTR(read(fd, buf + got, len - 1 - got))) > 0)
+		got += n;
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
 	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
+	buf[got] = '\0';
 	return 0;
 }
 
@@ -1293,15 +1316,26 @@ static int write_marker(struct sf_data *sd, const char *text)
 	size_t len = strlen(text);
 
 	snprintf(tmp, sizeof(tmp), MARKER_NAME ".%d", (int)getpid());
-	fd = openat(sd->rootfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = NOINTR(openat(sd->rootfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			   0644));
 	if (fd < 0)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
-		ret = errno ? -errno : -EIO;
-	close(fd);
-	if (!ret && linkat(sd->rootfd, tmp, sd->rootfd, MARKER_NAME, 0))
+	while (len) {
+		ssize_t n = NOINTR(write(fd, text, len));
+
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			break;
+		}
+		text += n;
+		len -= n;
+	}
+	if (!ret && NOINTR(fsync(fd)))
 		ret = -errno;
-	unlinkat(sd->rootfd, tmp, 0);
+	close(fd);
+	if (!ret && NOINTR(linkat(sd->rootfd, tmp, sd->rootfd, MARKER_NAME, 0)))
+		ret = -errno;
+	NOINTR(unlinkat(sd->rootfd, tmp, 0));
 	return ret;
 }
 

@@ -7,12 +7,13 @@
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
 # peer the PostMark engine is checked against, blktrace (blkparse) for
 # the trace importer tests, and sqlite3 and postgresql for the live database
-# captures of tests/test_dbcapture.py.
+# captures of tests/test_dbcapture.py, and valgrind for the memcheck runs
+# of tests/test_reliability.py.
 set -eu
 
 pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3"
 if [ "${1:-}" = "--test" ]; then
-	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql"
+	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql valgrind"
 fi
 
 missing=""

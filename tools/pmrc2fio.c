@@ -436,6 +436,115 @@ fail_noclose:
 	return -1;
 }
 
+struct conversion {
+	struct job *jobs;
+	int njobs;
+	char *text;		/* the job file */
+	size_t len;
+};
+
+static void conversion_free(struct conversion *cv)
+{
+	int i;
+
+	for (i = 0; i < cv->njobs; i++)
+		free(cv->jobs[i].report_file);
+	free(cv->jobs);
+	free(cv->text);
+	memset(cv, 0, sizeof(*cv));
+}
+
+/*
+ * Reads the configuration from @in (@srcname in messages) and makes the job
+ * file in @cv (@out: the output's name for its header, NULL for standard
+ * output). 0, or -1 with the one-line message for standard error in @msg
+ * ("pmrc2fio: CONFIG: line N: ..."), and nothing in @cv. Kept apart from
+ * main() so that tests/fuzz/fuzz_pmrc2fio.c can call it.
+ */
+static int convert(FILE *in, const char *srcname, const char *out, const char *engine,
+		   const char *name, struct conversion *cv, char *msg, size_t msglen)
+{
+	struct pm_config cfg;
+	struct job *jobs = NULL;
+	int njobs = 0, lineno = 0, i;
+	char *line = NULL, err[1024], *buf = NULL;
+	size_t cap = 0, len = 0;
+	FILE *o;
+	enum pm_cmd cmd = PM_CMD_NONE;
+
+	memset(cv, 0, sizeof(*cv));
+	pm_config_default(&cfg);
+	while (cmd != PM_CMD_QUIT) {
+		errno = 0;
+		if (getline(&line, &cap, in) < 0) {
+			if (ferror(in)) {
+				snprintf(msg, msglen, PROG ": %s: %s", srcname,
+					 strerror(errno ? errno : EIO));
+				goto fail;
+			}
+			break;
+		}
+		cmd = pm_config_parse_line(&cfg, line, ++lineno, err, sizeof(err));
+		if (cmd == PM_CMD_ERROR)
+			goto bad_line;
+		if (check_locations(&cfg, err, sizeof(err)))
+			goto bad_line;
+		if (cmd != PM_CMD_RUN)
+			continue;
+		if (pm_config_check(&cfg, err, sizeof(err)))
+			goto bad_line;
+		jobs = realloc(jobs, (njobs + 1) * sizeof(*jobs));
+		if (!jobs)
+			die_oom();
+		jobs[njobs].cfg = cfg;
+		jobs[njobs].lineno = lineno;
+		if (run_file(line, &jobs[njobs].report_file, err, sizeof(err)))
+			goto bad_line;
+		njobs++;
+	}
+	if (!njobs) {
+		/* Like typing `run` at PostMark's prompt after loading the file. */
+		if (pm_config_check(&cfg, err, sizeof(err))) {
+			snprintf(msg, msglen, PROG ": %s: %s", srcname, err);
+			goto fail;
+		}
+		jobs = calloc(1, sizeof(*jobs));
+		if (!jobs)
+			die_oom();
+		jobs[0].cfg = cfg;
+		njobs = 1;
+	}
+
+	o = open_memstream(&buf, &len);
+	if (!o)
+		die_oom();
+	put_header(o, srcname, out, engine, jobs, njobs);
+	fprintf(o, "\n[global]\nioengine=%s\n", engine);
+	for (i = 0; i < njobs; i++)
+		put_job(o, &jobs[i], i, njobs, name);
+	if (fclose(o))
+		die_oom();
+	free(line);
+	cv->jobs = jobs;
+	cv->njobs = njobs;
+	cv->text = buf;
+	cv->len = len;
+	return 0;
+
+bad_line:
+	if (strncmp(err, "line ", 5))
+		snprintf(msg, msglen, PROG ": %s: line %d: %s", srcname, lineno, err);
+	else
+		snprintf(msg, msglen, PROG ": %s: %s", srcname, err);
+fail:
+	for (i = 0; i < njobs; i++)
+		free(jobs[i].report_file);
+	free(jobs);
+	free(line);
+	return -1;
+}
+
+#ifndef PMRC2FIO_NO_MAIN
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -447,13 +556,10 @@ int main(int argc, char **argv)
 	};
 	const char *src = "-", *srcname, *out = NULL;
 	const char *engine = "external:build/postmark.so", *name = "postmark", *why;
-	struct pm_config cfg;
-	struct job *jobs = NULL;
-	int njobs = 0, lineno = 0, c, i, ret = 2;
-	char *line = NULL, err[1024], *buf = NULL;
-	size_t cap = 0, len = 0;
-	FILE *in = stdin, *o;
-	enum pm_cmd cmd = PM_CMD_NONE;
+	struct conversion cv;
+	int c, ret = 2;
+	char msg[8192];
+	FILE *in = stdin;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -507,82 +613,25 @@ int main(int argc, char **argv)
 		}
 	}
 
-	pm_config_default(&cfg);
-	while (cmd != PM_CMD_QUIT) {
-		errno = 0;
-		if (getline(&line, &cap, in) < 0) {
-			if (ferror(in)) {
-				fprintf(stderr, PROG ": %s: %s\n", srcname,
-					strerror(errno ? errno : EIO));
-				goto out;
-			}
-			break;
-		}
-		cmd = pm_config_parse_line(&cfg, line, ++lineno, err, sizeof(err));
-		if (cmd == PM_CMD_ERROR)
-			goto bad_line;
-		if (check_locations(&cfg, err, sizeof(err)))
-			goto bad_line;
-		if (cmd != PM_CMD_RUN)
-			continue;
-		if (pm_config_check(&cfg, err, sizeof(err)))
-			goto bad_line;
-		jobs = realloc(jobs, (njobs + 1) * sizeof(*jobs));
-		if (!jobs)
-			die_oom();
-		jobs[njobs].cfg = cfg;
-		jobs[njobs].lineno = lineno;
-		if (run_file(line, &jobs[njobs].report_file, err, sizeof(err)))
-			goto bad_line;
-		njobs++;
-	}
-	if (!njobs) {
-		/* Like typing `run` at PostMark's prompt after loading the file. */
-		if (pm_config_check(&cfg, err, sizeof(err))) {
-			fprintf(stderr, PROG ": %s: %s\n", srcname, err);
-			goto out;
-		}
-		jobs = calloc(1, sizeof(*jobs));
-		if (!jobs)
-			die_oom();
-		jobs[0].cfg = cfg;
-		njobs = 1;
-	}
-
-	o = open_memstream(&buf, &len);
-	if (!o)
-		die_oom();
-	put_header(o, srcname, out, engine, jobs, njobs);
-	fprintf(o, "\n[global]\nioengine=%s\n", engine);
-	for (i = 0; i < njobs; i++)
-		put_job(o, &jobs[i], i, njobs, name);
-	if (fclose(o))
-		die_oom();
-
-	if (out) {
-		if (write_atomic(out, buf, len)) {
-			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
-			goto out;
-		}
-	} else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout)) {
-		fprintf(stderr, PROG ": standard output: %s\n", strerror(errno));
+	if (convert(in, srcname, out, engine, name, &cv, msg, sizeof(msg))) {
+		fprintf(stderr, "%s\n", msg);
 		goto out;
 	}
+	if (out) {
+		if (write_atomic(out, cv.text, cv.len)) {
+			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+			goto out_cv;
+		}
+	} else if (fwrite(cv.text, 1, cv.len, stdout) != cv.len || fflush(stdout)) {
+		fprintf(stderr, PROG ": standard output: %s\n", strerror(errno));
+		goto out_cv;
+	}
 	ret = 0;
-	goto out;
-
-bad_line:
-	if (strncmp(err, "line ", 5))
-		fprintf(stderr, PROG ": %s: line %d: %s\n", srcname, lineno, err);
-	else
-		fprintf(stderr, PROG ": %s: %s\n", srcname, err);
+out_cv:
+	conversion_free(&cv);
 out:
-	for (i = 0; i < njobs; i++)
-		free(jobs[i].report_file);
-	free(jobs);
-	free(buf);
-	free(line);
 	if (in != stdin)
 		fclose(in);
 	return ret;
 }
+#endif

@@ -123,7 +123,14 @@ int pack_file_noop(struct thread_data *td, struct fio_file *f)
 
 int pack_store_str(char **field, const char *val)
 {
-	free(*field);
+	/*
+	 * The old value is not freed: a job section starts with a copy of
+	 * [global]'s options, and fio copies only FIO_OPT_STR_STORE strings,
+	 * so *field may still be the string of [global] (or of an earlier
+	 * section), read by the next section that inherits it. Freeing it
+	 * here was a use after free (tests/test_reliability.py). The strings
+	 * live until fio exits, like fio's own option strings.
+	 */
 	*field = strdup(val ? val : "");
 	return *field ? 0 : 1;
 }

@@ -184,11 +184,18 @@ void content_fill(const struct content_pool *p, const struct content_spec *c,
 	memcpy(out, content_at(p, seed, key, off), len);
 	if (c->kind == CONTENT_ZERO)
 		return;
-	/* first unit boundary at or after off */
-	for (o = (off + unit - 1) / unit * unit; o < off + len; o += unit) {
+	/*
+	 * From the unit boundary at or before off: a chunk that starts inside
+	 * a unit's 8-byte stamp (a write resumed after a short one, a bs that
+	 * is not a multiple of 8) gets the rest of that stamp, so the bytes
+	 * at an offset never depend on where the chunks start.
+	 */
+	for (o = off / unit * unit; o < off + len; o += unit) {
 		uint64_t h = hash_item(seed ^ key, STREAM_STAMP, o / unit);
-		size_t at = o - off, n = off + len - o < 8 ? off + len - o : 8;
+		uint64_t from = o > off ? o : off;
+		uint64_t to = o + 8 < off + len ? o + 8 : off + len;
 
-		memcpy(out + at, &h, n);
+		if (from < to)
+			memcpy(out + (from - off), (const unsigned char *)&h + (from - o), to - from);
 	}
 }

@@ -316,6 +316,17 @@ static int parse_lognormal(struct size_dist *d, const char *arg, const char *opt
 	d->kind = SIZE_LOGNORMAL;
 	d->lo = 0;
 	d->mu = log((double)median);
+	/*
+	 * The canonical text (the tree marker's) gives sigma to 6 significant
+	 * digits: use exactly that value, or two sigmas written alike there
+	 * would draw different sizes (found by tests/fuzz/fuzz_roundtrip.c).
+	 */
+	{
+		char t[32];
+
+		snprintf(t, sizeof(t), "%.6g", d->sigma);
+		d->sigma = strtod(t, NULL);
+	}
 	return 0;
 }
 

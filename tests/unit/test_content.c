@@ -275,6 +275,36 @@ TEST(content_fill_deterministic_and_split_consistent)
 	content_pool_free(&p);
 }
 
+/*
+ * Regression (tests/test_reliability.py, a write resumed after a short one):
+ * a chunk starting inside a unit's 8-byte stamp (offsets 1..7 past a 512- or
+ * 4096-byte boundary) left that stamp's remaining bytes unstamped, so a file's
+ * bytes depended on where its chunks started. Split at every offset of the
+ * first 1100 bytes of a 9000-byte stretch: the two halves equal the whole.
+ */
+TEST(content_fill_split_inside_a_stamp)
+{
+	static const struct content_spec specs[] = {
+		{ .kind = CONTENT_RANDOM }, { .kind = CONTENT_COMPRESSIBLE, .pct = 30 },
+	};
+	unsigned char whole[9000], a[9000], b[9000];
+	struct content_pool p;
+	size_t k, cut, bad = 0;
+
+	for (k = 0; k < 2; k++) {
+		CHECK(content_pool_init(&p, &specs[k], 5, sizeof(whole)) == 0);
+		content_fill(&p, &specs[k], 5, 77, 4096 - 3, whole, sizeof(whole));
+		for (cut = 1; cut < 1100; cut++) {
+			content_fill(&p, &specs[k], 5, 77, 4096 - 3, a, cut);
+			content_fill(&p, &specs[k], 5, 77, 4096 - 3 + cut, b, sizeof(b) - cut);
+			bad += memcmp(whole, a, cut) != 0;
+			bad += memcmp(whole + cut, b, sizeof(b) - cut) != 0;
+		}
+		content_pool_free(&p);
+	}
+	CHECK(bad == 0);
+}
+
 TEST(content_fill_zero_stays_zero)
 {
 	struct content_spec c = { .kind = CONTENT_ZERO };
