@@ -1360,16 +1360,6 @@ static int read_manifest(struct dr_data *pd)
 	return 0;
 }
 
-static void job_dir_name(struct thread_data *td, char *buf, size_t len)
-{
-	const char *s = td->o.name ? td->o.name : "job";
-	size_t n = 0;
-
-	for (; *s && n + 12 < len; s++)
-		buf[n++] = (isalnum((unsigned char)*s) || *s == '.' || *s == '-' || *s == '_') ? *s : '_';
-	snprintf(buf + n, len - n, ".%u", td->subjob_number);
-}
-
 /*
  * Opens and claims the target directory, and checks before anything is
  * written that no declared path is someone else's and that the space is
@@ -1386,7 +1376,7 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 	if (!pd->o->target || !*pd->o->target) {
 		const char *base = getenv("TMPDIR");
 
-		job_dir_name(td, job, sizeof(job));
+		pack_job_dir_name(td, job, sizeof(job));
 		snprintf(pd->root, sizeof(pd->root), "%s/fio-dbreplay.%s.XXXXXX",
 			 base && *base ? base : "/tmp", job);
 		if (!mkdtemp(pd->root)) {
@@ -1400,7 +1390,7 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 		int lfd;
 
 		/* numjobs: each job replays into its own directory of the target */
-		job_dir_name(td, job, sizeof(job));
+		pack_job_dir_name(td, job, sizeof(job));
 		snprintf(pd->root, sizeof(pd->root), "%s/%s", pd->o->target, job);
 		lfd = open(pd->o->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (lfd < 0) {

@@ -54,13 +54,13 @@
 #include "units.h"
 #include "rng.h"
 #include "errmsg.h"
+#include "lathist.h"
 
 #define ENGINE		"postmark"
 #define MARKER_NAME	".fio-postmark"
 #define MARKER_TEXT	"fio postmark engine: files named by numbers and s<N>/ directories here are the engine's\n"
 #define MAX_DIRFDS	512	/* subdirectory descriptors kept open per job */
 #define ERRLEN		512
-#define NBUCKETS	976	/* log-linear latency histogram, 16 steps per power of 2 */
 
 enum fsync_policy {
 	PMF_NONE,
@@ -125,8 +125,7 @@ struct pm_options {
 
 struct class_stats {
 	uint64_t ops, bytes, errors;
-	uint64_t lat_sum_ns, lat_min_ns, lat_max_ns;
-	uint64_t hist[NBUCKETS];
+	struct lathist lat;
 };
 
 /* A directory files go into: a location, or this job's directory in it. */
@@ -305,55 +304,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static int bucket_of(uint64_t ns)
-{
-	int e;
-
-	if (ns < 16)
-		return (int)ns;
-	e = 63 - __builtin_clzll(ns);
-	return 16 + (e - 4) * 16 + (int)((ns >> (e - 4)) & 15);
-}
-
-/* The middle of bucket @b, in ns. */
-static uint64_t bucket_value(int b)
-{
-	int e, sub;
-
-	if (b < 16)
-		return b;
-	e = (b - 16) / 16 + 4;
-	sub = (b - 16) % 16;
-	return ((16ULL + sub) << (e - 4)) + ((1ULL << (e - 4)) >> 1);
-}
-
 static void record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err)
 {
 	s->ops++;
 	s->bytes += bytes;
 	if (err)
 		s->errors++;
-	s->lat_sum_ns += ns;
-	if (!s->lat_min_ns || ns < s->lat_min_ns)
-		s->lat_min_ns = ns;
-	if (ns > s->lat_max_ns)
-		s->lat_max_ns = ns;
-	s->hist[bucket_of(ns)]++;
-}
-
-static uint64_t percentile(const struct class_stats *s, double p)
-{
-	uint64_t want = (uint64_t)(p / 100.0 * (double)s->ops + 0.999999), seen = 0;
-	int b;
-
-	if (!want)
-		want = 1;
-	for (b = 0; b < NBUCKETS; b++) {
-		seen += s->hist[b];
-		if (seen >= want)
-			return bucket_value(b);
-	}
-	return s->lat_max_ns;
+	lathist_add(&s->lat, ns);
 }
 
 /* The directory descriptor file @op lives in; *@tmp set if it must be closed. */
@@ -1880,17 +1837,6 @@ static int claim_pool(struct pool *p)
 	return 0;
 }
 
-/* A directory name made of the job's name: letters, digits, '.', '_', '-'. */
-static void job_dir_name(struct thread_data *td, char *buf, size_t len)
-{
-	const char *s = td->o.name ? td->o.name : "job";
-	size_t n = 0;
-
-	for (; *s && n + 12 < len; s++)
-		buf[n++] = (isalnum((unsigned char)*s) || *s == '.' || *s == '-' || *s == '_') ? *s : '_';
-	snprintf(buf + n, len - n, ".%u", td->subjob_number);
-}
-
 static int check_writable(const char *path, int fd)
 {
 	struct statvfs vfs;
@@ -1918,7 +1864,7 @@ static int open_pools(struct thread_data *td, struct pm_data *pd)
 		const char *base = getenv("TMPDIR");
 		char job[64];
 
-		job_dir_name(td, job, sizeof(job));
+		pack_job_dir_name(td, job, sizeof(job));
 		snprintf(pd->pool[0].path, sizeof(pd->pool[0].path), "%s/fio-postmark.%s.XXXXXX",
 			 base && *base ? base : "/tmp", job);
 		if (!mkdtemp(pd->pool[0].path)) {
@@ -1969,7 +1915,7 @@ static int open_pools(struct thread_data *td, struct pm_data *pd)
 			/* numjobs: each job has its own pool in the location */
 			char job[64];
 
-			job_dir_name(td, job, sizeof(job));
+			pack_job_dir_name(td, job, sizeof(job));
 			snprintf(p->path, sizeof(p->path), "%s/%s", loc, job);
 			if (NOINTR(mkdirat(lfd[i], job, 0755)) == 0)
 				p->made = 1;
@@ -2523,10 +2469,12 @@ static void write_opstats(struct thread_data *td, struct pm_data *pd)
 				first ? "" : ",", class_names[k],
 				(unsigned long long)s->ops, (unsigned long long)s->bytes,
 				(unsigned long long)s->errors,
-				(unsigned long long)(s->lat_sum_ns / s->ops),
-				(unsigned long long)s->lat_min_ns, (unsigned long long)s->lat_max_ns,
-				(unsigned long long)percentile(s, 50), (unsigned long long)percentile(s, 90),
-				(unsigned long long)percentile(s, 99), (unsigned long long)percentile(s, 99.9));
+				(unsigned long long)lathist_mean(&s->lat),
+				(unsigned long long)s->lat.min, (unsigned long long)s->lat.max,
+				(unsigned long long)lathist_percentile(&s->lat, 50),
+				(unsigned long long)lathist_percentile(&s->lat, 90),
+				(unsigned long long)lathist_percentile(&s->lat, 99),
+				(unsigned long long)lathist_percentile(&s->lat, 99.9));
 		first = 0;
 	}
 	if (len < (int)sizeof(line))

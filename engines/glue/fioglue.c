@@ -1,4 +1,5 @@
 /* See fioglue.h. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,4 +153,14 @@ void pack_json_escape(const char *s, char *out, size_t len)
 		}
 	}
 	out[n] = '\0';
+}
+
+void pack_job_dir_name(struct thread_data *td, char *buf, size_t len)
+{
+	const char *s = td->o.name ? td->o.name : "job";
+	size_t n = 0;
+
+	for (; *s && n + 12 < len; s++)
+		buf[n++] = (isalnum((unsigned char)*s) || *s == '.' || *s == '-' || *s == '_') ? *s : '_';
+	snprintf(buf + n, len - n, ".%u", td->subjob_number);
 }

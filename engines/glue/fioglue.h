@@ -54,6 +54,12 @@ int pack_file_noop(struct thread_data *td, struct fio_file *f);
  * of options that accept an empty value (an unset ${VAR} in a job file). */
 int pack_store_str(char **field, const char *val);
 
+/*
+ * A directory name for the job @td: its name in letters, digits, '.', '_' and
+ * '-' (others become '_'), then ".N", N its number among numjobs clones.
+ */
+void pack_job_dir_name(struct thread_data *td, char *buf, size_t len);
+
 /* @s as the body of a JSON string (quotes, backslashes, controls escaped). */
 void pack_json_escape(const char *s, char *out, size_t len);
 
