@@ -162,7 +162,10 @@ $(BUILD)/fuzz-dbtrace: tests/fuzz/fuzz_dbtrace.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_
 $(BUILD)/fuzz-roundtrip: tests/fuzz/fuzz_roundtrip.c tools/pmrc2fio.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
-fuzz: $(BUILD)/fuzz-specs $(BUILD)/fuzz-dbtrace $(BUILD)/fuzz-roundtrip
+$(BUILD)/fuzz-dbfilter: tests/fuzz/fuzz_dbfilter.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
+fuzz: $(BUILD)/fuzz-specs $(BUILD)/fuzz-dbtrace $(BUILD)/fuzz-roundtrip $(BUILD)/fuzz-dbfilter
 	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-dbtrace
 	cp -n tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz-specs -max_total_time=$(FUZZ_SECONDS) -max_len=512 $(BUILD)/fuzz-corpus
@@ -171,6 +174,9 @@ fuzz: $(BUILD)/fuzz-specs $(BUILD)/fuzz-dbtrace $(BUILD)/fuzz-roundtrip
 	@mkdir -p $(BUILD)/fuzz-corpus-roundtrip
 	cp -n tests/fuzz/corpus-roundtrip/* $(BUILD)/fuzz-corpus-roundtrip/ 2>/dev/null || true
 	$(BUILD)/fuzz-roundtrip -max_total_time=$(FUZZ_SECONDS) -max_len=2048 $(BUILD)/fuzz-corpus-roundtrip
+	@mkdir -p $(BUILD)/fuzz-corpus-dbfilter
+	cp -n tests/fuzz/corpus-dbfilter/* $(BUILD)/fuzz-corpus-dbfilter/ 2>/dev/null || true
+	$(BUILD)/fuzz-dbfilter -max_total_time=$(FUZZ_SECONDS) -max_len=1024 $(BUILD)/fuzz-corpus-dbfilter
 
 # The PostMark model's command-line front end (no filesystem access); the
 # tests compare its counters with the real postmark's.
