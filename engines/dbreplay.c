@@ -191,6 +191,20 @@ static struct ioengine_ops ioengine;
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Repeats a system call that a signal interrupted before it did anything
+ * (EINTR). fio installs its handlers with SA_RESTART, but a file system
+ * that is interrupted itself (NFS, CIFS, FUSE) returns EINTR regardless.
+ * (The same macro as the other engines'.)
+ */
+#define NOINTR(call) ({						\
+	__typeof__(call) r_;						\
+	do								\
+		r_ = (call);						\
+	while (r_ < 0 && errno == EINTR);				\
+	r_;								\
+})
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -255,7 +269,7 @@ static int own_path(struct dr_data *pd, const char *path, int log)
 		struct iovec iov[2] = { { (void *)path, n }, { (void *)"\n", 1 } };
 
 		errno = 0;
-		if (writev(pd->manifest_fd, iov, 2) != (ssize_t)n + 1)
+		if (NOINTR(writev(pd->manifest_fd, iov, 2)) != (ssize_t)n + 1)
 			return errno ? -errno : -EIO;
 	}
 	if ((pd->nowned + 1) * 2 > pd->owned_cap) {
@@ -301,7 +315,7 @@ static int open_parent(struct dr_data *pd, const char *path, int create, const c
 
 		memcpy(comp, path, (size_t)(slash - path));
 		comp[slash - path] = '\0';
-		next = openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		next = NOINTR(openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 		if (next < 0 && errno == ENOENT && create) {
 			int ret = own(pd, comp);
 
@@ -309,12 +323,12 @@ static int open_parent(struct dr_data *pd, const char *path, int create, const c
 				close(fd);
 				return ret;
 			}
-			if (mkdirat(fd, comp + (p - path), 0755) && errno != EEXIST) {
+			if (NOINTR(mkdirat(fd, comp + (p - path), 0755)) && errno != EEXIST) {
 				ret = -errno;
 				close(fd);
 				return ret;
 			}
-			next = openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			next = NOINTR(openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 		}
 		if (next < 0) {
 			int ret = -errno;
@@ -414,7 +428,7 @@ static int set_fd(struct dr_data *pd, struct rfile *f, int fd)
 		int dfd;
 
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-		dfd = open(self, O_RDWR | O_CLOEXEC | O_DIRECT);
+		dfd = NOINTR(open(self, O_RDWR | O_CLOEXEC | O_DIRECT));
 		if (dfd < 0 && errno == EINVAL) {
 			/* tmpfs before Linux 6.6: say so once, replay through the page cache */
 			log_err("dbreplay: direct=1: %s does not support O_DIRECT; the replay goes through the page cache\n",
@@ -446,7 +460,7 @@ static int implicit_open(struct dr_data *pd, struct rfile *f)
 	dfd = open_parent(pd, f->decl->path, 1, &base);
 	if (dfd < 0)
 		return dfd;
-	fd = openat(dfd, base, open_flags(pd) | O_CREAT, 0644);
+	fd = NOINTR(openat(dfd, base, open_flags(pd) | O_CREAT, 0644));
 	ret = fd < 0 ? -errno : 0;
 	close(dfd);
 	if (ret || (ret = set_fd(pd, f, fd)))
@@ -469,15 +483,15 @@ static int do_create(struct dr_data *pd, struct rfile *f)
 	if (dfd < 0)
 		return dfd;
 	if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
-		if (mkdirat(dfd, base, 0755))
+		if (NOINTR(mkdirat(dfd, base, 0755)))
 			ret = -errno;
-		else if ((fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		else if ((fd = NOINTR(openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))) < 0)
 			ret = -errno;
 		else
 			ret = set_fd(pd, f, fd);
 	} else {
 		/* O_EXCL: a name that appeared meanwhile is not the engine's */
-		fd = openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644);
+		fd = NOINTR(openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644));
 		if (fd < 0)
 			ret = -errno;
 		else
@@ -499,7 +513,7 @@ static int do_unlink(struct dr_data *pd, struct rfile *f)
 	dfd = open_parent(pd, f->decl->path, 0, &base);
 	if (dfd < 0)
 		return dfd;
-	if (unlinkat(dfd, base, f->decl->role == DBTRACE_ROLE_DIRECTORY ? AT_REMOVEDIR : 0))
+	if (NOINTR(unlinkat(dfd, base, f->decl->role == DBTRACE_ROLE_DIRECTORY ? AT_REMOVEDIR : 0)))
 		ret = -errno;
 	close(dfd);
 	if (!ret) {
@@ -516,9 +530,9 @@ static int do_trim(struct dr_data *pd, int fd, uint64_t off, uint64_t len)
 	if (pd->packed && pd->dev_is_blk) {
 		uint64_t range[2] = { off, len };
 
-		return ioctl(fd, BLKDISCARD, range) ? -errno : 0;
+		return NOINTR(ioctl(fd, BLKDISCARD, range)) ? -errno : 0;
 	}
-	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len)
+	return NOINTR(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
 		? -errno : 0;
 }
 
@@ -558,7 +572,7 @@ static int run_meta(struct dr_data *pd, const struct dbtrace_rec *r, int *err)
 	case DBTRACE_TRUNCATE:
 		if (f->fd < 0 && (*err = implicit_open(pd, f)))
 			return 0;
-		*err = ftruncate(f->fd, (off_t)r->size) ? -errno : 0;
+		*err = NOINTR(ftruncate(f->fd, (off_t)r->size)) ? -errno : 0;
 		return 0;
 	default:
 		if (f->fd < 0) {
@@ -619,11 +633,11 @@ static int run_sync(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *b
 	case DBTRACE_WRITE:
 		return rw_sync(pd, r, bytes);
 	case DBTRACE_FSYNC:
-		return fsync(fd) ? -errno : 0;
+		return NOINTR(fsync(fd)) ? -errno : 0;
 	case DBTRACE_FDATASYNC:
-		return fdatasync(fd) ? -errno : 0;
+		return NOINTR(fdatasync(fd)) ? -errno : 0;
 	case DBTRACE_SYNC_FILE_RANGE:
-		return sync_file_range(fd, (off_t)off, (off_t)r->len, SYNC_FILE_RANGE_WRITE)
+		return NOINTR(sync_file_range(fd, (off_t)off, (off_t)r->len, SYNC_FILE_RANGE_WRITE))
 			? -errno : 0;
 	case DBTRACE_TRIM:
 		err = do_trim(pd, fd, off, r->len);
@@ -1151,11 +1165,15 @@ static struct io_u *dr_event(struct thread_data *td, int event)
 
 static int fill_range(struct dr_data *pd, int fd, uint64_t from, uint64_t to)
 {
+	uint64_t start = from;
+
 	while (from < to) {
-		size_t n = to - from > pd->buf_len ? pd->buf_len : (size_t)(to - from);
+		/* after a short write, on from where it stopped in the buffer too */
+		size_t at = (size_t)((from - start) % pd->buf_len);
+		size_t n = to - from > pd->buf_len - at ? pd->buf_len - at : (size_t)(to - from);
 		ssize_t w;
 
-		w = pwrite(fd, pd->wbuf, n, (off_t)from);
+		w = pwrite(fd, pd->wbuf + at, n, (off_t)from);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1186,7 +1204,7 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		/* the engine's (checked at init): back to the state before the trace */
 		if (!d->exists) {
-			if (unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0))
+			if (NOINTR(unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)))
 				ret = -errno;
 			goto out;
 		}
@@ -1198,12 +1216,12 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 	} else if ((ret = own(pd, d->path))) {
 		goto out;
 	} else if (d->role == DBTRACE_ROLE_DIRECTORY) {
-		if (mkdirat(dfd, base, 0755)) {
+		if (NOINTR(mkdirat(dfd, base, 0755))) {
 			ret = -errno;
 			goto out;
 		}
 	} else {
-		fd = openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644);
+		fd = NOINTR(openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644));
 		if (fd < 0) {
 			ret = -errno;
 			goto out;
@@ -1212,15 +1230,15 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 		st.st_size = 0;
 	}
 	if (d->role == DBTRACE_ROLE_DIRECTORY) {
-		fd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = NOINTR(openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	} else {
-		fd = openat(dfd, base, open_flags(pd));
+		fd = NOINTR(openat(dfd, base, open_flags(pd)));
 		if (fd >= 0 && fstat(fd, &st) == 0) {
 			if ((uint64_t)st.st_size > d->size)
-				ret = ftruncate(fd, (off_t)d->size) ? -errno : 0;
+				ret = NOINTR(ftruncate(fd, (off_t)d->size)) ? -errno : 0;
 			else if (pd->o->fill == FILL_DATA)
 				ret = fill_range(pd, fd, (uint64_t)st.st_size, d->size);
-			if (!ret && (uint64_t)st.st_size != d->size && ftruncate(fd, (off_t)d->size))
+			if (!ret && (uint64_t)st.st_size != d->size && NOINTR(ftruncate(fd, (off_t)d->size)))
 				ret = -errno;
 		}
 	}
@@ -1245,7 +1263,7 @@ static void invalidate(struct dr_data *pd)
 	unsigned i;
 
 	if (pd->packed) {
-		fsync(pd->devfd);
+		NOINTR(fsync(pd->devfd));
 		posix_fadvise(pd->devfd, 0, 0, POSIX_FADV_DONTNEED);
 		return;
 	}
@@ -1253,7 +1271,7 @@ static void invalidate(struct dr_data *pd)
 		struct rfile *f = &pd->files[pd->h->files[i].id];
 
 		if (f->fd >= 0 && f->decl->role != DBTRACE_ROLE_DIRECTORY) {
-			fdatasync(f->fd);
+			NOINTR(fdatasync(f->fd));
 			posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
 		}
 	}
@@ -1328,7 +1346,7 @@ static int read_manifest(struct dr_data *pd)
 	FILE *fp;
 	int fd;
 
-	fd = openat(pd->rootfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = NOINTR(openat(pd->rootfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -1372,6 +1390,7 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 	struct statvfs vfs;
 	unsigned i;
 	char job[80];
+	int nofollow = 0;	/* the job's own directory DIR/JOBNAME.K: never a symlink */
 
 	if (!pd->o->target || !*pd->o->target) {
 		const char *base = getenv("TMPDIR");
@@ -1392,24 +1411,27 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 		/* numjobs: each job replays into its own directory of the target */
 		pack_job_dir_name(td, job, sizeof(job));
 		snprintf(pd->root, sizeof(pd->root), "%s/%s", pd->o->target, job);
-		lfd = open(pd->o->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		lfd = NOINTR(open(pd->o->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		if (lfd < 0) {
 			log_err("dbreplay: dbr_target %s: %s\n", pd->o->target, strerror(errno));
 			return 1;
 		}
-		if (mkdirat(lfd, job, 0755) && errno != EEXIST) {
+		if (NOINTR(mkdirat(lfd, job, 0755)) && errno != EEXIST) {
 			log_err("dbreplay: dbr_target %s: %s\n", pd->root, strerror(errno));
 			close(lfd);
 			return 1;
 		}
 		close(lfd);
+		nofollow = O_NOFOLLOW;
 	} else {
 		snprintf(pd->root, sizeof(pd->root), "%s", pd->o->target);
 	}
-	pd->rootfd = open(pd->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pd->rootfd = NOINTR(open(pd->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow));
 	if (pd->rootfd < 0) {
 		log_err("dbreplay: dbr_target %s: %s\n", pd->root,
-			errno == ENOTDIR ? "not a directory" : strerror(errno));
+			nofollow && (errno == ENOTDIR || errno == ELOOP)
+			? "a symlink or not a directory; refusing to follow it"
+			: errno == ENOTDIR ? "not a directory" : strerror(errno));
 		return 1;
 	}
 	if (fstatvfs(pd->rootfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
@@ -1472,17 +1494,23 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 			pd->root, (unsigned long long)avail, (unsigned long long)need);
 		return 1;
 	}
-	pd->manifest_fd = openat(pd->rootfd, MANIFEST,
-				 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	pd->manifest_fd = NOINTR(openat(pd->rootfd, MANIFEST,
+				 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
 	if (pd->manifest_fd < 0) {
 		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", pd->root, MANIFEST,
 			strerror(errno));
 		return 1;
 	}
-	if (!pd->nowned && write(pd->manifest_fd, MANIFEST_HEAD, strlen(MANIFEST_HEAD)) < 0) {
-		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", pd->root, MANIFEST,
-			strerror(errno));
-		return 1;
+	/* whole: a head cut short would take the first path into its comment line */
+	for (i = 0; !pd->nowned && i < strlen(MANIFEST_HEAD);) {
+		ssize_t w = NOINTR(write(pd->manifest_fd, MANIFEST_HEAD + i, strlen(MANIFEST_HEAD) - i));
+
+		if (w <= 0) {
+			log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", pd->root, MANIFEST,
+				w < 0 ? strerror(errno) : "no progress");
+			return 1;
+		}
+		i += (unsigned)w;
 	}
 	pd->claimed = 1;
 	return 0;
@@ -1492,7 +1520,7 @@ static int open_dev_direct(struct dr_data *pd)
 {
 	if (!pd->direct)
 		return 0;
-	pd->dev_dfd = open(pd->device, O_RDWR | O_CLOEXEC | O_DIRECT);
+	pd->dev_dfd = NOINTR(open(pd->device, O_RDWR | O_CLOEXEC | O_DIRECT));
 	if (pd->dev_dfd < 0) {
 		log_err("dbreplay: dbr_device %s: direct=1: %s\n", pd->device, strerror(errno));
 		return 1;
@@ -1539,7 +1567,7 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 			return 1;
 		}
 		pd->dev_is_blk = 1;
-		pd->devfd = open(pd->device, O_RDWR | O_CLOEXEC);
+		pd->devfd = NOINTR(open(pd->device, O_RDWR | O_CLOEXEC));
 		if (pd->devfd < 0) {
 			log_err("dbreplay: dbr_device %s: %s\n", pd->device, strerror(errno));
 			return 1;
@@ -1586,7 +1614,7 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 				(unsigned long long)pd->span);
 			return 1;
 		}
-		fd = open(sidecar, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		fd = NOINTR(open(sidecar, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 		if (fd < 0) {
 			log_err("dbreplay: dbr_device %s: cannot create %s: %s\n", pd->device, sidecar,
 				strerror(errno));
@@ -1598,13 +1626,13 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 		close(fd);
 		pd->dev_made = 1;
 	}
-	pd->devfd = open(pd->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	pd->devfd = NOINTR(open(pd->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
 	if (pd->devfd < 0) {
 		log_err("dbreplay: dbr_device %s: %s\n", pd->device, strerror(errno));
 		return 1;
 	}
 	if (fstat(pd->devfd, &st) == 0 && (uint64_t)st.st_size < pd->span &&
-	    ftruncate(pd->devfd, (off_t)pd->span)) {
+	    NOINTR(ftruncate(pd->devfd, (off_t)pd->span))) {
 		log_err("dbreplay: dbr_device %s: cannot size it to %llu bytes: %s\n", pd->device,
 			(unsigned long long)pd->span, strerror(errno));
 		return 1;
@@ -1645,13 +1673,13 @@ static void remove_owned(struct dr_data *pd)
 		if (dfd < 0)
 			continue;
 		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0))
+		    NOINTR(unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)))
 			left++;	/* a directory that holds someone else's files stays */
 		close(dfd);
 	}
 	free(list);
 	if (!left)
-		unlinkat(pd->rootfd, MANIFEST, 0);
+		NOINTR(unlinkat(pd->rootfd, MANIFEST, 0));
 	if (pd->tmproot && !left)
 		rmdir(pd->root);
 }

@@ -11,11 +11,15 @@ requests do not go through read(2)/write(2) (the io_uring modes are
 covered here by the out-of-space, kill, load and memory cases).
 
 Tests are parametrized by engine (ENGINES below); an engine added later
-gets a profile here and joins every case.
+gets a profile here and joins every case. dbreplay, the third, replays
+traces written by dbr_trace(); where its checks differ from the file-tree
+engines' a dbreplay_* function does them (every dbreplay case has
+"dbreplay" in its pytest ID).
 """
 import hashlib
 import json
 import os
+import random
 import re
 import subprocess
 import time
@@ -25,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO, _mount, _umount, fio_env,
-                      kill_group, read_opstats, run_fio, snapshot, start_fio_background,
-                      tree_files)
+from conftest import (DBR_ENGINE, ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO, _mount, _umount,
+                      descendants, fio_env, kill_group, read_opstats, run_fio, snapshot,
+                      start_fio_background, tree_files)
 
 FAULTINJECT = REPO / "build" / "faultinject.so"
 VALGRIND_SUPP = REPO / "tests" / "valgrind" / "fio.supp"
@@ -62,8 +66,11 @@ class Engine:
 SMALLFILE = Engine("smallfile", ENGINE, "smallfile:")
 # what PostMark 1.53 would do differently (docs/postmark.md)
 POSTMARK = Engine("postmark", PM_ENGINE, "postmark:", notice=r"PostMark 1\.53 |as PostMark does")
-ENGINES = [SMALLFILE, POSTMARK]
+# the database page replay engine (its summary is silenced: dbr_report=none)
+DBREPLAY = Engine("dbreplay", DBR_ENGINE, "dbreplay:", notice=r"further errors are counted")
+ENGINES = [SMALLFILE, POSTMARK, DBREPLAY]
 ENGINE_IDS = [e.name for e in ENGINES]
+ENGINE_BY_ID = {e.name: e for e in ENGINES}
 
 
 def sf(tree, name="job", **opts) -> list:
@@ -114,6 +121,142 @@ def pm_run(loc, opstats, **extra):
     return pm(loc, pm_opstats_file=opstats, **dict(PM_RUN, **extra))
 
 
+# dbreplay: a PostgreSQL-like trace (tests/test_dbreplay.py has the format's
+# own cases) with every operation the engine replays: page reads (some past
+# the end of file: short reads that end the record), writes that extend a
+# file, fsync, fdatasync, sync_file_range, trim, truncate, a WAL segment and
+# a directory the trace creates, a temporary file created, written, read
+# and unlinked again and again, fsyncs of directories and of the target.
+DBR_PAGE = 8192
+DBR_FILES = [
+    # id, role, size, maxsize, path
+    (0, "data", "p48", "p64", "base/1/1000"),
+    (1, "data", "p16", "p16", "base/1/1001"),
+    (2, "log", "p32", "p32", "pg_wal/000000010000000000000001"),
+    (3, "log", "-", "p32", "pg_wal/000000010000000000000002"),
+    (4, "directory", "0", "0", "pg_wal"),
+    (5, "directory", "0", "0", "."),
+    (6, "temp", "-", "p8", "base/pgsql_tmp/pgsql_tmp42.0"),
+    (7, "directory", "-", "0", "pg_wal/archive_status"),
+]
+
+
+def dbr_trace(path, records=1500, streams=4, seed=1, step_us=20, full=True):
+    """Writes a trace of `records` records over `streams` streams (0: the
+    WAL writer, 1: the checkpointer, 2 and up: backends; stream 2 also
+    spills to the temporary file). full=False: no truncate, no read past
+    the end of a file, no namespace operation, so that the bytes of every
+    record are known in any order of replay (the load cases). Returns
+    (the trace's lines, {op: [records, bytes]}); line N of the trace is
+    lines[N - 1]."""
+    rnd = random.Random(seed)
+    lines = ["dbtrace 1", f"pagesize {DBR_PAGE}", "timeunit us",
+             f"source tests/test_reliability.py dbr_trace seed {seed}"]
+    lines += [f"file {i} {role} {size} {mx} {p}" for i, role, size, mx, p in DBR_FILES]
+    names = ["walwriter", "checkpointer"] + [f"backend-{i}" for i in range(2, streams)]
+    lines += [f"stream {i} {n}" for i, n in enumerate(names)]
+    counts = {}
+    t = 1000
+    wal = {"file": 2, "page": 0, "since_sync": 0, "switched": not full}
+    tmp = {"present": False, "pages": 0, "read": 0}
+    archive = False
+    n = 0
+
+    def rec(s, f, op, args="", nbytes=0):
+        nonlocal n
+        lines.append(f"{t} {s} {f} {op} {args}".rstrip())
+        c = counts.setdefault(op, [0, 0])
+        c[0] += 1
+        c[1] += nbytes
+        n += 1
+
+    while n < records:
+        t += step_us
+        s = rnd.randrange(streams)
+        if s == 0:                      # WAL: sequential pages, fdatasync every 4
+            if not wal["switched"] and wal["page"] >= 24:
+                rec(0, 3, "create")
+                rec(0, 4, "fsync")
+                wal.update(file=3, page=0, switched=True)
+            elif wal["since_sync"] >= 4:
+                rec(0, wal["file"], "fdatasync")
+                wal["since_sync"] = 0
+            else:
+                # a WAL record is not a page: 8 KiB or a part of one
+                ln = DBR_PAGE if rnd.random() < 0.7 else rnd.randrange(512, DBR_PAGE, 512)
+                rec(0, wal["file"], "write", f"p{wal['page'] % 32} {ln}", ln)
+                wal["page"] += 1
+                wal["since_sync"] += 1
+        elif s == 1:                    # checkpointer
+            x = rnd.random()
+            if x < 0.55:
+                f = rnd.choice((0, 1))
+                rec(1, f, "write", f"p{rnd.randrange(64 if f == 0 else 16)} {DBR_PAGE}", DBR_PAGE)
+            elif x < 0.65:
+                rec(1, 1, "sync_file_range", f"p{rnd.randrange(14)} p2")
+            elif x < 0.75:
+                rec(1, rnd.choice((0, 1)), "fsync")
+            elif x < 0.82:
+                rec(1, rnd.choice((4, 5)), "fsync")
+            elif x < 0.9:
+                rec(1, 1, "trim", f"p{rnd.randrange(15)} p1", DBR_PAGE)
+            elif full and x < 0.95:
+                rec(1, 0, "truncate", f"p{rnd.randrange(40, 64)}")
+            elif full:
+                rec(1, 7, "unlink" if archive else "create")
+                archive = not archive
+            else:
+                rec(1, 0, "fdatasync")
+        else:                           # backends
+            if s == 2 and rnd.random() < 0.25 and full:
+                if not tmp["present"]:
+                    rec(2, 6, "create")
+                    tmp.update(present=True, pages=0, read=0)
+                elif tmp["pages"] < 6:
+                    rec(2, 6, "write", f"p{tmp['pages']} {DBR_PAGE}", DBR_PAGE)
+                    tmp["pages"] += 1
+                elif tmp["read"] < 3:
+                    # the last read reaches past the end: a short read
+                    rec(2, 6, "read", f"p{tmp['read'] * 2} p3", -1)
+                    tmp["read"] += 1
+                else:
+                    rec(2, 6, "unlink")
+                    tmp["present"] = False
+            elif rnd.random() < 0.8:
+                # full: some reads past the (truncated) end of file 0
+                pg = rnd.randrange(64 if full else 48)
+                rec(s, 0, "read", f"p{pg} {DBR_PAGE}", -1 if full else DBR_PAGE)
+            else:
+                rec(s, 0, "write", f"p{rnd.randrange(64 if full else 48)} {DBR_PAGE}", DBR_PAGE)
+    lines.append(f"end {n}")
+    Path(path).write_text("\n".join(lines) + "\n")
+    return lines, counts
+
+
+def dbr(trace, target=None, name="r", **opts) -> list:
+    args = [f"--name={name}", f"--ioengine=external:{DBREPLAY.so}", f"--dbr_trace={trace}",
+            "--dbr_report=none"]
+    if target is not None:
+        args.append(f"--dbr_target={target}")
+    return args + [f"--{k}={v}" for k, v in opts.items()]
+
+
+def dbr_report(path) -> list:
+    """The engine's report lines (dbr_report_file), one per job."""
+    return read_opstats(path)
+
+
+def dbr_counts(path) -> list:
+    """The report's counters without times: per job, the classes' records,
+    bytes and errors, and the replay's counters (runs in the file's order)."""
+    keep = ("trace_records", "replayed", "filtered", "loops", "last_loop_complete", "errors",
+            "implicit_creates", "skipped", "unsupported")
+    out = [(l["job"], l["subjob"], {k: l[k] for k in keep},
+            {c: (v["n"], v["bytes"], v["errors"]) for c, v in l["classes"].items()})
+           for l in dbr_report(path)]
+    return sorted(out, key=lambda x: (x[0], x[1]))     # stable
+
+
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
@@ -138,8 +281,8 @@ def injected(rep, call=None, kind=None) -> int:
                if (call is None or r["call"] == call) and (kind is None or r["kind"] == kind))
 
 
-def content_tree(root) -> dict:
-    """{relpath: (kind, size, sha1 of a file's bytes or a link's target)}: no
+def content_tree(root, digest=hashlib.sha1) -> dict:
+    """{relpath: (kind, size, digest of a file's bytes or a link's target)}: no
     times or inode numbers, so two runs' trees compare equal."""
     root = Path(root)
     out = {}
@@ -152,7 +295,7 @@ def content_tree(root) -> dict:
             elif p.is_dir():
                 out[rel] = ("dir", 0, "")
             else:
-                out[rel] = ("file", p.stat().st_size, hashlib.sha1(p.read_bytes()).hexdigest())
+                out[rel] = ("file", p.stat().st_size, digest(p.read_bytes()).hexdigest())
     return out
 
 
@@ -253,7 +396,21 @@ MUST_FIRE = {
     "postmark": {("read", "short"), ("write", "short"), ("read", "eintr"), ("write", "eintr"),
                  ("openat", "eintr"), ("fsync", "eintr"), ("unlinkat", "eintr"),
                  ("mkdirat", "eintr")},
+    # write: the head of the manifest (.fio-dbreplay); open: the target
+    "dbreplay": {("pread", "short"), ("pwrite", "short"), ("pread", "eintr"), ("pwrite", "eintr"),
+                 ("write", "short"), ("write", "eintr"), ("open", "eintr"), ("openat", "eintr"),
+                 ("fsync", "eintr"), ("fdatasync", "eintr"), ("unlinkat", "eintr"),
+                 ("mkdirat", "eintr"), ("ftruncate", "eintr")},
 }
+
+# dbreplay's sync mode replays with pread/pwrite (the injection library's
+# "pread"/"pwrite", distinct from read/write); its target is opened with
+# open() and its manifest's head written with write(): both are interrupted
+# at once, then the head is cut short. (The manifest is read with stdio,
+# whose read(2) is glibc's internal one: out of the preload's reach.)
+DBR_SHORT_EINTR = ",".join(["open:eintr:nth=1", "write:eintr:nth=1", SHORT_EINTR,
+                            "pread:short:every=2", "pwrite:short:every=2",
+                            "pread:eintr:every=3", "pwrite:eintr:every=3"])
 
 
 def fired(rep) -> set:
@@ -299,8 +456,30 @@ def postmark_short_eintr(base: Path, spec, buffering, keep):
             "errors": [l.replace(str(loc), "LOC") for l in POSTMARK.errors(res)]}, reps
 
 
+def dbreplay_short_eintr(base: Path, trace, spec):
+    """Two sync replays of the trace into base/target with dbr_keep=1: the
+    first lays the files out in an empty directory, the second (two loops)
+    finds them through the manifest and resets them between loops. The
+    files stay for comparison (sha256 of every file's bytes)."""
+    target = base / "target"
+    target.mkdir(parents=True)
+    rep = base / "report.jsonl"
+    reps, results = [], []
+    for i, extra in enumerate(({}, {"dbr_loops": 2})):
+        args = dbr(trace, target, dbr_keep=1, dbr_report_file=rep, **extra)
+        if spec is None:
+            results.append(run_fio(args).ok())
+        else:
+            r, fi = run_faulty(args, target, spec, base / f"fi{i}.json")
+            results.append(r.ok())
+            reps.append(fi)
+    return {"json": [json_totals(r) for r in results], "opstats": dbr_counts(rep),
+            "tree": content_tree(target, hashlib.sha256),
+            "errors": [l for r in results for l in DBREPLAY.errors(r)]}, reps
+
+
 @pytest.mark.parametrize("case", ["smallfile", "postmark-buffered", "postmark-raw",
-                                  "postmark-buffered-keep"])
+                                  "postmark-buffered-keep", "dbreplay"])
 def test_short_transfers_and_eintr_change_nothing(tmp_path, case):
     """With only EINTR and short reads/writes injected, fio's byte and
     operation counts, the engine's own statistics and the files on disk
@@ -309,6 +488,14 @@ def test_short_transfers_and_eintr_change_nothing(tmp_path, case):
         want, _ = smallfile_short_eintr(tmp_path / "clean", None)
         got, reps = smallfile_short_eintr(tmp_path / "faulty", SHORT_EINTR)
         engine = SMALLFILE
+    elif case == "dbreplay":
+        trace = tmp_path / "db.trace"
+        dbr_trace(trace, records=1500)
+        want, _ = dbreplay_short_eintr(tmp_path / "clean", trace, None)
+        got, reps = dbreplay_short_eintr(tmp_path / "faulty", trace, DBR_SHORT_EINTR)
+        engine = DBREPLAY
+        # the replay itself, not only the layout: 1,500 records and 2 loops
+        assert [l[2]["replayed"] for l in got["opstats"]] == [1500, 3000]
     else:
         buffering = int("buffered" in case)
         keep = case.endswith("-keep")
@@ -359,8 +546,32 @@ EIO_STOP = [
     ("postmark", "tx-fsync", "fsync:eio:nth=20"),
     ("postmark", "tx-unlinkat", "unlinkat:eio:nth=30"),
     ("postmark", "end-unlinkat", "unlinkat:eio:nth=400"),   # 295 deletes in the transactions
+    # dbreplay, sync mode, dbr_trace(records=1500): the first word of the case
+    # is the record the fault must hit (the layout before the replay makes 3
+    # pwrite, 3 fdatasync, 3 ftruncate, 3 mkdirat and ~25 openat calls)
+    ("dbreplay", "read-pread", "pread:eio:nth=100"),
+    ("dbreplay", "write-pwrite", "pwrite:eio:nth=200"),
+    ("dbreplay", "fsync-file", "fsync:eio:nth=10"),
+    ("dbreplay", "fsync-directory", "fsync:eio:nth=3"),
+    ("dbreplay", "fdatasync", "fdatasync:eio:nth=20"),
+    ("dbreplay", "create-openat", "openat:eio:nth=60"),
+    ("dbreplay", "create-mkdirat", "mkdirat:eio:nth=4"),
+    ("dbreplay", "unlink-unlinkat", "unlinkat:eio:nth=5"),
+    ("dbreplay", "truncate-ftruncate", "ftruncate:eio:nth=6"),
 ]
 OP_WORDS = r"(layout|read|stat|create|append|delete|deliver|transaction \d+)"
+
+
+def dbr_error_line(line, trace, lines, reason="Input/output error"):
+    """A dbreplay error line, `dbreplay: TRACE line N: OP PATH: REASON`, whose
+    line N of the trace is an OP record on the file PATH. Returns (N, OP)."""
+    m = re.fullmatch(rf"dbreplay: {re.escape(str(trace))} line (\d+): (\w+) (\S+): {reason}", line)
+    assert m, line
+    n, op, path = int(m[1]), m[2], m[3]
+    paths = {f[1]: f[5] for f in (l.split() for l in lines) if f and f[0] == "file"}
+    rec = lines[n - 1].split()
+    assert rec[3] == op and paths[rec[2]] == path, (line, lines[n - 1])
+    return n, op
 
 
 @pytest.mark.parametrize("engine,case,fault", EIO_STOP, ids=[f"{e}-{c}" for e, c, _ in EIO_STOP])
@@ -377,20 +588,34 @@ def test_eio_fails_the_job_cleanly(tmp_path, engine, case, fault):
             args = sf_mix(target, ops)
         else:
             args = sf_layout(target, opstats_file=ops)
-    else:
+    elif engine == "postmark":
         args = pm_run(target, ops, pm_fsync="write" if "fsync" in case else "none")
+    else:
+        trace = tmp_path / "db.trace"
+        trace_lines, _ = dbr_trace(trace, records=1500)
+        # dbr_keep=1: what the failed run leaves is the next run's to reset
+        args = dbr(trace, target, dbr_keep=1, dbr_report_file=ops)
     res, rep = run_faulty(args, target, fault, tmp_path / "rep.json")
     assert injected(rep) == 1, rep
     assert res.rc != 0, "an I/O error must fail the job\n" + res.describe()
     assert res.json is not None and res.jobs[0]["error"] == EIO, res.describe()
-    eng = SMALLFILE if engine == "smallfile" else POSTMARK
+    eng = ENGINE_BY_ID[engine]
     lines = [l for l in eng.errors(res) if "Input/output error" in l]
     assert len(lines) == 1, "one line per error\n" + res.describe()
-    # the operation and the file (for a failed fsync, the create or append it belonged to)
-    assert re.fullmatch(rf"{eng.prefix} {OP_WORDS} {re.escape(str(target))}/\S+: "
-                        r"Input/output error", lines[0]), lines[0]
-    st = read_opstats(ops)
-    assert sum(v["errors"] for l in st for v in l["ops"].values()) == 1, st
+    if engine == "dbreplay":
+        # the trace line, its operation and file
+        _, op = dbr_error_line(lines[0], trace, trace_lines)
+        assert op == case.split("-")[0], lines[0]
+        r = dbr_report(ops)[0]
+        assert r["errors"] == 1 and r["last_loop_complete"] is False, r
+        assert sum(c["errors"] for c in r["classes"].values()) == 1
+        assert r["replayed"] < 1500
+    else:
+        # the operation and the file (for a failed fsync, the create or append it belonged to)
+        assert re.fullmatch(rf"{eng.prefix} {OP_WORDS} {re.escape(str(target))}/\S+: "
+                            r"Input/output error", lines[0]), lines[0]
+        st = read_opstats(ops)
+        assert sum(v["errors"] for l in st for v in l["ops"].values()) == 1, st
     assert user.read_text() == "not the engine's\n"
 
     # the next run, without faults, on the same directory
@@ -399,10 +624,52 @@ def test_eio_fails_the_job_cleanly(tmp_path, engine, case, fault):
         r = run_fio(sf(target, file_op="read", rw="read", **SF_TREE)).ok()
         assert r.job()["read"]["total_ios"] == SF_TREE["tree_files"]
         assert not SMALLFILE.errors(r)
+    elif engine == "dbreplay":
+        # it takes the files back to the trace's start, replays all, removes them
+        assert (target / ".fio-dbreplay").is_file() and len(os.listdir(target)) > 1
+        r = run_fio(dbr(trace, target, dbr_report_file=tmp_path / "ops2.jsonl")).ok()
+        r2 = dbr_report(tmp_path / "ops2.jsonl")[0]
+        assert r2["replayed"] == 1500 and r2["errors"] == 0 and not DBREPLAY.errors(r)
+        assert os.listdir(target) == [], f"left behind: {os.listdir(target)}"
     else:
         r = run_fio(pm_run(target, tmp_path / "ops2.jsonl")).ok()
         assert r.job()["sync"]["total_ios"] == PM_RUN["pm_transactions"]
         assert os.listdir(target) == [], f"left behind: {os.listdir(target)}"
+
+
+def dbreplay_eio_continue(tmp_path, target, ops):
+    """dbreplay: random EIOs on the replay's reads, writes, fsyncs,
+    fdatasyncs and truncates. after=3: the layout before the replay writes
+    the three files that exist before the trace (pwrite), sizes them
+    (ftruncate) and flushes them (fdatasync); a fault there would fail the
+    job before the replay. Namespace calls are left alone: a failed create
+    makes the file's later unlink fail too (a second, uninjected error)."""
+    trace = tmp_path / "db.trace"
+    trace_lines, _ = dbr_trace(trace, records=1500)
+    spec = ("pread:eio:rate=0.03:seed=2,pwrite:eio:rate=0.02:after=3:seed=3,"
+            "fsync:eio:rate=0.05:seed=4,fdatasync:eio:rate=0.05:after=3:seed=5,"
+            "ftruncate:eio:rate=0.2:after=3:seed=6")
+    res, rep = run_faulty(dbr(trace, target, dbr_report_file=ops, continue_on_error="all"),
+                          target, spec, tmp_path / "rep.json")
+    assert res.rc == 0, res.describe()
+    n = injected(rep)
+    assert n > 20 and {r["call"] for r in rep["rules"] if r["injected"]} == \
+        {"pread", "pwrite", "fsync", "fdatasync", "ftruncate"}, rep
+    r = dbr_report(ops)[0]
+    assert r["replayed"] == 1500 and r["last_loop_complete"] is True
+    assert json_totals(res)["total_err"] == n == r["errors"] == \
+        sum(c["errors"] for c in r["classes"].values()), (json_totals(res), n, r["errors"])
+    assert res.jobs[0]["first_error"] == EIO
+    # the first ten errors are said, one line each, then that the rest are counted
+    lines = [l for l in DBREPLAY.errors(res) if "Input/output error" in l]
+    assert len(lines) == 10 == len(DBREPLAY.errors(res)), res.stderr
+    said = [dbr_error_line(l, trace, trace_lines)[0] for l in lines]
+    assert said == sorted(said)
+    assert res.stderr.count("dbreplay: further errors are counted, not shown") == 1
+    # the failed records' bytes are not counted as done
+    assert r["classes"]["data write"]["bytes"] + r["classes"]["log write"]["bytes"] + \
+        r["classes"]["temp write"]["bytes"] == res.job()["write"]["io_bytes"]
+    assert os.listdir(target) == [], "the run did not remove its files after the errors"
 
 
 def sf_errors_ok(res, tree):
@@ -428,17 +695,18 @@ def test_eio_with_continue_on_error_counts_every_error(tmp_path, engine):
                 "fsync:eio:rate=0.05:seed=6,renameat:eio:rate=0.05:seed=7,"
                 "unlinkat:eio:rate=0.05:seed=8")
         args = sf_mix(target, ops, continue_on_error="all", number_ios=1500)
-    else:
+    elif engine == "postmark":
         spec = ("read:eio:rate=0.05:seed=2,write:eio:rate=0.01:seed=3,"
                 "fsync:eio:rate=0.05:seed=4,unlinkat:eio:rate=0.05:seed=5")
         args = pm_run(target, ops, pm_fsync="write", continue_on_error="all")
+    else:
+        return dbreplay_eio_continue(tmp_path, target, ops)
     res, rep = run_faulty(args, target, spec, tmp_path / "rep.json")
     assert res.rc == 0, res.describe()
     n = injected(rep)
     assert n >= 20, rep
     j = json_totals(res)
-    lines = [l for l in (SMALLFILE if engine == "smallfile" else POSTMARK).errors(res)
-             if "Input/output error" in l]
+    lines = [l for l in ENGINE_BY_ID[engine].errors(res) if "Input/output error" in l]
     st = read_opstats(ops)
     errs = sum(v["errors"] for l in st for v in l["ops"].values())
     assert j["total_err"] == n == len(lines) == errs, (j["total_err"], n, len(lines), errs)
@@ -491,6 +759,64 @@ ENOSPC_CASES = [("sync", "none"), ("sync", "all"), ("sync", "all+ignore"),
                 ("io_uring", "none"), ("io_uring", "all+ignore")]
 
 
+def dbreplay_out_of_space(tmp_path, small_tmpfs, io_api, coe):
+    """dbreplay: 4.6 MiB of 8 KiB writes from four streams, with fsyncs, on
+    the 3 MiB tmpfs (dbr_fill=sparse: the engine refuses a target without
+    room for the files' full sizes before writing anything otherwise,
+    tests/test_dbreplay.py::test_target_too_small). The failed run keeps its
+    files (dbr_keep=1); with more room the next run resets them, replays
+    every record and removes them. (tests/test_dbreplay.py::
+    test_out_of_space_error_path_and_continue_on_error checks the sync
+    mode's bytes and report in more detail.)"""
+    target = small_tmpfs / "t"
+    target.mkdir()
+    lines = ["dbtrace 1", "pagesize 8192", "timeunit none", "source tests/test_reliability.py",
+             "file 0 data 0 p1024 base/1/1000", "file 1 log 0 p64 pg_wal/0001"]
+    lines += [f"stream {i} s{i}" for i in range(4)]
+    for i in range(600):
+        lines.append(f"- {i % 4} 0 write p{i} 8192")
+        lines += [f"- {i % 4} 0 fsync"] if i % 8 == 7 else []
+        lines += [f"- {i % 4} 1 write p{i // 4} 8192"] if i % 4 == 0 and i < 256 else []
+    n = sum(l.startswith("- ") for l in lines)
+    lines.append(f"end {n}")
+    trace = tmp_path / "enospc.trace"
+    trace.write_text("\n".join(lines) + "\n")
+    rep = tmp_path / "report.jsonl"
+    extra = dict(dbr_io_api="io_uring", iodepth=8, dbr_stream_depth=2) if io_api == "io_uring" \
+        else {}
+    if coe.startswith("all"):
+        extra["continue_on_error"] = "all"
+    if coe == "all+ignore":
+        extra["ignore_error"] = "ENOSPC,ENOSPC"
+    res = run_fio(dbr(trace, target, dbr_fill="sparse", dbr_keep=1, dbr_report_file=rep,
+                      **extra), timeout=120)
+    full = [l for l in DBREPLAY.errors(res) if "No space left on device" in l]
+    assert full, "the file system never filled up\n" + res.describe()
+    for l in full:
+        dbr_error_line(l, trace, lines, "No space left on device")
+    r = dbr_report(rep)[0]
+    assert res.json is not None, res.describe()
+    if coe != "all+ignore":
+        assert res.rc != 0 and res.jobs[0]["error"] == ENOSPC, res.describe()
+        assert r["last_loop_complete"] is False and r["replayed"] < n
+        # the records in flight when the job stops fail too, each said
+        assert len(full) == r["errors"] <= extra.get("iodepth", 1), (len(full), r["errors"])
+    else:
+        assert res.rc == 0 and res.jobs[0]["first_error"] == ENOSPC, res.describe()
+        assert r["replayed"] == n and r["last_loop_complete"] is True
+        assert json_totals(res)["total_err"] == r["errors"] > 10
+        assert len(full) == 10 and "further errors are counted" in res.stderr
+    assert r["errors"] == sum(c["errors"] for c in r["classes"].values())
+    assert (target / ".fio-dbreplay").is_file()
+    remount(small_tmpfs, "16m")
+    res = run_fio(dbr(trace, target, dbr_fill="sparse", dbr_report_file=rep, **extra),
+                  timeout=120).ok()
+    r = dbr_report(rep)[-1]
+    assert r["replayed"] == n and r["errors"] == 0 and not DBREPLAY.errors(res)
+    assert res.job()["write"]["io_bytes"] == (600 + 64) * 8192
+    assert os.listdir(target) == []
+
+
 @pytest.mark.mounts
 @needs_root
 @pytest.mark.parametrize("io_api,coe", ENOSPC_CASES, ids=[f"{a}-{c}" for a, c in ENOSPC_CASES])
@@ -507,6 +833,8 @@ def test_out_of_space_then_more_space(tmp_path, small_tmpfs, engine, io_api, coe
     (tests/test_smallfile.py::test_out_of_space_is_a_clear_error and
     tests/test_postmark_uring.py::test_io_uring_enospc check the first
     message in more detail.)"""
+    if engine == "dbreplay":
+        return dbreplay_out_of_space(tmp_path, small_tmpfs, io_api, coe)
     target = small_tmpfs / "t"
     target.mkdir()
     ops = tmp_path / "ops.jsonl"
@@ -593,6 +921,95 @@ def wait_for_files(root, n, p, timeout=30):
     return False
 
 
+def uring_in_flight(pid) -> int:
+    """Requests the process's io_uring has taken and not completed: its
+    fdinfo's SqHead - CqTail (0 if it has no ring or /proc says nothing)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return 0
+    best = 0
+    for fd in fds:
+        try:
+            if "io_uring" not in os.readlink(f"/proc/{pid}/fd/{fd}"):
+                continue
+            info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        head, tail = re.search(r"SqHead:\s+(\d+)", info), re.search(r"CqTail:\s+(\d+)", info)
+        if head and tail:
+            best = max(best, (int(head[1]) - int(tail[1])) & 0xffffffff)
+    return best
+
+
+def has_uring(pid) -> bool:
+    try:
+        return any("io_uring" in os.readlink(f"/proc/{pid}/fd/{fd}")
+                   for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+def dbreplay_sigkill_then_resume(tmp_path, variant):
+    """dbreplay looping over a 20,000-record trace (dbr_loops=0) killed with
+    SIGKILL: io_uring at iodepth 32 (dbr_stream_depth=4, 16 streams) at a
+    moment its ring has at least 4 records in flight (the ring's fdinfo:
+    taken, not completed), or four sync jobs replaying at once into
+    target/r.K. The next run on the same dbr_target resets what the killed
+    one left (the manifest), replays the whole trace and removes every file;
+    nothing outside the target changed. (The sync single-job case is
+    tests/test_dbreplay.py::test_killed_replay_is_cleaned_by_the_next_run.)"""
+    parent, target, far = make_parent(tmp_path)
+    before = outside(snapshot(parent, content=True), "target")
+    far_before = snapshot(far, content=True)
+    trace = tmp_path / "db.trace"
+    dbr_trace(trace, records=20000, streams=16)
+    if variant == "io_uring":
+        extra, njobs = dict(dbr_io_api="io_uring", iodepth=32, dbr_stream_depth=4), 1
+    else:
+        extra, njobs = dict(numjobs=4), 4
+    p = start_fio_background(dbr(trace, target, dbr_loops=0, time_based=1, runtime=60, **extra))
+    deadline = time.monotonic() + 30
+    in_flight, job = 0, None
+    try:
+        while time.monotonic() < deadline and p.poll() is None:
+            if variant == "io_uring":
+                if job is None:
+                    job = next((c for c in descendants(p.pid) if has_uring(c)), None)
+                elif (in_flight := uring_in_flight(job)) >= 4:
+                    break                           # kill now, with those in flight
+            elif all((target / f"r.{k}" / "base/1/1000").exists() for k in range(njobs)):
+                time.sleep(0.3)                     # all four replaying
+                break
+            time.sleep(0.001)
+        still_running = p.poll() is None
+    finally:
+        kill_group(p)
+    assert still_running, "the replay ended before it could be killed"
+    if variant == "io_uring":
+        assert in_flight >= 4, f"never saw 4 records in flight (job process {job})"
+    roots = [target] if njobs == 1 else [target / f"r.{k}" for k in range(njobs)]
+    for root in roots:
+        assert (root / ".fio-dbreplay").is_file() and (root / "base/1/1000").is_file()
+    assert outside(snapshot(parent, content=True), "target") == before
+    assert snapshot(far, content=True) == far_before
+
+    rep = tmp_path / "report.jsonl"
+    r = run_fio(dbr(trace, target, dbr_report_file=rep, **extra)).ok()
+    assert not DBREPLAY.errors(r), r.stderr
+    lines = dbr_report(rep)
+    assert len(lines) == njobs
+    for l in lines:
+        assert l["replayed"] == 20000 and l["errors"] == 0 and l["last_loop_complete"]
+        assert l["implicit_creates"] == 0
+    # with numjobs the job directories r.K stay, empty (they are the jobs'
+    # targets, not paths in their manifests)
+    rest = [str(Path(d, f).relative_to(target)) for d, ds, fs in os.walk(target) for f in fs + ds]
+    assert sorted(rest) == sorted(str(r.relative_to(target)) for r in roots if r != target), rest
+    assert outside(snapshot(parent, content=True), "target") == before
+    assert snapshot(far, content=True) == far_before
+
+
 @pytest.mark.parametrize("variant", ["io_uring", "numjobs4"])
 @pytest.mark.parametrize("engine", ENGINE_IDS)
 def test_sigkill_then_resume(tmp_path, engine, variant):
@@ -603,6 +1020,8 @@ def test_sigkill_then_resume(tmp_path, engine, variant):
     (The sync single-job cases are tests/test_smallfile.py::
     test_layout_killed_with_sigkill_is_completed and tests/test_postmark.py::
     test_resumes_after_kill.)"""
+    if engine == "dbreplay":
+        return dbreplay_sigkill_then_resume(tmp_path, variant)
     parent, target, far = make_parent(tmp_path)
     before = outside(snapshot(parent, content=True), "target")
     far_before = snapshot(far, content=True)
@@ -662,6 +1081,87 @@ def test_sigkill_then_resume(tmp_path, engine, variant):
 # 5. Foreign files and symlinks
 # ---------------------------------------------------------------------------
 
+def dbreplay_foreign_files_and_symlinks(tmp_path):
+    """dbreplay: a target holding a user's files, a directory of the user's
+    that the trace's paths go through (base/), and symlinks out of it: the
+    whole trace replays (sync, then io_uring) and nothing of the user's
+    changes. Then symlinks planted where the engine would follow them, each
+    refused with one line naming it, and nothing changed, here or behind
+    the symlink: a trace path's last component (in a fresh target; and in
+    place of a file of the engine's, one the trace starts with and one it
+    creates, after a dbr_keep=1 run); a numjobs job directory (target/r.1);
+    a packed dbr_device that is a symlink to a user's file, or dangling.
+    (A symlinked parent directory, a user's file at a trace path, a forged
+    manifest and a packed file without the engine's sidecar are
+    tests/test_dbreplay.py's test_symlinked_parent_is_not_followed,
+    test_refuses_a_users_file_at_a_trace_path, test_forged_manifest_is_refused
+    and test_packed_refuses_a_foreign_file.)"""
+    parent, target, far = make_parent(tmp_path)
+    far_before = snapshot(far, content=True)
+    trace = tmp_path / "db.trace"
+    dbr_trace(trace, records=1500)
+    (target / "notes.txt").write_text("the user's notes\n")
+    (target / "to-far").symlink_to(far)
+    (target / "far-file").symlink_to(far / "precious")
+    (target / "archive").mkdir()
+    (target / "archive" / "keep").write_text("user\n")
+    (target / "base").mkdir()
+    (target / "base" / "README").write_text("user\n")
+    users = ["notes.txt", "to-far", "far-file", "archive", "archive/keep", "base/README"]
+    user_before = {k: v for k, v in snapshot(target, content=True).items() if k in users}
+    rep = tmp_path / "report.jsonl"
+    for extra in ({}, dict(dbr_io_api="io_uring", iodepth=16, dbr_stream_depth=4)):
+        r = run_fio(dbr(trace, target, dbr_report_file=rep, **extra)).ok()
+        assert not DBREPLAY.errors(r), r.stderr
+        assert dbr_report(rep)[-1]["replayed"] == 1500 and dbr_report(rep)[-1]["errors"] == 0
+        after = snapshot(target, content=True)
+        assert {k: after.get(k) for k in users} == user_before, "a user's file changed"
+        # the user's base/ stays, with only the user's file in it
+        assert sorted(after) == sorted(users + ["base"]), sorted(after)
+    assert snapshot(far, content=True) == far_before
+
+    def refused(args, want):
+        before = snapshot(tmp_path, content=True)
+        r = run_fio(args)
+        assert r.rc != 0 and len(DBREPLAY.errors(r)) == 1, r.describe()
+        assert want in DBREPLAY.errors(r)[0], r.stderr
+        assert snapshot(tmp_path, content=True) == before, "a refused run changed something"
+
+    # a trace path's last component, planted in a fresh target
+    fresh = parent / "fresh"
+    (fresh / "base" / "1").mkdir(parents=True)
+    (fresh / "base" / "1" / "1001").symlink_to(far / "precious")
+    refused(dbr(trace, fresh), "base/1/1001 exists and was not created by dbreplay")
+    # ... in place of the engine's own files (they are in its manifest)
+    run_fio(dbr(trace, target, dbr_keep=1)).ok()
+    for path in ("base/1/1001", "pg_wal/000000010000000000000002"):
+        saved = target / (path + ".saved")
+        (target / path).rename(saved)
+        (target / path).symlink_to(far / "precious")
+        refused(dbr(trace, target), f"{path} is not a regular file")
+        (target / path).unlink()
+        saved.rename(target / path)
+    run_fio(dbr(trace, target)).ok()              # and the files are still the engine's
+    assert sorted(snapshot(target)) == sorted(users + ["base"])
+    # a numjobs job directory planted as a symlink: that job is refused
+    jobs = parent / "jobs"
+    jobs.mkdir()
+    (jobs / "r.1").symlink_to(far)
+    r = run_fio(dbr(trace, jobs, numjobs=2))
+    assert r.rc != 0 and any(re.search(r"dbr_target \S+/r\.1: a symlink or not a directory; "
+                                       r"refusing to follow it", l)
+                             for l in DBREPLAY.errors(r)), r.describe()
+    assert os.readlink(jobs / "r.1") == str(far)
+    # packed: dbr_device a symlink to a user's file, or a dangling one
+    for name, dest in (("dev.img", far / "precious"), ("dangling.img", far / "new.img")):
+        (parent / name).symlink_to(dest)
+        refused(dbr(trace, None, dbr_device=parent / name),
+                f"dbr_device {parent / name} is neither a regular file nor a block device")
+        assert not Path(str(parent / name) + ".fio-dbreplay").exists()
+    assert snapshot(far, content=True) == far_before, "the directory behind a symlink changed"
+    assert (parent / "user" / "mail.txt").read_text() == "a user's mail\n"
+
+
 @pytest.mark.parametrize("engine", ENGINE_IDS)
 def test_foreign_files_and_symlinks_untouched(tmp_path, engine):
     """A target holding a user's files and symlinks to a directory outside
@@ -670,6 +1170,8 @@ def test_foreign_files_and_symlinks_untouched(tmp_path, engine):
     (Refusals of foreign directories, planted symlinks in place of tree
     files and directories, and PostMark-named user files are in
     tests/test_smallfile.py and tests/test_postmark.py.)"""
+    if engine == "dbreplay":
+        return dbreplay_foreign_files_and_symlinks(tmp_path)
     parent, target, far = make_parent(tmp_path)
     far_before = snapshot(far, content=True)
     if engine == "smallfile":
@@ -736,11 +1238,19 @@ def test_sections_override_and_inherit_global_strings(tmp_path, engine):
                 f"file_op=layout\nrw=write\nopstats_file={ops_g}\n\n"
                 f"[one]\ntree_dir={b}\ntree_files=20\nopstats_file={ops_1}\n\n"
                 f"[two]\nstonewall\n")
-    else:
+    elif engine == "postmark":
         text = (f"[global]\nioengine=external:{POSTMARK.so}\npm_location={a}\npm_number=30\n"
                 f"pm_transactions=40\npm_report=none\npm_opstats_file={ops_g}\n\n"
                 f"[one]\npm_location={b}\npm_number=20\npm_transactions=50\n"
                 f"pm_opstats_file={ops_1}\n\n[two]\nstonewall\n")
+    else:
+        ta, tb = tmp_path / "a.trace", tmp_path / "b.trace"
+        dbr_trace(ta, records=300, seed=1)
+        dbr_trace(tb, records=200, seed=2)
+        text = (f"[global]\nioengine=external:{DBREPLAY.so}\ndbr_trace={ta}\ndbr_target={a}\n"
+                f"dbr_timing=asap\ndbr_report=none\ndbr_report_file={ops_g}\ndbr_keep=1\n\n"
+                f"[one]\ndbr_trace={tb}\ndbr_target={b}\ndbr_report_file={ops_1}\n"
+                f"dbr_io_api=io_uring\niodepth=4\n\n[two]\nstonewall\n")
     job = tmp_path / "j.fio"
     job.write_text(text)
     r = run_fio(jobfile=job).ok()
@@ -749,6 +1259,10 @@ def test_sections_override_and_inherit_global_strings(tmp_path, engine):
     if engine == "smallfile":
         assert one[0]["tree_dir"] == str(b) and two[0]["tree_dir"] == str(a)
         assert r.job("one")["write"]["total_ios"] == 20 and r.job("two")["write"]["total_ios"] == 30
+    elif engine == "dbreplay":
+        assert (one[0]["trace"], one[0]["replayed"], one[0]["io_api"]) == (str(tb), 200, "io_uring")
+        assert (two[0]["trace"], two[0]["replayed"], two[0]["io_api"]) == (str(ta), 300, "sync")
+        assert (a / ".fio-dbreplay").is_file() and (b / ".fio-dbreplay").is_file()
     else:
         assert one[0]["locations"] == [str(b)] and two[0]["locations"] == [str(a)]
         assert r.job("one")["sync"]["total_ios"] == 50 and r.job("two")["sync"]["total_ios"] == 40
@@ -776,7 +1290,21 @@ def test_64_jobs_at_once(big_tmpfs, tmp_path, engine):
     target = big_tmpfs / "t"
     target.mkdir()
     ops = tmp_path / "ops.jsonl"
-    if engine == "smallfile":
+    if engine == "dbreplay":
+        # each job replays into its own target/r.K (~1 MiB of files each)
+        trace = tmp_path / "db.trace"
+        _, counts = dbr_trace(trace, records=1000, streams=4, full=False)
+        r = run_fio(dbr(trace, target, numjobs=64, dbr_report_file=ops), timeout=120).ok()
+        dbr_totals_ok(r, counts, 64)
+        lines = dbr_report(ops)
+        assert sorted(l["subjob"] for l in lines) == list(range(64))
+        assert all(l["replayed"] == 1000 and l["errors"] == 0 and l["last_loop_complete"]
+                   for l in lines)
+        assert len(r.jobs) == 64 and not DBREPLAY.errors(r)
+        # each job removed its files; the job directories stay, empty
+        assert sorted(os.listdir(target)) == sorted(f"r.{k}" for k in range(64))
+        assert not any(os.listdir(target / d) for d in os.listdir(target))
+    elif engine == "smallfile":
         tree = dict(tree_files=1280, tree_fanout=8, tree_depth=1, file_size_dist="fixed:4k")
         r = run_fio(sf(target, file_op="layout", rw="write", numjobs=64, opstats_file=ops,
                        **tree), timeout=120).ok()
@@ -801,12 +1329,84 @@ def test_64_jobs_at_once(big_tmpfs, tmp_path, engine):
         assert sorted(os.listdir(target)) == [], os.listdir(target)[:5]
 
 
+def dbr_totals_ok(res, counts, njobs=1):
+    """fio's totals over all jobs are exactly njobs times the trace's records
+    and bytes (a trace without reads past the end of a file)."""
+    c = lambda op: counts.get(op, [0, 0])
+    for ddir, ops in (("read", ["read"]), ("write", ["write"]), ("trim", ["trim"])):
+        want = (njobs * sum(c(o)[0] for o in ops), njobs * sum(c(o)[1] for o in ops))
+        got = (res.total(ddir, "total_ios"), sum(j[ddir]["io_bytes"] for j in res.jobs))
+        assert got == want, (ddir, got, want)
+    syncs = sum(c(o)[0] for o in ("fsync", "fdatasync", "sync_file_range"))
+    assert sum(j["sync"]["lat_ns"]["N"] for j in res.jobs) == njobs * syncs
+    assert res.total("sync", "total_ios") == njobs * c("fsync")[0]   # fio counts fsyncs only
+    assert all(j["error"] == 0 for j in res.jobs)
+
+
+def max_in_flight(log) -> tuple:
+    """The most records in flight at once in a dbr_record_log (issue to
+    completion as the engine saw them), in all and in any one stream."""
+    events = []
+    for line in Path(log).read_text().splitlines():
+        if not line.startswith("#"):
+            f = line.split()
+            events += [(int(f[6]), 1, f[2]), (int(f[7]), -1, f[2])]
+    now, best, per, best_per = 0, 0, {}, 0
+    for _, d, stream in sorted(events, key=lambda e: (e[0], e[1])):   # completions first
+        now += d
+        per[stream] = per.get(stream, 0) + d
+        best, best_per = max(best, now), max(best_per, per[stream])
+    return best, best_per
+
+
+def dbreplay_io_uring_iodepth_128(target, tmp_path):
+    """dbreplay, iodepth=128 on a 20,000-record trace of 64 streams, with
+    dbr_stream_depth 1, 8 and 32: no deadlock, fio's totals exactly the
+    trace's; then the full trace (creates, unlinks, truncates, reads past
+    the end of file) at stream depth 32: every record replayed, no error,
+    the same as the sync mode."""
+    trace = tmp_path / "db.trace"
+    _, counts = dbr_trace(trace, records=20000, streams=64, full=False)
+    rep = tmp_path / "report.jsonl"
+    for depth in (1, 8, 32):
+        log = tmp_path / f"records-{depth}.log"
+        r = run_fio(dbr(trace, target, dbr_io_api="io_uring", iodepth=128, dbr_stream_depth=depth,
+                        dbr_report_file=rep, dbr_record_log=log), timeout=120).ok()
+        dbr_totals_ok(r, counts)
+        l = dbr_report(rep)[-1]
+        assert l["replayed"] == 20000 and l["errors"] == 0 and l["stream_depth"] == depth
+        most, stream_most = max_in_flight(log)
+        print(f"dbr_stream_depth={depth}: at most {most} records in flight, {stream_most} "
+              "in one stream")
+        assert most <= 128 and stream_most <= depth
+        # 64 streams: depth 1 fills 64 of the 128, deeper streams fill them all
+        assert most > (64 if depth > 1 else 32), f"only {most} records in flight"
+        assert os.listdir(target) == []
+    full = tmp_path / "full.trace"
+    dbr_trace(full, records=20000, streams=64, full=True)
+    got = {}
+    for api, extra in (("sync", {}), ("io_uring", dict(iodepth=128, dbr_stream_depth=32))):
+        r = run_fio(dbr(full, target, dbr_io_api=api, dbr_report_file=rep, **extra),
+                    timeout=120).ok()
+        l = dbr_report(rep)[-1]
+        assert l["replayed"] == 20000 and l["errors"] == 0 and l["implicit_creates"] == 0
+        assert not DBREPLAY.errors(r) and os.listdir(target) == []
+        # the records per class; bytes differ where a read past the end of a
+        # file meets a write to it in another stream, in another order
+        got[api] = {c: v["n"] for c, v in l["classes"].items()}
+        got[api + " writes"] = json_totals(r)["write"]
+    assert got["sync"] == got["io_uring"]
+    assert got["sync writes"] == got["io_uring writes"]
+
+
 @pytest.mark.mounts
 @pytest.mark.parametrize("engine", ENGINE_IDS)
 def test_io_uring_iodepth_128(big_tmpfs, tmp_path, engine):
     """io_uring with 128 operations in flight: the same totals as the sync mode."""
     target = big_tmpfs / "t"
     target.mkdir()
+    if engine == "dbreplay":
+        return dbreplay_io_uring_iodepth_128(target, tmp_path)
     if engine == "smallfile":
         tree = dict(tree_files=3000, tree_fanout=16, tree_depth=1, file_size_dist="uniform:1:9000",
                     bs="4k")
@@ -899,6 +1499,16 @@ def test_memory_does_not_grow_with_operations(big_tmpfs, tmp_path, engine, io_ap
         args = sf(target, file_op="read:50,stat:10,create:5,deliver:20,delete:10,append:5",
                   rw="randread", time_based=1, runtime=3, append_size="uniform:1:3000", **tree)
         count = lambda j: sum(j["jobs"][0][d]["total_ios"] for d in ("read", "write", "trim"))
+    elif engine == "dbreplay":
+        # the trace over and over (dbr_loops=0): every loop resets the files
+        # (the trace's creates undone, sizes restored) and reopens the trace
+        trace = tmp_path / "db.trace"
+        dbr_trace(trace, records=1000, streams=8)
+        uring = dict(dbr_io_api="io_uring", iodepth=32, dbr_stream_depth=4) if uring else {}
+        args = dbr(trace, target, dbr_loops=0, time_based=1, runtime=3,
+                   dbr_report_file=tmp_path / "report.jsonl", **uring)
+        count = lambda j: sum(j["jobs"][0][d]["total_ios"] for d in ("read", "write", "trim")) \
+            + j["jobs"][0]["sync"]["lat_ns"]["N"]
     else:
         args = pm(target, pm_number=300, time_based=1, runtime=3, pm_size_low=100,
                   pm_size_high=6000, pm_io_api=io_api, **uring)
@@ -915,6 +1525,10 @@ def test_memory_does_not_grow_with_operations(big_tmpfs, tmp_path, engine, io_ap
     assert between * 8 > 256 * 1024, f"only {ops} operations: too few to see a leak"
     assert growth < 256, (f"fio's RSS grew by {growth} KiB between the windows, over about "
                           f"{between:.0f} operations ({growth * 1024 / between:.1f} bytes each)")
+    if engine == "dbreplay":
+        loops = dbr_report(tmp_path / "report.jsonl")[0]["loops"]
+        print(f"  {loops} loops")
+        assert loops >= 10, f"only {loops} loops: too few to see a leak per loop"
 
 
 # ---------------------------------------------------------------------------
@@ -955,6 +1569,15 @@ def test_valgrind_memcheck_clean(tmp_path, engine):
                 f"[layout]\nfile_op=layout\nrw=write\ntree_dir={target}\ntree_files=150\n\n"
                 "[thin]\nstonewall\nfile_op=delete\nrw=randread\nnumber_ios=50\n\n"
                 f"[mix]\nstonewall\nfile_op={SF_MIX}\nrw=randread\nnumber_ios=300\n")
+    elif engine == "dbreplay":
+        # sync then io_uring (valgrind 3.19 knows io_uring_setup/enter), two
+        # loops each (the files reset and the trace reopened in between)
+        trace = tmp_path / "db.trace"
+        dbr_trace(trace, records=600)
+        text = (f"[global]\nioengine=external:{so}\ndbr_trace={trace}\ndbr_target={target}\n"
+                f"dbr_report_file={ops}\ndbr_loops=2\n\n"
+                f"[sync]\ndbr_target={target}\n\n"
+                "[uring]\nstonewall\ndbr_io_api=io_uring\niodepth=16\ndbr_stream_depth=4\n")
     else:
         text = (f"[global]\nioengine=external:{so}\npm_location={target}\npm_number=60\n"
                 "pm_transactions=200\npm_subdirectories=2\npm_fsync=transaction\n"
@@ -981,6 +1604,12 @@ def test_valgrind_memcheck_clean(tmp_path, engine):
     # valgrind's exit status replaces fio's when it counted errors: look at the JSON too
     assert res.rc == (99 if ours else 0), res.describe()
     assert res.json is not None and all(j["error"] == 0 for j in res.jobs), res.describe()
+    if engine == "dbreplay":
+        st = dbr_report(ops)
+        assert [(l["job"], l["io_api"], l["replayed"], l["errors"]) for l in st] == \
+            [("sync", "sync", 1200, 0), ("uring", "io_uring", 1200, 0)], st
+        assert os.listdir(target) == []
+        return
     st = read_opstats(ops)
     assert len(st) == len(res.jobs) and all(v["errors"] == 0 for l in st
                                             for v in l["ops"].values()), st
