@@ -59,6 +59,7 @@
 #include "lathist.h"
 #include "units.h"
 #include "errmsg.h"
+#include "sysutil.h"
 
 #define ENGINE		"dbreplay"
 #define MANIFEST	".fio-dbreplay"
@@ -190,28 +191,6 @@ static struct ioengine_ops ioengine;
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
-
-/*
- * Repeats a system call that a signal interrupted before it did anything
- * (EINTR). fio installs its handlers with SA_RESTART, but a file system
- * that is interrupted itself (NFS, CIFS, FUSE) returns EINTR regardless.
- * (The same macro as the other engines'.)
- */
-#define NOINTR(call) ({						\
-	__typeof__(call) r_;						\
-	do								\
-		r_ = (call);						\
-	while (r_ < 0 && errno == EINTR);				\
-	r_;								\
-})
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void sleep_until(uint64_t abs_ns)
 {
@@ -2209,11 +2188,7 @@ static void dr_cleanup(struct thread_data *td)
  * (an unset ${VAR} in a job file) means the default, and every error names
  * the option.
  */
-#define STR_OPT(field)							\
-static int str_opt_##field(void *data, const char *val)		\
-{									\
-	return pack_store_str(&((struct dr_options *)data)->field, val);\
-}
+#define STR_OPT(field)	PACK_STR_OPT(struct dr_options, field)
 STR_OPT(trace)
 STR_OPT(target)
 STR_OPT(device)
@@ -2231,17 +2206,8 @@ STR_OPT(files)
 STR_OPT(report_file)
 STR_OPT(record_log)
 
-#define STR_OPTION(oname, field, long_name, helptext)			\
-	{								\
-		.name	= oname,					\
-		.lname	= long_name,					\
-		.type	= FIO_OPT_STR,					\
-		.cb	= str_opt_##field,				\
-		.off1	= offsetof(struct dr_options, field),		\
-		.help	= helptext,					\
-		.category = FIO_OPT_C_ENGINE,				\
-		.group	= FIO_OPT_G_INVALID,				\
-	}
+#define STR_OPTION(oname, field, long_name, helptext)	\
+	PACK_STR_OPTION(struct dr_options, oname, field, long_name, helptext)
 
 #define BOOL_OPTION(oname, field, long_name, helptext, dflt)		\
 	{								\

@@ -54,6 +54,7 @@
 #include "units.h"
 #include "rng.h"
 #include "errmsg.h"
+#include "sysutil.h"
 #include "lathist.h"
 
 #define ENGINE		"postmark"
@@ -279,30 +280,9 @@ struct pm_data {
 
 static struct ioengine_ops ioengine;
 
-/*
- * Repeats a system call that a signal interrupted before it did anything
- * (EINTR). fio installs its handlers with SA_RESTART, but a file system
- * that is interrupted itself (NFS, CIFS, FUSE) returns EINTR regardless.
- */
-#define NOINTR(call) ({						\
-	__typeof__(call) r_;						\
-	do								\
-		r_ = (call);						\
-	while (r_ < 0 && errno == EINTR);				\
-	r_;								\
-})
-
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err)
 {
@@ -2553,11 +2533,7 @@ static void pm_cleanup(struct thread_data *td)
  * the option. fio's FIO_OPT_STR without possible values hands the raw
  * string to a callback.
  */
-#define STR_OPT(field)							\
-static int str_opt_##field(void *data, const char *val)		\
-{									\
-	return pack_store_str(&((struct pm_options *)data)->field, val);\
-}
+#define STR_OPT(field)	PACK_STR_OPT(struct pm_options, field)
 STR_OPT(location)
 STR_OPT(size_low)
 STR_OPT(size_high)
@@ -2574,17 +2550,8 @@ STR_OPT(size_dist)
 STR_OPT(content)
 STR_OPT(opstats_file)
 
-#define STR_OPTION(oname, field, long_name, helptext)			\
-	{								\
-		.name	= oname,					\
-		.lname	= long_name,					\
-		.type	= FIO_OPT_STR,					\
-		.cb	= str_opt_##field,				\
-		.off1	= offsetof(struct pm_options, field),		\
-		.help	= helptext,					\
-		.category = FIO_OPT_C_ENGINE,				\
-		.group	= FIO_OPT_G_INVALID,				\
-	}
+#define STR_OPTION(oname, field, long_name, helptext)	\
+	PACK_STR_OPTION(struct pm_options, oname, field, long_name, helptext)
 
 static struct fio_option options[] = {
 	STR_OPTION("pm_location", location, "PostMark locations",

@@ -48,6 +48,7 @@
 #include "content.h"
 #include "opmix.h"
 #include "treemeta.h"
+#include "sysutil.h"
 
 #define MARKER_NAME	".fio-smallfile-tree"
 #define ERRLEN		512
@@ -189,19 +190,6 @@ static const enum fio_ddir op_ddir[FOP_NR] = {
 	[FOP_DELIVER]	= DDIR_WRITE,
 	[FOP_LAYOUT]	= DDIR_WRITE,
 };
-
-/*
- * Repeats a system call that a signal interrupted before it did anything
- * (EINTR). fio installs its handlers with SA_RESTART, but a file system
- * that is interrupted itself (NFS, CIFS, FUSE) returns EINTR regardless.
- */
-#define NOINTR(call) ({						\
-	__typeof__(call) r_;						\
-	do								\
-		r_ = (call);						\
-	while (r_ < 0 && errno == EINTR);				\
-	r_;								\
-})
 
 static int op_writes_tree(enum file_op op)
 {
