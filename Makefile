@@ -79,7 +79,7 @@ engines: $(ENGINES:%=$(BUILD)/%.so)
 
 $(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN)
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
-		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz
+		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz -pthread
 	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@.tmp) >/dev/null
 	mv -f $@.tmp $@  # rename: a running fio keeps its mapping of the old file
 
@@ -88,15 +88,15 @@ asan: $(ENGINES:%=$(BUILD)/asan/%.so)
 $(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN)
 	@mkdir -p $(BUILD)/asan
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
-		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz
+		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz -pthread
 	mv -f $@.tmp $@
 
 # C unit tests of the fio-independent logic, normal and sanitized.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 $(BUILD)/unit-tests: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm -lz
+	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm -lz -pthread
 $(BUILD)/unit-tests-asan: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm -lz
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm -lz -pthread
 
 unit: $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
 	$(BUILD)/unit-tests
@@ -153,18 +153,18 @@ print-lib-srcs:
 FUZZ_SECONDS ?= 20
 $(BUILD)/fuzz-specs: tests/fuzz/fuzz_specs.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz -pthread
 $(BUILD)/fuzz-dbtrace: tests/fuzz/fuzz_dbtrace.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz -pthread
 # pmrc2fio's conversion read back as fio reads a job file, and the canonical
 # texts of the specs parsed again (tests/fuzz/fuzz_roundtrip.c includes tools/pmrc2fio.c)
 $(BUILD)/fuzz-roundtrip: tests/fuzz/fuzz_roundtrip.c tools/pmrc2fio.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz -pthread
 $(BUILD)/fuzz-dbfilter: tests/fuzz/fuzz_dbfilter.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz
+		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz -pthread
 fuzz: $(BUILD)/fuzz-specs $(BUILD)/fuzz-dbtrace $(BUILD)/fuzz-roundtrip $(BUILD)/fuzz-dbfilter
 	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-dbtrace
 	cp -n tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ 2>/dev/null || true

@@ -55,6 +55,7 @@
 
 #include "dbtrace.h"
 #include "dbsched.h"
+#include "dbprefetch.h"
 #include "dbfilter.h"
 #include "lathist.h"
 #include "units.h"
@@ -95,6 +96,7 @@ struct dr_options {
 	char *files;
 	unsigned int fill;
 	unsigned int keep;
+	unsigned int reader_thread;
 	unsigned int report;
 	char *report_file;
 	char *record_log;
@@ -119,6 +121,7 @@ struct dr_data {
 	struct dr_options *o;
 	char *trace_path;
 	struct dbtrace *t;		/* the replay's reader */
+	struct dbprefetch *pf;		/* its thread reading ahead (dbr_reader_thread=1) */
 	const struct dbtrace_header *h;
 	struct rfile *files;		/* by file id: DBTRACE_MAX_FILES entries */
 	struct dbfilter filter;
@@ -145,6 +148,7 @@ struct dr_data {
 	unsigned stream_depth, window;
 	uint64_t loops, loop;		/* loops: 0 = until fio stops the job */
 	int eof;			/* the trace's records are all pushed */
+	int pf_failed;			/* the reader thread could not start: no second try */
 	int have_t0;
 	uint64_t t0;			/* time of the first record */
 	uint64_t unit_ns;
@@ -192,12 +196,32 @@ static struct ioengine_ops ioengine;
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The engine's clock is fio's (fio_gettime, clocksource= honoured): the
+ * latencies it reports are on the same clock as fio's own, and where fio
+ * has chosen the CPU's time stamp counter a reading costs a few
+ * nanoseconds, where a clock_gettime() on a virtual machine can cost 100.
+ * Its origin is not CLOCK_MONOTONIC's, so waits are relative.
+ */
+static inline uint64_t dr_now(void)
+{
+	struct timespec ts;
+
+	fio_gettime(&ts, NULL);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static void sleep_until(uint64_t abs_ns)
 {
-	struct timespec ts = { .tv_sec = abs_ns / 1000000000ULL, .tv_nsec = abs_ns % 1000000000ULL };
+	uint64_t now;
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	while ((now = dr_now()) < abs_ns) {
+		uint64_t left = abs_ns - now;
+		struct timespec ts = { .tv_sec = left / 1000000000ULL,
+				       .tv_nsec = left % 1000000000ULL };
+
+		nanosleep(&ts, NULL);	/* EINTR or early: the loop sleeps again */
+	}
 }
 
 static struct cls *cls_of(struct dr_data *pd, enum dbtrace_role role, enum dbtrace_op op)
@@ -732,16 +756,35 @@ static uint64_t due_of(struct dr_data *pd, uint64_t time)
 	return d >= 1.8e19 ? UINT64_MAX - 1 : (uint64_t)d;
 }
 
+/*
+ * The next record of this pass over the trace. With dbr_reader_thread=1 a
+ * thread parses (and inflates) ahead, off the replaying thread's clock; if
+ * it cannot start, the replaying thread reads the trace itself, as with 0.
+ */
+static int next_record(struct dr_data *pd, struct dbtrace_rec *r)
+{
+	if (!pd->pf && pd->o->reader_thread && !pd->pf_failed) {
+		char err[ERRLEN];
+
+		pd->pf = dbprefetch_start(pd->t, 0, 0, err, sizeof(err));
+		if (!pd->pf) {
+			log_err("dbreplay: %s; the trace is read by the replaying thread\n", err);
+			pd->pf_failed = 1;
+		}
+	}
+	return pd->pf ? dbprefetch_next(pd->pf, r) : dbtrace_next(pd->t, r);
+}
+
 /* Pushes records until the window is full or the trace ends; -1 on a trace error. */
 static int fill_window(struct dr_data *pd, uint64_t now_rel)
 {
 	struct dbtrace_rec r;
 
 	while (!pd->eof && !dbsched_full(pd->sched)) {
-		int ret = dbtrace_next(pd->t, &r);
+		int ret = next_record(pd, &r);
 
 		if (ret < 0) {
-			log_err("dbreplay: %s\n", dbtrace_error(pd->t));
+			log_err("dbreplay: %s\n", pd->pf ? dbprefetch_error(pd->pf) : dbtrace_error(pd->t));
 			return -1;
 		}
 		if (ret == 0) {
@@ -767,7 +810,7 @@ static int layout(struct dr_data *pd, int first);
 static int next_loop(struct dr_data *pd)
 {
 	char err[ERRLEN];
-	uint64_t end = now_ns();
+	uint64_t end = dr_now();
 	/* the trace's own duration (scaled in timed modes: the schedule the replay had) */
 	double trace_ns = (double)pd->trace_span_units * (double)pd->unit_ns / pd->speed;
 
@@ -779,6 +822,8 @@ static int next_loop(struct dr_data *pd)
 	pd->loop++;
 	if (pd->loops && pd->loop >= pd->loops)
 		return 0;
+	dbprefetch_stop(pd->pf);
+	pd->pf = NULL;
 	dbtrace_close(pd->t);
 	pd->t = dbtrace_open(pd->trace_path, err, sizeof(err));
 	if (!pd->t) {
@@ -793,7 +838,7 @@ static int next_loop(struct dr_data *pd)
 	pd->eof = 0;
 	pd->have_t0 = 0;
 	pd->last_done_ns = 0;
-	pd->start_ns = now_ns();
+	pd->start_ns = dr_now();
 	return 1;
 }
 
@@ -816,13 +861,13 @@ static int dr_prep(struct thread_data *td, struct io_u *io_u)
 
 	if (!pd->started) {
 		pd->started = 1;
-		pd->start_ns = pd->first_start_ns = now_ns();
+		pd->start_ns = pd->first_start_ns = dr_now();
 	}
 	io_u->engine_data = NULL;
 	pd->next_wake = UINT64_MAX;	/* set again below only for a wait */
 	while (!pd->finished) {
 		/* as fast as possible: the scheduler needs no clock */
-		uint64_t wake, now = pd->timing == TM_ASAP ? pd->start_ns : now_ns();
+		uint64_t wake, now = pd->timing == TM_ASAP ? pd->start_ns : dr_now();
 
 		if (fill_window(pd, now - pd->start_ns)) {
 			pd->failed = 1;
@@ -861,7 +906,7 @@ static int dr_prep(struct thread_data *td, struct io_u *io_u)
 		it->user = io_u;
 		io_u->engine_data = (void *)(intptr_t)(slot + 1);
 		if (pd->timing != TM_ASAP) {
-			uint64_t now = now_ns() - pd->start_ns;
+			uint64_t now = dr_now() - pd->start_ns;
 
 			lathist_add(&pd->lag, now > it->due_ns ? now - it->due_ns : 0);
 		}
@@ -894,9 +939,9 @@ static enum fio_q_status dr_queue(struct thread_data *td, struct io_u *io_u)
 	it = dbsched_item(pd->sched, slot);
 	if (pd->uring)
 		return uring_queue(td, pd, io_u, slot);
-	it->issue_ns = now_ns();
+	it->issue_ns = dr_now();
 	err = run_sync(pd, &it->rec, &bytes);
-	finish(pd, slot, io_u, err, bytes, now_ns());
+	finish(pd, slot, io_u, err, bytes, dr_now());
 	/* fio leaves this to engines with a ->commit (the io_uring mode's) */
 	io_u_mark_submit(td, 1);
 	io_u_mark_complete(td, 1);
@@ -973,7 +1018,7 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
 	int err = 0, ret;
 
 	fio_gettime(&io_u->issue_time, NULL);
-	it->issue_ns = now_ns();
+	it->issue_ns = dr_now();
 	it->done_bytes = 0;
 	/*
 	 * Done at once: namespace operations, truncate, a record that failed to
@@ -989,14 +1034,14 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
 		ret = 0;
 	}
 	if (!ret) {
-		finish(pd, slot, io_u, err, 0, now_ns());
+		finish(pd, slot, io_u, err, 0, dr_now());
 		io_u_mark_submit(td, 1);
 		io_u_mark_complete(td, 1);
 		return FIO_Q_COMPLETED;
 	}
 	err = uring_prep_rec(pd, slot);
 	if (err) {
-		finish(pd, slot, io_u, err, 0, now_ns());
+		finish(pd, slot, io_u, err, 0, dr_now());
 		return FIO_Q_COMPLETED;
 	}
 	pd->pending[pd->npending++] = io_u;
@@ -1034,7 +1079,7 @@ static void uring_complete(struct dr_data *pd, int slot, int res)
 	}
 	finish(pd, slot, io_u, err,
 	       r->op == DBTRACE_READ || r->op == DBTRACE_WRITE ? it->done_bytes
-	       : (r->op == DBTRACE_TRIM && !err ? r->len : 0), now_ns());
+	       : (r->op == DBTRACE_TRIM && !err ? r->len : 0), dr_now());
 	if (io_u)
 		pd->done[pd->ndone++] = io_u;
 }
@@ -1048,7 +1093,7 @@ static int reap(struct dr_data *pd, int wait, uint64_t deadline_ns)
 
 	if (wait && !io_uring_cq_ready(&pd->ring)) {
 		if (deadline_ns != UINT64_MAX) {
-			uint64_t now = now_ns();
+			uint64_t now = dr_now();
 			struct __kernel_timespec ts;
 
 			if (deadline_ns <= now)
@@ -1121,7 +1166,7 @@ static int dr_getevents(struct thread_data *td, unsigned int min, unsigned int m
 		ret = reap(pd, 1, deadline);
 		if (ret)
 			return ret;
-		if (deadline != UINT64_MAX && now_ns() >= deadline)
+		if (deadline != UINT64_MAX && dr_now() >= deadline)
 			break;
 	}
 	if (pd->sqes)
@@ -2123,13 +2168,13 @@ static void dr_cleanup(struct thread_data *td)
 	if (pd->started && td->io_ops_init) {
 		if (!pd->finished || pd->replay_ns_total == 0) {
 			/* stopped in the middle of a loop (runtime=, an error): it counts, unfinished */
-			pd->replay_ns_total += now_ns() - pd->start_ns;
+			pd->replay_ns_total += dr_now() - pd->start_ns;
 			if (pd->timing != TM_ASAP)
 				pd->trace_ns_total += pd->last_done_ns;
 			pd->loop++;
 			pd->partial = 1;
 		}
-		pack_fix_runtimes(td, (now_ns() - pd->first_start_ns + 999999) / 1000000);
+		pack_fix_runtimes(td, (dr_now() - pd->first_start_ns + 999999) / 1000000);
 		write_summary(td, pd);
 		write_report_file(td, pd);
 	}
@@ -2168,6 +2213,7 @@ static void dr_cleanup(struct thread_data *td)
 	if (pd->rlog && fclose(pd->rlog))
 		log_err("dbreplay: dbr_record_log %s: %s\n", pd->o->record_log, strerror(errno));
 	dbsched_free(pd->sched);
+	dbprefetch_stop(pd->pf);	/* before the trace it reads */
 	if (pd->t)
 		dbtrace_close(pd->t);
 	free(pd->files);
@@ -2266,6 +2312,8 @@ static struct fio_option options[] = {
 	},
 	BOOL_OPTION("dbr_keep", keep, "Keep files",
 		    "1: leave the files for the next run (which resets them to the trace's starting sizes); 0: remove what the engine created", "0"),
+	BOOL_OPTION("dbr_reader_thread", reader_thread, "Trace reader thread",
+		    "1: a thread of its own parses the trace ahead of the replay (a bounded ring of records, off the replaying thread's clock); 0: the replaying thread parses as it goes", "1"),
 	{
 		.name	= "dbr_report",
 		.lname	= "Summary",
