@@ -939,7 +939,10 @@ static enum fio_q_status dr_queue(struct thread_data *td, struct io_u *io_u)
 	it = dbsched_item(pd->sched, slot);
 	if (pd->uring)
 		return uring_queue(td, pd, io_u, slot);
-	it->issue_ns = dr_now();
+	/* fio has just stamped it on the same clock (FIO_SYNCIO): one reading less a record */
+	it->issue_ns = fio_fill_issue_time(td)
+		? (uint64_t)io_u->issue_time.tv_sec * 1000000000ULL + io_u->issue_time.tv_nsec
+		: dr_now();
 	err = run_sync(pd, &it->rec, &bytes);
 	finish(pd, slot, io_u, err, bytes, dr_now());
 	/* fio leaves this to engines with a ->commit (the io_uring mode's) */
