@@ -72,11 +72,19 @@ DESCRIPTION
       sync      dbreplay: --dbr_io_api=sync --iodepth=1 (one record at a time,
                 trace order), against fio --read_iolog=EXPORT
                 --ioengine=psync --iodepth=1 --replay_no_stall=1
+      sync-rt0  the same dbreplay run with --dbr_reader_thread=0: the
+                replaying thread parses the trace as it goes, as before the
+                reader thread (its own read_iolog psync run)
       io_uring  dbreplay: --dbr_io_api=io_uring --iodepth=16 (streams
                 concurrently, each in its order, dbr_stream_depth=1: one
                 record of a stream in flight, as a database thread doing
                 synchronous calls), against fio --read_iolog=EXPORT
                 --ioengine=io_uring --iodepth=16 --replay_no_stall=1
+      io_uring-qd1  dbreplay --dbr_io_api=io_uring --iodepth=1 against
+                read_iolog --ioengine=io_uring --iodepth=1: both one record
+                at a time in trace order, the same semantics, through
+                io_uring (slow on tmpfs: its buffered writes go through an
+                io-wq worker thread, a round trip a record)
       io_uring-sd16  the same dbreplay run with --dbr_stream_depth=16 (16
                 records of a stream in flight; fdatasync still a barrier of
                 its stream), against its own read_iolog io_uring run: nearer
@@ -203,9 +211,14 @@ DEPTH = 16
 PAIRS = [
     ("sync", "dbreplay sync, iodepth 1 vs read_iolog psync, iodepth 1",
      ["--dbr_io_api=sync", "--iodepth=1"], ["--ioengine=psync", "--iodepth=1"]),
+    ("sync-rt0", "dbreplay sync, iodepth 1, dbr_reader_thread=0 vs read_iolog psync, iodepth 1",
+     ["--dbr_io_api=sync", "--iodepth=1", "--dbr_reader_thread=0"],
+     ["--ioengine=psync", "--iodepth=1"]),
     ("io_uring", "dbreplay io_uring, iodepth %d vs read_iolog io_uring, iodepth %d" % (DEPTH, DEPTH),
      ["--dbr_io_api=io_uring", "--iodepth=%d" % DEPTH],
      ["--ioengine=io_uring", "--iodepth=%d" % DEPTH]),
+    ("io_uring-qd1", "dbreplay io_uring, iodepth 1 vs read_iolog io_uring, iodepth 1",
+     ["--dbr_io_api=io_uring", "--iodepth=1"], ["--ioengine=io_uring", "--iodepth=1"]),
     ("io_uring-sd16", "dbreplay io_uring, iodepth %d, dbr_stream_depth=16 vs read_iolog "
      "io_uring, iodepth %d" % (DEPTH, DEPTH),
      ["--dbr_io_api=io_uring", "--iodepth=%d" % DEPTH, "--dbr_stream_depth=16"],
