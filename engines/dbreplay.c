@@ -12,8 +12,9 @@
  * fsync and fdatasync are barriers for their stream in every mode, io_uring
  * included; create, unlink, truncate and directory fsync are replayed; every
  * file is created and sized from the trace header before the clock starts;
- * the trace is streamed (memory is flat) and checked in full before
- * anything is written.
+ * the trace is checked in full before anything is written, then streamed
+ * (memory is flat), parsed ahead by a reader thread (engines/lib/dbprefetch)
+ * off the replaying thread's clock.
  *
  * One fio I/O is one trace record:
  *   read                                  -> "read"  (prios: one per file role)
@@ -149,6 +150,8 @@ struct dr_data {
 	uint64_t loops, loop;		/* loops: 0 = until fio stops the job */
 	int eof;			/* the trace's records are all pushed */
 	int pf_failed;			/* the reader thread could not start: no second try */
+	int jobdir;			/* numjobs: the target is DIR/JOBNAME.K */
+	int jobdir_made;		/* created by this run, or holding an earlier run's manifest */
 	int have_t0;
 	uint64_t t0;			/* time of the first record */
 	uint64_t unit_ns;
@@ -700,9 +703,14 @@ static void finish(struct dr_data *pd, int slot, struct io_u *io_u, int err, uin
 
 	if (c) {
 		lathist_add(&c->lat, end - it->issue_ns);
-		c->bytes += bytes;
+		/*
+		 * As fio counts: a record that failed counts no bytes, even
+		 * those it wrote before the error (dbr_record_log has them).
+		 */
 		if (err)
 			c->errors++;
+		else
+			c->bytes += bytes;
 	}
 	if (err) {
 		/* with continue_on_error a full disk fails every later write: say it a few times */
@@ -1443,7 +1451,10 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 			log_err("dbreplay: dbr_target %s: %s\n", pd->o->target, strerror(errno));
 			return 1;
 		}
-		if (NOINTR(mkdirat(lfd, job, 0755)) && errno != EEXIST) {
+		pd->jobdir = 1;
+		if (NOINTR(mkdirat(lfd, job, 0755)) == 0)
+			pd->jobdir_made = 1;
+		else if (errno != EEXIST) {
 			log_err("dbreplay: dbr_target %s: %s\n", pd->root, strerror(errno));
 			close(lfd);
 			return 1;
@@ -1521,6 +1532,8 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 			pd->root, (unsigned long long)avail, (unsigned long long)need);
 		return 1;
 	}
+	if (pd->jobdir && !faccessat(pd->rootfd, MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW))
+		pd->jobdir_made = 1;	/* an earlier run's (dbr_keep=1) */
 	pd->manifest_fd = NOINTR(openat(pd->rootfd, MANIFEST,
 				 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
 	if (pd->manifest_fd < 0) {
@@ -1707,7 +1720,8 @@ static void remove_owned(struct dr_data *pd)
 	free(list);
 	if (!left)
 		NOINTR(unlinkat(pd->rootfd, MANIFEST, 0));
-	if (pd->tmproot && !left)
+	/* the private directory, or this run's DIR/JOBNAME.K: only if empty */
+	if ((pd->tmproot || pd->jobdir_made) && !left)
 		rmdir(pd->root);
 }
 
@@ -2193,8 +2207,8 @@ static void dr_cleanup(struct thread_data *td)
 		close(pd->manifest_fd);
 	if (pd->rootfd >= 0 && pd->claimed && (!pd->o->keep || pd->tmproot))
 		remove_owned(pd);
-	else if (pd->tmproot)
-		rmdir(pd->root);
+	else if (pd->tmproot || pd->jobdir_made)
+		rmdir(pd->root);	/* only if empty */
 	if (pd->rootfd >= 0)
 		close(pd->rootfd);
 	if (pd->devfd >= 0) {
