@@ -53,6 +53,7 @@
 #include "fio.h"
 #include "optgroup.h"
 #include "fioglue.h"
+#include "ioq.h"
 
 #include "dbtrace.h"
 #include "dbsched.h"
@@ -185,10 +186,7 @@ struct dr_data {
 	int uring, ring_ok;
 	struct io_uring ring;
 	unsigned sqes;			/* submitted or prepared, not reaped */
-	struct io_u **done;
-	unsigned ndone, nreturned, qcap;
-	struct io_u **pending;
-	unsigned npending;
+	struct pack_ioq ioq;		/* io_us queued, completed, handed to fio */
 	int ddir_held;
 	unsigned saved_td_ddir;
 };
@@ -886,7 +884,7 @@ static int dr_prep(struct thread_data *td, struct io_u *io_u)
 		slot = dbsched_pick(pd->sched, now - pd->start_ns, &wake);
 		if (slot >= 0)
 			break;
-		if (dbsched_inflight(pd->sched) || pd->ndone > pd->nreturned) {
+		if (dbsched_inflight(pd->sched) || pack_ioq_waiting(&pd->ioq)) {
 			pd->next_wake = wake;
 			break;		/* a wait */
 		}
@@ -1055,7 +1053,7 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
 		finish(pd, slot, io_u, err, 0, dr_now());
 		return FIO_Q_COMPLETED;
 	}
-	pd->pending[pd->npending++] = io_u;
+	pack_ioq_queued(&pd->ioq, io_u);
 	return FIO_Q_QUEUED;
 }
 
@@ -1092,7 +1090,7 @@ static void uring_complete(struct dr_data *pd, int slot, int res)
 	       r->op == DBTRACE_READ || r->op == DBTRACE_WRITE ? it->done_bytes
 	       : (r->op == DBTRACE_TRIM && !err ? r->len : 0), dr_now());
 	if (io_u)
-		pd->done[pd->ndone++] = io_u;
+		pack_ioq_completed(&pd->ioq, io_u);
 }
 
 /* Reaps completions (waiting for one if @wait, at most until @deadline_ns); 0 or -errno. */
@@ -1137,15 +1135,11 @@ static int reap(struct dr_data *pd, int wait, uint64_t deadline_ns)
 static int dr_commit(struct thread_data *td)
 {
 	struct dr_data *pd = td->io_ops_data;
-	unsigned i;
 
 	if (!pd->uring)
 		return 0;
 	uring_submit(pd);
-	for (i = 0; i < pd->npending; i++)
-		io_u_queued(td, pd->pending[i]);
-	io_u_mark_submit(td, pd->npending);
-	pd->npending = 0;
+	pack_ioq_commit(td, &pd->ioq);
 	return 0;
 }
 
@@ -1158,22 +1152,16 @@ static int dr_getevents(struct thread_data *td, unsigned int min, unsigned int m
 {
 	struct dr_data *pd = td->io_ops_data;
 	uint64_t deadline = UINT64_MAX;
-	unsigned avail;
 	int ret;
 
 	if (!pd->uring)
 		return 0;
 	dr_commit(td);
-	if (pd->nreturned) {
-		memmove(pd->done, pd->done + pd->nreturned,
-			(pd->ndone - pd->nreturned) * sizeof(*pd->done));
-		pd->ndone -= pd->nreturned;
-		pd->nreturned = 0;
-	}
+	pack_ioq_forget_returned(&pd->ioq);
 	/* ->prep saw a record that waits for its time only */
 	if (pd->timing != TM_ASAP && pd->next_wake != UINT64_MAX)
 		deadline = pd->start_ns + pd->next_wake;
-	while (pd->ndone < min && pd->sqes) {
+	while (pd->ioq.ndone < min && pd->sqes) {
 		ret = reap(pd, 1, deadline);
 		if (ret)
 			return ret;
@@ -1182,16 +1170,14 @@ static int dr_getevents(struct thread_data *td, unsigned int min, unsigned int m
 	}
 	if (pd->sqes)
 		reap(pd, 0, UINT64_MAX);
-	avail = pd->ndone < max ? pd->ndone : max;
-	pd->nreturned = avail;
-	return avail;
+	return pack_ioq_hand_out(&pd->ioq, max);
 }
 
 static struct io_u *dr_event(struct thread_data *td, int event)
 {
 	struct dr_data *pd = td->io_ops_data;
 
-	return pd->done[event];
+	return pack_ioq_event(&pd->ioq, event);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1915,19 +1901,13 @@ static int uring_init(struct thread_data *td, struct dr_data *pd)
 	unsigned depth = td->o.iodepth ? td->o.iodepth : 1;
 	int ret;
 
-	/* completions are reaped by this thread only: no interrupting task work (5.19+) */
-	ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring, IORING_SETUP_COOP_TASKRUN);
-	if (ret == -EINVAL)
-		ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring, 0);
+	ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring);
 	if (ret) {
 		log_err("dbreplay: dbr_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
 		return 1;
 	}
 	pd->ring_ok = 1;
-	pd->qcap = depth + 8;
-	pd->done = calloc(pd->qcap, sizeof(*pd->done));
-	pd->pending = calloc(pd->qcap, sizeof(*pd->pending));
-	if (!pd->done || !pd->pending) {
+	if (pack_ioq_init(&pd->ioq, depth + 8)) {
 		log_err("dbreplay: out of memory\n");
 		return 1;
 	}
@@ -2236,8 +2216,7 @@ static void dr_cleanup(struct thread_data *td)
 	free(pd->files);
 	free(pd->rbuf);
 	free(pd->wbuf);
-	free(pd->done);
-	free(pd->pending);
+	pack_ioq_free(&pd->ioq);
 	free(pd);
 	td->io_ops_data = NULL;
 }

@@ -46,6 +46,7 @@
 #include "fio.h"
 #include "optgroup.h"
 #include "fioglue.h"
+#include "ioq.h"
 
 #include "postmark.h"
 #include "stdiosim.h"
@@ -265,9 +266,7 @@ struct pm_data {
 	struct pm_tx *txs;
 	int ntxs;
 	struct pm_tx *cur_tx;		/* the transaction being issued */
-	struct io_u **done;		/* completed, handed to fio by ->event */
-	struct io_u **pending;		/* queued since the last ->commit */
-	unsigned ndone, nreturned, npending, qcap;
+	struct pack_ioq ioq;		/* io_us queued, completed, handed to fio */
 	int inflight;			/* io_us (operations and TX_ENDs) not completed */
 	int ops_inflight, max_inflight;
 	unsigned pending_phases;	/* phase markers passed, stamped when inflight drops to 0 */
@@ -1321,8 +1320,8 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 		/* fio counts xfer_buflen - resid as the bytes moved */
 		io_u->xfer_buflen = rq->bytes;
 		io_u->resid = 0;
-		if (!in_queue && pd->ndone < pd->qcap)
-			pd->done[pd->ndone++] = io_u;
+		if (!in_queue)
+			pack_ioq_completed(&pd->ioq, io_u);
 	}
 	rq->busy = 0;
 	rq->io_u = NULL;
@@ -1506,24 +1505,19 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd,
 		io_u_mark_complete(td, 1);
 		return FIO_Q_COMPLETED;
 	}
-	if (pd->npending < pd->qcap)
-		pd->pending[pd->npending++] = io_u;
+	pack_ioq_queued(&pd->ioq, io_u);
 	return FIO_Q_QUEUED;
 }
 
 static int pm_commit(struct thread_data *td)
 {
 	struct pm_data *pd = td->io_ops_data;
-	unsigned i;
 
 	if (!pd->uring)
 		return 0;
 	uring_submit(pd);
 	/* fio's submit accounting is per io_u (operation), not per SQE */
-	for (i = 0; i < pd->npending; i++)
-		io_u_queued(td, pd->pending[i]);
-	io_u_mark_submit(td, pd->npending);
-	pd->npending = 0;
+	pack_ioq_commit(td, &pd->ioq);
 	return 0;
 }
 
@@ -1531,20 +1525,14 @@ static int pm_getevents(struct thread_data *td, unsigned int min, unsigned int m
 			const struct timespec *t)
 {
 	struct pm_data *pd = td->io_ops_data;
-	unsigned avail;
 	int ret;
 
 	if (!pd->uring)
 		return 0;
 	/* an io_u is not handed back before its submission is accounted */
 	pm_commit(td);
-	if (pd->nreturned) {
-		memmove(pd->done, pd->done + pd->nreturned,
-			(pd->ndone - pd->nreturned) * sizeof(*pd->done));
-		pd->ndone -= pd->nreturned;
-		pd->nreturned = 0;
-	}
-	while (pd->ndone < min && pd->sqes) {
+	pack_ioq_forget_returned(&pd->ioq);
+	while (pd->ioq.ndone < min && pd->sqes) {
 		ret = reap(pd, 1);
 		if (ret)
 			return ret;
@@ -1552,16 +1540,14 @@ static int pm_getevents(struct thread_data *td, unsigned int min, unsigned int m
 	if (pd->sqes)
 		reap(pd, 0);
 	uring_submit(pd);
-	avail = pd->ndone < max ? pd->ndone : max;
-	pd->nreturned = avail;
-	return avail;
+	return pack_ioq_hand_out(&pd->ioq, max);
 }
 
 static struct io_u *pm_event(struct thread_data *td, int event)
 {
 	struct pm_data *pd = td->io_ops_data;
 
-	return pd->done[event];
+	return pack_ioq_event(&pd->ioq, event);
 }
 
 static int uring_init(struct thread_data *td, struct pm_data *pd)
@@ -1579,7 +1565,7 @@ static int uring_init(struct thread_data *td, struct pm_data *pd)
 		}
 		pd->pool[i].bufsize = stdiosim_bufsize(st.st_blksize);
 	}
-	ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring, 0);
+	ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring);
 	if (ret) {
 		log_err("postmark: pm_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
 		return 1;
@@ -1588,12 +1574,9 @@ static int uring_init(struct thread_data *td, struct pm_data *pd)
 	pd->stop_on_error = !td->o.continue_on_error;
 	pd->nreqs = (int)depth;
 	pd->ntxs = (int)depth + 2;
-	pd->qcap = 2 * depth + 8;
 	pd->reqs = calloc(pd->nreqs, sizeof(*pd->reqs));
 	pd->txs = calloc(pd->ntxs, sizeof(*pd->txs));
-	pd->done = calloc(pd->qcap, sizeof(*pd->done));
-	pd->pending = calloc(pd->qcap, sizeof(*pd->pending));
-	if (!pd->reqs || !pd->txs || !pd->done || !pd->pending)
+	if (!pd->reqs || !pd->txs || pack_ioq_init(&pd->ioq, 2 * depth + 8))
 		goto nomem;
 	for (i = pd->nreqs - 1; i >= 0; i--) {
 		struct pm_req *rq = &pd->reqs[i];
@@ -1647,11 +1630,9 @@ static void uring_exit(struct pm_data *pd)
 		free(pd->reqs[i].wbuf);
 	free(pd->reqs);
 	free(pd->txs);
-	free(pd->done);
-	free(pd->pending);
+	pack_ioq_free(&pd->ioq);
 	pd->reqs = NULL;
 	pd->txs = NULL;
-	pd->done = pd->pending = NULL;
 }
 
 /* ------------------------------------------------------------------ */

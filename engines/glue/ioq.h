@@ -1,0 +1,68 @@
+/*
+ * The io_us of an engine that completes them itself, through an io_uring of
+ * its own (postmark's and dbreplay's io_uring modes): the ones queued since
+ * fio's last ->commit, whose submission fio is told about at the commit, and
+ * the completed ones, handed to fio by ->getevents and ->event. Plus the
+ * ring's set-up both engines want. Compiled into each engine, with fio's
+ * headers.
+ */
+#ifndef PACK_IOQ_H
+#define PACK_IOQ_H
+
+#include <liburing.h>
+#include "fio.h"
+
+struct pack_ioq {
+	struct io_u **pending;	/* queued since the last ->commit */
+	struct io_u **done;	/* completed, in completion order; the first nreturned handed out */
+	unsigned npending, ndone, nreturned, cap;
+};
+
+/* Room for @cap io_us each way (fio's iodepth and a margin). 0, or -1 out of memory. */
+int pack_ioq_init(struct pack_ioq *q, unsigned cap);
+void pack_ioq_free(struct pack_ioq *q);
+
+/* ->queue returned FIO_Q_QUEUED for @io_u. */
+static inline void pack_ioq_queued(struct pack_ioq *q, struct io_u *io_u)
+{
+	if (q->npending < q->cap)
+		q->pending[q->npending++] = io_u;
+}
+
+/* @io_u completed: fio has it at the next ->getevents. */
+static inline void pack_ioq_completed(struct pack_ioq *q, struct io_u *io_u)
+{
+	if (q->ndone < q->cap)
+		q->done[q->ndone++] = io_u;
+}
+
+/* Completed and not yet handed to fio. */
+static inline unsigned pack_ioq_waiting(const struct pack_ioq *q)
+{
+	return q->ndone - q->nreturned;
+}
+
+/* ->commit, once the SQEs are submitted: fio's submit accounting, per io_u. */
+void pack_ioq_commit(struct thread_data *td, struct pack_ioq *q);
+
+/* At the start of ->getevents: forgets the io_us fio took at the last one. */
+void pack_ioq_forget_returned(struct pack_ioq *q);
+
+/* At the end of ->getevents: how many fio may take now (at most @max). */
+unsigned pack_ioq_hand_out(struct pack_ioq *q, unsigned max);
+
+/* ->event */
+static inline struct io_u *pack_ioq_event(const struct pack_ioq *q, int event)
+{
+	return q->done[event];
+}
+
+/*
+ * io_uring_queue_init() with IORING_SETUP_COOP_TASKRUN (Linux 5.19+; plain
+ * set-up on an older kernel): completions are reaped by the job's thread
+ * alone, so they need not interrupt it (task work runs when it enters the
+ * kernel). 0 or -errno.
+ */
+int pack_uring_queue_init(unsigned entries, struct io_uring *ring);
+
+#endif
