@@ -204,12 +204,17 @@ static struct ioengine_ops ioengine;
  * nanoseconds, where a clock_gettime() on a virtual machine can cost 100.
  * Its origin is not CLOCK_MONOTONIC's, so waits are relative.
  */
+static inline uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ULL + ts->tv_nsec;
+}
+
 static inline uint64_t dr_now(void)
 {
 	struct timespec ts;
 
 	fio_gettime(&ts, NULL);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	return ts_ns(&ts);
 }
 
 static void sleep_until(uint64_t abs_ns)
@@ -946,9 +951,7 @@ static enum fio_q_status dr_queue(struct thread_data *td, struct io_u *io_u)
 	if (pd->uring)
 		return uring_queue(td, pd, io_u, slot);
 	/* fio has just stamped it on the same clock (FIO_SYNCIO): one reading less a record */
-	it->issue_ns = fio_fill_issue_time(td)
-		? (uint64_t)io_u->issue_time.tv_sec * 1000000000ULL + io_u->issue_time.tv_nsec
-		: dr_now();
+	it->issue_ns = fio_fill_issue_time(td) ? ts_ns(&io_u->issue_time) : dr_now();
 	err = run_sync(pd, &it->rec, &bytes);
 	finish(pd, slot, io_u, err, bytes, dr_now());
 	/* fio leaves this to engines with a ->commit (the io_uring mode's) */
@@ -1026,8 +1029,8 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
 	struct dbsched_item *it = dbsched_item(pd->sched, slot);
 	int err = 0, ret;
 
-	fio_gettime(&io_u->issue_time, NULL);
-	it->issue_ns = dr_now();
+	fio_gettime(&io_u->issue_time, NULL);	/* FIO_ASYNCIO_SETS_ISSUE_TIME */
+	it->issue_ns = ts_ns(&io_u->issue_time);
 	it->done_bytes = 0;
 	/*
 	 * Done at once: namespace operations, truncate, a record that failed to

@@ -2018,20 +2018,10 @@ COMMANDS = {"run": cmd_run, "attach": cmd_attach, "convert": cmd_convert}
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip(), file=sys.stdout if argv else sys.stderr)
-        return 0 if argv else 2
-    cmd, rest = argv[0], argv[1:]
-    if cmd == "help":
-        if not rest:
-            print(__doc__.strip())
-            return 0
-        cmd, rest = rest[0], ["--help"]
-    if cmd not in COMMANDS:
-        print(f"{PROG}: unknown command {cmd!r}; commands: {', '.join(COMMANDS)} "
-              f"(see {PROG} --help)", file=sys.stderr)
-        return 2
+    got = dt.pick_command(argv, __doc__, PROG, COMMANDS)
+    if isinstance(got, int):
+        return got
+    cmd, rest = got
     opts = rest
     if cmd == "run" and "--" in rest:
         k = rest.index("--")

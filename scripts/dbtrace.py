@@ -1512,21 +1512,34 @@ COMMANDS = {"import-iolog": cmd_import_iolog, "import-blkparse": cmd_import_blkp
             "export-iolog": cmd_export_iolog, "check": cmd_check}
 
 
-def main(argv=None) -> int:
+def pick_command(argv, doc, prog, commands):
+    """The command of a `PROG COMMAND [OPTIONS]` tool (this one and
+    dbcapture.py): (command, its arguments), or the exit status once the
+    usage is printed (no command: on stderr, status 2; -h, --help, `help`:
+    on stdout, 0; `help COMMAND` is `COMMAND --help`) or an unknown command
+    is said (2)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip(), file=sys.stdout if argv else sys.stderr)
+        print(doc.strip(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "help":
         if not rest:
-            print(__doc__.strip())
+            print(doc.strip())
             return 0
         cmd, rest = rest[0], ["--help"]
-    if cmd not in COMMANDS:
-        print(f"{PROG}: unknown command {cmd!r}; commands: {', '.join(COMMANDS)} "
-              f"(see {PROG} --help)", file=sys.stderr)
+    if cmd not in commands:
+        print(f"{prog}: unknown command {cmd!r}; commands: {', '.join(commands)} "
+              f"(see {prog} --help)", file=sys.stderr)
         return 2
+    return cmd, rest
+
+
+def main(argv=None) -> int:
+    got = pick_command(argv, __doc__, PROG, COMMANDS)
+    if isinstance(got, int):
+        return got
+    cmd, rest = got
     if "-h" in rest or "--help" in rest:
         print(HELP[cmd].rstrip())
         return 0
