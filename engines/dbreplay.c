@@ -67,6 +67,8 @@
 #define ENGINE		"dbreplay"
 #define MANIFEST	".fio-dbreplay"
 #define MANIFEST_HEAD	"# fio dbreplay engine: it created the paths below (one a line) and removes only those\n"
+/* numjobs: the job directory DIR/JOBNAME.K is the engine's too (removed once empty) */
+#define MANIFEST_JOBDIR	"# it also created this directory\n"
 #define SIDECAR_SUFFIX	".fio-dbreplay"
 #define ERRLEN		1024
 #define FILL_CHUNK	(1U << 20)
@@ -152,7 +154,7 @@ struct dr_data {
 	int eof;			/* the trace's records are all pushed */
 	int pf_failed;			/* the reader thread could not start: no second try */
 	int jobdir;			/* numjobs: the target is DIR/JOBNAME.K */
-	int jobdir_made;		/* created by this run, or holding an earlier run's manifest */
+	int jobdir_made;		/* created by this run, or by an earlier one (its manifest says) */
 	int have_t0;
 	uint64_t t0;			/* time of the first record */
 	uint64_t unit_ns;
@@ -768,21 +770,28 @@ static uint64_t due_of(struct dr_data *pd, uint64_t time)
 }
 
 /*
- * The next record of this pass over the trace. With dbr_reader_thread=1 a
- * thread parses (and inflates) ahead, off the replaying thread's clock; if
- * it cannot start, the replaying thread reads the trace itself, as with 0.
+ * With dbr_reader_thread=1 a thread parses (and inflates) the trace ahead,
+ * off the replaying thread's clock: started once the trace is open, before
+ * the clock of each pass starts, so that its first block is ready. If it
+ * cannot start, the replaying thread reads the trace itself, as with 0.
  */
+static void start_reader(struct dr_data *pd)
+{
+	char err[ERRLEN];
+
+	if (pd->pf || !pd->o->reader_thread || pd->pf_failed)
+		return;
+	pd->pf = dbprefetch_start(pd->t, 0, 0, err, sizeof(err));
+	if (!pd->pf) {
+		log_err("dbreplay: %s; the trace is read by the replaying thread\n", err);
+		pd->pf_failed = 1;
+	}
+}
+
+/* The next record of this pass over the trace. */
 static int next_record(struct dr_data *pd, struct dbtrace_rec *r)
 {
-	if (!pd->pf && pd->o->reader_thread && !pd->pf_failed) {
-		char err[ERRLEN];
-
-		pd->pf = dbprefetch_start(pd->t, 0, 0, err, sizeof(err));
-		if (!pd->pf) {
-			log_err("dbreplay: %s; the trace is read by the replaying thread\n", err);
-			pd->pf_failed = 1;
-		}
-	}
+	start_reader(pd);
 	return pd->pf ? dbprefetch_next(pd->pf, r) : dbtrace_next(pd->t, r);
 }
 
@@ -842,6 +851,7 @@ static int next_loop(struct dr_data *pd)
 		return 0;
 	}
 	pd->h = dbtrace_header(pd->t);
+	start_reader(pd);	/* parses the first block while the files are reset */
 	/* back to the state before the first record, off the clock of the next loop */
 	if (layout(pd, 0))
 		return 0;
@@ -1054,6 +1064,8 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
 	err = uring_prep_rec(pd, slot);
 	if (err) {
 		finish(pd, slot, io_u, err, 0, dr_now());
+		io_u_mark_submit(td, 1);
+		io_u_mark_complete(td, 1);
 		return FIO_Q_COMPLETED;
 	}
 	pack_ioq_queued(&pd->ioq, io_u);
@@ -1388,6 +1400,8 @@ static int read_manifest(struct dr_data *pd)
 		n++;
 		if (len && line[len - 1] == '\n')
 			line[--len] = '\0';
+		if (pd->jobdir && !strncmp(line, MANIFEST_JOBDIR, len) && MANIFEST_JOBDIR[len] == '\n')
+			pd->jobdir_made = 1;	/* by an earlier run (dbr_keep=1, or killed) */
 		if (!len || line[0] == '#')
 			continue;
 		/* a path the engine could have made: nothing else is ever removed */
@@ -1413,6 +1427,7 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 	uint64_t need = 0, avail;
 	struct statvfs vfs;
 	unsigned i;
+	const char *head;
 	char job[80];
 	int nofollow = 0;	/* the job's own directory DIR/JOBNAME.K: never a symlink */
 
@@ -1521,8 +1536,6 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 			pd->root, (unsigned long long)avail, (unsigned long long)need);
 		return 1;
 	}
-	if (pd->jobdir && !faccessat(pd->rootfd, MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW))
-		pd->jobdir_made = 1;	/* an earlier run's (dbr_keep=1) */
 	pd->manifest_fd = NOINTR(openat(pd->rootfd, MANIFEST,
 				 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
 	if (pd->manifest_fd < 0) {
@@ -1531,8 +1544,9 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 		return 1;
 	}
 	/* whole: a head cut short would take the first path into its comment line */
-	for (i = 0; !pd->nowned && i < strlen(MANIFEST_HEAD);) {
-		ssize_t w = NOINTR(write(pd->manifest_fd, MANIFEST_HEAD + i, strlen(MANIFEST_HEAD) - i));
+	head = pd->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
+	for (i = 0; !pd->nowned && i < strlen(head);) {
+		ssize_t w = NOINTR(write(pd->manifest_fd, head + i, strlen(head) - i));
 
 		if (w <= 0) {
 			log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", pd->root, MANIFEST,
@@ -2028,6 +2042,7 @@ static int dr_init(struct thread_data *td)
 	}
 	/* fio runs "time based" with no limit unless runtime= is set: the trace ends the job */
 	to->time_based = 1;
+	start_reader(pd);
 	return 0;
 }
 
@@ -2190,8 +2205,8 @@ static void dr_cleanup(struct thread_data *td)
 		close(pd->manifest_fd);
 	if (pd->rootfd >= 0 && pd->claimed && (!pd->o->keep || pd->tmproot))
 		remove_owned(pd);
-	else if (pd->tmproot || pd->jobdir_made)
-		rmdir(pd->root);	/* only if empty */
+	else if (pd->tmproot || (pd->jobdir_made && pd->claimed))
+		rmdir(pd->root);	/* only if empty; unclaimed, it may be another run's */
 	if (pd->rootfd >= 0)
 		close(pd->rootfd);
 	if (pd->devfd >= 0) {

@@ -439,6 +439,13 @@ def test_numjobs_each_job_its_own_directory(tmp_path):
     (target / "r.1").rmdir()
     run_fio(dbr_args(trace, dbr_target=target, numjobs=2, group_reporting=1)).ok()
     assert list(target.iterdir()) == []
+    # a job directory the user made (empty) stays, through a kept run and a
+    # removing one; the one the engine made goes
+    (target / "r.0").mkdir()
+    run_fio(dbr_args(trace, dbr_target=target, numjobs=2, dbr_keep=1, group_reporting=1)).ok()
+    run_fio(dbr_args(trace, dbr_target=target, numjobs=2, group_reporting=1)).ok()
+    assert [p.name for p in target.iterdir()] == ["r.0"]
+    assert list((target / "r.0").iterdir()) == []
 
 
 # ---------------------------------------------------------------------------

@@ -27,6 +27,8 @@ static inline void pack_ioq_queued(struct pack_ioq *q, struct io_u *io_u)
 {
 	if (q->npending < q->cap)
 		q->pending[q->npending++] = io_u;
+	else	/* cannot happen: fio has fewer io_us than cap */
+		log_err("fio-pack: internal error: more io_us queued than %u\n", q->cap);
 }
 
 /* @io_u completed: fio has it at the next ->getevents. */
@@ -34,6 +36,8 @@ static inline void pack_ioq_completed(struct pack_ioq *q, struct io_u *io_u)
 {
 	if (q->ndone < q->cap)
 		q->done[q->ndone++] = io_u;
+	else	/* cannot happen: fio has fewer io_us than cap */
+		log_err("fio-pack: internal error: more io_us completed than %u\n", q->cap);
 }
 
 /* Completed and not yet handed to fio. */

@@ -20,7 +20,7 @@ struct dbprefetch;
 /*
  * Starts reading @t from where it stands. NULL with a one-line message in
  * @err if the thread or the ring cannot be had (the caller can then read
- * @t itself). @block and @nblocks of 0 mean 256 and 8.
+ * @t itself). @block and @nblocks of 0 mean 512 and 8.
  */
 struct dbprefetch *dbprefetch_start(struct dbtrace *t, unsigned block, unsigned nblocks,
 				    char *err, size_t errlen);
@@ -35,7 +35,10 @@ int dbprefetch_next(struct dbprefetch *p, struct dbtrace_rec *rec);
 /* The reader's error ("" if none): dbtrace_error() as it was. */
 const char *dbprefetch_error(const struct dbprefetch *p);
 
-/* Stops the reader (at once, also mid-trace), waits for it and frees @p. NULL is fine. */
+/*
+ * Stops the reader, also mid-trace (it finishes the block it is filling:
+ * at most @block records), waits for it and frees @p. NULL is fine.
+ */
 void dbprefetch_stop(struct dbprefetch *p);
 
 #endif
