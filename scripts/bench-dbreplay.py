@@ -17,7 +17,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -723,10 +722,7 @@ def main(argv):
             return 2
     t_start = time.monotonic()
 
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt("signal %d" % signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    sf.unwind_on_signals()
 
     work = tempfile.mkdtemp(prefix="bdr-work.", dir="/tmp")
     snap = {}
@@ -949,22 +945,9 @@ def main(argv):
         rep.add()
         for m in rn.mismatches:
             rep.add("* `%s`" % m)
-    if error:
-        rep.add()
-        rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
-    text = rep.text()
-    if a.output:
-        with open(a.output, "w") as f:
-            f.write(text)
-        log("report written to %s" % a.output)
-    else:
-        sys.stdout.write(text)
-    if a.raw:
-        results["mismatches"] = rn.mismatches
-        results["error"] = error
-        with open(a.raw, "w") as f:
-            json.dump(results, f, indent=1, default=str)
-        log("raw measurements written to %s" % a.raw)
+    results["mismatches"] = rn.mismatches
+    results["error"] = error
+    sf.save_report(a, rep, results, error, json_default=str)
     return 1 if (error or rn.mismatches) else 0
 
 

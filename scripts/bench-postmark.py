@@ -19,7 +19,6 @@ import os
 import re
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -817,20 +816,7 @@ def write_out(a, rep, results, error, t_start, mismatches):
         rep.add()
         for m in mismatches:
             rep.add("* `%s`" % m)
-    if error:
-        rep.add()
-        rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
-    text = rep.text()
-    if a.output:
-        with open(a.output, "w") as f:
-            f.write(text)
-        log("report written to %s" % a.output)
-    else:
-        sys.stdout.write(text)
-    if a.raw:
-        with open(a.raw, "w") as f:
-            json.dump(results, f, indent=1)
-        log("raw measurements written to %s" % a.raw)
+    sf.save_report(a, rep, results, error)
 
 
 def main(argv):
@@ -849,10 +835,7 @@ def main(argv):
     os.dup2(devnull, 0)
     os.close(devnull)
 
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt("signal %d" % signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    sf.unwind_on_signals()
 
     # Measure snapshots: a rebuild of build/ during the run must not mix
     # two engines (or two fios) in one report.

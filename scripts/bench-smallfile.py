@@ -637,10 +637,19 @@ def build_minloop():
     subprocess.run(MINLOOP_CMD, cwd=REPO, check=True)
 
 
-def write_report(a, rep, results, error, t_start):
-    rep.add()
-    rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
-        time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
+def unwind_on_signals():
+    """SIGTERM and SIGHUP unwind like Ctrl-C, so that a benchmark's finally
+    clauses unmount its tmpfs and remove its work directories."""
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+
+def save_report(a, rep, results, error, json_default=None):
+    """The end of every benchmark's report (this one's, bench-postmark.py's,
+    bench-dbreplay.py's): the error the run stopped with, if any; the
+    Markdown to --output (or stdout); the measurements to --raw."""
     if error:
         rep.add()
         rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
@@ -653,7 +662,15 @@ def write_report(a, rep, results, error, t_start):
         sys.stdout.write(text)
     if a.raw:
         with open(a.raw, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump(results, f, indent=1, default=json_default)
+        log("raw measurements written to %s" % a.raw)
+
+
+def write_report(a, rep, results, error, t_start):
+    rep.add()
+    rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
+        time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
+    save_report(a, rep, results, error)
 
 
 def vs_minloop_tables(rep, r, goal):
@@ -721,11 +738,7 @@ def main(argv):
             return 2
     t_start = time.monotonic()
 
-    # SIGTERM/SIGHUP unwind like Ctrl-C so the mounts are cleaned up.
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt("signal %d" % signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    unwind_on_signals()
 
     build_minloop()
     fio_version = run([a.fio, "--version"])[0].strip()

@@ -1316,9 +1316,9 @@ def take_listing(datadir: str) -> List[str]:
     return lines
 
 
-def read_listing(path: str, datadir: str) -> Dict[str, tuple]:
-    roots = [os.path.normpath(os.path.abspath(datadir))]
-    out: Dict[str, tuple] = {}
+def data_lines(path: str):
+    """(line number, fields split on the first two spaces) of each line of the
+    side file @path (a listing, process names) that is not blank or a comment."""
     try:
         f = open(path, encoding="latin-1")
     except OSError as e:
@@ -1326,39 +1326,35 @@ def read_listing(path: str, datadir: str) -> Dict[str, tuple]:
     with f:
         for n, ln in enumerate(f, 1):
             ln = ln.rstrip("\n")
-            if not ln.strip() or ln.startswith("#"):
-                continue
-            parts = ln.split(" ", 2)
-            if len(parts) < 2 or len(parts[0]) != 1 or not parts[1].isdigit():
-                raise Error(f"{path} line {n}: expected 'TYPE SIZE PATH' (find DIR -printf "
-                            "'%y %s %P\\n')")
-            rel = parts[2] if len(parts) > 2 else ""
-            if rel.startswith("/") or ".." in rel.split("/"):
-                raise Error(f"{path} line {n}: path '{rel[:60]}' is not relative to the data "
-                            "directory")
-            if parts[0] not in "fd":
-                continue
-            for r in roots:
-                out[os.path.normpath(os.path.join(r, rel)) if rel else r] = \
-                    (parts[0], int(parts[1]))
+            if ln.strip() and not ln.startswith("#"):
+                yield n, ln.split(" ", 2)
+
+
+def read_listing(path: str, datadir: str) -> Dict[str, tuple]:
+    roots = [os.path.normpath(os.path.abspath(datadir))]
+    out: Dict[str, tuple] = {}
+    for n, parts in data_lines(path):
+        if len(parts) < 2 or len(parts[0]) != 1 or not parts[1].isdigit():
+            raise Error(f"{path} line {n}: expected 'TYPE SIZE PATH' (find DIR -printf "
+                        "'%y %s %P\\n')")
+        rel = parts[2] if len(parts) > 2 else ""
+        if rel.startswith("/") or ".." in rel.split("/"):
+            raise Error(f"{path} line {n}: path '{rel[:60]}' is not relative to the data "
+                        "directory")
+        if parts[0] not in "fd":
+            continue
+        for r in roots:
+            out[os.path.normpath(os.path.join(r, rel)) if rel else r] = \
+                (parts[0], int(parts[1]))
     return out
 
 
 def read_procinfo(path: str) -> Dict[int, dict]:
     out: Dict[int, dict] = {}
-    try:
-        f = open(path, encoding="latin-1")
-    except OSError as e:
-        raise Error(f"cannot open {path}: {e.strerror}")
-    with f:
-        for n, ln in enumerate(f, 1):
-            ln = ln.rstrip("\n")
-            if not ln.strip() or ln.startswith("#"):
-                continue
-            parts = ln.split(" ", 2)
-            if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in ("name", "cwd"):
-                raise Error(f"{path} line {n}: expected 'TID name NAME' or 'TID cwd PATH'")
-            out.setdefault(int(parts[0]), {})[parts[1]] = parts[2]
+    for n, parts in data_lines(path):
+        if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in ("name", "cwd"):
+            raise Error(f"{path} line {n}: expected 'TID name NAME' or 'TID cwd PATH'")
+        out.setdefault(int(parts[0]), {})[parts[1]] = parts[2]
     return out
 
 

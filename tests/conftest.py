@@ -343,40 +343,34 @@ def _umount(target):
     raise RuntimeError(f"cannot unmount {target}: {r.stderr}")
 
 
+def mounted(tmp_path, name, fstype, opts, what=None):
+    """A generator for a fixture: @fstype mounted with @opts at tmp_path/name
+    for the test (root only; skipped otherwise), unmounted after."""
+    if not IS_ROOT:
+        pytest.skip(f"needs root to mount {what or fstype}")
+    d = tmp_path / name
+    d.mkdir()
+    _mount(fstype, d, opts)
+    yield d
+    _umount(d)
+
+
 @pytest.fixture
 def tmpfs_dir(tmp_path) -> Path:
     """A small tmpfs mounted for the test (root only), unmounted after."""
-    if not IS_ROOT:
-        pytest.skip("needs root to mount tmpfs")
-    d = tmp_path / "tmpfs"
-    d.mkdir()
-    _mount("tmpfs", d, "size=64m")
-    yield d
-    _umount(d)
+    yield from mounted(tmp_path, "tmpfs", "tmpfs", "size=64m")
 
 
 @pytest.fixture
 def ramfs_dir(tmp_path) -> Path:
     """A ramfs mount (a file system without O_DIRECT), unmounted after."""
-    if not IS_ROOT:
-        pytest.skip("needs root to mount ramfs")
-    d = tmp_path / "ramfs"
-    d.mkdir()
-    _mount("ramfs", d, "size=64m")
-    yield d
-    _umount(d)
+    yield from mounted(tmp_path, "ramfs", "ramfs", "size=64m")
 
 
 @pytest.fixture
 def ro_dir(tmp_path) -> Path:
     """An empty read-only tmpfs mount (root only)."""
-    if not IS_ROOT:
-        pytest.skip("needs root to mount a read-only tmpfs")
-    d = tmp_path / "ro"
-    d.mkdir()
-    _mount("tmpfs", d, "ro")
-    yield d
-    _umount(d)
+    yield from mounted(tmp_path, "ro", "tmpfs", "ro", "a read-only tmpfs")
 
 
 def start_fio_background(args, env=None) -> subprocess.Popen:

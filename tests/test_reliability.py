@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DBR_ENGINE, ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO, _mount, _umount,
-                      descendants, fio_env, kill_group, read_opstats, run_fio, snapshot,
+from conftest import (DBR_ENGINE, ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO,
+                      descendants, fio_env, kill_group, mounted, read_opstats, run_fio, snapshot,
                       start_fio_background, tree_files)
 
 FAULTINJECT = REPO / "build" / "faultinject.so"
@@ -740,13 +740,7 @@ def test_eio_with_continue_on_error_counts_every_error(tmp_path, engine):
 @pytest.fixture
 def small_tmpfs(tmp_path):
     """A 3 MiB tmpfs, grown by remount when a test says so."""
-    if not IS_ROOT:
-        pytest.skip("needs root to mount tmpfs")
-    d = tmp_path / "small"
-    d.mkdir()
-    _mount("tmpfs", d, "size=3m")
-    yield d
-    _umount(d)
+    yield from mounted(tmp_path, "small", "tmpfs", "size=3m")
 
 
 def remount(d, size):
@@ -1277,13 +1271,7 @@ def test_sections_override_and_inherit_global_strings(tmp_path, engine):
 
 @pytest.fixture
 def big_tmpfs(tmp_path):
-    if not IS_ROOT:
-        pytest.skip("needs root to mount tmpfs")
-    d = tmp_path / "tmpfs"
-    d.mkdir()
-    _mount("tmpfs", d, "size=256m")
-    yield d
-    _umount(d)
+    yield from mounted(tmp_path, "tmpfs", "tmpfs", "size=256m")
 
 
 @pytest.mark.mounts

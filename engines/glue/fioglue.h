@@ -12,32 +12,6 @@
 
 #ifndef PACK_FIO_VERSION
 #error "PACK_FIO_VERSION must name the fio version the engine is built against"
-/*
- * Options kept as strings and parsed at init (an empty value, an unset ${VAR}
- * in a job file, means the default, and every error names the option):
- * PACK_STR_OPT(type, field) defines the callback str_opt_<field> that stores
- * the string in the engine's option struct @stype; PACK_STR_OPTION is its
- * fio_option entry. fio's FIO_OPT_STR without possible values hands the raw
- * string to the callback.
- */
-#define PACK_STR_OPT(stype, field)					\
-static int str_opt_##field(void *data, const char *val)		\
-{									\
-	return pack_store_str(&((stype *)data)->field, val);		\
-}
-
-#define PACK_STR_OPTION(stype, oname, field, long_name, helptext)	\
-	{								\
-		.name	= oname,					\
-		.lname	= long_name,					\
-		.type	= FIO_OPT_STR,					\
-		.cb	= str_opt_##field,				\
-		.off1	= offsetof(stype, field),			\
-		.help	= helptext,					\
-		.category = FIO_OPT_C_ENGINE,				\
-		.group	= FIO_OPT_G_INVALID,				\
-	}
-
 #endif
 
 /*
