@@ -16,14 +16,13 @@ CC      ?= gcc
 PYTHON  ?= /usr/bin/python3
 
 DEPS_STAMP := $(BUILD)/.deps
-FIOSRC_STAMP := $(BUILD)/.fiosrc
-FIO_BIN := $(BUILD)/fio
 
 ENGINES := smallfile postmark dbreplay
 LIB_SRCS := $(wildcard engines/lib/*.c)
 LIB_HDRS := $(wildcard engines/lib/*.h)
-# fio-dependent code shared by the engines (built with fio's headers)
-GLUE_SRCS := $(wildcard engines/glue/*.c)
+# fio-dependent code shared by the engines (built with fio's headers); the
+# dispatcher is built without them
+GLUE_SRCS := $(filter-out engines/glue/dispatch.c,$(wildcard engines/glue/*.c))
 GLUE_HDRS := $(wildcard engines/glue/*.h)
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
@@ -32,11 +31,32 @@ BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -D_GNU_SOURCE -D_LARGEFILE_SOURCE \
            -D_FILE_OFFSET_BITS=64 $(WARN)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
-ENGINE_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs-not -luring -lm
 
-.PHONY: all deps fio engines asan unit check test demo install clean distclean print-engine-cflags print-lib-srcs fuzz bench pm-sim
+.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim
 
 all: engines $(BUILD)/pmrc2fio
+
+# --- The fio the engines are for ----------------------------------------
+# FIO=path (default: fio on PATH, else Debian's fio, installed) is the fio
+# the user runs; FIO_SRC=DIR a source tree of the same version (default: the
+# Debian package's, from apt-get source). scripts/fio-source.sh finds both,
+# checks that the versions agree, and stops with one line if anything is
+# wrong, before anything is built. Goals that need no fio skip it.
+NOFIO_GOALS := clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio
+ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
+FIO_FOUND := $(shell sh scripts/fio-source.sh $(BUILD))
+ifneq ($(.SHELLSTATUS),0)
+$(error fio not found or not usable: see the fio-source line above)
+endif
+FIO_VERSION := $(word 1,$(FIO_FOUND))
+FIOSRC := $(word 2,$(FIO_FOUND))
+endif
+
+# Everything built for one fio version lives in its own directory, so builds
+# for several versions coexist: build/fio-3.33/{fio,smallfile.so,...}.
+VDIR := $(BUILD)/$(FIO_VERSION)
+FIO_BIN := $(VDIR)/fio
+FEATURES := $(VDIR)/pack-fio-features.h
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/install-deps.sh
@@ -49,25 +69,29 @@ $(TEST_DEPS_STAMP): scripts/install-deps.sh
 	sh scripts/install-deps.sh --test
 	@touch $@
 
-# The fio source matching the installed fio; its path is recorded in the stamp.
-# order-only: new packages in install-deps.sh do not mean a new fio source
-$(FIOSRC_STAMP): scripts/fetch-fio-source.sh | $(DEPS_STAMP)
-	sh scripts/fetch-fio-source.sh $(BUILD)/src > $@.tmp && mv $@.tmp $@
-
-FIOSRC = $(shell cat $(FIOSRC_STAMP) 2>/dev/null)
-
-# fio itself, built from that source, for the tests (layouts match by construction).
-$(FIO_BIN): $(FIOSRC_STAMP)
+# fio itself, built from that source, for the tests (layouts match by
+# construction) and for checking each engine loads; build/fio is the last
+# one built.
+# (.pack-stamp: a FIO_SRC copy was refreshed)
+$(FIO_BIN): $(wildcard $(FIOSRC)/.pack-stamp) | $(DEPS_STAMP)
+	@mkdir -p $(VDIR)
 	cd $(FIOSRC) && { [ -f config-host.h ] || ./configure --disable-native >/dev/null; } \
 		&& $(MAKE) -s -j2 fio >/dev/null
+	@v=$$($(FIOSRC)/fio --version); [ "$$v" = "$(FIO_VERSION)" ] || \
+		{ echo "fio built from $(FIOSRC) says $$v, not $(FIO_VERSION)" >&2; exit 1; }
 	cp $(FIOSRC)/fio $@.tmp && mv -f $@.tmp $@  # a running fio keeps the old file
-	cat $(FIOSRC)/FIO-VERSION-FILE | sed 's/.*= *//' > $(BUILD)/fio-version
+	echo $(abspath $(FIOSRC)) > $(VDIR)/fio-source  # FIO=$@ builds against it again
+	ln -sfn $(FIO_VERSION)/fio $(BUILD)/fio
 
 fio: $(FIO_BIN)
 
+# What this fio has that not all do (engines/glue/fioglue.h uses it).
+$(FEATURES): scripts/fio-features.sh $(FIO_BIN)
+	sh scripts/fio-features.sh $(FIOSRC) $(CC) > $@.tmp && mv -f $@.tmp $@
+
 ENGINE_CFLAGS = $(BASE_CFLAGS) -include $(FIOSRC)/config-host.h -I$(FIOSRC) \
-	-DFIO_INC_DEBUG -DPACK_FIO_VERSION='"$(shell cat $(BUILD)/fio-version 2>/dev/null)"' \
-	-Iengines/lib -Iengines/glue -Wno-shadow
+	-DFIO_INC_DEBUG -DPACK_FIO_VERSION='"$(FIO_VERSION)"' \
+	-Iengines/lib -Iengines/glue -I$(VDIR) -Wno-shadow
 
 # Only get_ioengine is exported: fio is linked -rdynamic, so an exported
 # helper of ours with the name of one of fio's functions would be bound to
@@ -75,18 +99,26 @@ ENGINE_CFLAGS = $(BASE_CFLAGS) -include $(FIOSRC)/config-host.h -I$(FIOSRC) \
 # Unused lib code is dropped.
 ENGINE_LINK_CFLAGS = -fvisibility=hidden -ffunction-sections -fdata-sections
 
-engines: $(ENGINES:%=$(BUILD)/%.so)
+engines: $(ENGINES:%=$(VDIR)/%.so) $(ENGINES:%=$(BUILD)/%.so)
 
-$(BUILD)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN)
+$(VDIR)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN) $(FEATURES)
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
 		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz -pthread
 	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@.tmp) >/dev/null
 	mv -f $@.tmp $@  # rename: a running fio keeps its mapping of the old file
 
+# The engines the job files name: each loads the build for the fio running
+# it (engines/glue/dispatch.c), whatever the version.
+$(BUILD)/%.so: engines/glue/dispatch.c Makefile
+	@mkdir -p $(BUILD)
+	$(CC) $(BASE_CFLAGS) -DPACK_ENGINE_NAME='"$*"' -fvisibility=hidden -o $@.tmp $< \
+		-shared -Wl,-z,now -ldl
+	mv -f $@.tmp $@
+
 # Sanitizer build of the same engines, loaded into fio with libasan preloaded.
-asan: $(ENGINES:%=$(BUILD)/asan/%.so)
-$(BUILD)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN)
-	@mkdir -p $(BUILD)/asan
+asan: $(ENGINES:%=$(VDIR)/asan/%.so)
+$(VDIR)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN) $(FEATURES)
+	@mkdir -p $(VDIR)/asan
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
 		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz -pthread
 	mv -f $@.tmp $@
@@ -102,14 +134,31 @@ unit: $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
 	$(BUILD)/unit-tests
 	$(BUILD)/unit-tests-asan
 
+# The tests run the fio built from the source the engines were built with.
+TEST_ENV = FIO=$(abspath $(FIO_BIN)) PACK_ENGINE_DIR=$(abspath $(VDIR))
 ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	PACK_ENGINE_DIR=$(abspath $(BUILD)/asan)
+	FIO=$(abspath $(FIO_BIN)) PACK_ENGINE_DIR=$(abspath $(VDIR)/asan)
 
 check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/faultinject.so
-	$(PYTHON) -m pytest -q tests
+	$(TEST_ENV) $(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
+
+# The engine tests alone, for one more fio version (.ci/run's second fio):
+# make check-engines FIO_SRC=DIR
+ENGINE_TESTS := tests/test_build.py tests/test_smallfile.py tests/test_postmark.py \
+	tests/test_postmark_uring.py tests/test_dbreplay.py tests/test_jobs.py
+check-engines: $(TEST_DEPS_STAMP) engines pm-sim $(BUILD)/pmrc2fio
+	$(TEST_ENV) $(PYTHON) -m pytest -q $(ENGINE_TESTS)
+
+# The second fio `./pack check` tests: a release built from its upstream
+# tarball, as the Debian archive carries it (scripts/fio-upstream-source.sh).
+SECOND_FIO ?= 3.41
+check-second-fio:
+	src=$$(sh scripts/fio-upstream-source.sh $(SECOND_FIO) $(BUILD)) && \
+		$(MAKE) --no-print-directory check-engines FIO_SRC=$$src FIO=
+.PHONY: check-second-fio
 
 # LD_PRELOAD library that injects EIO/EINTR/ENOSPC and short transfers into
 # chosen libc calls on paths under one directory (tests/test_reliability.py).
@@ -124,8 +173,9 @@ demo: engines
 	sh scripts/demo.sh
 
 install: engines $(BUILD)/pmrc2fio
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR)/jobs
+	install -d $(DESTDIR)$(LIBDIR)/$(FIO_VERSION) $(DESTDIR)$(DATADIR)/jobs
 	install -m 0755 $(ENGINES:%=$(BUILD)/%.so) $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(ENGINES:%=$(VDIR)/%.so) $(DESTDIR)$(LIBDIR)/$(FIO_VERSION)/
 	install -m 0755 $(BUILD)/pmrc2fio $(DESTDIR)$(LIBDIR)/
 	cd jobs && find . -type d -not -name __pycache__ -exec install -d $(DESTDIR)$(DATADIR)/jobs/{} \;
 	for f in $$(find jobs -type f -not -path '*/__pycache__/*'); do \
@@ -138,14 +188,18 @@ install: engines $(BUILD)/pmrc2fio
 	done
 
 clean:
-	rm -f $(BUILD)/*.so $(BUILD)/asan/*.so $(BUILD)/unit-tests*
+	rm -f $(BUILD)/*.so $(BUILD)/fio-*/*.so $(BUILD)/fio-*/asan/*.so $(BUILD)/unit-tests*
 
 distclean:
 	rm -rf $(BUILD)
 
 # For tests that build engine variants (e.g. for the wrong fio version).
-print-engine-cflags: $(FIO_BIN)
+print-engine-cflags: $(FIO_BIN) $(FEATURES)
 	@echo $(ENGINE_CFLAGS)
+print-fio-dir:
+	@echo $(VDIR)
+print-fio-source:
+	@echo $(abspath $(FIOSRC))
 print-lib-srcs:
 	@echo $(LIB_SRCS) $(GLUE_SRCS)
 

@@ -735,6 +735,9 @@ static void finish(struct dr_data *pd, int slot, struct io_u *io_u, int err, uin
 		io_u->buflen = bytes;
 		io_u->resid = 0;
 		io_u->engine_data = NULL;
+		/* fio's latency starts here; fio before 3.31 overwrote it after ->queue */
+		io_u->issue_time.tv_sec = it->issue_ns / 1000000000ULL;
+		io_u->issue_time.tv_nsec = it->issue_ns % 1000000000ULL;
 	}
 	pd->replayed++;
 	if (pd->rlog)
@@ -933,8 +936,7 @@ static int dr_prep(struct thread_data *td, struct io_u *io_u)
 		}
 	}
 	io_u->ddir = ddir;
-	io_u->ioprio = prio;
-	io_u->clat_prio_index = prio_ix;
+	pack_io_u_prio(io_u, prio, prio_ix);
 	if (pd->ddir_held)
 		pack_ddir_restore(td, pd->saved_td_ddir);
 	pack_ddir_allow(td, ddir, &pd->saved_td_ddir);
@@ -1039,7 +1041,7 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
 	struct dbsched_item *it = dbsched_item(pd->sched, slot);
 	int err = 0, ret;
 
-	fio_gettime(&io_u->issue_time, NULL);	/* FIO_ASYNCIO_SETS_ISSUE_TIME */
+	fio_gettime(&io_u->issue_time, NULL);	/* PACK_ASYNCIO_SETS_ISSUE_TIME */
 	it->issue_ns = ts_ns(&io_u->issue_time);
 	it->done_bytes = 0;
 	/*
@@ -1057,16 +1059,12 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
 	}
 	if (!ret) {
 		finish(pd, slot, io_u, err, 0, dr_now());
-		io_u_mark_submit(td, 1);
-		io_u_mark_complete(td, 1);
-		return FIO_Q_COMPLETED;
+		return pack_ioq_done_in_queue(td, &pd->ioq, io_u);
 	}
 	err = uring_prep_rec(pd, slot);
 	if (err) {
 		finish(pd, slot, io_u, err, 0, dr_now());
-		io_u_mark_submit(td, 1);
-		io_u_mark_complete(td, 1);
-		return FIO_Q_COMPLETED;
+		return pack_ioq_done_in_queue(td, &pd->ioq, io_u);
 	}
 	pack_ioq_queued(&pd->ioq, io_u);
 	return FIO_Q_QUEUED;
@@ -2031,15 +2029,17 @@ static int dr_init(struct thread_data *td)
 	/* per-role read and write latencies, and the trim direction's kinds, in fio's JSON */
 	for (i = 0; i < 3; i++) {
 		enum fio_ddir d = i == 0 ? DDIR_READ : i == 1 ? DDIR_WRITE : DDIR_TRIM;
-		unsigned k, n = d == DDIR_TRIM ? TP_NR : DBTRACE_ROLE_NR;
+		unsigned short k, ioprio[(int)TP_NR > (int)DBTRACE_ROLE_NR ? (int)TP_NR : (int)DBTRACE_ROLE_NR];
+		int n = d == DDIR_TRIM ? TP_NR : DBTRACE_ROLE_NR;
 
-		if (td->ts.clat_prio[d])
-			continue;
-		if (alloc_clat_prio_stat_ddir(&td->ts, d, (int)n))
-			return 1;
 		for (k = 0; k < n; k++)
-			td->ts.clat_prio[d][k].ioprio = k + 1;
+			ioprio[k] = k + 1;
+		if (pack_prio_stats(td, d, ioprio, n))
+			return 1;
 	}
+	if (!pack_fio_has_prios())
+		pack_fio_lacks(td, "dbreplay", "per-priority statistics", "3.30",
+			       "fio's JSON has no \"prios\" split by file role and trim kind; the engine's report has them");
 	/* fio runs "time based" with no limit unless runtime= is set: the trace ends the job */
 	to->time_based = 1;
 	start_reader(pd);
@@ -2356,7 +2356,7 @@ static struct ioengine_ops ioengine = {
 	.version		= FIO_IOOPS_VERSION,
 	/* FIO_SYNCIO is set per job by ->init in sync mode; in io_uring mode ->queue sets issue_time */
 	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL |
-				  FIO_ASYNCIO_SETS_ISSUE_TIME,
+				  PACK_ASYNCIO_SETS_ISSUE_TIME,
 	.init			= dr_init,
 	.setup			= dr_setup,
 	.prep			= dr_prep,

@@ -198,6 +198,7 @@ struct pm_req {
 	char name[16];
 	uint64_t key;		/* content key */
 	uint64_t start_ns;
+	struct timespec issue_ts;	/* its io_u's issue_time (fio's clock) */
 	uint64_t bytes;
 	int err;
 	/* the read(2)/write(2) calls still to make */
@@ -741,13 +742,11 @@ static int pm_prep(struct thread_data *td, struct io_u *io_u)
 		break;
 	case PM_OP_CREATE:
 		ddir = DDIR_WRITE;
-		io_u->ioprio = PRIO_CREATE;
-		io_u->clat_prio_index = 0;
+		pack_io_u_prio(io_u, PRIO_CREATE, 0);
 		break;
 	case PM_OP_APPEND:
 		ddir = DDIR_WRITE;
-		io_u->ioprio = PRIO_APPEND;
-		io_u->clat_prio_index = 1;
+		pack_io_u_prio(io_u, PRIO_APPEND, 1);
 		break;
 	case PM_OP_DELETE:
 		ddir = DDIR_TRIM;
@@ -1311,6 +1310,8 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 			log_err("postmark: %s %s: %s\n", op_name(&rq->op), path, strerror(rq->err));
 		}
 		pd->ops_inflight--;
+		if (io_u)	/* fio before 3.31 has overwritten it since ->queue */
+			io_u->issue_time = rq->issue_ts;
 	}
 	if (rq->err)
 		pd->failed = 1;
@@ -1481,6 +1482,7 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd,
 	}
 	req_init(rq, op, io_u, tx);
 	fio_gettime(&io_u->issue_time, NULL);
+	rq->issue_ts = io_u->issue_time;
 	pd->inflight++;
 	if (op->kind == PM_OP_TX_END) {
 		rq->is_end = 1;
@@ -1500,11 +1502,8 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd,
 	advance(pd, 1);
 	if (!pd->have_next)
 		fio_mark_td_terminate(td);
-	if (done) {
-		io_u_mark_submit(td, 1);
-		io_u_mark_complete(td, 1);
-		return FIO_Q_COMPLETED;
-	}
+	if (done)
+		return pack_ioq_done_in_queue(td, &pd->ioq, io_u);
 	pack_ioq_queued(&pd->ioq, io_u);
 	return FIO_Q_QUEUED;
 }
@@ -2325,11 +2324,14 @@ static int pm_init(struct thread_data *td)
 		return 1;
 
 	/* creates and appends get their own latency statistics in "write" */
-	if (!td->ts.clat_prio[DDIR_WRITE]) {
-		if (alloc_clat_prio_stat_ddir(&td->ts, DDIR_WRITE, 2))
+	{
+		static const unsigned short ioprio[] = { PRIO_CREATE, PRIO_APPEND };
+
+		if (pack_prio_stats(td, DDIR_WRITE, ioprio, 2))
 			return 1;
-		td->ts.clat_prio[DDIR_WRITE][0].ioprio = PRIO_CREATE;
-		td->ts.clat_prio[DDIR_WRITE][1].ioprio = PRIO_APPEND;
+		if (!pack_fio_has_prios())
+			pack_fio_lacks(td, "postmark", "per-priority statistics", "3.30",
+				       "fio's JSON \"write\" has no \"prios\" split of creates and appends; pm_opstats_file has them");
 	}
 
 	if (pd->o->io_api == API_IO_URING) {
@@ -2646,7 +2648,7 @@ static struct ioengine_ops ioengine = {
 	 * ->queue sets issue_time (a TX_END's is its transaction's start)
 	 */
 	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL |
-				  FIO_ASYNCIO_SETS_ISSUE_TIME,
+				  PACK_ASYNCIO_SETS_ISSUE_TIME,
 	.init			= pm_init,
 	.setup			= pm_setup,
 	.prep			= pm_prep,

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what the pack needs on Debian (or a derivative) and is silent when
 # everything is already there, so `make` and `make check` can call it every time.
-# Packages: fio (the fio we load into), its build needs, liburing/libaio
+# Packages: fio's build needs (with --fio: Debian's fio itself, when the
+# user names no fio and has none; scripts/fio-source.sh), liburing/libaio
 # headers, dpkg-dev for `apt-get source`; with --test also python3-pytest for
 # the tests, python3-matplotlib for the plots of scripts/analyze.py, strace
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
@@ -11,10 +12,13 @@
 # of tests/test_reliability.py.
 set -eu
 
-pkgs="fio gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3"
-if [ "${1:-}" = "--test" ]; then
-	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql valgrind"
-fi
+pkgs="gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3"
+case "${1:-}" in
+--test)
+	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql valgrind" ;;
+--fio)	# the fio to build for, when the user names none and has none
+	pkgs="fio" ;;
+esac
 
 missing=""
 for p in $pkgs; do

@@ -30,6 +30,45 @@ DBR_ENGINE = ENGINE_DIR / "dbreplay.so"
 MARKER = ".fio-smallfile-tree"
 FIO_TIMEOUT = 120
 
+
+
+def _fio_version() -> str:
+    try:
+        return subprocess.run([str(FIO), "--version"], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    except OSError:
+        return ""
+
+
+FIO_VERSION = _fio_version()
+
+
+def _fio_features() -> dict:
+    """The PACK_FIO_HAVE_* probes of the engines' build (scripts/fio-features.sh):
+    what this fio has that not every supported fio has."""
+    for d in (ENGINE_DIR, ENGINE_DIR.parent, REPO / "build" / FIO_VERSION):
+        h = d / "pack-fio-features.h"
+        if h.is_file():
+            return {m.group(1): m.group(2) == "1" for m in
+                    re.finditer(r"#define PACK_FIO_HAVE_(\w+) ([01])", h.read_text())}
+    return {}
+
+
+FIO_FEATURES = _fio_features()
+
+
+def fio_has(feature: str) -> bool:
+    """Whether the fio the engines were built for has @feature (CLAT_PRIO,
+    ASYNCIO_SETS_ISSUE_TIME); a build without the probes is a failure."""
+    assert FIO_FEATURES, (f"no pack-fio-features.h for {FIO_VERSION} near {ENGINE_DIR}: "
+                          "run make")
+    return FIO_FEATURES[feature]
+
+
+# fio's JSON "prios" (per-priority statistics) exist from fio 3.30 on
+needs_prios = pytest.mark.skipif(not FIO_FEATURES.get("CLAT_PRIO", True),
+                                 reason=f"{FIO_VERSION} has no per-priority statistics (3.30+)")
+
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root to mount tmpfs/ramfs")
 

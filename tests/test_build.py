@@ -97,3 +97,106 @@ def test_make_install_jobs_work_from_any_directory(tmp_path):
     assert res["jobs"][0]["write"]["total_ios"] == 300
     assert res["jobs"][1]["read"]["total_ios"] > 0
     assert os.listdir(elsewhere) == []
+
+
+# ---------------------------------------------------------------------------
+# Which fio the build is for (scripts/fio-source.sh): bad input is refused in
+# one line, before anything is built
+# ---------------------------------------------------------------------------
+
+def build_tree_state():
+    """Every file under build/ except fetched sources and apt lists, with its mtime."""
+    root = Path(REPO) / "build"
+    out = {}
+    for p in root.rglob("*"):
+        rel = p.relative_to(root)
+        if rel.parts[0] in ("src", "apt") or not p.is_file():
+            continue
+        out[str(rel)] = p.stat().st_mtime_ns
+    return out
+
+
+def fake_fio(tmp_path, version):
+    """A program that answers --version like fio would."""
+    p = tmp_path / f"fio-{version}"
+    p.write_text(f"#!/bin/sh\necho fio-{version}\n")
+    p.chmod(0o755)
+    return p
+
+
+def run_make(env_over, goal="engines"):
+    env = dict(os.environ)
+    env.pop("MAKEFLAGS", None)
+    env.pop("MFLAGS", None)
+    env.update(env_over)
+    return subprocess.run(["make", "--no-print-directory", goal], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def fio_source_errors(r):
+    return [l for l in r.stderr.splitlines() if l.startswith("fio-source:")]
+
+
+@pytest.mark.parametrize("case", ["not-a-tree", "mismatch", "too-old", "missing-fio",
+                                  "not-a-package"])
+def test_build_refuses_bad_fio_input_in_one_line(tmp_path, case):
+    src = make_output("print-fio-source")
+    if case == "not-a-tree":
+        d = tmp_path / "notfio"
+        d.mkdir()
+        (d / "Makefile").write_text("all:\n")
+        env, want = {"FIO_SRC": str(d)}, rf"FIO_SRC={d} is not a fio source tree \(no \w"
+    elif case == "mismatch":
+        env = {"FIO": str(fake_fio(tmp_path, "3.36")), "FIO_SRC": src}
+        want = r"FIO_SRC=.* is fio-3\.\d+ but FIO=.* is fio-3\.36: give the source of the fio you run"
+    elif case == "too-old":
+        env = {"FIO": str(fake_fio(tmp_path, "3.25"))}
+        want = r"is fio-3\.25, older than fio-3\.28, the oldest the pack supports"
+    elif case == "missing-fio":
+        env = {"FIO": str(tmp_path / "no" / "fio")}
+        want = r"FIO=.*/no/fio: no such fio binary"
+    else:
+        env = {"FIO": str(fake_fio(tmp_path, "3.40"))}
+        want = (r"fio-3\.40\) is not from a Debian package: give its source with FIO_SRC=DIR "
+                r"\(the fio-3\.40 tag of fio's repository")
+    before = build_tree_state()
+    r = run_make(env)
+    assert r.returncode != 0, r.stdout + r.stderr
+    lines = fio_source_errors(r)
+    assert len(lines) == 1 and re.search(want, lines[0]), r.stderr
+    assert "Traceback" not in r.stderr and "cc " not in r.stdout
+    assert build_tree_state() == before     # nothing half-built
+
+
+def test_dispatcher_names_the_fio_it_has_no_build_for(tmp_path):
+    """build/smallfile.so loads the build for the running fio's version; where
+    there is none it says so in one line with the command that makes it."""
+    lone = tmp_path / "smallfile.so"
+    lone.write_bytes((Path(REPO) / "build" / "smallfile.so").read_bytes())
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    r = subprocess.run([FIO, "--name=x", "--ioengine=external:" + str(lone),
+                        "--tree_dir=" + str(tmp_path), "--output-format=json"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode != 0
+    lines = [l for l in r.stderr.splitlines() if l.startswith("smallfile:")]
+    assert len(lines) == 1, r.stderr
+    assert re.match(r"smallfile: no build for fio-\S+, the fio running: .*; build it with: make FIO=",
+                    lines[0]), lines
+    assert list(tmp_path.iterdir()) == [lone]
+
+
+def test_dispatcher_loads_the_build_for_this_fio(tmp_path):
+    """The job files' engine path (build/NAME.so) runs the versioned build."""
+    version = subprocess.run([FIO, "--version"], capture_output=True, text=True).stdout.strip()
+    assert (Path(REPO) / "build" / version / "smallfile.so").is_file()
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    tree = tmp_path / "t"
+    tree.mkdir()
+    r = subprocess.run([FIO, "--name=x", "--ioengine=external:build/smallfile.so",
+                        "--tree_dir=" + str(tree), "--file_op=layout", "--tree_files=20",
+                        "--rw=write", "--output-format=json"], cwd=REPO, capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["jobs"][0]["write"]["total_ios"] == 20

@@ -33,7 +33,7 @@ int pack_check_host_fio(struct thread_data *td, const char *engine,
 	size_t i;
 
 	if (strcmp(fio_version_string, PACK_FIO_VERSION)) {
-		log_err("%s: built for %s but loaded into %s; rebuild the engine against this fio's source (make)\n",
+		log_err("%s: built for %s but loaded into %s; build for this fio with: make FIO=$(command -v fio) (or FIO_SRC=its source)\n",
 			engine, PACK_FIO_VERSION, fio_version_string);
 		return 1;
 	}
@@ -72,11 +72,13 @@ int pack_check_host_fio(struct thread_data *td, const char *engine,
 unsigned pack_clone_count(struct thread_data *td)
 {
 	struct thread_data *t, *parent = NULL;
-	int i;
+	unsigned i;
 
 	if (td->subjob_number == 0)
 		return td->o.numjobs;
-	for_each_td(t, i) {
+	/* fio's for_each_td() changed its arguments in 3.34; these two did not */
+	for (i = 0; i < thread_number; i++) {
+		t = tnumber_to_td(i);
 		if (t == td)
 			break;
 		if (t->subjob_number == 0 && t->o.name && td->o.name &&
@@ -163,4 +165,38 @@ void pack_job_dir_name(struct thread_data *td, char *buf, size_t len)
 	for (; *s && n + 12 < len; s++)
 		buf[n++] = (isalnum((unsigned char)*s) || *s == '.' || *s == '-' || *s == '_') ? *s : '_';
 	snprintf(buf + n, len - n, ".%u", td->subjob_number);
+}
+
+int pack_prio_stats(struct thread_data *td, enum fio_ddir ddir,
+		    const unsigned short *ioprio, int n)
+{
+#if PACK_FIO_HAVE_CLAT_PRIO
+	int k;
+
+	if (td->ts.clat_prio[ddir])
+		return 0;	/* a clone's: its parent's statistics were copied */
+	if (alloc_clat_prio_stat_ddir(&td->ts, ddir, n))
+		return 1;
+	for (k = 0; k < n; k++)
+		td->ts.clat_prio[ddir][k].ioprio = ioprio[k];
+#else
+	(void)td;
+	(void)ddir;
+	(void)ioprio;
+	(void)n;
+#endif
+	return 0;
+}
+
+void pack_fio_lacks(struct thread_data *td, const char *engine, const char *feature,
+		    const char *since, const char *consequence)
+{
+	static int said;
+
+	/* once for a job and its numjobs clones, which are processes of their own */
+	if (td->subjob_number || said)
+		return;
+	said = 1;
+	log_err("%s: %s has no %s (fio %s and later): %s\n", engine, fio_version_string,
+		feature, since, consequence);
 }

@@ -9,10 +9,64 @@
 #define PACK_FIOGLUE_H
 
 #include "fio.h"
+/* what this fio has, probed from its source at build time (scripts/fio-features.sh) */
+#include "pack-fio-features.h"
 
 #ifndef PACK_FIO_VERSION
 #error "PACK_FIO_VERSION must name the fio version the engine is built against"
 #endif
+
+/*
+ * Every difference between the fio versions the pack supports (3.28 to
+ * master) is handled here, behind the PACK_FIO_HAVE_* probes: the engines
+ * themselves hold no version tests.
+ */
+
+/*
+ * For an async engine's ioengine_ops flags: it sets io_u->issue_time itself.
+ * fio before 3.31 has no such flag and stamps issue_time after ->queue
+ * returns; engines/glue/ioq puts the engine's stamp back at ->event then.
+ */
+#if PACK_FIO_HAVE_ASYNCIO_SETS_ISSUE_TIME
+#define PACK_ASYNCIO_SETS_ISSUE_TIME FIO_ASYNCIO_SETS_ISSUE_TIME
+#else
+#define PACK_ASYNCIO_SETS_ISSUE_TIME 0
+#endif
+
+/*
+ * fio's per-priority latency statistics (the JSON's "prios", fio 3.30 on),
+ * which the engines use to split one direction by kind of operation.
+ * pack_prio_stats() gives direction @ddir one entry per value of @ioprio
+ * (@n of them); io_us name theirs with pack_io_u_prio(io_u, ioprio, index).
+ * 0, or 1 out of memory. Where fio lacks them it does nothing (the engine
+ * says so once with pack_fio_lacks()).
+ */
+int pack_prio_stats(struct thread_data *td, enum fio_ddir ddir,
+		    const unsigned short *ioprio, int n);
+
+static inline void pack_io_u_prio(struct io_u *io_u, unsigned short ioprio, int index)
+{
+	io_u->ioprio = ioprio;
+#if PACK_FIO_HAVE_CLAT_PRIO
+	io_u->clat_prio_index = (unsigned short)index;
+#else
+	(void)index;
+#endif
+}
+
+/* 1 where this fio has per-priority statistics. */
+static inline int pack_fio_has_prios(void)
+{
+	return PACK_FIO_HAVE_CLAT_PRIO;
+}
+
+/*
+ * Says in one line, once for job @td and its clones, what this fio lacks
+ * that @engine would use: "@engine: fio-3.28 has no @feature (fio @since and
+ * later): @consequence". Call from ->init.
+ */
+void pack_fio_lacks(struct thread_data *td, const char *engine, const char *feature,
+		    const char *since, const char *consequence);
 
 /*
  * 0 if the fio we are loaded into is the one we were compiled against and

@@ -10,7 +10,8 @@ int pack_ioq_init(struct pack_ioq *q, unsigned cap)
 	memset(q, 0, sizeof(*q));
 	q->pending = calloc(cap, sizeof(*q->pending));
 	q->done = calloc(cap, sizeof(*q->done));
-	if (!q->pending || !q->done) {
+	q->done_issue = calloc(cap, sizeof(*q->done_issue));
+	if (!q->pending || !q->done || !q->done_issue) {
 		pack_ioq_free(q);
 		return -1;
 	}
@@ -22,6 +23,7 @@ void pack_ioq_free(struct pack_ioq *q)
 {
 	free(q->pending);
 	free(q->done);
+	free(q->done_issue);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -40,8 +42,24 @@ void pack_ioq_forget_returned(struct pack_ioq *q)
 	if (!q->nreturned)
 		return;
 	memmove(q->done, q->done + q->nreturned, (q->ndone - q->nreturned) * sizeof(*q->done));
+	memmove(q->done_issue, q->done_issue + q->nreturned,
+		(q->ndone - q->nreturned) * sizeof(*q->done_issue));
 	q->ndone -= q->nreturned;
 	q->nreturned = 0;
+}
+
+enum fio_q_status pack_ioq_done_in_queue(struct thread_data *td, struct pack_ioq *q,
+					 struct io_u *io_u)
+{
+	if (PACK_FIO_HAVE_ASYNCIO_SETS_ISSUE_TIME) {
+		/* fio leaves this to engines with a ->commit */
+		io_u_mark_submit(td, 1);
+		io_u_mark_complete(td, 1);
+		return FIO_Q_COMPLETED;
+	}
+	pack_ioq_queued(q, io_u);
+	pack_ioq_completed(q, io_u);
+	return FIO_Q_QUEUED;
 }
 
 unsigned pack_ioq_hand_out(struct pack_ioq *q, unsigned max)

@@ -11,10 +11,12 @@
 
 #include <liburing.h>
 #include "fio.h"
+#include "fioglue.h"
 
 struct pack_ioq {
 	struct io_u **pending;	/* queued since the last ->commit */
 	struct io_u **done;	/* completed, in completion order; the first nreturned handed out */
+	struct timespec *done_issue;	/* done[i]'s issue_time when it completed */
 	unsigned npending, ndone, nreturned, cap;
 };
 
@@ -31,14 +33,31 @@ static inline void pack_ioq_queued(struct pack_ioq *q, struct io_u *io_u)
 		log_err("fio-pack: internal error: more io_us queued than %u\n", q->cap);
 }
 
-/* @io_u completed: fio has it at the next ->getevents. */
+/*
+ * @io_u completed: fio has it at the next ->getevents. Its issue_time is the
+ * one fio's latency is measured from (the engine sets it before this call):
+ * it is kept, and given back at ->event, since fio before 3.31 overwrites
+ * issue_time after ->queue.
+ */
 static inline void pack_ioq_completed(struct pack_ioq *q, struct io_u *io_u)
 {
-	if (q->ndone < q->cap)
+	if (q->ndone < q->cap) {
+		q->done_issue[q->ndone] = io_u->issue_time;
 		q->done[q->ndone++] = io_u;
-	else	/* cannot happen: fio has fewer io_us than cap */
+	} else {	/* cannot happen: fio has fewer io_us than cap */
 		log_err("fio-pack: internal error: more io_us completed than %u\n", q->cap);
+	}
 }
+
+/*
+ * ->queue has done @io_u at once (its issue_time set): what ->queue returns.
+ * Where fio honours PACK_ASYNCIO_SETS_ISSUE_TIME that is FIO_Q_COMPLETED,
+ * with fio's submit accounting. Older fio would stamp issue_time after
+ * ->queue and measure ~0: there @io_u is queued and handed over, done, at
+ * the next ->getevents.
+ */
+enum fio_q_status pack_ioq_done_in_queue(struct thread_data *td, struct pack_ioq *q,
+					 struct io_u *io_u);
 
 /* Completed and not yet handed to fio. */
 static inline unsigned pack_ioq_waiting(const struct pack_ioq *q)
@@ -58,7 +77,10 @@ unsigned pack_ioq_hand_out(struct pack_ioq *q, unsigned max);
 /* ->event */
 static inline struct io_u *pack_ioq_event(const struct pack_ioq *q, int event)
 {
-	return q->done[event];
+	struct io_u *io_u = q->done[event];
+
+	io_u->issue_time = q->done_issue[event];
+	return io_u;
 }
 
 /*
