@@ -44,7 +44,8 @@ all: engines $(BUILD)/pmrc2fio
 # wrong, before anything is built. Goals that need no fio skip it.
 NOFIO_GOALS := clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
-FIO_FOUND := $(shell sh scripts/fio-source.sh $(BUILD))
+# (make before 4.4 gives $(shell) no command-line variables: passed here)
+FIO_FOUND := $(shell FIO='$(FIO)' FIO_SRC='$(FIO_SRC)' sh scripts/fio-source.sh $(BUILD))
 ifneq ($(.SHELLSTATUS),0)
 $(error fio not found or not usable: see the fio-source line above)
 endif
