@@ -126,8 +126,8 @@ def fake_fio(tmp_path, version):
 
 def run_make(env_over, goal="engines"):
     env = dict(os.environ)
-    env.pop("MAKEFLAGS", None)
-    env.pop("MFLAGS", None)
+    for k in ("MAKEFLAGS", "MFLAGS", "FIO", "FIO_SRC"):   # what make check-engines passed down
+        env.pop(k, None)
     env.update(env_over)
     return subprocess.run(["make", "--no-print-directory", goal], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
