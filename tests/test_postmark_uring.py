@@ -20,8 +20,8 @@ import subprocess
 
 import pytest
 
-from conftest import (FIO_REFUSES_BAD_CMDLINE_ENGINE_OPTIONS, IS_ROOT, PM_ENGINE, _mount, _umount, kill_group, run_fio, snapshot,
-                      start_fio_background)
+from conftest import (FIO_REFUSES_BAD_CMDLINE_ENGINE_OPTIONS, IS_ROOT, PM_ENGINE, _mount,
+                      _umount, kill_group, run_fio, snapshot, start_fio_background)
 from test_postmark import CONFIGS, engine_args, trace_calls, verbose_counts
 
 DEPTHS = (1, 4, 16)
