@@ -1262,7 +1262,8 @@ static int dir_is_empty(int fd)
 	while ((de = readdir(d))) {
 		/* a concurrent job's marker being written does not count */
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    strncmp(de->d_name, MARKER_NAME ".", sizeof(MARKER_NAME))) {
+		    strncmp(de->d_name, MARKER_NAME ".", sizeof(MARKER_NAME)) &&
+		    !is_fs_root_lost_found(fd, de->d_name)) {
 			empty = 0;
 			break;
 		}

@@ -426,6 +426,27 @@ def mounted(tmp_path, name, fstype, opts, what=None):
 
 
 @pytest.fixture
+def fresh_ext4(tmp_path) -> Path:
+    """A new ext4 (mkfs on a loop-mounted file, 64 MiB), as a freshly made
+    disk is: its root holds mkfs's empty lost+found. Root only."""
+    if not IS_ROOT:
+        pytest.skip("needs root to mount an ext4 image")
+    img = tmp_path / "ext4.img"
+    with open(img, "wb") as f:
+        f.truncate(64 << 20)
+    r = subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    d = tmp_path / "newdisk"
+    d.mkdir()
+    r = subprocess.run(["mount", "-o", "loop", str(img), str(d)], capture_output=True, text=True)
+    if r.returncode:
+        pytest.skip(f"cannot loop-mount an ext4 image: {r.stderr.strip()}")
+    assert (d / "lost+found").is_dir()
+    yield d
+    _umount(d)
+
+
+@pytest.fixture
 def tmpfs_dir(tmp_path) -> Path:
     """A small tmpfs mounted for the test (root only), unmounted after."""
     yield from mounted(tmp_path, "tmpfs", "tmpfs", "size=64m")

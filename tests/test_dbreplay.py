@@ -850,3 +850,16 @@ def test_direct_io_aligned_records_direct_others_buffered(tmp_path):
     fd_of = lambda l: l.split("(", 1)[1].split(",", 1)[0]
     assert all(fd_of(l) in direct_fds for l in big)
     assert not any(fd_of(l) in direct_fds for l in small)
+
+
+def test_fresh_file_system_root_is_a_target(tmp_path, fresh_ext4):
+    """A new disk's mount point (mkfs's empty lost+found at its root) is a
+    usable replay target; lost+found is never touched."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    lf = fresh_ext4 / "lost+found"
+    before = (lf.stat().st_ino, lf.stat().st_mtime_ns, os.listdir(lf))
+    rep = tmp_path / "rep.jsonl"
+    run_fio(dbr_args(trace, dbr_target=fresh_ext4, dbr_report_file=rep)).ok()
+    assert report(rep)[0]["replayed"] == 14
+    assert sorted(os.listdir(fresh_ext4)) == ["lost+found"]
+    assert (lf.stat().st_ino, lf.stat().st_mtime_ns, os.listdir(lf)) == before

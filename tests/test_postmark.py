@@ -761,3 +761,14 @@ def test_content_reaches_the_files(tmp_path):
         data = b"".join((d / f).read_bytes()[:4096] for f in files[:20])
         assert data and check(data), content
 
+
+
+def test_fresh_file_system_root_is_a_location(fresh_ext4):
+    """A new disk's mount point (mkfs's empty lost+found at its root) is a
+    usable location; lost+found is never touched."""
+    lf = fresh_ext4 / "lost+found"
+    before = (lf.stat().st_ino, lf.stat().st_mtime_ns, os.listdir(lf))
+    res = run_fio(pm(fresh_ext4, pm_number=50, pm_transactions=200)).ok()
+    assert res.job("pm")["sync"]["total_ios"] == 200
+    assert sorted(os.listdir(fresh_ext4)) == ["lost+found"]
+    assert (lf.stat().st_ino, lf.stat().st_mtime_ns, os.listdir(lf)) == before

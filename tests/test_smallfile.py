@@ -1397,3 +1397,37 @@ def test_out_of_space_is_a_clear_error(tmpfs_dir, io_api):
     assert len(lines) <= 4, "one error per failed in-flight operation at most\n" + r.describe()
     assert 0 < len(tree_files(tree)) < 1200
     assert r.json is not None and r.jobs[0]["error"] != 0
+
+
+def lost_found_state(root):
+    st = (root / "lost+found").stat()
+    return (st.st_ino, st.st_mtime_ns, st.st_mode, sorted(os.listdir(root / "lost+found")))
+
+
+def test_fresh_file_system_root_is_an_empty_target(fresh_ext4, tmp_path):
+    """A new disk's mount point holds mkfs's empty lost+found: it counts as
+    empty (SMALLFILE_DIR=/mnt/newdisk works), and is never touched."""
+    before = lost_found_state(fresh_ext4)
+    res = layout(fresh_ext4, 200)
+    assert res.job()["write"]["total_ios"] == 200
+    assert (fresh_ext4 / MARKER).is_file()
+    run_fio(sf_args(fresh_ext4, name="read", tree_files=200, file_op="read",
+                    rw="randread", number_ios=300)).ok()
+    assert lost_found_state(fresh_ext4) == before
+    # not the empty lost+found of a file system's root: refused as before
+    (fresh_ext4 / MARKER).unlink()
+    plain = tmp_path / "plain"
+    (plain / "lost+found").mkdir(parents=True)
+    for d in (plain,):
+        res = run_fio(sf_args(d, name="layout", tree_files=10, file_op="layout", rw="write"))
+        assert res.rc != 0 and "is not empty and holds no smallfile tree" in res.stderr
+        assert sorted(os.listdir(d)) == ["lost+found"]
+
+
+def test_fresh_file_system_with_a_used_lost_found_is_refused(fresh_ext4):
+    """fsck's lost+found with something in it is data: the directory is not empty."""
+    (fresh_ext4 / "lost+found" / "#12").write_text("recovered\n")
+    res = run_fio(sf_args(fresh_ext4, name="layout", tree_files=10, file_op="layout", rw="write"))
+    assert res.rc != 0 and "is not empty and holds no smallfile tree" in res.stderr
+    assert sorted(os.listdir(fresh_ext4)) == ["lost+found"]
+    assert os.listdir(fresh_ext4 / "lost+found") == ["#12"]
