@@ -518,8 +518,9 @@ def test_postgresql_live_capture(checker):
     started = False
     cap = None
     try:
+        # cwd: the postgres user may not reach the checkout (a 0700 /root)
         run = lambda *c: subprocess.run([*pg, *map(str, c)], capture_output=True,  # noqa: E731
-                                        text=True, timeout=120)
+                                        text=True, timeout=120, cwd=str(base))
         r = run(PG_BIN / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
         assert r.returncode == 0, r.stderr
         r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")

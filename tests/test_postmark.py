@@ -547,9 +547,17 @@ def test_unwritable_location_as_user(pmdir):
     d = pmdir / "locked"
     d.mkdir(mode=0o555)
     os.chmod(pmdir, 0o755)
+    # The user gets its own copies of fio and the engine: the checkout may
+    # sit where it cannot look (Debian's /root is 0700)
+    tools = pmdir / "bin"
+    tools.mkdir(mode=0o755)
+    fio, engine = tools / "fio", tools / "postmark.so"
+    shutil.copy(FIO, fio)
+    shutil.copy(PM_ENGINE, engine)
+    args = [a.replace(f"external:{PM_ENGINE}", f"external:{engine}") for a in pm(d)]
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                        str(FIO), *pm(d)], capture_output=True, text=True, timeout=TIMEOUT,
-                       env=fio_env())
+                        str(fio), *args], capture_output=True, text=True, timeout=TIMEOUT,
+                       env=fio_env(), cwd="/")
     assert r.returncode != 0
     assert f"postmark: pm_location {d} is not writable: Permission denied" in r.stderr, r.stderr
     assert os.listdir(d) == []
