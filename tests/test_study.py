@@ -72,6 +72,27 @@ pm_report=none
 """
 
 
+# a precondition that takes ~2 s (rate=2m for 4 MiB), then reads of what it wrote
+PRECOND_JOB = """\
+[global]
+ioengine=psync
+directory=${STUDY_TEST_DIR}
+filename=study-test.pre
+size=4m
+bs=64k
+
+[precondition]
+rw=write
+rate=2m
+
+[readback]
+stonewall
+rw=randread
+time_based
+runtime=3
+"""
+
+
 DBREPLAY_JOB = """\
 [replay]
 ioengine=external:build/dbreplay.so
@@ -112,6 +133,7 @@ def lab(tmp_path):
     (jobs / "devread.fio").write_text(DEV_READ_JOB)
     (jobs / "postmark.fio").write_text(POSTMARK_JOB)
     (jobs / "dbreplay.fio").write_text(DBREPLAY_JOB)
+    (jobs / "precond.fio").write_text(PRECOND_JOB)
     bad_read = DEV_WRITE_JOB.replace("[devwrite]", "[mislabelled]")
     (jobs / "mislabelled.fio").write_text(bad_read)
     cat = {"version": 1, "scenarios": [
@@ -120,6 +142,7 @@ def lab(tmp_path):
         scenario("tiny-noengine", jobs / "randread.fio", engines=["nothere"]),
         scenario("tiny-dbreplay", jobs / "dbreplay.fio", params={}, engines=["dbreplay"]),
         scenario("tiny-blocked", jobs / "randread.fio", status="needs the dbreplay engine"),
+        scenario("tiny-precond", jobs / "precond.fio", params={}),
         scenario("dev-write", jobs / "devwrite.fio", env="STUDY_TEST_DEV",
                  kind="file-or-device", params={}),
         scenario("dev-read", jobs / "devread.fio", env="STUDY_TEST_DEV",
@@ -725,3 +748,94 @@ def test_figures_charts_have_no_numbers(figures):
     charts = [f for f in figures["figures"] if f.get("unavailable")]
     assert charts and all(f["value"] is None and "range" not in f for f in charts)
     assert any(f["scenario"] == "postmark-isp" for f in charts)     # 000 shows it as a chart
+
+
+# ---------------------------------------------------------------------------
+# Preconditions are never cut short, and a run whose precondition is
+# incomplete fails
+# ---------------------------------------------------------------------------
+
+def test_set_runtime_does_not_shorten_the_precondition(lab):
+    """--set runtime=1 (and number_ios, io_size) applies to the measured job
+    only: the precondition writes its whole size, so the reads never see
+    space that was not written."""
+    p = lab.run("tiny-precond", "--target", f"ssd={lab.ssd}", "--set", "runtime=1",
+                "--set", "number_ios=100", "--set", "io_size=1m", "--out", lab.out)
+    assert p.returncode == 0, describe(p)
+    ((meta, res, text),) = runs_of(lab.out).values()
+    assert meta["ok"], meta
+    jobs = {j["jobname"]: j for j in res["jobs"]}
+    assert jobs["precondition"]["write"]["io_bytes"] == 4 << 20
+    assert jobs["precondition"]["job options"].get("runtime") == "0"
+    # the measured job got them
+    assert jobs["readback"]["job options"]["runtime"] == "1"
+    assert jobs["readback"]["job options"]["number_ios"] == "100"
+    assert jobs["readback"]["read"]["runtime"] <= 1500      # ms: time_based, runtime=1
+
+
+@needs_root
+def test_incomplete_precondition_fails_the_run(lab, tmp_path):
+    """A precondition that could not write all of its size (here a 2 MiB
+    tmpfs for 4 MiB) makes the run fail with a message that says so."""
+    small = tmp_path / "small"
+    small.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(small)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    try:
+        p = lab.run("tiny-precond", "--target", f"small={small}", "--set", "rate=0",
+                    "--out", lab.out)
+        assert p.returncode != 0, describe(p)
+        ((meta, _, _),) = runs_of(lab.out).values()
+        assert not meta["ok"]
+        assert re.match(r"(fio exit \d+: )?precondition precondition ended with error 28 after "
+                        r"\d+ bytes: the measured jobs would read space never written",
+                        meta["problem"]), meta["problem"]
+        assert "precondition" in p.stdout + p.stderr
+    finally:
+        subprocess.run(["umount", str(small)])
+
+
+def test_incomplete_precondition_is_found_from_its_bytes():
+    """The check itself: fewer bytes than the precondition's size, without
+    any error, is a failed run too (a precondition cut short by a job
+    file's own limits)."""
+    text = PRECOND_JOB.replace("${STUDY_TEST_DIR}", "/x")
+    ok = [{"jobname": "precondition", "error": 0, "write": {"io_bytes": 4 << 20}},
+          {"jobname": "readback", "error": 0, "write": {"io_bytes": 0}}]
+    assert study_mod.precondition_problem(text, ok) is None
+    short = [dict(ok[0], write={"io_bytes": 492 << 10}), ok[1]]
+    assert study_mod.precondition_problem(text, short) == (
+        f"precondition precondition wrote {492 << 10} of {4 << 20} bytes: the measured jobs "
+        "would read space never written")
+    assert study_mod.precondition_sizes(text.replace("size=4m", "size=2g")) == \
+        {"precondition": 2 << 30}
+    assert study_mod.precondition_sizes(text.replace("size=4m", "size=50%")) == \
+        {"precondition": None}
+
+
+def test_no_catalogue_precondition_is_shortened():
+    """Every scenario of jobs/catalogue.json with a precondition job, derived
+    with every shortening option set: its preconditions keep none of them."""
+    cat = json.loads((REPO / "jobs" / "catalogue.json").read_text())
+    shortening = [({"runtime", "timeout"}, "runtime=2"), ({"time_based"}, "time_based=1"),
+                  ({"number_ios"}, "number_ios=5"), ({"io_size", "io_limit"}, "io_size=1m")]
+    seen = []
+    for sc in cat["scenarios"]:
+        paths = [REPO / j for j in sc["jobs"]]
+        text = study_mod.derive_job(paths, shortening, {}, "/eng", [])
+        _, sections = study_mod.parse_sections(text.splitlines())
+        glob = {}
+        for name, _, body in sections:
+            opts = {study_mod.line_key(l): l.split("=", 1)[1].strip() if "=" in l else "1"
+                    for l in body if study_mod.line_key(l)}
+            if name == "global":
+                glob = opts
+                continue
+            if not study_mod.is_precondition(name):
+                continue
+            merged = dict(glob, **opts)
+            seen.append(sc["id"])
+            for key in ("runtime", "time_based", "number_ios", "io_size"):
+                assert merged.get(key, "0") == "0", (sc["id"], name, key, merged)
+    assert {"sysbench-rndrd", "seeker", "dd-read-10g", "hdparm-t"} <= set(seen), seen
