@@ -1388,8 +1388,11 @@ def task_label(pid: int, tid: int) -> Optional[str]:
             cmd = ""
         if ": " in cmd and not cmd.startswith("/"):
             title = cmd.split(": ", 1)[1].strip()
+            # "postgres: [CLUSTER_NAME: ]ACTIVITY": Debian sets cluster_name
+            # ("15/main"), so the role may follow a second ": "
+            rest = title.split(": ", 1)[1] if ": " in title else ""
             for aux in PG_AUX:
-                if title.startswith(aux):
+                if title.startswith(aux) or rest.startswith(aux):
                     return aux.replace(" ", "-")
             return "backend" if comm == "postgres" else title.split(" ")[0]
     return comm

@@ -9,6 +9,7 @@ with pgbench running while `dbcapture.py attach` is attached. MariaDB is not
 captured here (mariadb-server is not a test package): the shipped MariaDB
 traces are checked like the others."""
 import gzip
+import json
 import os
 import re
 import shutil
@@ -21,12 +22,24 @@ from pathlib import Path
 
 import pytest
 
+from conftest import DBR_ENGINE, free_port, run_fio
+
 REPO = Path(__file__).resolve().parent.parent
 TOOL = REPO / "scripts" / "dbcapture.py"
 DBTRACE = REPO / "scripts" / "dbtrace.py"
 TRACES = REPO / "jobs" / "dbreplay" / "traces"
 IS_ROOT = os.geteuid() == 0
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+def _load_dbcapture():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("dbcapture", TOOL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+dbcapture_mod = _load_dbcapture()
 
 # Pure Python plus strace: nothing for the sanitizer pass to add.
 pytestmark = pytest.mark.nosan
@@ -584,6 +597,95 @@ def test_postgresql_live_capture(checker):
         if started:
             subprocess.run([*pg, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate",
                             "-w", "stop"], capture_output=True, timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="creates a Debian PostgreSQL cluster (needs root)")
+def test_postgresql_debian_cluster_roles(checker, tmp_path):
+    """Debian's clusters set cluster_name ('15/NAME'), so the process titles
+    are 'postgres: 15/NAME: checkpointer': the roles are still recognised,
+    in a capture of a cluster made by Debian's own pg_createcluster, and a
+    replay can pick the WAL writer's stream by name."""
+    if not shutil.which("pg_createcluster") or not (PG_BIN / "initdb").exists():
+        pytest.fail("PostgreSQL 15 with postgresql-common is not installed "
+                    "(scripts/install-deps.sh --test installs it)", pytrace=False)
+    name = f"fiopack{os.getpid()}"
+    base = Path(tempfile.mkdtemp(prefix="dbcapture-pgc.", dir="/tmp"))
+    os.chmod(base, 0o755)
+    shutil.chown(base, "postgres")
+    data, sock = base / "data", base
+    port = str(free_port())
+    pg = ["runuser", "-u", "postgres", "--"]
+    run = lambda *c, user=True: subprocess.run(  # noqa: E731
+        [*(pg if user else []), *map(str, c)], capture_output=True, text=True, timeout=120,
+        cwd=str(base))
+    cap = None
+    try:
+        r = run("pg_createcluster", "15", name, "-d", data, "-s", sock, "-p", port,
+                "-o", "listen_addresses=", "-o", "shared_buffers=16MB",
+                # the WAL writer then writes WAL itself (every 200 ms)
+                "-o", "synchronous_commit=off", "--", "--no-sync",
+                user=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        conf = Path(f"/etc/postgresql/15/{name}/postgresql.conf").read_text()
+        assert re.search(rf"^cluster_name = '15/{name}'", conf, re.M), conf
+        r = run("pg_ctlcluster", "15", name, "start", user=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        titles = subprocess.run(["ps", "-o", "args=", "--ppid", str(pid)], capture_output=True,
+                                text=True).stdout
+        assert f"postgres: 15/{name}: checkpointer" in titles, titles
+        children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
+                                  text=True).stdout.split()
+        labels = {dbcapture_mod.task_label(int(c), int(c)) for c in children}
+        assert {"checkpointer", "background-writer", "walwriter"} <= labels, (labels, titles)
+        r = run("pgbench", "-h", sock, "-p", port, "-i", "-s", "1", "-q", "postgres")
+        assert r.returncode == 0, r.stderr
+        out, ready = base / "pg.trace.gz", base / "ready"
+        cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--datadir", str(data),
+                                "--db", "postgresql", "--pid", str(pid), "--ready", str(ready),
+                                "--source", "Debian cluster test", "-o", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=_env())
+        t0 = time.monotonic()
+        while not ready.exists():
+            assert cap.poll() is None, cap.communicate()[1]
+            assert time.monotonic() - t0 < 60, "strace did not attach within 60 s"
+            time.sleep(0.05)
+        r = run("pgbench", "-h", sock, "-p", port, "-c", "2", "-j", "2", "-T", "2", "postgres")
+        assert r.returncode == 0, r.stderr
+        r = run("psql", "-h", sock, "-p", port, "-c", "CHECKPOINT", "postgres")
+        assert r.returncode == 0, r.stderr
+        cap.send_signal(signal.SIGINT)
+        _, err = cap.communicate(timeout=120)
+        assert cap.returncode == 0, err
+        cap = None
+        c_check(checker, out)
+        _, files, streams, recs = read_trace(out)
+        names = set(streams.values())
+        for role in ("checkpointer", "walwriter"):
+            assert any(n.startswith(role + "-") for n in names), (role, names)
+        assert any(n.startswith("backend-") for n in names), names
+        assert not any(n.startswith(("15/", name)) for n in names), names
+        ckpt = [i for i, n in streams.items() if n.startswith("checkpointer-")]
+        assert any(r[1] in ckpt and r[3] == "fsync" for r in recs)
+        # the replay picks the WAL writer by its name
+        target = tmp_path / "replay"
+        target.mkdir()
+        rep = tmp_path / "rep.jsonl"
+        res = run_fio(["--name=wal", f"--ioengine=external:{DBR_ENGINE}", f"--dbr_trace={out}",
+                       f"--dbr_target={target}", "--dbr_streams=walwriter",
+                       f"--dbr_report_file={rep}", "--dbr_report=none"]).ok()
+        wal = [i for i, n in streams.items() if n.startswith("walwriter-")]
+        want = sum(1 for r in recs if r[1] in wal)
+        assert json.loads(rep.read_text().splitlines()[0])["replayed"] == want > 0
+        assert res.job()["write"]["total_ios"] > 0
+    finally:
+        if cap is not None:
+            cap.kill()
+            cap.wait()
+        subprocess.run(["pg_dropcluster", "--stop", "15", name], capture_output=True,
+                       timeout=120)
         shutil.rmtree(base, ignore_errors=True)
 
 

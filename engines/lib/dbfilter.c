@@ -47,6 +47,25 @@ static int range_of(const char *s, long *lo, long *hi)
 
 enum kind { K_OPS, K_STREAMS, K_FILES };
 
+/*
+ * A stream's name, or its role: captures name a task's stream ROLE-TID
+ * ("walwriter-4250", "backend-4262"), so "walwriter" picks every WAL
+ * writer stream whatever its thread id.
+ */
+static int stream_name_matches(const char *item, const char *name)
+{
+	size_t n = strlen(item);
+
+	if (!strcmp(item, name))
+		return 1;
+	if (strncmp(item, name, n) || name[n] != '-' || !name[n + 1])
+		return 0;
+	for (name += n + 1; *name; name++)
+		if (*name < '0' || *name > '9')
+			return 0;
+	return 1;
+}
+
 /* Sets or clears in @m (or in *@ops) what @item names; -1 if nothing. */
 static int apply(enum kind k, const struct dbtrace_header *h, const char *item, int on,
 		 uint32_t *ops, uint8_t *m)
@@ -85,7 +104,7 @@ static int apply(enum kind k, const struct dbtrace_header *h, const char *item, 
 	}
 	for (i = 0; k == K_STREAMS ? i < h->nstreams : i < h->nfiles; i++) {
 		if (k == K_STREAMS) {
-			if (!strcmp(item, h->streams[i].name)) {
+			if (stream_name_matches(item, h->streams[i].name)) {
 				bit_set(m, h->streams[i].id, on);
 				hit = 1;
 			}

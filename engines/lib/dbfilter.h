@@ -5,7 +5,8 @@
  * everything; an empty list keeps everything.
  *   ops:     operation names (read, write, fsync, ...), or "sync" for fsync
  *            and fdatasync, "namespace" for create, unlink and truncate
- *   streams: stream ids, ranges "A-B", or stream names
+ *   streams: stream ids, ranges "A-B", stream names, or the ROLE of
+ *            streams named ROLE-TID (a capture's "walwriter-4250")
  *   files:   file ids, ranges, paths, or roles (data, log, journal, ...)
  */
 #ifndef PACK_DBFILTER_H

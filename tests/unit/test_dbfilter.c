@@ -200,6 +200,9 @@ TEST(dbfilter_streams)
 	/* names, including names with a dash that are not ranges */
 	KEEPS(NULL, "walwriter", NULL, ALL_OPS, S5, ALL_FI);
 	KEEPS(NULL, "backend-1,backend-2", NULL, ALL_OPS, S0 | S1, ALL_FI);
+	/* a capture's ROLE-TID streams by their role */
+	KEEPS(NULL, "backend", NULL, ALL_OPS, S0 | S1, ALL_FI);
+	KEEPS(NULL, "!backend", NULL, ALL_OPS, ALL_ST & ~(S0 | S1), ALL_FI);
 	KEEPS(NULL, "x9", NULL, ALL_OPS, S4095, ALL_FI);
 	/* excludes only, and mixes */
 	KEEPS(NULL, "!walwriter", NULL, ALL_OPS, ALL_ST & ~S5, ALL_FI);
@@ -295,7 +298,8 @@ TEST(dbfilter_errors)
 	BAD("!fsyncs", NULL, NULL, "dbr_ops", "'fsyncs'");
 	BAD("read ", NULL, NULL, "dbr_ops", "'read '");
 	BAD(NULL, "nobody", NULL, "dbr_streams", "'nobody'");
-	BAD(NULL, "!backend", NULL, "dbr_streams", "'backend'");
+	BAD(NULL, "!back", NULL, "dbr_streams", "'back'");
+	BAD(NULL, "backend-", NULL, "dbr_streams", "'backend-'");
 	BAD(NULL, NULL, "base/1/3", "dbr_files", "'base/1/3'");
 	BAD(NULL, NULL, "!indexes", "dbr_files", "'indexes'");
 	/* empty items */
