@@ -49,6 +49,7 @@
 #include "opmix.h"
 #include "treemeta.h"
 #include "sysutil.h"
+#include "treespace.h"
 
 #define MARKER_NAME	".fio-smallfile-tree"
 #define ERRLEN		512
@@ -80,6 +81,7 @@ struct sf_options {
 	unsigned int tree_depth;
 	unsigned long long files_per_dir;
 	unsigned int tree_maildir;
+	unsigned int tree_space_check;
 	char *file_size_dist;
 	char *file_content;
 	unsigned long long tree_seed;
@@ -1245,6 +1247,70 @@ static int format_marker(struct sf_data *sd, char *buf, size_t len)
 			(unsigned long long)sd->seed);
 }
 
+/*
+ * How many files this layout writes, over all its numjobs clones: the whole
+ * tree, or number_ios= of them a clone (a layout cut short on purpose).
+ */
+static uint64_t layout_files(struct thread_data *td, struct sf_data *sd)
+{
+	uint64_t n = sd->shape.nfiles, per = td->o.number_ios;
+
+	if (per && per * pack_clone_count(td) < n)
+		return per * pack_clone_count(td);
+	return n;
+}
+
+/* @b bytes as "5.62 GB (5621441331 bytes)": decimal, as df -H and disk labels */
+static void room_text(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 1000000000ULL)
+		snprintf(buf, len, "%.2f GB (%llu bytes)", (double)b / 1e9, (unsigned long long)b);
+	else
+		snprintf(buf, len, "%.1f MB (%llu bytes)", (double)b / 1e6, (unsigned long long)b);
+}
+
+/*
+ * A new layout: the tree's bytes and inodes must fit in the file system
+ * before anything is written (a layout that hits ENOSPC hours in leaves a
+ * tree that fits nobody's question). 0, or 1 with one line saying both.
+ */
+static int check_room(struct thread_data *td, struct sf_data *sd)
+{
+	struct tree_space need;
+	struct statvfs vfs;
+	uint64_t have, inodes, bytes;
+	char nb[64], hb[64], eb[80] = "";
+
+	if (fstatvfs(sd->rootfd, &vfs))
+		return 0;	/* no statistics to check against (some FUSE file systems) */
+	tree_space(&sd->shape, &sd->sizes, sd->seed, STREAM_SIZE, vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize,
+		   TREE_SPACE_EXACT_MAX, layout_files(td, sd), &need);
+	/* root may use the blocks and inodes ext4 reserves for it */
+	have = (uint64_t)(geteuid() ? vfs.f_bavail : vfs.f_bfree) * (vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize);
+	inodes = geteuid() ? vfs.f_favail : vfs.f_ffree;
+	bytes = need.data_bytes + need.dir_bytes;
+	/* f_blocks 0: no fixed size to check against (ramfs) */
+	if (vfs.f_blocks && bytes > have) {
+		room_text(bytes, nb, sizeof(nb));
+		room_text(have, hb, sizeof(hb));
+		if (need.data_error)
+			snprintf(eb, sizeof(eb), " (+-%.1f MB: sizes sampled)", (double)need.data_error / 1e6);
+		log_err("smallfile: tree_dir %s: the tree needs %s%s for %llu files in %llu directories, the file system has %s free; lay out fewer or smaller files (tree_files, file_size_dist) or use a larger file system\n",
+			sd->root, nb, eb, (unsigned long long)need.files,
+			(unsigned long long)need.dirs, hb);
+		return 1;
+	}
+	/* f_files 0: no fixed inode table (btrfs, tmpfs without nr_inodes) */
+	if (vfs.f_files && need.files + need.dirs > inodes) {
+		log_err("smallfile: tree_dir %s: the tree needs %llu inodes (%llu files, %llu directories), the file system has %llu free; lay out fewer files or make the file system with more inodes (mkfs.ext4 -N, -i)\n",
+			sd->root, (unsigned long long)(need.files + need.dirs),
+			(unsigned long long)need.files, (unsigned long long)need.dirs,
+			(unsigned long long)inodes);
+		return 1;
+	}
+	return 0;
+}
+
 static int dir_is_empty(int fd)
 {
 	int dup_fd = dup(fd);
@@ -1442,6 +1508,9 @@ static int open_tree(struct thread_data *td, struct sf_data *sd)
 				rmdir(sd->root);
 			return 1;
 		} else {
+			if (op_mix_single(&sd->mix) == FOP_LAYOUT && sd->o->tree_space_check &&
+			    check_room(td, sd))
+				return 1;
 			ret = write_marker(sd, marker);
 			if (ret == -EEXIST)
 				ret = read_marker(sd->rootfd, found, sizeof(found));
@@ -1819,6 +1888,16 @@ static struct fio_option options[] = {
 		.off1	= offsetof(struct sf_options, tree_maildir),
 		.help	= "Each leaf is a maildir (tmp/ new/ cur/); files live in new/ (needed by deliver) (default 0)",
 		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "tree_space_check",
+		.lname	= "Check the room before a layout",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct sf_options, tree_space_check),
+		.help	= "Refuse a layout whose bytes or inodes exceed the file system's free ones, before writing (0: on compressing or thin-provisioned file systems) (default 1)",
+		.def	= "1",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},

@@ -1388,9 +1388,10 @@ def test_out_of_space_is_a_clear_error(tmpfs_dir, io_api):
     """A 64 MiB tmpfs cannot hold 1200 files of 64 KiB: a clear error naming the file."""
     tree = tmpfs_dir / "t"
     tree.mkdir()
+    # (tree_space_check=0: the room is checked first otherwise, as below)
     r = run_fio(sf_args(tree, tree_files=1200, tree_fanout=4, tree_depth=1,
                         file_size_dist="fixed:64k", file_op="layout", rw="write",
-                        io_api=io_api, iodepth=4))
+                        io_api=io_api, iodepth=4, tree_space_check=0))
     assert r.rc > 0, "layout on a full file system must fail\n" + r.describe()
     lines = r.smallfile_lines()
     assert lines and all(str(tree) in l and "No space left" in l for l in lines), r.describe()
@@ -1431,3 +1432,56 @@ def test_fresh_file_system_with_a_used_lost_found_is_refused(fresh_ext4):
     assert res.rc != 0 and "is not empty and holds no smallfile tree" in res.stderr
     assert sorted(os.listdir(fresh_ext4)) == ["lost+found"]
     assert os.listdir(fresh_ext4 / "lost+found") == ["#12"]
+
+
+def test_layout_that_does_not_fit_is_refused_before_writing(fresh_ext4):
+    """The tree's bytes (files in whole blocks, directories) are checked
+    against the free space before anything is written: one line with need
+    and have, nothing created. A tree that fits is laid out."""
+    before = sorted(os.listdir(fresh_ext4))
+    st = os.statvfs(fresh_ext4)
+    free = st.f_bfree * st.f_frsize
+    n = free // 16384 + 200          # 16 KiB files: ~3 MiB more than the disk has
+    res = run_fio(sf_args(fresh_ext4, name="layout", tree_files=n, file_op="layout",
+                          rw="write", file_size_dist="fixed:16k", tree_fanout=8, tree_depth=1))
+    assert res.rc != 0
+    lines = res.smallfile_lines()
+    assert len(lines) == 1, res.stderr
+    m = re.match(rf"smallfile: tree_dir {re.escape(str(fresh_ext4))}: the tree needs "
+                 r"[\d.]+ MB \((\d+) bytes\) for (\d+) files in 8 directories, the file system "
+                 r"has [\d.]+ MB \((\d+) bytes\) free; ", lines[0])
+    assert m, lines
+    need, files, have = map(int, m.groups())
+    assert files == n and need >= n * 16384 and have == free
+    assert sorted(os.listdir(fresh_ext4)) == before
+    # half of it fits, and is laid out whole
+    res = layout(fresh_ext4, n // 2, file_size_dist="fixed:16k", tree_fanout=8, tree_depth=1)
+    assert res.job()["write"]["total_ios"] == n // 2
+
+
+def test_layout_with_too_few_inodes_is_refused(tmp_path):
+    """An ext4 made with few inodes: the tree's files plus directories are
+    checked against the free inodes before anything is written."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount an ext4 image")
+    img = tmp_path / "few-inodes.img"
+    with open(img, "wb") as f:
+        f.truncate(64 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-N", "256", str(img)], check=True)
+    d = tmp_path / "mnt"
+    d.mkdir()
+    subprocess.run(["mount", "-o", "loop", str(img), str(d)], check=True)
+    try:
+        free = os.statvfs(d).f_ffree
+        res = run_fio(sf_args(d, name="layout", tree_files=free, file_op="layout", rw="write",
+                              file_size_dist="fixed:1k", tree_fanout=4, tree_depth=2))
+        assert res.rc != 0
+        lines = res.smallfile_lines()
+        assert lines == [f"smallfile: tree_dir {d}: the tree needs {free + 20} inodes ({free} "
+                         f"files, 20 directories), the file system has {free} free; lay out "
+                         "fewer files or make the file system with more inodes "
+                         "(mkfs.ext4 -N, -i)"], res.stderr
+        assert sorted(os.listdir(d)) == ["lost+found"]
+        layout(d, free - 20, file_size_dist="fixed:1k", tree_fanout=4, tree_depth=2)
+    finally:
+        subprocess.run(["umount", str(d)])

@@ -1,0 +1,86 @@
+/* See treespace.h. */
+#include <math.h>
+
+#include "rng.h"
+#include "treespace.h"
+
+static uint64_t blocks_of(uint64_t bytes, uint64_t block)
+{
+	return (bytes + block - 1) / block * block;
+}
+
+/* Bytes of a directory holding @n entries of names @namelen long. */
+static uint64_t dir_bytes(uint64_t n, unsigned namelen, uint64_t block)
+{
+	/* ".", ".." and the entries: an 8-byte header and the name, 4-aligned */
+	uint64_t b = 24 + n * (8 + ((namelen + 3) & ~3u));
+
+	return blocks_of(b, block);
+}
+
+void tree_space(const struct tree_shape *t, const struct size_dist *d, uint64_t seed,
+		uint64_t stream, uint64_t block, uint64_t exact_max, uint64_t count,
+		struct tree_space *out)
+{
+	uint64_t i, n = count < t->nfiles ? count : t->nfiles, ndirs = tree_ndirs(t);
+	uint64_t inner = 0, level = 1, leaves = t->nleaves, per_leaf;
+	unsigned k;
+
+	if (!block)
+		block = 4096;
+	if (!exact_max)
+		exact_max = 1;
+	out->files = n;
+	out->dirs = ndirs;
+	out->data_error = 0;
+	if (n <= exact_max) {
+		uint64_t sum = 0;
+
+		for (i = 0; i < n; i++)
+			sum += blocks_of(size_dist_sample(d, hash_item(seed, stream, i)), block);
+		out->data_bytes = sum;
+	} else {
+		/* every step-th file, from an offset in the middle of the first step */
+		uint64_t step = n / exact_max, m = 0;
+		double mean = 0, m2 = 0, sd;
+
+		for (i = step / 2; i < n && m < exact_max; i += step) {
+			double x = (double)blocks_of(size_dist_sample(d, hash_item(seed, stream, i)),
+						     block);
+			double delta = x - mean;
+
+			m++;
+			mean += delta / (double)m;
+			m2 += delta * (x - mean);
+		}
+		sd = m > 1 ? sqrt(m2 / (double)(m - 1)) : 0;
+		out->data_bytes = (uint64_t)(mean * (double)n + 0.5);
+		out->data_error = (uint64_t)(4.0 * sd * (double)n / sqrt((double)m) + 0.5);
+	}
+
+	/* directories: the inner levels hold fanout subdirectories each */
+	for (k = 0; k < t->depth; k++) {
+		inner += level;
+		level *= t->fanout;
+	}
+	per_leaf = t->files_per_leaf;
+	if (n < t->nfiles) {
+		/* files fill leaves in order: only the first leaves, and the
+		 * directories on their paths, are made */
+		leaves = per_leaf ? (n + per_leaf - 1) / per_leaf : 1;
+		if (leaves > t->nleaves)
+			leaves = t->nleaves;
+		if (inner > leaves * t->depth)
+			inner = leaves * t->depth;
+		if (ndirs > leaves * (t->depth + (t->maildir ? 3 : 0)))
+			ndirs = leaves * (t->depth + (t->maildir ? 3 : 0));
+		if (per_leaf > n)
+			per_leaf = n;
+	}
+	out->dirs = ndirs;
+	out->dir_bytes = inner * dir_bytes(t->fanout, t->digit_width, block);
+	/* each maildir leaf holds new, cur and tmp, and its files are in new */
+	if (t->maildir)
+		out->dir_bytes += leaves * (dir_bytes(3, 3, block) + 2 * dir_bytes(0, 0, block));
+	out->dir_bytes += leaves * dir_bytes(per_leaf, 1 + t->name_width, block);
+}

@@ -1,0 +1,100 @@
+/* Tests of the room a tree takes (treespace.h). */
+#include <stdint.h>
+
+#include "rng.h"
+#include "sizedist.h"
+#include "test.h"
+#include "tree.h"
+#include "treespace.h"
+
+static char err[256];
+
+static void shape_dist(struct tree_shape *t, struct size_dist *d, uint64_t nfiles,
+		       uint32_t fanout, uint32_t depth, int maildir, const char *spec)
+{
+	CHECK(tree_shape_init(t, nfiles, fanout, depth, 0, maildir, err, sizeof(err)) == 0);
+	CHECK(size_dist_parse(d, spec, "file_size_dist", err, sizeof(err)) == 0);
+}
+
+TEST(treespace_fixed_sizes_round_to_blocks)
+{
+	struct tree_shape t;
+	struct size_dist d;
+	struct tree_space s;
+
+	/* 1000 files of 100 bytes take 1000 blocks; of 4097, two blocks each */
+	shape_dist(&t, &d, 1000, 4, 2, 0, "fixed:100");
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, UINT64_MAX, &s);
+	CHECK(s.data_bytes == 1000ULL * 4096 && s.data_error == 0);
+	CHECK(s.files == 1000 && s.dirs == 4 + 16);
+	/* root and 4 inner directories of 4 entries, 16 leaves of ~63 files */
+	CHECK(s.dir_bytes == (1 + 4) * 4096ULL + 16 * 4096ULL);
+	size_dist_free(&d);
+	shape_dist(&t, &d, 1000, 4, 2, 0, "fixed:4097");
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, UINT64_MAX, &s);
+	CHECK(s.data_bytes == 1000ULL * 8192);
+	/* empty files take no block */
+	size_dist_free(&d);
+	shape_dist(&t, &d, 1000, 4, 2, 0, "fixed:0");
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, UINT64_MAX, &s);
+	CHECK(s.data_bytes == 0);
+	size_dist_free(&d);
+}
+
+TEST(treespace_exact_is_the_sum_of_the_layout)
+{
+	struct tree_shape t;
+	struct size_dist d;
+	struct tree_space s;
+	uint64_t i, sum = 0;
+
+	shape_dist(&t, &d, 5000, 32, 1, 1, "lognormal:8k:1.2");
+	for (i = 0; i < 5000; i++)
+		sum += (size_dist_sample(&d, hash_item(42, 1, i)) + 511) / 512 * 512;
+	tree_space(&t, &d, 42, 1, 512, TREE_SPACE_EXACT_MAX, UINT64_MAX, &s);
+	CHECK(s.data_bytes == sum && s.data_error == 0);
+	CHECK(s.dirs == 32 + 3 * 32);	/* maildir: new, cur, tmp in each leaf */
+	/* large leaves need more than one directory block: 5000/32 names of 11 bytes */
+	CHECK(s.dir_bytes > (1 + 32 * 4) * 512ULL);
+	size_dist_free(&d);
+}
+
+TEST(treespace_sampled_estimate_holds_the_exact_sum)
+{
+	struct tree_shape t;
+	struct size_dist d;
+	struct tree_space exact, est;
+	const char *specs[] = { "lognormal:12k:1.1", "uniform:1:100000", "fixed:5000" };
+	unsigned k;
+
+	for (k = 0; k < 3; k++) {
+		shape_dist(&t, &d, 300000, 16, 2, 0, specs[k]);
+		tree_space(&t, &d, 7, 1, 4096, TREE_SPACE_EXACT_MAX, UINT64_MAX, &exact);
+		tree_space(&t, &d, 7, 1, 4096, 20000, UINT64_MAX, &est);
+		CHECK(exact.data_error == 0);
+		CHECK(est.data_bytes + est.data_error >= exact.data_bytes);
+		CHECK(est.data_bytes <= exact.data_bytes + est.data_error);
+		/* and the bound is tight enough to mean something: within 5% */
+		CHECK(est.data_error < exact.data_bytes / 20);
+		CHECK(est.dir_bytes == exact.dir_bytes && est.dirs == exact.dirs);
+		if (k == 2)	/* every size the same: no error at all */
+			CHECK(est.data_error == 0 && est.data_bytes == exact.data_bytes);
+		size_dist_free(&d);
+	}
+}
+
+TEST(treespace_a_partial_layout_needs_its_files_and_their_directories)
+{
+	struct tree_shape t;
+	struct size_dist d;
+	struct tree_space s;
+
+	/* 400M files, depth 4: a layout of 3 files makes one leaf and its path */
+	shape_dist(&t, &d, 400000000ULL, 64, 4, 1, "fixed:10k");
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, 3, &s);
+	CHECK(s.files == 3 && s.data_bytes == 3 * 12288ULL && s.data_error == 0);
+	CHECK(s.dirs == 4 + 3);
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, 0, &s);
+	CHECK(s.files == 0 && s.data_bytes == 0);
+	size_dist_free(&d);
+}
