@@ -57,6 +57,7 @@
 #include "errmsg.h"
 #include "sysutil.h"
 #include "lathist.h"
+#include "pmroom.h"
 
 #define ENGINE		"postmark"
 #define MARKER_NAME	".fio-postmark"
@@ -123,6 +124,7 @@ struct pm_options {
 	unsigned int whole_seconds;
 	unsigned int fsync;
 	unsigned int io_api;
+	unsigned int space_check;
 };
 
 struct class_stats {
@@ -227,6 +229,7 @@ struct pm_data {
 	struct content_pool pool_content;
 	struct size_dist sizes;
 	int have_sizes;
+	int time_based_run;		/* transactions until runtime=, not pm_transactions */
 	unsigned char *wbuf;		/* generated content for one write */
 	size_t wmax;			/* largest single write */
 	char *rbuf;
@@ -1812,6 +1815,72 @@ static int check_writable(const char *path, int fd)
 	return 0;
 }
 
+static uint32_t dist_size(void *ctx, int name);
+
+/*
+ * The pool must fit before the first file is made: the run's model gives
+ * each location's fullest moment (pmroom.h); the locations on one file
+ * system add up, and so do the numjobs clones' pools. A location that does
+ * not exist is open_pools()'s to report. 0, or 1 with one line.
+ */
+static int check_room(struct thread_data *td, struct pm_data *pd)
+{
+	int nloc = pd->cfg.nloc ? pd->cfg.nloc : 1, i, j;
+	const char *tmp = getenv("TMPDIR");
+	uint64_t block[PM_MAX_LOCATIONS] = { 0 };
+	struct statvfs vfs[PM_MAX_LOCATIONS];
+	int ok[PM_MAX_LOCATIONS] = { 0 };
+	unsigned jobs = pack_clone_count(td);
+	struct pm_room room;
+	char err[256];
+
+	for (i = 0; i < nloc; i++) {
+		const char *path = pd->cfg.nloc ? pd->cfg.loc[i].path : tmp && *tmp ? tmp : "/tmp";
+
+		ok[i] = statvfs(path, &vfs[i]) == 0;
+		block[i] = ok[i] ? (vfs[i].f_frsize ? vfs[i].f_frsize : vfs[i].f_bsize) : 4096;
+	}
+	/* time_based: the number of transactions is the clock's; the initial pool at least */
+	if (pm_room(&pd->cfg, pd->have_sizes ? dist_size : NULL, pd, block,
+		    pd->time_based_run, &room, err, sizeof(err))) {
+		log_err("postmark: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < nloc; i++) {
+		uint64_t bytes = 0, files = 0, have, inodes;
+		const char *path = pd->cfg.nloc ? pd->cfg.loc[i].path : tmp && *tmp ? tmp : "/tmp";
+
+		if (!ok[i] || !vfs[i].f_blocks)
+			continue;	/* no fixed size (ramfs), or open_pools() will say */
+		for (j = 0; j < nloc; j++) {
+			if (!ok[j] || vfs[j].f_fsid != vfs[i].f_fsid)
+				continue;
+			if (j < i)
+				break;	/* counted with the first location of this file system */
+			bytes += room.bytes[j];
+			files += room.files[j];
+		}
+		if (j < i)
+			continue;
+		bytes *= jobs;
+		files = (files + (pd->cfg.subdirs > 1 ? (uint64_t)pd->cfg.subdirs : 0)) * jobs;
+		have = (uint64_t)vfs[i].f_bavail * block[i];	/* df's Avail */
+		inodes = vfs[i].f_favail;
+		if (bytes > have) {
+			log_err("postmark: pm_location %s: the pool needs %.1f MB (%llu bytes) at its fullest for %llu files, the file system has %.1f MB (%llu bytes) free; use fewer or smaller files (pm_number, pm_size_high, pm_transactions) or a larger file system\n",
+				path, (double)bytes / 1e6, (unsigned long long)bytes,
+				(unsigned long long)files, (double)have / 1e6, (unsigned long long)have);
+			return 1;
+		}
+		if (vfs[i].f_files && files > inodes) {
+			log_err("postmark: pm_location %s: the pool needs %llu inodes at its fullest, the file system has %llu free; use fewer files (pm_number, pm_transactions) or a file system with more inodes\n",
+				path, (unsigned long long)files, (unsigned long long)inodes);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int open_pools(struct thread_data *td, struct pm_data *pd)
 {
 	unsigned jobs = pack_clone_count(td);
@@ -2300,6 +2369,7 @@ static int pm_init(struct thread_data *td)
 			return 1;
 		}
 		pd->cfg.transactions = INT32_MAX - 1 - pd->cfg.number;
+		pd->time_based_run = 1;
 	}
 	to->timeout = 0;
 	to->time_based = 1;
@@ -2320,6 +2390,8 @@ static int pm_init(struct thread_data *td)
 		log_err("postmark: out of memory for buffers\n");
 		return 1;
 	}
+	if (pd->o->space_check && check_room(td, pd))
+		return 1;
 	if (open_pools(td, pd) || make_subdirs(pd))
 		return 1;
 
@@ -2593,6 +2665,16 @@ static struct fio_option options[] = {
 		.off1	= offsetof(struct pm_options, whole_seconds),
 		.help	= "1: the report uses PostMark's whole-second time() arithmetic exactly; 0: nanosecond timing (default 0)",
 		.def	= "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
+		.name	= "pm_space_check",
+		.lname	= "Check the room first",
+		.type	= FIO_OPT_BOOL,
+		.off1	= offsetof(struct pm_options, space_check),
+		.help	= "Refuse a run whose pool, at its fullest, needs more bytes or inodes than its locations have free, before making any file (0: on compressing or thin-provisioned file systems) (default 1)",
+		.def	= "1",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},

@@ -1285,9 +1285,12 @@ static int check_room(struct thread_data *td, struct sf_data *sd)
 		return 0;	/* no statistics to check against (some FUSE file systems) */
 	tree_space(&sd->shape, &sd->sizes, sd->seed, STREAM_SIZE, vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize,
 		   TREE_SPACE_EXACT_MAX, layout_files(td, sd), &need);
-	/* root may use the blocks and inodes ext4 reserves for it */
-	have = (uint64_t)(geteuid() ? vfs.f_bavail : vfs.f_bfree) * (vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize);
-	inodes = geteuid() ? vfs.f_favail : vfs.f_ffree;
+	/*
+	 * What df calls Avail, for root too: ext4 keeps some of the blocks
+	 * root may use for its own metadata, so filling those is no plan
+	 */
+	have = (uint64_t)vfs.f_bavail * (vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize);
+	inodes = vfs.f_favail;
 	bytes = need.data_bytes + need.dir_bytes;
 	/* f_blocks 0: no fixed size to check against (ramfs) */
 	if (vfs.f_blocks && bytes > have) {

@@ -780,3 +780,38 @@ def test_fresh_file_system_root_is_a_location(fresh_ext4):
     assert res.job("pm")["sync"]["total_ios"] == 200
     assert sorted(os.listdir(fresh_ext4)) == ["lost+found"]
     assert (lf.stat().st_ino, lf.stat().st_mtime_ns, os.listdir(lf)) == before
+
+
+def test_pool_that_does_not_fit_is_refused_before_any_file(fresh_ext4):
+    """The run's model gives the pool at its fullest (files in whole blocks,
+    inodes), checked against the location's free space before the first
+    file: one line with need and have, nothing made. The peak counts the
+    transactions' creates, not just the initial pool."""
+    st = os.statvfs(fresh_ext4)
+    free = st.f_bavail * st.f_frsize     # df's Avail
+    # 16 KiB files (pm_size_low = pm_size_high: fixed), a few more than fit
+    n = free // 16384 + 100
+    res = run_fio(pm(fresh_ext4, pm_number=n, pm_size_low=16384, pm_size_high=16384))
+    assert res.rc != 0
+    (line,) = engine_errors(res)
+    m = re.match(rf"postmark: pm_location {re.escape(str(fresh_ext4))}: the pool needs "
+                 r"[\d.]+ MB \((\d+) bytes\) at its fullest for (\d+) files, the file system "
+                 r"has [\d.]+ MB \((\d+) bytes\) free; ", line)
+    assert m, line
+    need, files, have = map(int, m.groups())
+    assert files >= n and need == files * 16384 and have == free   # transactions add a few
+    assert sorted(os.listdir(fresh_ext4)) == ["lost+found"]
+    # an initial pool that fits (0.6 of the disk), grown past it by the
+    # transactions' creates (up to PostMark's table of 2 x pm_number files)
+    half = free // 16384 * 6 // 10
+    res = run_fio(pm(fresh_ext4, pm_number=half, pm_size_low=16384, pm_size_high=16384,
+                     pm_transactions=3 * half, pm_bias_create=10, pm_bias_read=10))
+    assert res.rc != 0
+    (line,) = engine_errors(res)
+    assert "at its fullest for" in line and sorted(os.listdir(fresh_ext4)) == ["lost+found"]
+    files = int(re.search(r"at its fullest for (\d+) files", line).group(1))
+    assert files > free // 16384
+    # and one that fits runs
+    res = run_fio(pm(fresh_ext4, pm_number=half, pm_size_low=16384, pm_size_high=16384,
+                     pm_transactions=200)).ok()
+    assert res.job("pm")["sync"]["total_ios"] == 200

@@ -848,7 +848,8 @@ def test_out_of_space_then_more_space(tmp_path, small_tmpfs, engine, io_api, coe
                   **tree, **extra)
     else:
         args = pm(target, pm_number=600, pm_transactions=300, pm_size_low=500,
-                  pm_size_high=20000, pm_io_api=io_api, pm_opstats_file=ops, **extra)
+                  pm_size_high=20000, pm_io_api=io_api, pm_opstats_file=ops,
+                  pm_space_check=0, **extra)
     res = run_fio(args, timeout=120)
     eng = SMALLFILE if engine == "smallfile" else POSTMARK
     full = [l for l in eng.errors(res) if "No space left on device" in l]

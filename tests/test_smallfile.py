@@ -1440,7 +1440,7 @@ def test_layout_that_does_not_fit_is_refused_before_writing(fresh_ext4):
     and have, nothing created. A tree that fits is laid out."""
     before = sorted(os.listdir(fresh_ext4))
     st = os.statvfs(fresh_ext4)
-    free = st.f_bfree * st.f_frsize
+    free = st.f_bavail * st.f_frsize  # df's Avail
     n = free // 16384 + 200          # 16 KiB files: ~3 MiB more than the disk has
     res = run_fio(sf_args(fresh_ext4, name="layout", tree_files=n, file_op="layout",
                           rw="write", file_size_dist="fixed:16k", tree_fanout=8, tree_depth=1))
@@ -1472,7 +1472,7 @@ def test_layout_with_too_few_inodes_is_refused(tmp_path):
     d.mkdir()
     subprocess.run(["mount", "-o", "loop", str(img), str(d)], check=True)
     try:
-        free = os.statvfs(d).f_ffree
+        free = os.statvfs(d).f_favail
         res = run_fio(sf_args(d, name="layout", tree_files=free, file_op="layout", rw="write",
                               file_size_dist="fixed:1k", tree_fanout=4, tree_depth=2))
         assert res.rc != 0
