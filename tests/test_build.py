@@ -200,3 +200,25 @@ def test_dispatcher_loads_the_build_for_this_fio(tmp_path):
                        text=True, env=env, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["jobs"][0]["write"]["total_ios"] == 20
+
+
+def test_builds_for_several_fio_versions_coexist(tmp_path):
+    """Every fio this checkout has built for (build/fio-X.Y/fio) runs the
+    job files' engine path, build/smallfile.so, with its own build (./pack
+    check makes two: the distribution's fio and 3.41)."""
+    builds = sorted(p.parent for p in (Path(REPO) / "build").glob("fio-*/fio")
+                    if (p.parent / "smallfile.so").is_file())
+    if len(builds) < 2:
+        pytest.skip(f"one fio build here ({[b.name for b in builds]}); ./pack check makes two")
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    for b in builds:
+        tree = tmp_path / b.name
+        tree.mkdir()
+        r = subprocess.run([str(b / "fio"), "--name=x", "--ioengine=external:build/smallfile.so",
+                            "--tree_dir=" + str(tree), "--file_op=layout", "--tree_files=20",
+                            "--rw=write", "--output-format=json"], cwd=REPO, capture_output=True,
+                           text=True, env=env, timeout=60)
+        assert r.returncode == 0, (b, r.stderr)
+        out = json.loads(r.stdout)
+        assert out["fio version"] == b.name and out["jobs"][0]["write"]["total_ios"] == 20
