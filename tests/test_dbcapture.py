@@ -517,6 +517,21 @@ def test_usage_errors_and_manual(tmp_path):
 # (4) PostgreSQL: pgbench under dbcapture.py attach
 # ---------------------------------------------------------------------------
 
+def attach_postgresql(data, pid, ready, source, out):
+    """dbcapture.py attach to the postmaster @pid, once strace is attached."""
+    cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--datadir", str(data),
+                            "--db", "postgresql", "--pid", str(pid), "--ready", str(ready),
+                            "--source", source, "-o", str(out)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=_env())
+    t0 = time.monotonic()
+    while not ready.exists():
+        assert cap.poll() is None, cap.communicate()[1]
+        assert time.monotonic() - t0 < 60, "strace did not attach within 60 s"
+        time.sleep(0.05)
+    return cap
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="runs PostgreSQL as user postgres (needs root)")
 def test_postgresql_live_capture(checker):
     if not (PG_BIN / "initdb").exists() or not shutil.which("pgbench"):
@@ -547,16 +562,7 @@ def test_postgresql_live_capture(checker):
         pid = int((data / "postmaster.pid").read_text().split()[0])
         out = base / "pg.trace.gz"
         ready = base / "ready"
-        cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--datadir", str(data),
-                                "--db", "postgresql", "--pid", str(pid), "--ready", str(ready),
-                                "--source", "PostgreSQL 15 pgbench test", "-o", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=_env())
-        t0 = time.monotonic()
-        while not ready.exists():
-            assert cap.poll() is None, cap.communicate()[1]
-            assert time.monotonic() - t0 < 60, "strace did not attach within 60 s"
-            time.sleep(0.05)
+        cap = attach_postgresql(data, pid, ready, "PostgreSQL 15 pgbench test", out)
         r = run("pgbench", "-h", base, "-c", "2", "-j", "2", "-T", "2", "postgres")
         assert r.returncode == 0, r.stderr
         r = run("psql", "-h", base, "-c", "CHECKPOINT", "postgres")
@@ -642,16 +648,7 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
         r = run("pgbench", "-h", sock, "-p", port, "-i", "-s", "1", "-q", "postgres")
         assert r.returncode == 0, r.stderr
         out, ready = base / "pg.trace.gz", base / "ready"
-        cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--datadir", str(data),
-                                "--db", "postgresql", "--pid", str(pid), "--ready", str(ready),
-                                "--source", "Debian cluster test", "-o", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=_env())
-        t0 = time.monotonic()
-        while not ready.exists():
-            assert cap.poll() is None, cap.communicate()[1]
-            assert time.monotonic() - t0 < 60, "strace did not attach within 60 s"
-            time.sleep(0.05)
+        cap = attach_postgresql(data, pid, ready, "Debian cluster test", out)
         r = run("pgbench", "-h", sock, "-p", port, "-c", "2", "-j", "2", "-T", "2", "postgres")
         assert r.returncode == 0, r.stderr
         r = run("psql", "-h", sock, "-p", port, "-c", "CHECKPOINT", "postgres")
