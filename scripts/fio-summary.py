@@ -78,12 +78,16 @@ def main(argv):
                 st.get("total_ios", 0), human_bytes(st.get("io_bytes", 0))))
     if len(argv) > 2:
         totals = {}
+        warm = []
         try:
             with open(argv[2]) as f:
                 for line in f:
                     if not line.strip():
                         continue
                     rec = json.loads(line)
+                    if rec.get("read_passes", 0) > 1 and not rec.get("file_drop_cache"):
+                        warm.append("%s: %.2f passes over the tree" % (rec.get("job"),
+                                                                      rec["read_passes"]))
                     for op, s in rec.get("ops", {}).items():
                         t = totals.setdefault(op, {"ops": 0, "bytes": 0, "probes": 0, "skipped": 0})
                         for k in t:
@@ -101,6 +105,8 @@ def main(argv):
                     extra.append("%d already complete" % t["skipped"])
                 print("  %-8s %10d ops  %12s%s" % (op, t["ops"], human_bytes(t["bytes"]),
                                                    ("  (" + ", ".join(extra) + ")") if extra else ""))
+        for w in warm:
+            print("note: %s: reads after the first pass may come from the page cache" % w)
     return 1 if failed else 0
 
 

@@ -1485,3 +1485,49 @@ def test_layout_with_too_few_inodes_is_refused(tmp_path):
         layout(d, free - 20, file_size_dist="fixed:1k", tree_fanout=4, tree_depth=2)
     finally:
         subprocess.run(["umount", str(d)])
+
+
+def _device_read_bytes(mountpoint) -> int:
+    """Bytes read from the block device under @mountpoint so far (its /sys stat)."""
+    src = subprocess.run(["findmnt", "-n", "-o", "SOURCE", str(mountpoint)],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    name = os.path.basename(os.path.realpath(src))
+    fields = Path(f"/sys/block/{name}/stat").read_text().split()
+    return int(fields[2]) * 512
+
+
+def test_reads_past_one_pass_are_said_and_file_drop_cache_keeps_them_cold(fresh_ext4, tmp_path):
+    """A read job that reads more files than the tree holds says how many
+    passes it made (stderr and opstats): after the first, the page cache may
+    serve it. file_drop_cache=1 drops each file's data once read: every read
+    then reaches the device, as /sys/block/loopN/stat shows."""
+    n, size = 300, 16384
+    layout(fresh_ext4, n, file_size_dist=f"fixed:{size}", tree_fanout=4, tree_depth=1)
+    common = dict(tree_files=n, tree_fanout=4, tree_depth=1, file_op="read", rw="randread",
+                  number_ios=3 * n, randrepeat=0, file_size_dist=f"fixed:{size}")
+    # written back (fadvise drops clean pages only), then one pass that drops them all
+    os.sync()
+    run_fio(sf_args(fresh_ext4, name="drop", file_drop_cache=1,
+                    **dict(common, number_ios=n, rw="read"))).ok()
+    # cold: every file dropped after each read (this run also leaves them all cold)
+    ops = tmp_path / "cold.jsonl"
+    before = _device_read_bytes(fresh_ext4)
+    res = run_fio(sf_args(fresh_ext4, name="cold", file_drop_cache=1, opstats_file=ops,
+                          **common)).ok()
+    cold = _device_read_bytes(fresh_ext4) - before
+    assert res.job("cold")["read"]["total_ios"] == 3 * n
+    assert not [l for l in res.smallfile_lines() if "passes" in l]
+    line = read_opstats(ops)[0]
+    assert line["read_passes"] == 3.0 and line["file_drop_cache"] == 1
+    assert cold >= 0.9 * 3 * n * size, cold
+    # warm: the first pass from the device, the rest mostly from the page cache
+    ops = tmp_path / "warm.jsonl"
+    before = _device_read_bytes(fresh_ext4)
+    res = run_fio(sf_args(fresh_ext4, name="warm", opstats_file=ops, **common)).ok()
+    warm = _device_read_bytes(fresh_ext4) - before
+    assert res.smallfile_lines() == [
+        f"smallfile: job warm read {3 * n} files of a {n}-file tree: 3.00 passes; reads after "
+        "the first pass may come from the page cache (for a cold test: number_ios= at most "
+        "tree_files with caches dropped first, or file_drop_cache=1)"]
+    assert read_opstats(ops)[0]["read_passes"] == 3.0
+    assert warm < 1.5 * n * size < cold, (warm, cold)
