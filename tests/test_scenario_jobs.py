@@ -444,3 +444,31 @@ def test_compare_syscalls_script_help():
     p = subprocess.run([sys.executable, str(REPO / "scripts" / "compare-syscalls.py"), "--help"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "strace" in p.stdout, p.stderr
+
+
+@pytest.mark.parametrize("mode", ["local", "client-server"])
+def test_cleanup_hint_removes_what_the_job_left(mode, tmp_path):
+    """The header's rm line removes every file the job left, run locally or
+    through a fio server (which prefixes generated names with the client's
+    address: 127.0.0.1.fio-pack.sysbench.0)."""
+    from conftest import fio_servers
+    path = REPO / "jobs" / "002-intel320-sysbench" / "sysbench-rndrd.fio"
+    m = re.search(r"delete them with\s*;?\s*(rm [^)\n]*)", header_comment(path))
+    assert m, "no cleanup hint in the header"
+    target = tmp_path / "target"
+    target.mkdir()
+    job = shrunken_copy(path, tmp_path, SHRINK[path.name])
+    text = job.read_text().replace("${FIO_DIR}", str(target))   # the client sends the text
+    job.write_text(text)
+    if mode == "local":
+        run_fio(jobfile=job, cwd=REPO).ok()
+    else:
+        with fio_servers(tmp_path, n=1) as (port,):
+            r = subprocess.run([str(FIO), f"--client=127.0.0.1,{port}", str(job)],
+                               capture_output=True, text=True, timeout=300, cwd=REPO)
+            assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    left = sorted(os.listdir(target))
+    assert left, "the job left nothing: the test tests nothing"
+    cmd = m.group(1).replace("FIO_DIR", str(target))
+    subprocess.run(["sh", "-c", cmd], check=True)
+    assert os.listdir(target) == [], (mode, left[:3], cmd)
