@@ -1171,7 +1171,7 @@ class Study:
             self.cfg["ended"] = utc_now()
             write_json_atomic(self.out / "study.json", self.cfg)
             print(f"study.py: interrupted; complete runs are kept: continue with "
-                  f"study.py run --resume {self.out}", file=sys.stderr)
+                  f"{resume_command(self.out, self.fio)}", file=sys.stderr)
             return 130
         self.cfg["status"] = "complete" if not failed else "complete with failures"
         self.cfg["ended"] = utc_now()
@@ -1186,7 +1186,21 @@ class Study:
         if failed:
             print("failed runs: " + ", ".join("%04d" % r for r in failed)
                   + f" (see {self.out}/runs/NNNN.meta.json)", file=sys.stderr)
+            print(f"run them again, once fixed, with: {resume_command(self.out, self.fio)}",
+                  file=sys.stderr)
         return 1 if failed else 0
+
+
+def resume_command(out: Path, fio: str) -> str:
+    """The exact command that resumes the study in @out with this fio."""
+    cmd = [str(REPO / "scripts" / "study.py"), "run", "--resume", str(Path(out).resolve())]
+    try:
+        default = find_fio(None)
+    except StudyError:
+        default = None
+    if fio != default:
+        cmd += ["--fio", fio]
+    return shlex.join(cmd)
 
 
 def stop_fio(proc: subprocess.Popen) -> None:
@@ -1308,6 +1322,16 @@ def prepare(a, argv) -> tuple:
             if not p.is_file() or sha256_file(p) != j["sha256"]:
                 raise StudyError(f"--resume {out}: job file {j['path']} changed since the study "
                                  f"began (its results would mix two versions)")
+        # the servers are checked as for a new study: runs on a server that
+        # is still down would only fail again
+        problems = []
+        dir_targets = [t for t in cfg["targets"] if t.get("kind") == "dir"]
+        for srv in cfg.get("servers") or []:
+            problems += check_server(fio, srv, cfg.get("engines") or [],
+                                     cfg.get("remote_engine_dir") or cfg["engine_dir"],
+                                     dir_targets, cfg.get("remote_repo") or "")
+        if problems:
+            raise StudyError("\n".join(problems))
         cfg.setdefault("resumed", []).append({"command": argv, "at": utc_now()})
         return cfg, out, fio
     if not a.scenario:

@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -792,6 +793,15 @@ def test_incomplete_precondition_fails_the_run(lab, tmp_path):
                         r"\d+ bytes: the measured jobs would read space never written",
                         meta["problem"]), meta["problem"]
         assert "precondition" in p.stdout + p.stderr
+        # the summary ends with the exact command that runs the failed run again
+        last = p.stderr.strip().splitlines()[-1]
+        assert last.startswith("run them again, once fixed, with: "), describe(p)
+        cmd = shlex.split(last.split(": ", 1)[1])
+        assert cmd[1:4] == ["run", "--resume", str(lab.out.resolve())], cmd
+        again = subprocess.run([sys.executable, *cmd], capture_output=True, text=True,
+                               timeout=TIMEOUT, cwd=lab.work)
+        assert again.returncode == 1 and "1 runs: 0 ok, 1 failed" in again.stderr, \
+            again.stderr
     finally:
         subprocess.run(["umount", str(small)])
 
@@ -839,3 +849,24 @@ def test_no_catalogue_precondition_is_shortened():
             for key in ("runtime", "time_based", "number_ios", "io_size"):
                 assert merged.get(key, "0") == "0", (sc["id"], name, key, merged)
     assert {"sysbench-rndrd", "seeker", "dd-read-10g", "hdparm-t"} <= set(seen), seen
+
+
+def test_resume_checks_the_servers_first(lab, tmp_path):
+    """--resume checks its servers as a new study does: with the server gone
+    it refuses in one line, instead of running the runs to fail again."""
+    with fio_servers(tmp_path, n=1) as (port,):
+        p = lab.run("tiny-randread", "--target", f"ssd={lab.ssd}", "--set", "runtime=1",
+                    "--server", f"127.0.0.1:{port}", "--out", lab.out)
+        assert p.returncode == 0, describe(p)
+    # a run to do again, and its server down
+    mp = lab.out / "runs" / "0001.meta.json"
+    meta = json.loads(mp.read_text())
+    meta["ok"] = False
+    mp.write_text(json.dumps(meta))
+    before = mp.read_text()
+    p = lab.run("run", "--resume", lab.out)
+    assert p.returncode == 2, describe(p)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.match(rf"study.py: server 127\.0\.0\.1:{port}: unreachable",
+                                        lines[0]), describe(p)
+    assert mp.read_text() == before        # nothing was run
