@@ -2021,7 +2021,7 @@ static int dr_init(struct thread_data *td)
 	} else {
 		to->iodepth = 1;
 		/* one record at a time: fio stamps the issue time before ->queue */
-		td->flags |= (unsigned long long)FIO_SYNCIO << TD_ENG_FLAG_SHIFT;
+		pack_engine_flag_set(td, FIO_SYNCIO);
 	}
 	sc.stream_depth = pd->stream_depth;
 	sc.capacity = pd->window ? pd->window

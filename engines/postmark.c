@@ -2413,7 +2413,7 @@ static int pm_init(struct thread_data *td)
 	} else {
 		to->iodepth = 1;
 		/* one operation at a time: fio stamps the issue time before ->queue */
-		td->flags |= (unsigned long long)FIO_SYNCIO << TD_ENG_FLAG_SHIFT;
+		pack_engine_flag_set(td, FIO_SYNCIO);
 	}
 	advance(pd, 0);
 	return 0;

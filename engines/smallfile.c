@@ -1723,7 +1723,7 @@ static int sf_init(struct thread_data *td)
 		 * One operation at a time: tell fio so, or it would stamp the
 		 * issue time after ->queue returned and see zero latency.
 		 */
-		td->flags |= (unsigned long long)FIO_SYNCIO << TD_ENG_FLAG_SHIFT;
+		pack_engine_flag_set(td, FIO_SYNCIO);
 	}
 	return 0;
 }

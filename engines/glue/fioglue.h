@@ -54,6 +54,17 @@ static inline void pack_io_u_prio(struct io_u *io_u, unsigned short ioprio, int 
 #endif
 }
 
+/*
+ * Gives job @td the engine flag @flag (FIO_SYNCIO for an engine whose mode
+ * is chosen per job) on top of its ioengine_ops flags. fio keeps them in
+ * td->flags above its own, from TD_ENG_FLAG_SHIFT on, which moved between
+ * releases (17 in 3.28, 18 in 3.33, __TD_F_LAST from 3.39).
+ */
+static inline void pack_engine_flag_set(struct thread_data *td, unsigned long long flag)
+{
+	td->flags |= flag << TD_ENG_FLAG_SHIFT;
+}
+
 /* 1 where this fio has per-priority statistics. */
 static inline int pack_fio_has_prios(void)
 {
