@@ -100,7 +100,9 @@ ENGINE_CFLAGS = $(BASE_CFLAGS) -include $(FIOSRC)/config-host.h -I$(FIOSRC) \
 # Unused lib code is dropped.
 ENGINE_LINK_CFLAGS = -fvisibility=hidden -ffunction-sections -fdata-sections
 
+# build/fio follows the fio of the last make: demo and the scripts run it
 engines: $(ENGINES:%=$(VDIR)/%.so) $(ENGINES:%=$(BUILD)/%.so)
+	@ln -sfn $(FIO_VERSION)/fio $(BUILD)/fio
 
 $(VDIR)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN) $(FEATURES)
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
