@@ -100,6 +100,7 @@ struct dr_options {
 	char *files;
 	unsigned int fill;
 	unsigned int keep;
+	unsigned int accept_incomplete;
 	unsigned int reader_thread;
 	unsigned int report;
 	char *report_file;
@@ -166,6 +167,8 @@ struct dr_data {
 	int overwrite_device;
 	int partial;			/* the last loop was cut short */			/* the target passed its checks: cleanup may remove what is ours */
 	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported, errors;
+	char **incomplete;		/* the trace's "incomplete" lines, copied (the header goes with each loop's reader) */
+	unsigned nincomplete;
 	uint64_t buffered_records;	/* direct=1: unaligned records per pass, done buffered */
 
 	/* from the check pass */
@@ -1762,6 +1765,42 @@ static int opt_u64(const char *name, const char *val, uint64_t def, uint64_t lo,
 }
 
 /*
+ * A trace whose capture could not see part of the I/O ("incomplete" header
+ * lines) would give figures for a workload that is not the one captured:
+ * refused unless dbr_accept_incomplete=1, and then repeated in the notes,
+ * the summary and the report file.
+ */
+static int take_incomplete(struct thread_data *td, struct dr_data *pd)
+{
+	unsigned i, n = pd->h->nincomplete;
+
+	if (!n)
+		return 0;
+	if (!pd->o->accept_incomplete) {
+		if (n > 1)
+			log_err("dbreplay: %s is an incomplete capture: %s (and %u more: dbtrace.py check lists them); set dbr_accept_incomplete=1 to replay it as it is\n",
+				pd->trace_path, pd->h->incomplete[0], n - 1);
+		else
+			log_err("dbreplay: %s is an incomplete capture: %s; set dbr_accept_incomplete=1 to replay it as it is\n",
+				pd->trace_path, pd->h->incomplete[0]);
+		return 1;
+	}
+	pd->incomplete = calloc(n, sizeof(*pd->incomplete));
+	if (!pd->incomplete)
+		return 1;
+	for (i = 0; i < n; i++) {
+		pd->incomplete[i] = strdup(pd->h->incomplete[i]);
+		if (!pd->incomplete[i])
+			return 1;
+		pd->nincomplete++;
+		if (!td->subjob_number)
+			log_err("dbreplay: note: %s: replaying an incomplete capture (dbr_accept_incomplete=1): %s\n",
+				pd->trace_path, pd->incomplete[i]);
+	}
+	return 0;
+}
+
+/*
  * Reads the whole trace once before anything is written: a malformed line
  * anywhere is reported with its line number and the job ends with nothing
  * touched. Also finds the trace's time span and its largest transfer.
@@ -1970,6 +2009,8 @@ static int dr_init(struct thread_data *td)
 		return 1;
 	}
 	pd->h = dbtrace_header(pd->t);
+	if (take_incomplete(td, pd))
+		return 1;
 	pd->unit_ns = dbtrace_time_unit_ns(pd->h->time_unit);
 	if (pd->timing != TM_ASAP && pd->h->time_unit == DBTRACE_TIME_NONE) {
 		log_err("dbreplay: %s is an order-only trace (timeunit none): dbr_timing=%s needs record times; use dbr_timing=asap\n",
@@ -2091,6 +2132,9 @@ static void write_summary(struct thread_data *td, struct dr_data *pd)
 			lathist_percentile(&pd->lag, 99) / 1e6, pd->lag.max / 1e6,
 			pd->behind_end_ns / 1e6);
 	log_err("\n");
+	for (r = 0; r < (int)pd->nincomplete; r++)
+		log_err("dbreplay: %s: INCOMPLETE capture, the replay lacks: %s\n", td->o.name,
+			pd->incomplete[r]);
 	log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops", "errors",
 		"MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
@@ -2127,9 +2171,12 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 	char *buf, name[512], tpath[PATH_MAX * 2], hist[512];
 	size_t cap = 65536, n = 0;
 	int r, o, first = 1, fd;
+	unsigned i;
 
 	if (!pd->o->report_file || !*pd->o->report_file)
 		return;
+	for (i = 0; i < pd->nincomplete; i++)
+		cap += 6 * strlen(pd->incomplete[i]) + 4;	/* escaped: at most \u00XX a byte */
 	buf = malloc(cap);
 	if (!buf)
 		return;
@@ -2140,7 +2187,7 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      "{\"engine\":\"dbreplay\",\"job\":\"%s\",\"subjob\":%u,\"trace\":\"%s\",\"trace_records\":%llu,\"replayed\":%llu,\"filtered\":%llu,\"loops\":%llu,\"last_loop_complete\":%s,\"errors\":%llu,"
 		      "\"timing\":\"%s\",\"speed\":%g,\"io_api\":\"%s\",\"stream_depth\":%u,\"mapping\":\"%s\","
 		      "\"trace_duration_ns\":%llu,\"replay_duration_ns\":%llu,\"behind_at_end_ns\":%llu,\"lag\":{%s},"
-		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"direct\":%d,\"buffered_records\":%llu,\"classes\":{",
+		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"direct\":%d,\"buffered_records\":%llu,",
 		      name, td->subjob_number, tpath, (unsigned long long)pd->trace_records,
 		      (unsigned long long)pd->replayed, (unsigned long long)pd->filtered,
 		      (unsigned long long)pd->loop, pd->partial ? "false" : "true",
@@ -2151,6 +2198,14 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      (unsigned long long)pd->implicit_creates, (unsigned long long)pd->skipped,
 		      (unsigned long long)pd->unsupported, pd->direct,
 		      (unsigned long long)pd->buffered_records);
+	n += snprintf(buf + n, cap - n, "\"incomplete\":[");
+	for (i = 0; i < pd->nincomplete; i++) {
+		n += snprintf(buf + n, cap - n, "%s\"", i ? "," : "");
+		pack_json_escape(pd->incomplete[i], buf + n, cap - n);
+		n += strlen(buf + n);
+		n += snprintf(buf + n, cap - n, "\"");
+	}
+	n += snprintf(buf + n, cap - n, "],\"classes\":{");
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++) {
 			const struct cls *c = pd->cls[r][o];
@@ -2237,6 +2292,9 @@ static void dr_cleanup(struct thread_data *td)
 	dbprefetch_stop(pd->pf);	/* before the trace it reads */
 	if (pd->t)
 		dbtrace_close(pd->t);
+	for (i = 0; i < pd->nincomplete; i++)
+		free(pd->incomplete[i]);
+	free(pd->incomplete);
 	free(pd->files);
 	free(pd->rbuf);
 	free(pd->wbuf);
@@ -2332,6 +2390,8 @@ static struct fio_option options[] = {
 	},
 	BOOL_OPTION("dbr_keep", keep, "Keep files",
 		    "1: leave the files for the next run (which resets them to the trace's starting sizes); 0: remove what the engine created", "0"),
+	BOOL_OPTION("dbr_accept_incomplete", accept_incomplete, "Accept an incomplete trace",
+		    "1: replay a trace whose capture could not see part of the I/O (its header's incomplete lines, repeated in the summary and report); 0: refuse it (default)", "0"),
 	BOOL_OPTION("dbr_reader_thread", reader_thread, "Trace reader thread",
 		    "1: a thread of its own parses the trace ahead of the replay (a bounded ring of records, off the replaying thread's clock); 0: the replaying thread parses as it goes", "1"),
 	{

@@ -45,7 +45,9 @@ COMMANDS
 EXIT STATUS
     0 success; 2 bad input (named as "FILE line N: reason"), a bad option, a
     failed capture (strace or COMMAND failing), a file that cannot be read or
-    written.
+    written; 3 the trace is written but incomplete: the capture could not see
+    some of the database's I/O (one "incomplete" line per class in the
+    trace's header and on standard error; --accept-incomplete makes it 0).
 """
 import argparse
 import heapq
@@ -438,6 +440,9 @@ class Converter:
         self.t0 = None
         self.tmax = None
         self.dropped = Counts()            # reason -> calls
+        # I/O of the data directory the trace does not hold: reason -> count.
+        # Each becomes an "incomplete" header line (docs/dbtrace-format.md).
+        self.unseen = Counts()
         self.ignored = Counts()            # harmless calls seen and not recorded
         self.mapped = Counts()             # notes on conversions
         self.warned = set()
@@ -539,7 +544,7 @@ class Converter:
             return
         tf = obj.tf
         if tf.bad:
-            self.dropped.add(f"{op}s of files whose path a trace cannot hold ({tf.bad})")
+            self.lost(f"{op}s of files whose path a trace cannot hold ({tf.bad})")
             return
         if tf.path == "." and op in ("create", "unlink"):
             self.dropped.add(f"{op}s of the data directory itself")
@@ -697,8 +702,8 @@ class Converter:
         if fd.kind is None:
             if ofd is None:
                 if count:
-                    self.dropped.add(f"{what}s on descriptors opened before the capture (no "
-                                     "-y path)")
+                    self.lost(f"{what}s on descriptors opened before the capture (no "
+                              "-y path)")
             elif ofd.obj is None:
                 if count:
                     self.ignored.add(f"{what} on sockets, pipes and devices")
@@ -1040,7 +1045,7 @@ class Converter:
                             "the new size (no allocation in the format)")
             self._truncate(seq, pid, t, obj, off + n)
             return
-        self.dropped.add(f"fallocate calls with mode {mode} (no equivalent in the format)")
+        self.lost(f"fallocate calls with mode {mode} (no equivalent in the format)")
 
     # durability
     def _sync(self, seq, pid, t, args, op):
@@ -1073,7 +1078,7 @@ class Converter:
         self.emit(seq, t, pid, obj, "sync_file_range", off, n)
 
     def c_syncfs(self, seq, pid, t, args, res):
-        self.dropped.add("syncfs calls (no equivalent in the format)")
+        self.lost("syncfs calls (no equivalent in the format)")
 
     # data
     def _io(self, seq, pid, t, fd: Fd, op, off, n, what):
@@ -1096,8 +1101,8 @@ class Converter:
                 if obj.tf is None:
                     self.emit(seq, t, pid, obj, op)     # counted as outside
                     return
-                self.dropped.add(f"{what} calls at an unknown file position (a descriptor "
-                                 "opened before the capture)")
+                self.lost(f"{what} calls at an unknown file position (a descriptor "
+                          "opened before the capture)")
                 return
             off = ofd.pos
             ofd.pos += n
@@ -1175,27 +1180,41 @@ class Converter:
             nb = re.search(r"aio_nbytes=(\d+)", body)
             of = re.search(r"aio_offset=(\d+)", body)
             if kind in ("PREAD", "PWRITE") and nb and of:
+                before = self.sub
                 self._io(seq, pid, t, fd, "read" if kind == "PREAD" else "write",
                          int(of.group(1)), int(nb.group(1)), "io_submit")
+                if self.sub > before:
+                    self.unseen.add("io_submit requests recorded at submission with their "
+                                    "requested length: their completion (time, short "
+                                    "transfer, error) is invisible to strace")
             elif kind in ("FSYNC", "FDSYNC"):
                 self._sync(seq, pid, t, [fdm.group(1)], "fsync" if kind == "FSYNC"
                            else "fdatasync")
             else:
-                self.dropped.add(f"io_submit requests IOCB_CMD_{kind}")
+                self.lost(f"io_submit requests IOCB_CMD_{kind}")
         if res.value > done:
-            self.dropped.add("io_submit requests strace did not print", res.value - done)
+            self.lost("io_submit requests strace did not print (native AIO: "
+                      "innodb_use_native_aio=0 for a full capture)", res.value - done)
 
     def c_io_uring_enter(self, seq, pid, t, args, res):
         self._warn("io_uring", "io_uring_enter: the I/O submitted through io_uring is "
                    "invisible to strace and missing from the trace (configure the database "
                    "without io_uring)")
-        self.dropped.add("io_uring_enter calls (their I/O is invisible to strace)")
+        self.lost("io_uring_enter calls: the reads, writes and syncs submitted through "
+                  "io_uring are invisible to strace and none is in the trace (InnoDB: "
+                  "innodb_use_native_aio=0; PostgreSQL 18: io_method=worker)")
 
     def c_copy_file_range(self, seq, pid, t, args, res):
-        self.dropped.add("copy_file_range calls (no equivalent in the format)")
+        self.lost("copy_file_range calls (no equivalent in the format)")
 
     def c_sendfile(self, seq, pid, t, args, res):
-        self.dropped.add("sendfile calls (no equivalent in the format)")
+        self.lost("sendfile calls (no equivalent in the format)")
+
+    def lost(self, reason, n=1):
+        """I/O that happened to the data directory and that the trace cannot
+        hold: a note like any drop, and an "incomplete" line in the header."""
+        self.dropped.add(reason, n)
+        self.unseen.add(reason, n)
 
     def _warn(self, key, msg):
         if key not in self.warned:
@@ -1255,7 +1274,8 @@ class Converter:
             nm = self.procinfo.get(pid, {}).get("name") or stream_names.get(pid) or f"pid-{pid}"
             streams.append(dt.StreamDecl(sid, dt.unique(dt.safe_name(nm, 200), used)))
         h = dt.Header(pagesize=pagesize, timeunit="us" if self.timed else "none",
-                      source=source, files=decls, streams=streams)
+                      source=source, incomplete=self.incomplete_lines(), files=decls,
+                      streams=streams)
         isdir = {d.id: d.role == "directory" for d in decls}
         out = dt.Output(out_path)
         ops = Counts()
@@ -1286,7 +1306,18 @@ class Converter:
             self.spool.close()
         dur = (self.tmax - self.t0) / 1e6 if self.timed and self.t0 is not None else 0.0
         return {"records": w.p.nrec, "files": len(decls), "streams": len(streams),
-                "duration": dur, "ops": dict(ops), "decls": decls}
+                "duration": dur, "ops": dict(ops), "decls": decls,
+                "incomplete": h.incomplete}
+
+    def incomplete_lines(self) -> List[str]:
+        lines = [f"{v} {k}" for k, v in sorted(self.unseen.items())]
+        lines = ["".join("?" if c < " " or c == "\x7f" else c for c in ln)[:dt.MAX_LINE - 11]
+                 for ln in lines]
+        if len(lines) > dt.MAX_INCOMPLETE:
+            rest = len(lines) - dt.MAX_INCOMPLETE + 1
+            lines = lines[:dt.MAX_INCOMPLETE - 1] + [f"{rest} more classes of I/O not seen "
+                                                     "(dbcapture.py's notes list them)"]
+        return lines
 
 
 def role_of(path: str, rules) -> str:
@@ -1525,6 +1556,22 @@ def convert_file(a, db, strace_out, listing, procinfo, capture, cwd, name=None,
     return res
 
 
+def capture_status(a, res: dict) -> int:
+    """0, or 3 for a trace that lacks I/O its capture could not see (its
+    "incomplete" header lines), unless --accept-incomplete: such a trace is
+    written all the same, and says so to whoever replays it."""
+    lines = res.get("incomplete") or []
+    for text in lines:
+        print(f"{PROG}: {a.output}: incomplete capture"
+              f"{' (accepted)' if a.accept_incomplete else ''}: {text}", file=sys.stderr)
+    if not lines or a.accept_incomplete:
+        return 0
+    print(f"{PROG}: {a.output}: written, but incomplete: {len(lines)} class(es) of I/O not "
+          "seen, listed above and in its header (dbtrace.py check shows them); pass "
+          "--accept-incomplete to accept such a trace", file=sys.stderr)
+    return 3
+
+
 def notes(a, conv: Converter, res: dict):
     if a.quiet:
         return
@@ -1613,12 +1660,12 @@ def cmd_run(a) -> int:
         if rc != 0:
             raise Error(f"run: '{' '.join(a.command)[:80]}' under strace exited with status {rc}")
         capture = " ".join(shlex.quote(x) for x in shown)
-        convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir), w.info,
-                     capture, os.getcwd(), name="strace output",
-                     root_name=os.path.basename(a.command[0]))
+        res = convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir),
+                           w.info, capture, os.getcwd(), name="strace output",
+                           root_name=os.path.basename(a.command[0]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return capture_status(a, res)
 
 
 def descendants(pids: List[int]) -> List[int]:
@@ -1737,13 +1784,13 @@ def cmd_attach(a) -> int:
         write_procinfo(os.path.join(work, "procinfo"), w.info)
         keep_files(a, work)
         capture = " ".join(shlex.quote(x) for x in shown)
-        convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir), w.info,
-                     capture, None, name="strace output")
+        res = convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir),
+                           w.info, capture, None, name="strace output")
     finally:
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
         shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return capture_status(a, res)
 
 
 def cmd_convert(a) -> int:
@@ -1754,8 +1801,7 @@ def cmd_convert(a) -> int:
     procinfo = read_procinfo(a.procinfo) if a.procinfo else None
     capture = a.capture or f"strace output {os.path.basename(a.input)}"
     cwd = os.path.normpath(os.path.abspath(a.cwd)) if a.cwd else None
-    convert_file(a, db, a.input, listing, procinfo, capture, cwd)
-    return 0
+    return capture_status(a, convert_file(a, db, a.input, listing, procinfo, capture, cwd))
 
 
 # ---------------------------------------------------------------------------
@@ -1782,6 +1828,14 @@ COMMON_OPTIONS = """\
                            /tmp/x becomes outside/tmp/x)
     --source TEXT          what was captured (database, version, workload),
                            put first on the trace's source line
+    --accept-incomplete    exit 0 even when the capture could not see part
+                           of the I/O (io_uring, unprinted io_submit
+                           requests, descriptors of unknown files): the
+                           trace is written either way, with one
+                           "incomplete" line in its header per class of I/O
+                           it lacks, which dbtrace.py check and the replay
+                           repeat (the replay refuses it unless
+                           dbr_accept_incomplete=1)
     --quiet                no notes on stderr
 """
 
@@ -1937,7 +1991,19 @@ MAPPING
                  their requested lengths when strace prints them (a warning:
                  completion is not visible; InnoDB must run with
                  innodb_use_native_aio=0 for a faithful capture);
-                 io_uring_enter: a warning, its I/O is invisible.
+                 io_uring_enter: a warning, its I/O is invisible. Both make
+                 the trace incomplete (below).
+    Incomplete   I/O of the data directory that the trace cannot hold is
+                 counted, and each class becomes an "incomplete" line of the
+                 trace's header, "incomplete N WHAT": io_uring_enter calls,
+                 io_submit requests not printed, or of an unmapped opcode, or
+                 recorded without their completion; calls on descriptors
+                 opened before the capture with no path, or at an unknown
+                 file position; paths a trace cannot hold; copy_file_range,
+                 sendfile, syncfs and unmapped fallocate modes. Exit status
+                 3 unless --accept-incomplete. Calls cut by the capture's
+                 start and end, failed calls and files outside DIR are not
+                 holes: they are dropped with a note only.
     Dropped      (counted in notes) failed calls (result -1: a failed call
                  changed no file, and replaying it would fail again or do
                  what the database did not), calls interrupted or never
@@ -1999,6 +2065,7 @@ def parser(cmd: str) -> argparse.ArgumentParser:
     ap.add_argument("--outside-prefix", default="outside")
     ap.add_argument("--source")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--accept-incomplete", action="store_true")
     if cmd in ("run", "attach"):
         ap.add_argument("--keep")
         ap.add_argument("--strace", default="strace")

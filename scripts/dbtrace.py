@@ -70,6 +70,7 @@ MAX_FILES = 16384
 MAX_STREAMS = 4096
 MAX_PATH = 1024
 MAX_NAME = 256
+MAX_INCOMPLETE = 64
 MAX_IO = 64 << 20
 MAX_OFFSET = (1 << 63) - 1
 MIN_PAGE = 512
@@ -121,6 +122,8 @@ class Header:
     pagesize: int = 4096
     timeunit: str = "none"
     source: str = ""
+    # what the capture could not see, one class of I/O a line ("incomplete" lines)
+    incomplete: List[str] = field(default_factory=list)
     files: List[FileDecl] = field(default_factory=list)
     streams: List[StreamDecl] = field(default_factory=list)
 
@@ -331,6 +334,14 @@ class Parser:
         self.h.source = text
         self.source_line = self.line
 
+    def incomplete(self, text: str):
+        if len(self.h.incomplete) == MAX_INCOMPLETE:
+            self.fail(f"more than {MAX_INCOMPLETE} incomplete lines")
+        text = text.strip(" \t")
+        if not text:
+            self.fail("incomplete needs a description of what the capture could not see")
+        self.h.incomplete.append(text)
+
     # -- records --
     def record(self, tok) -> Record:
         if len(tok) < 4:
@@ -433,6 +444,11 @@ class Parser:
             if self.state == "records":
                 self.fail("'source' after the first record (the header comes first)")
             self.source(p[6:])
+            return None
+        if p.startswith("incomplete") and (len(p) == 10 or p[10] in " \t"):
+            if self.state == "records":
+                self.fail("'incomplete' after the first record (the header comes first)")
+            self.incomplete(p[10:])
             return None
         tok = _blank_split(p)
         if len(tok) > MAX_TOKENS:
@@ -658,6 +674,7 @@ class TraceWriter:
         self.page = h.pagesize
         lines = [f"dbtrace {VERSION}", f"pagesize {h.pagesize}", f"timeunit {h.timeunit}",
                  f"source {h.source}"]
+        lines += [f"incomplete {text}" for text in h.incomplete]
         lines += [f"file {f.id} {f.role} {'-' if f.size is None else f.size} {f.max_size} {f.path}"
                   for f in h.files]
         lines += [f"stream {s.id} {s.name}" for s in h.streams]
@@ -1425,6 +1442,10 @@ def cmd_export_iolog(a) -> int:
         raise Error(str(e))
     finally:
         out.abort()
+    for text in p.h.incomplete:
+        # an iolog has no place for it: said whatever --quiet says
+        print(f"{PROG}: warning: {p.name} is incomplete, and so is the iolog: {text}",
+              file=sys.stderr)
     if any(dropped.values()):
         notes(f"dropped {_counts(dropped)} (no fio iolog equivalent)")
     if raised:
@@ -1452,14 +1473,25 @@ DESCRIPTION
 
       TRACE: N records, F files, S streams, timeunit U, pagesize P, ops read=R write=W ...
 
+    A trace whose capture could not see some of the I/O (its header's
+    "incomplete" lines, written by dbcapture.py) gets one more line for each,
+    after its summary:
+
+      TRACE: incomplete: TEXT
+
     The first invalid trace stops the command: "dbtrace.py: TRACE line N:
     reason", exit status 2.
+
+EXIT STATUS
+    0 every trace is valid and complete; 3 every trace is valid, and at least
+    one is incomplete; 2 an invalid trace or a bad option.
 """
 
 
 def cmd_check(a) -> int:
     if not a.inputs:
         raise Error("check: no TRACE given (see dbtrace.py check --help)")
+    incomplete = False
     for path in a.inputs:
         gen = read_trace(path)
         p = next(gen)
@@ -1469,7 +1501,10 @@ def cmd_check(a) -> int:
         print(f"{p.name}: {p.nrec} records, {len(p.h.files)} files, {len(p.h.streams)} streams, "
               f"timeunit {p.h.timeunit}, pagesize {p.h.pagesize}, ops "
               + " ".join(f"{k}={v}" for k, v in sorted(ops.items())))
-    return 0
+        for text in p.h.incomplete:
+            print(f"{p.name}: incomplete: {text}")
+        incomplete = incomplete or bool(p.h.incomplete)
+    return 3 if incomplete else 0
 
 
 # ---------------------------------------------------------------------------

@@ -151,6 +151,8 @@ def read_trace(path):
                                   "max": int(tok[4]), "path": tok[5]}
         elif tok[0] == "stream":
             streams[int(tok[1])] = tok[2]
+        elif tok[0] == "incomplete":
+            head.setdefault("incomplete", []).append(ln[11:])
         else:
             q = [int(x[1:]) * page if x.startswith("p") else int(x) for x in tok[4:]]
             recs.append((None if tok[0] == "-" else int(tok[0]), int(tok[1]), int(tok[2]),
@@ -446,6 +448,98 @@ def test_converter_exact_on_synthetic_capture(tmp_path, checker):
                 "dropped 1 calls still unfinished at the end of the capture",
                 "1 renames", "1 fdatasyncs of directories, recorded as fsync"):
         assert why in r.stderr, r.stderr
+
+
+# What strace cannot see: io_uring's requests (MariaDB 10.11's default), the
+# requests of an io_submit strace did not print, a descriptor opened before
+# the capture whose path strace could not give.
+HOLES = """\
+200  2000.000000 openat(AT_FDCWD</db>, "t.ibd", O_RDWR) = 3</db/t.ibd>
+200  2000.000010 pread64(3</db/t.ibd>, ""..., 16384, 0) = 16384
+201  2000.000020 io_uring_enter(9<anon_inode:[io_uring]>, 2, 0, 0, NULL, 8) = 2
+201  2000.000030 io_uring_enter(9<anon_inode:[io_uring]>, 1, 0, 0, NULL, 8) = 1
+202  2000.000040 io_submit(0x7f3c2a5d1000, 3, 0x7ffd5a6b7c80) = 3
+200  2000.000050 pwrite64(12, ""..., 16384, 32768) = 16384
+200  2000.000060 fsync(3</db/t.ibd>) = 0
+"""
+HOLE_LINES = [   # in the order of their text
+    "incomplete 3 io_submit requests strace did not print (native AIO: "
+    "innodb_use_native_aio=0 for a full capture)",
+    "incomplete 2 io_uring_enter calls: the reads, writes and syncs submitted through "
+    "io_uring are invisible to strace and none is in the trace (InnoDB: "
+    "innodb_use_native_aio=0; PostgreSQL 18: io_method=worker)",
+    "incomplete 1 pwrite64s on descriptors opened before the capture (no -y path)",
+]
+
+
+def test_incomplete_capture_is_recorded_checked_and_refused(tmp_path, checker):
+    """A capture that misses I/O says so in the trace's header, exits 3
+    unless accepted; check repeats it; the replay refuses it unless
+    accepted, and then repeats it in its summary and report."""
+    raw = tmp_path / "holes.strace"
+    raw.write_text(HOLES)
+    (tmp_path / "listing").write_text("f 65536 t.ibd\n")
+    out = tmp_path / "holes.trace"
+    args = ["convert", raw, "--datadir", "/db", "--db", "mariadb", "--listing",
+            tmp_path / "listing", "-o", out]
+    r = tool(*args)
+    assert r.returncode == 3, r.stderr
+    text = out.read_text()       # written all the same
+    header = text.split("\nfile ")[0].splitlines()
+    assert header[4:] == HOLE_LINES, header
+    last = r.stderr.splitlines()[-1]
+    assert last == (f"dbcapture.py: {out}: written, but incomplete: 3 class(es) of I/O not seen, "
+                    "listed above and in its header (dbtrace.py check shows them); pass "
+                    "--accept-incomplete to accept such a trace"), r.stderr
+    for ln in HOLE_LINES:
+        assert f"dbcapture.py: {out}: incomplete capture: {ln[11:]}" in r.stderr
+    # what it saw is there: the read and the fsync of the file it knows
+    assert re.findall(r"^\d+ \d+ \d+ (\w+)", text, re.M) == ["read", "fsync"]
+    assert c_check(checker, out) == 2
+    r = ok(tool(*args, "--accept-incomplete"))
+    assert out.read_text() == text
+    assert f"dbcapture.py: {out}: incomplete capture (accepted): 2 io_uring_enter" in r.stderr
+    assert "pass --accept-incomplete" not in r.stderr
+
+    r = subprocess.run([sys.executable, str(DBTRACE), "check", str(out)], capture_output=True,
+                       text=True, env=_env(), timeout=120)
+    assert r.returncode == 3, r.stderr
+    assert r.stdout.splitlines()[1:] == [f"{out}: incomplete: {ln[11:]}" for ln in HOLE_LINES]
+    r = subprocess.run([sys.executable, str(DBTRACE), "export-iolog", str(out), "-o",
+                        str(tmp_path / "x.iolog"), "--quiet"], capture_output=True, text=True,
+                       env=_env(), timeout=120)
+    assert r.returncode == 0 and r.stderr.count("is incomplete, and so is the iolog") == 3
+
+    target = tmp_path / "replay"
+    target.mkdir()
+    res = run_fio(["--name=holes", f"--ioengine=external:{DBR_ENGINE}", f"--dbr_trace={out}",
+                   f"--dbr_target={target}"])
+    assert res.rc != 0
+    refusal = [ln for ln in res.stderr.splitlines() if ln.startswith("dbreplay:")]
+    assert refusal == [f"dbreplay: {out} is an incomplete capture: {HOLE_LINES[0][11:]} (and 2 "
+                       "more: dbtrace.py check lists them); set dbr_accept_incomplete=1 to "
+                       "replay it as it is"], res.stderr
+    assert sorted(os.listdir(target)) == []      # refused before anything was made
+    rep = tmp_path / "rep.jsonl"
+    res = run_fio(["--name=holes", f"--ioengine=external:{DBR_ENGINE}", f"--dbr_trace={out}",
+                   f"--dbr_target={target}", "--dbr_accept_incomplete=1",
+                   f"--dbr_report_file={rep}"]).ok()
+    assert res.job()["read"]["total_ios"] == 1
+    assert res.job()["sync"]["total_ios"] == 1
+    for ln in HOLE_LINES:
+        assert f"dbreplay: holes: INCOMPLETE capture, the replay lacks: {ln[11:]}" in res.stderr
+        assert f"replaying an incomplete capture (dbr_accept_incomplete=1): {ln[11:]}" \
+            in res.stderr
+    report = json.loads(rep.read_text())
+    assert report["incomplete"] == [ln[11:] for ln in HOLE_LINES]
+    # a complete trace's report says so too
+    whole = tmp_path / "whole.trace"
+    whole.write_text("\n".join(ln for ln in text.splitlines()
+                               if not ln.startswith("incomplete")) + "\n")
+    rep.unlink()
+    run_fio(["--name=whole", f"--ioengine=external:{DBR_ENGINE}", f"--dbr_trace={whole}",
+             f"--dbr_target={target}", f"--dbr_report_file={rep}"]).ok()
+    assert json.loads(rep.read_text())["incomplete"] == []
 
 
 # ---------------------------------------------------------------------------

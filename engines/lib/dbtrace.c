@@ -53,6 +53,7 @@ struct dbtrace {
 	uint16_t file_idx[DBTRACE_MAX_FILES];		/* index + 1; 0: undeclared */
 	uint16_t stream_idx[DBTRACE_MAX_STREAMS];
 	char *source;
+	char *incomplete[DBTRACE_MAX_INCOMPLETE];
 	uint64_t page_line, unit_line, source_line;	/* 0: not given yet */
 
 	/* input */
@@ -492,24 +493,54 @@ static int parse_header_key(struct dbtrace *t, const char *key, char **tok, int 
 	return 0;
 }
 
-static int parse_source(struct dbtrace *t, char *text)
+/* The rest of a free-text line, blanks at both ends removed: a copy, or NULL if empty. */
+static char *free_text(struct dbtrace *t, char *text, int *nomem)
 {
 	size_t n;
+	char *s;
 
-	if (t->source_line)
-		return fail(t, "duplicate source (first on line %" PRIu64 ")", t->source_line);
 	while (*text == ' ' || *text == '\t')
 		text++;
 	n = strlen(text);
 	while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
 		n--;
+	*nomem = 0;
 	if (!n)
-		return fail(t, "source needs a description of what was captured and how");
-	t->source = strndup(text, n);
+		return NULL;
+	s = strndup(text, n);
+	if (!s) {
+		*nomem = 1;
+		fail(t, "out of memory");
+	}
+	return s;
+}
+
+static int parse_source(struct dbtrace *t, char *text)
+{
+	int nomem;
+
+	if (t->source_line)
+		return fail(t, "duplicate source (first on line %" PRIu64 ")", t->source_line);
+	t->source = free_text(t, text, &nomem);
 	if (!t->source)
-		return fail(t, "out of memory");
+		return nomem ? -1 : fail(t, "source needs a description of what was captured and how");
 	t->h.source = t->source;
 	t->source_line = t->line;
+	return 0;
+}
+
+static int parse_incomplete(struct dbtrace *t, char *text)
+{
+	int nomem;
+	char *s;
+
+	if (t->h.nincomplete == DBTRACE_MAX_INCOMPLETE)
+		return fail(t, "more than %d incomplete lines", DBTRACE_MAX_INCOMPLETE);
+	s = free_text(t, text, &nomem);
+	if (!s)
+		return nomem ? -1 : fail(t, "incomplete needs a description of what the capture could not see");
+	t->incomplete[t->h.nincomplete++] = s;
+	t->h.incomplete = (const char *const *)t->incomplete;
 	return 0;
 }
 
@@ -681,6 +712,11 @@ static int parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace_
 		if (t->state == ST_RECORDS)
 			return fail(t, "'source' after the first record (the header comes first)");
 		return parse_source(t, p + 6);
+	}
+	if (!strncmp(p, "incomplete", 10) && (!p[10] || p[10] == ' ' || p[10] == '\t')) {
+		if (t->state == ST_RECORDS)
+			return fail(t, "'incomplete' after the first record (the header comes first)");
+		return parse_incomplete(t, p + 10);
 	}
 	while (*p) {
 		if (ntok == MAX_TOKENS)
@@ -1051,6 +1087,8 @@ void dbtrace_close(struct dbtrace *t)
 	free(t->files);
 	free(t->streams);
 	free(t->source);
+	for (i = 0; i < t->h.nincomplete; i++)
+		free(t->incomplete[i]);
 	free(t);
 }
 
@@ -1074,17 +1112,19 @@ static int header_line(const struct dbtrace_header *h, unsigned i, char *buf, si
 		n = snprintf(buf, len, "timeunit %s", dbtrace_time_unit_name(h->time_unit));
 	else if (i == 3)
 		n = snprintf(buf, len, "source %s", h->source ? h->source : "");
-	else if (i - 4 < h->nfiles) {
-		f = &h->files[i - 4];
+	else if ((i -= 4) < h->nincomplete)
+		n = snprintf(buf, len, "incomplete %s", h->incomplete[i] ? h->incomplete[i] : "");
+	else if ((i -= h->nincomplete) < h->nfiles) {
+		f = &h->files[i];
 		if (f->exists)
 			snprintf(size, sizeof(size), "%" PRIu64, f->size);
 		else
 			snprintf(size, sizeof(size), "-");
 		n = snprintf(buf, len, "file %" PRIu32 " %s %s %" PRIu64 " %s", f->id,
 			     dbtrace_role_name(f->role), size, f->max_size, f->path ? f->path : "");
-	} else if (i - 4 - h->nfiles < h->nstreams) {
-		n = snprintf(buf, len, "stream %" PRIu32 " %s", h->streams[i - 4 - h->nfiles].id,
-			     h->streams[i - 4 - h->nfiles].name ? h->streams[i - 4 - h->nfiles].name : "");
+	} else if ((i -= h->nfiles) < h->nstreams) {
+		n = snprintf(buf, len, "stream %" PRIu32 " %s", h->streams[i].id,
+			     h->streams[i].name ? h->streams[i].name : "");
 	} else {
 		return 0;
 	}

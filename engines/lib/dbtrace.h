@@ -29,6 +29,7 @@
 #define DBTRACE_MAX_STREAMS	4096		/* stream ids are 0 .. DBTRACE_MAX_STREAMS - 1 */
 #define DBTRACE_MAX_PATH	1024		/* bytes of a file path */
 #define DBTRACE_MAX_NAME	256		/* bytes of a stream name */
+#define DBTRACE_MAX_INCOMPLETE	64		/* "incomplete" lines of a header */
 #define DBTRACE_MAX_IO		(64ULL << 20)	/* length of one read or write */
 #define DBTRACE_MAX_OFFSET	INT64_MAX	/* offsets, sizes, ends of ranges, times */
 #define DBTRACE_MIN_PAGE	512
@@ -90,6 +91,12 @@ struct dbtrace_header {
 	uint32_t page_size;
 	enum dbtrace_time_unit time_unit;
 	const char *source;
+	/*
+	 * What the capture could not see, one line per class of I/O ("incomplete"
+	 * header lines): a trace with any is not the whole workload.
+	 */
+	const char *const *incomplete;
+	unsigned nincomplete;
 	const struct dbtrace_file *files;
 	unsigned nfiles;
 	const struct dbtrace_stream *streams;

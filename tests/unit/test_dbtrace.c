@@ -300,6 +300,70 @@ TEST(dbtrace_accepts)
 		    "file 3 data 0 0 db-1\nend\n") == 0);
 }
 
+/* "incomplete" lines: read back in order, blanks trimmed; written after source */
+TEST(dbtrace_incomplete_lines)
+{
+	static const char *const holes[] = {
+		"io_uring: 15711 io_uring_enter calls, their reads and writes are not in the trace",
+		"io_submit: 3 requests strace did not print",
+	};
+	static const char text[] = "dbtrace 1\nincomplete  a  b \npagesize 512\ntimeunit ns\n"
+				   "source x\nincomplete\tc\nfile 0 data 0 0 a\nstream 0 s\n"
+				   "1 0 0 fsync\nend\n";
+	struct dbtrace_header h = header;
+	const struct dbtrace_header *got;
+	struct dbtrace *t;
+	char *buf, many[64 * 16 + 256];
+	size_t len;
+	int i, n;
+
+	t = dbtrace_open_mem(text, strlen(text), "t", err, sizeof(err));
+	CHECK(t != NULL);
+	if (t) {
+		got = dbtrace_header(t);
+		CHECK(got->nincomplete == 2);
+		if (got->nincomplete == 2) {
+			CHECK_STREQ(got->incomplete[0], "a  b");
+			CHECK_STREQ(got->incomplete[1], "c");
+		}
+		dbtrace_close(t);
+	}
+	CHECK(dbtrace_header(t = dbtrace_open_mem(HDR "end\n", strlen(HDR "end\n"), "t", err,
+						  sizeof(err)))->nincomplete == 0);
+	dbtrace_close(t);
+
+	h.incomplete = holes;
+	h.nincomplete = 2;
+	buf = write_trace(&h, recs, NRECS, &len);
+	if (buf) {
+		CHECK(strstr(buf, "\nsource PostgreSQL 15 pgbench -c 2 -T 5, strace -f -ttt -T, hand-checked\n"
+				  "incomplete io_uring: 15711 io_uring_enter calls") != NULL);
+		t = dbtrace_open_mem(buf, len, "t", err, sizeof(err));
+		CHECK(t != NULL);
+		if (t) {
+			got = dbtrace_header(t);
+			CHECK(got->nincomplete == 2);
+			for (i = 0; i < 2 && i < (int)got->nincomplete; i++)
+				CHECK_STREQ(got->incomplete[i], holes[i]);
+			check_trace(t, &header, recs, NRECS, 16);
+			dbtrace_close(t);
+		}
+		free(buf);
+	}
+
+	BAD("dbtrace 1\nincomplete \t \n",
+	    "t line 2: incomplete needs a description of what the capture could not see");
+	BAD(HDR "12 0 0 fsync\nincomplete late\n",
+	    "t line 13: 'incomplete' after the first record (the header comes first)");
+	n = snprintf(many, sizeof(many), "dbtrace 1\n");
+	for (i = 0; i <= DBTRACE_MAX_INCOMPLETE; i++)
+		n += snprintf(many + n, sizeof(many) - n, "incomplete %d\n", i);
+	BAD(many, "t line 66: more than 64 incomplete lines");
+	/* a word that starts with the keyword is not the keyword */
+	BAD(HDR "incompletely\n",
+	    "t line 12: unknown line 'incompletely' (expected a header line, a record, 'end', '#' or blank)");
+}
+
 TEST(dbtrace_header_errors)
 {
 	BAD("", "t line 1: empty input: not a dbtrace trace");
