@@ -34,7 +34,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 
 .PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim
 
-all: engines $(BUILD)/pmrc2fio
+all: engines $(BUILD)/pmrc2fio iocap
 
 # --- The fio the engines are for ----------------------------------------
 # FIO=path (default: fio on PATH, else Debian's fio, installed) is the fio
@@ -42,7 +42,7 @@ all: engines $(BUILD)/pmrc2fio
 # Debian package's, from apt-get source). scripts/fio-source.sh finds both,
 # checks that the versions agree, and stops with one line if anything is
 # wrong, before anything is built. Goals that need no fio skip it.
-NOFIO_GOALS := clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio
+NOFIO_GOALS := clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio iocap
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
 # (make before 4.4 gives $(shell) no command-line variables: passed here)
 FIO_FOUND := $(shell FIO='$(FIO)' FIO_SRC='$(FIO_SRC)' sh scripts/fio-source.sh $(BUILD))
@@ -143,7 +143,7 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	FIO=$(abspath $(FIO_BIN)) PACK_ENGINE_DIR=$(abspath $(VDIR)/asan)
 
-check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/faultinject.so
+check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/faultinject.so iocap
 	$(TEST_ENV) $(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
@@ -162,6 +162,28 @@ check-second-fio:
 	src=$$(sh scripts/fio-upstream-source.sh $(SECOND_FIO) $(BUILD)) && \
 		$(MAKE) --no-print-directory check-engines FIO_SRC=$$src FIO=
 .PHONY: check-second-fio
+
+# The BPF capture tool (tools/iocap; scripts/dbcapture.py --tracer bpf), in
+# the shape of the kernel's libbpf-tools: vmlinux.h from the running
+# kernel's BTF and the skeleton are generated here, never committed. A
+# kernel without BTF gets no iocap (dbcapture.py falls back to strace).
+BTF_VMLINUX ?= /sys/kernel/btf/vmlinux
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+IOCAP_GEN := $(BUILD)/iocap-gen
+iocap: | $(DEPS_STAMP)
+	@if [ -r $(BTF_VMLINUX) ]; then $(MAKE) --no-print-directory $(BUILD)/iocap; \
+	else echo "iocap: not built: this kernel has no BTF ($(BTF_VMLINUX)); dbcapture.py uses strace" >&2; fi
+$(IOCAP_GEN)/vmlinux.h: | $(DEPS_STAMP)
+	@mkdir -p $(IOCAP_GEN)
+	bpftool btf dump file $(BTF_VMLINUX) format c > $@.tmp && mv -f $@.tmp $@
+$(IOCAP_GEN)/iocap.bpf.o: tools/iocap/iocap.bpf.c tools/iocap/iocap.h $(IOCAP_GEN)/vmlinux.h
+	clang -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(IOCAP_GEN) -Itools/iocap \
+		-Wall -Werror -c $< -o $@.tmp && mv -f $@.tmp $@
+$(IOCAP_GEN)/iocap.skel.h: $(IOCAP_GEN)/iocap.bpf.o
+	bpftool gen skeleton $< > $@.tmp && mv -f $@.tmp $@
+$(BUILD)/iocap: tools/iocap/iocap.c tools/iocap/iocap.h $(IOCAP_GEN)/iocap.skel.h
+	$(CC) $(BASE_CFLAGS) -I$(IOCAP_GEN) -Itools/iocap -o $@.tmp $< -lbpf && mv -f $@.tmp $@
+.PHONY: iocap
 
 # LD_PRELOAD library that injects EIO/EINTR/ENOSPC and short transfers into
 # chosen libc calls on paths under one directory (tests/test_reliability.py).

@@ -3,7 +3,8 @@
 # everything is already there, so `make` and `make check` can call it every time.
 # Packages: fio's build needs (with --fio: Debian's fio itself, when the
 # user names no fio and has none; scripts/fio-source.sh), liburing/libaio
-# headers, dpkg-dev for `apt-get source`; with --test also python3-pytest for
+# headers, dpkg-dev for `apt-get source`, clang, libbpf-dev and bpftool for the
+# BPF capture tool (tools/iocap); with --test also python3-pytest for
 # the tests, python3-matplotlib for the plots of scripts/analyze.py, strace
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
 # peer the PostMark engine is checked against, blktrace (blkparse) for
@@ -12,7 +13,7 @@
 # of tests/test_reliability.py.
 set -eu
 
-pkgs="gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3"
+pkgs="gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 clang libbpf-dev bpftool"
 case "${1:-}" in
 --test)
 	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql mariadb-server sysbench valgrind" ;;

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iocap: the kernel side of a database I/O capture. It stands on tracepoints
+ * only (raw_syscalls, io_uring, sched), so it needs no kprobes, and reads
+ * kernel structures through BTF (CO-RE): the file behind a descriptor, an
+ * io_uring request's file, offset and length.
+ *
+ * - System calls: at entry the arguments and the file behind the descriptor
+ *   are kept per thread; at exit the event goes to the ring buffer with its
+ *   result. Which syscall numbers matter is a table user space fills, so
+ *   nothing here depends on the architecture's numbering.
+ * - io_uring: a request is noted at io_uring_submit_req (after its prep, so
+ *   its offset and length are set) and sent at io_uring_complete, with the
+ *   file the kernel resolved for it (registered files too).
+ * - libaio: each iocb of an io_submit is read from user memory and sent at
+ *   once; each io_event of an io_getevents at its exit. User space pairs them.
+ *
+ * Only the traced processes (a set of tgids, followed across fork) or one
+ * cgroup are looked at; everything else costs one map lookup per syscall.
+ * Nothing of the data is read: offsets, lengths, paths and results only.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "iocap.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 target_cgroup = 0;	/* 0: the tgids in "targets" */
+const volatile int follow_children = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IOCAP_MAX_NR);
+	__type(key, __u32);
+	__type(value, __u32);	/* enum iocap_op */
+} sysops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);	/* tid */
+	__type(value, struct iocap_event);
+} inflight SEC(".maps");
+
+struct uring_req {
+	__u64 ts;
+	__u32 tid, tgid;
+	__u32 opcode, fixed;
+	__s64 fd;
+	__u64 off, len, flags;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);	/* struct io_kiocb * */
+	__type(value, struct uring_req);
+} urings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct iocap_event);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IOC_ST_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256);
+	__type(key, __u32);	/* IORING_OP_ */
+	__type(value, __u64);
+} uring_unmapped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);
+} events SEC(".maps");
+
+static __always_inline void count(__u32 what)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &what);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline int traced(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (target_cgroup)
+		return bpf_get_current_cgroup_id() == target_cgroup;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline struct iocap_event *new_event(unsigned int kind)
+{
+	__u32 zero = 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct iocap_event *ev = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!ev)
+		return NULL;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->kind = kind;
+	ev->tid = (__u32)id;
+	ev->tgid = id >> 32;
+	ev->ts = bpf_ktime_get_ns();
+	ev->fd = ev->fd2 = -1;
+	return ev;
+}
+
+static __always_inline void send(struct iocap_event *ev)
+{
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
+		count(IOC_ST_RINGBUF_FULL);
+}
+
+/* The current task's file for @fd, or NULL. */
+static __always_inline struct file *fd_file(long fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *f = NULL;
+
+	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_core_read(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline void file_info(struct file *f, struct iocap_file *out)
+{
+	struct inode *inode;
+
+	if (!f)
+		return;
+	inode = BPF_CORE_READ(f, f_inode);
+	out->ino = BPF_CORE_READ(inode, i_ino);
+	out->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	out->size = BPF_CORE_READ(inode, i_size);
+	out->mode = BPF_CORE_READ(inode, i_mode);
+	out->flags = BPF_CORE_READ(f, f_flags);
+	out->pos = BPF_CORE_READ(f, f_pos);
+}
+
+static __always_inline void user_path(char *dst, unsigned long src, struct iocap_event *ev)
+{
+	long n = bpf_probe_read_user_str(dst, IOCAP_PATH, (const void *)src);
+
+	if (n == IOCAP_PATH)
+		ev->cut = 1;
+}
+
+/* Each iocb of an io_submit: sent now, paired with its io_event by user space. */
+static __always_inline void aio_submit(unsigned long ctx, long nr, unsigned long iocbpp)
+{
+	int i;
+
+	if (nr > IOCAP_MAX_AIO)
+		count(IOC_ST_AIO_CUT);
+	for (i = 0; i < IOCAP_MAX_AIO; i++) {
+		struct iocap_event *ev;
+		struct iocb *cb = NULL;
+		struct iocb io;
+
+		if (i >= nr)
+			break;
+		if (bpf_probe_read_user(&cb, sizeof(cb), (void *)(iocbpp + i * sizeof(cb))) ||
+		    bpf_probe_read_user(&io, sizeof(io), cb))
+			break;
+		ev = new_event(IOC_EV_AIO_SUBMIT);
+		if (!ev)
+			return;
+		ev->op = io.aio_lio_opcode;
+		ev->fd = io.aio_fildes;
+		ev->a[0] = io.aio_nbytes;
+		ev->a[1] = io.aio_offset;
+		ev->a[2] = (unsigned long)cb;
+		ev->a[3] = ctx;
+		file_info(fd_file(io.aio_fildes), &ev->f);
+		send(ev);
+	}
+}
+
+SEC("raw_tp/sys_enter")
+int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 nr = ctx->args[1], tid, *opp;
+	unsigned long p1, p2, p3, p4, p5;
+	struct iocap_event *ev;
+	unsigned int op;
+
+	if (nr >= IOCAP_MAX_NR)
+		return 0;
+	opp = bpf_map_lookup_elem(&sysops, &nr);
+	if (!opp || !*opp || !traced())
+		return 0;
+	op = *opp;
+	p1 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	p2 = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	p3 = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	p4 = PT_REGS_PARM4_CORE_SYSCALL(regs);
+	p5 = PT_REGS_PARM5_CORE_SYSCALL(regs);
+	if (op == IOC_IO_SUBMIT) {
+		aio_submit(p1, p2, p3);
+		return 0;
+	}
+	ev = new_event(IOC_EV_SYSCALL);
+	if (!ev)
+		return 0;
+	ev->op = op;
+	switch (op) {
+	case IOC_READ: case IOC_WRITE: case IOC_PREAD: case IOC_PWRITE:
+	case IOC_READV: case IOC_WRITEV: case IOC_PREADV: case IOC_PWRITEV:
+	case IOC_FSYNC: case IOC_FDATASYNC: case IOC_SYNC_FILE_RANGE: case IOC_SYNCFS:
+	case IOC_CLOSE: case IOC_DUP: case IOC_DUP2: case IOC_DUP3: case IOC_FCNTL:
+	case IOC_LSEEK: case IOC_FTRUNCATE: case IOC_FALLOCATE: case IOC_FCHDIR:
+	case IOC_COPY_FILE_RANGE: case IOC_SENDFILE:
+		ev->fd = (int)p1;
+		ev->fd2 = (int)p2;
+		ev->a[0] = p2;
+		ev->a[1] = p3;
+		ev->a[2] = p4;
+		ev->a[3] = p5;
+		file_info(fd_file((int)p1), &ev->f);
+		break;
+	case IOC_OPEN: case IOC_CREAT: case IOC_TRUNCATE: case IOC_UNLINK: case IOC_MKDIR:
+	case IOC_RMDIR: case IOC_CHDIR:
+		user_path(ev->path, p1, ev);
+		ev->a[0] = p2;
+		break;
+	case IOC_RENAME:
+		user_path(ev->path, p1, ev);
+		user_path(ev->path2, p2, ev);
+		break;
+	case IOC_OPENAT: case IOC_OPENAT2: case IOC_UNLINKAT: case IOC_MKDIRAT:
+	case IOC_RENAMEAT: case IOC_RENAMEAT2:
+		ev->fd = (int)p1;
+		user_path(ev->path, p2, ev);
+		ev->a[0] = p3;
+		if (op == IOC_OPENAT2)
+			bpf_probe_read_user(&ev->a[0], sizeof(ev->a[0]), (void *)p3);	/* how->flags */
+		if (op == IOC_RENAMEAT || op == IOC_RENAMEAT2) {
+			ev->fd2 = (int)p3;
+			user_path(ev->path2, p4, ev);
+			ev->a[0] = op == IOC_RENAMEAT2 ? p5 : 0;
+			file_info(fd_file((int)p3), &ev->dir2);
+		}
+		file_info(fd_file((int)p1), &ev->dir);
+		break;
+	case IOC_CLONE:
+		ev->a[0] = p1;
+		break;
+	case IOC_CLONE3:
+		bpf_probe_read_user(&ev->a[0], sizeof(ev->a[0]), (void *)p1);	/* cl_args->flags */
+		break;
+	case IOC_IO_GETEVENTS:
+		ev->a[0] = p4;	/* struct io_event * */
+		ev->a[3] = p1;
+		break;
+	default:
+		return 0;
+	}
+	tid = ev->tid;
+	if (bpf_map_update_elem(&inflight, &tid, ev, BPF_ANY))
+		count(IOC_ST_INFLIGHT_NO_SLOT);
+	return 0;
+}
+
+static __always_inline void aio_done(struct iocap_event *call, long n)
+{
+	int i;
+
+	for (i = 0; i < IOCAP_MAX_AIO; i++) {
+		struct iocap_event *ev;
+		struct io_event e;
+
+		if (i >= n)
+			break;
+		if (bpf_probe_read_user(&e, sizeof(e), (void *)(call->a[0] + i * sizeof(e))))
+			break;
+		ev = new_event(IOC_EV_AIO_DONE);
+		if (!ev)
+			return;
+		ev->ts = call->ts;
+		ev->te = bpf_ktime_get_ns();
+		ev->a[2] = e.obj;
+		ev->a[3] = call->a[3];
+		ev->ret = e.res;
+		send(ev);
+	}
+}
+
+SEC("raw_tp/sys_exit")
+int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct iocap_event *ev = bpf_map_lookup_elem(&inflight, &tid);
+	long ret = ctx->args[1];
+
+	if (!ev)
+		return 0;
+	ev->ret = ret;
+	ev->te = bpf_ktime_get_ns();
+	switch (ev->op) {
+	case IOC_IO_GETEVENTS:
+		if (ret > 0)
+			aio_done(ev, ret);
+		bpf_map_delete_elem(&inflight, &tid);
+		return 0;
+	case IOC_OPEN: case IOC_OPENAT: case IOC_OPENAT2: case IOC_CREAT:
+	case IOC_DUP: case IOC_DUP2: case IOC_DUP3: case IOC_FCNTL:
+		/* the file of the new descriptor (opens: the one they opened) */
+		if (ret >= 0) {
+			__builtin_memset(&ev->f, 0, sizeof(ev->f));
+			file_info(fd_file(ret), &ev->f);
+		}
+		break;
+	}
+	if (ev->op == IOC_CLONE || ev->op == IOC_CLONE3) {
+		if (ret > 0)	/* the parent's side; the child's returns 0 */
+			send(ev);
+	} else {
+		send(ev);
+	}
+	bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}
+
+SEC("raw_tp/io_uring_submit_req")
+int iocap_uring_submit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct io_kiocb *req = (struct io_kiocb *)ctx->args[0];
+	__u64 key = (unsigned long)req, id = bpf_get_current_pid_tgid();
+	struct uring_req r = {};
+	__u32 opcode;
+
+	if (!traced())
+		return 0;
+	opcode = BPF_CORE_READ(req, opcode);
+	switch (opcode) {
+	case IORING_OP_READV: case IORING_OP_WRITEV: case IORING_OP_READ_FIXED:
+	case IORING_OP_WRITE_FIXED: case IORING_OP_READ: case IORING_OP_WRITE: {
+		struct io_rw *rw = (struct io_rw *)&req->cmd;
+
+		r.off = BPF_CORE_READ(rw, kiocb.ki_pos);
+		r.len = BPF_CORE_READ(rw, len);
+		break;
+	}
+	case IORING_OP_FSYNC: case IORING_OP_SYNC_FILE_RANGE: {
+		struct io_sync *s = (struct io_sync *)&req->cmd;
+
+		r.off = BPF_CORE_READ(s, off);
+		r.len = BPF_CORE_READ(s, len);
+		r.flags = BPF_CORE_READ(s, flags);
+		break;
+	}
+	default: {
+		__u64 *v = bpf_map_lookup_elem(&uring_unmapped, &opcode);
+
+		if (v)
+			__sync_fetch_and_add(v, 1);
+		count(IOC_ST_URING_UNMAPPED);
+		return 0;
+	}
+	}
+	r.ts = bpf_ktime_get_ns();
+	r.tid = (__u32)id;
+	r.tgid = id >> 32;
+	r.opcode = opcode;
+	r.fd = BPF_CORE_READ(req, cqe.fd);
+	r.fixed = BPF_CORE_READ(req, flags) & 1;	/* REQ_F_FIXED_FILE mirrors IOSQE_FIXED_FILE, bit 0 */
+	if (bpf_map_update_elem(&urings, &key, &r, BPF_ANY))
+		count(IOC_ST_URING_NO_SLOT);
+	return 0;
+}
+
+SEC("raw_tp/io_uring_complete")
+int iocap_uring_complete(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 key = ctx->args[1];
+	struct io_kiocb *req = (struct io_kiocb *)key;
+	struct uring_req *r = bpf_map_lookup_elem(&urings, &key);
+	struct iocap_event *ev;
+
+	if (!r)
+		return 0;
+	ev = new_event(IOC_EV_URING);
+	if (ev) {
+		ev->tid = r->tid;
+		ev->tgid = r->tgid;
+		ev->ts = r->ts;
+		ev->te = bpf_ktime_get_ns();
+		ev->op = r->opcode;
+		ev->fd = r->fd;
+		ev->fixed = r->fixed;
+		ev->a[0] = r->len;
+		ev->a[1] = r->off;
+		ev->a[2] = r->flags;
+		ev->ret = BPF_CORE_READ(req, cqe.res);
+		file_info(BPF_CORE_READ(req, file), &ev->f);
+		send(ev);
+	}
+	bpf_map_delete_elem(&urings, &key);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int iocap_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx->args[0];
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 ptgid, ctgid;
+	__u8 one = 1;
+
+	if (target_cgroup || !follow_children)
+		return 0;
+	ptgid = BPF_CORE_READ(parent, tgid);
+	ctgid = BPF_CORE_READ(child, tgid);
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}

@@ -1,0 +1,1142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iocap: captures the file I/O of running processes with eBPF (iocap.bpf.c)
+ * and writes it as the text `strace -f -ttt -yy -T` would, so that one
+ * converter (scripts/dbcapture.py) turns either tracer's output into a
+ * dbtrace trace. What strace cannot show is written the same way:
+ *
+ * - an io_uring request (read, write, readv, writev, read_fixed,
+ *   write_fixed, fsync, sync_file_range) is a pread64/pwrite64/fsync/
+ *   fdatasync/sync_file_range line of the thread that submitted it, at its
+ *   submission time, with the file the kernel resolved for it (registered
+ *   files too) and its result;
+ * - a libaio iocb likewise, paired with its io_event;
+ * - read/write/readv/writev (file position implied) are pread64/pwrite64 at
+ *   the position the kernel had for the file at entry, so no position needs
+ *   tracking;
+ * - descriptors carry the path of their file (found by device and inode:
+ *   from /proc/PID/fd at start, then from the opens, renames and unlinks it
+ *   sees).
+ *
+ * Lines are written in issue order (a min-heap, held back one second past
+ * the latest completion seen), as strace's are.
+ *
+ * What it could not see is counted and written to --stats FILE, for
+ * dbcapture.py to put in the trace's header.
+ */
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "iocap.h"
+#include "iocap.skel.h"
+
+#define PROG "iocap"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = calloc(1, n);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files by device and inode                                          */
+/* ------------------------------------------------------------------ */
+
+struct fent {
+	dev_t dev;
+	ino_t ino;
+	char *path;		/* NULL: free slot */
+	int deleted;
+};
+
+static struct fent *ftab;
+static size_t fcap, fcount;
+
+static size_t fhash(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
+
+	return (size_t)(h ^ (h >> 29));
+}
+
+static struct fent *fslot(dev_t dev, ino_t ino)
+{
+	size_t i = fhash(dev, ino) & (fcap - 1);
+
+	while (ftab[i].path && !(ftab[i].dev == dev && ftab[i].ino == ino))
+		i = (i + 1) & (fcap - 1);
+	return &ftab[i];
+}
+
+static void fput(dev_t dev, ino_t ino, const char *path, int deleted)
+{
+	struct fent *e;
+
+	if (fcount * 2 >= fcap) {
+		struct fent *old = ftab;
+		size_t i, n = fcap;
+
+		fcap = fcap ? fcap * 2 : 4096;
+		ftab = xmalloc(fcap * sizeof(*ftab));
+		for (i = 0; i < n; i++)
+			if (old[i].path)
+				*fslot(old[i].dev, old[i].ino) = old[i];
+		free(old);
+	}
+	e = fslot(dev, ino);
+	if (!e->path)
+		fcount++;
+	else
+		free(e->path);
+	e->dev = dev;
+	e->ino = ino;
+	e->path = strdup(path);
+	if (!e->path)
+		die("out of memory");
+	e->deleted = deleted;
+}
+
+static struct fent *fget(dev_t dev, ino_t ino)
+{
+	struct fent *e;
+
+	if (!fcap)
+		return NULL;
+	e = fslot(dev, ino);
+	return e->path ? e : NULL;
+}
+
+/* A name changed: @old (and what is below it) is now @new (NULL: unlinked). */
+static void frename(const char *old, const char *new)
+{
+	size_t i, n = strlen(old);
+
+	for (i = 0; i < fcap; i++) {
+		struct fent *e = &ftab[i];
+		char buf[PATH_MAX * 2];
+
+		if (!e->path || e->deleted || strncmp(e->path, old, n) ||
+		    (e->path[n] && e->path[n] != '/'))
+			continue;
+		if (!new) {
+			if (!e->path[n])
+				e->deleted = 1;
+			continue;
+		}
+		snprintf(buf, sizeof(buf), "%s%s", new, e->path + n);
+		free(e->path);
+		e->path = strdup(buf);
+		if (!e->path)
+			die("out of memory");
+	}
+}
+
+static dev_t kdev(unsigned long long d)
+{
+	return makedev((unsigned)(d >> 20), (unsigned)(d & 0xfffff));
+}
+
+/* ------------------------------------------------------------------ */
+/* Paths                                                               */
+/* ------------------------------------------------------------------ */
+
+/* @path made absolute against @base and normalised (".", "..", "//"). */
+static void join(const char *base, const char *path, char *out, size_t len)
+{
+	char tmp[PATH_MAX * 2], *save, *tok;
+	size_t n = 0;
+
+	if (path[0] == '/')
+		snprintf(tmp, sizeof(tmp), "%s", path);
+	else
+		snprintf(tmp, sizeof(tmp), "%s/%s", base, path);
+	out[0] = '\0';
+	for (tok = strtok_r(tmp, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			char *s = strrchr(out, '/');
+
+			n = s ? (size_t)(s - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		n += snprintf(out + n, n < len ? len - n : 0, "/%s", tok);
+		if (n >= len)
+			n = len - 1;
+	}
+	if (!out[0])
+		snprintf(out, len, "/");
+}
+
+struct cwd {
+	unsigned tgid;
+	char path[PATH_MAX];
+};
+static struct cwd cwds[1024];
+static unsigned ncwd;
+
+static const char *cwd_of(unsigned tgid)
+{
+	char link[64];
+	unsigned i;
+	ssize_t n;
+
+	for (i = 0; i < ncwd; i++)
+		if (cwds[i].tgid == tgid)
+			return cwds[i].path;
+	i = ncwd < 1024 ? ncwd++ : tgid % 1024;
+	cwds[i].tgid = tgid;
+	snprintf(link, sizeof(link), "/proc/%u/cwd", tgid);
+	n = readlink(link, cwds[i].path, sizeof(cwds[i].path) - 1);
+	cwds[i].path[n > 0 ? n : 0] = '\0';
+	if (n <= 0)
+		snprintf(cwds[i].path, sizeof(cwds[i].path), "/");
+	return cwds[i].path;
+}
+
+static void set_cwd(unsigned tgid, const char *path)
+{
+	cwd_of(tgid);
+	for (unsigned i = 0; i < ncwd; i++)
+		if (cwds[i].tgid == tgid)
+			snprintf(cwds[i].path, sizeof(cwds[i].path), "%s", path);
+}
+
+/* The path of a descriptor's file: known by inode, else read from /proc now. */
+static const struct fent *path_of(unsigned tgid, long long fd, const struct iocap_file *f)
+{
+	char link[64], buf[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (!f->mode)
+		return NULL;
+	struct fent *e = fget(kdev(f->dev), f->ino);
+	if (e)
+		return e;
+	if (fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/%u/fd/%lld", tgid, fd);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '/')
+		return NULL;
+	buf[n] = '\0';
+	if (stat(link, &st) || st.st_dev != kdev(f->dev) || st.st_ino != f->ino)
+		return NULL;
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)")) {
+		buf[n - 10] = '\0';
+		fput(st.st_dev, st.st_ino, buf, 1);
+	} else {
+		fput(st.st_dev, st.st_ino, buf, 0);
+	}
+	return fget(st.st_dev, st.st_ino);
+}
+
+/* The files the traced processes have open now. */
+static void scan_fds(unsigned tgid)
+{
+	char dir[64];
+	struct dirent *d;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "/proc/%u/fd", tgid);
+	dp = opendir(dir);
+	if (!dp)
+		return;
+	while ((d = readdir(dp))) {
+		struct iocap_file f = { 0 };
+		char link[PATH_MAX];
+		struct stat st;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, d->d_name);
+		if (stat(link, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			continue;
+		f.dev = ((unsigned long long)major(st.st_dev) << 20) | minor(st.st_dev);
+		f.ino = st.st_ino;
+		f.mode = st.st_mode;
+		path_of(tgid, atoll(d->d_name), &f);
+	}
+	closedir(dp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Output in strace's form, in issue order                            */
+/* ------------------------------------------------------------------ */
+
+struct line {
+	unsigned long long ts, seq;
+	char *text;
+};
+static struct line *heap;
+static size_t hlen, hcap;
+static unsigned long long seqno, latest;
+static FILE *out;
+
+static int before(const struct line *a, const struct line *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+static void hpush(unsigned long long ts, char *text)
+{
+	size_t i;
+
+	if (hlen == hcap) {
+		hcap = hcap ? hcap * 2 : 4096;
+		heap = realloc(heap, hcap * sizeof(*heap));
+		if (!heap)
+			die("out of memory");
+	}
+	i = hlen++;
+	heap[i] = (struct line){ ts, seqno++, text };
+	while (i && before(&heap[i], &heap[(i - 1) / 2])) {
+		struct line t = heap[i];
+
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static void hpop(void)
+{
+	size_t i = 0;
+
+	fputs(heap[0].text, out);
+	free(heap[0].text);
+	heap[0] = heap[--hlen];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct line t;
+
+		if (l < hlen && before(&heap[l], &heap[m]))
+			m = l;
+		if (r < hlen && before(&heap[r], &heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		t = heap[i];
+		heap[i] = heap[m];
+		heap[m] = t;
+		i = m;
+	}
+}
+
+/* Writes what was issued more than a second before the latest completion. */
+static void flush_lines(int all)
+{
+	while (hlen && (all || heap[0].ts + 1000000000ULL < latest))
+		hpop();
+}
+
+/* strace's escapes, and <, > so an annotation ends where it should */
+static void quote(char *dst, size_t len, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < len; s++) {
+		unsigned char c = *s;
+
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>')
+			n += snprintf(dst + n, len - n, "\\x%02x", c);
+		else
+			dst[n++] = c;
+	}
+	dst[n] = '\0';
+}
+
+static unsigned long long unresolved;
+
+/* "FD</path>", "FD</path>(deleted)", "FD<other:[ino]>" or "FD" */
+static void fdtext(char *dst, size_t len, unsigned tgid, long long fd, const struct iocap_file *f)
+{
+	const struct fent *e;
+	char q[PATH_MAX * 2];
+
+	if (!f->mode) {
+		snprintf(dst, len, "%lld", fd);
+		return;
+	}
+	if (!S_ISREG(f->mode) && !S_ISDIR(f->mode)) {
+		snprintf(dst, len, "%lld<other:[%llu]>", fd, f->ino);
+		return;
+	}
+	e = path_of(tgid, fd, f);
+	if (!e) {
+		unresolved++;
+		snprintf(dst, len, "%lld", fd);
+		return;
+	}
+	quote(q, sizeof(q), e->path);
+	snprintf(dst, len, "%lld<%s>%s", fd, q, e->deleted ? "(deleted)" : "");
+}
+
+static void result(char *dst, size_t len, long long ret)
+{
+	if (ret < 0 && ret > -4096) {
+		const char *name = strerrorname_np((int)-ret);
+
+		snprintf(dst, len, "-1 %s (%s)", name ? name : "E?", strerror((int)-ret));
+	} else {
+		snprintf(dst, len, "%lld", ret);
+	}
+}
+
+static void emit(const struct iocap_event *ev, const char *call, const char *res)
+{
+	char *text;
+
+	if (asprintf(&text, "%u %llu.%06llu %s = %s <%.6f>\n", ev->tid, ev->ts / 1000000000ULL,
+		     ev->ts % 1000000000ULL / 1000, call, res, (ev->te - ev->ts) / 1e9) < 0)
+		die("out of memory");
+	hpush(ev->ts, text);
+}
+
+static const char *open_flags(unsigned long long fl, char *buf, size_t len)
+{
+	static const struct { unsigned long long bit; const char *name; } bits[] = {
+		{ O_CREAT, "O_CREAT" }, { O_EXCL, "O_EXCL" }, { O_NOCTTY, "O_NOCTTY" },
+		{ O_TRUNC, "O_TRUNC" }, { O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" },
+		{ O_SYNC & ~O_DSYNC, "O_SYNC" }, { O_DSYNC, "O_DSYNC" }, { O_DIRECT, "O_DIRECT" },
+		{ O_NOFOLLOW, "O_NOFOLLOW" }, { O_NOATIME, "O_NOATIME" }, { O_CLOEXEC, "O_CLOEXEC" },
+		{ O_PATH, "O_PATH" }, { O_TMPFILE & ~O_DIRECTORY, "O_TMPFILE" }, { O_DIRECTORY, "O_DIRECTORY" },
+	};
+	size_t n;
+	unsigned i;
+
+	n = snprintf(buf, len, "%s", (fl & O_ACCMODE) == O_WRONLY ? "O_WRONLY" :
+		     (fl & O_ACCMODE) == O_RDWR ? "O_RDWR" : "O_RDONLY");
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (fl & bits[i].bit)
+			n += snprintf(buf + n, n < len ? len - n : 0, "|%s", bits[i].name);
+	return buf;
+}
+
+/* @ev's path argument made absolute: against its dirfd's directory or the cwd. */
+static void abs_path(const struct iocap_event *ev, const char *path, long long dirfd,
+		     const struct iocap_file *dir, char *outp, size_t len)
+{
+	const struct fent *e = NULL;
+
+	if (path[0] != '/' && dirfd != AT_FDCWD && dirfd >= 0)
+		e = path_of(ev->tgid, dirfd, dir);
+	join(e ? e->path : cwd_of(ev->tgid), path, outp, len);
+}
+
+/* ------------------------------------------------------------------ */
+/* libaio: iocbs waiting for their io_event                            */
+/* ------------------------------------------------------------------ */
+
+struct aio {
+	unsigned long long ctx, obj;	/* obj 0: free */
+	struct iocap_event ev;
+};
+static struct aio *aios;
+static size_t acap = 1 << 16, acount;
+static unsigned long long aio_no_pair, aio_table_full, aio_unmapped;
+
+static struct aio *aslot(unsigned long long ctx, unsigned long long obj, int add)
+{
+	size_t i = (size_t)((obj ^ ctx * 31) * 0x9e3779b97f4a7c15ULL >> 20) & (acap - 1);
+	size_t k;
+
+	for (k = 0; k < acap; k++, i = (i + 1) & (acap - 1)) {
+		if (aios[i].obj == obj && aios[i].ctx == ctx)
+			return &aios[i];
+		if (!aios[i].obj)
+			return add ? &aios[i] : NULL;
+	}
+	return NULL;
+}
+
+static void aio_forget(struct aio *a)
+{
+	/* backward-shift deletion keeps the probe chains intact */
+	size_t i = a - aios, j = i;
+
+	aios[i].obj = 0;
+	acount--;
+	for (;;) {
+		size_t h;
+
+		j = (j + 1) & (acap - 1);
+		if (!aios[j].obj)
+			return;
+		h = (size_t)((aios[j].obj ^ aios[j].ctx * 31) * 0x9e3779b97f4a7c15ULL >> 20) & (acap - 1);
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			aios[i] = aios[j];
+			aios[j].obj = 0;
+			i = j;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+
+static unsigned long long nevents, uring_nofile;
+
+static void data_call(const struct iocap_event *ev, int write, long long fd,
+		      const struct iocap_file *f, unsigned long long count, unsigned long long off)
+{
+	char call[PATH_MAX * 3], fdt[PATH_MAX * 2 + 64], res[128];
+
+	fdtext(fdt, sizeof(fdt), ev->tgid, fd, f);
+	snprintf(call, sizeof(call), "%s(%s, \"\"..., %llu, %llu)", write ? "pwrite64" : "pread64",
+		 fdt, count, off);
+	result(res, sizeof(res), ev->ret);
+	emit(ev, call, res);
+}
+
+static void fd_call(const struct iocap_event *ev, const char *name, const char *rest)
+{
+	char call[PATH_MAX * 3], fdt[PATH_MAX * 2 + 64], res[128];
+
+	fdtext(fdt, sizeof(fdt), ev->tgid, ev->fd, &ev->f);
+	snprintf(call, sizeof(call), "%s(%s%s)", name, fdt, rest);
+	result(res, sizeof(res), ev->ret);
+	emit(ev, call, res);
+}
+
+static void on_syscall(const struct iocap_event *ev)
+{
+	char call[PATH_MAX * 9], p1[PATH_MAX], p2[PATH_MAX], q1[PATH_MAX * 4],
+	     q2[PATH_MAX * 4], res[PATH_MAX * 4 + 128], rest[256], fl[256];
+	const struct iocap_file *f = &ev->f;
+	int ok = ev->ret >= 0;
+
+	switch (ev->op) {
+	case IOC_READ: case IOC_READV:
+		data_call(ev, 0, ev->fd, f, ev->a[1], f->pos);
+		return;
+	case IOC_WRITE: case IOC_WRITEV:
+		data_call(ev, 1, ev->fd, f, ev->a[1], (f->flags & O_APPEND) ? (unsigned long long)f->size
+								     : (unsigned long long)f->pos);
+		return;
+	case IOC_PREAD: case IOC_PWRITE:
+		data_call(ev, ev->op == IOC_PWRITE, ev->fd, f, ev->a[1], ev->a[2]);
+		return;
+	case IOC_PREADV: case IOC_PWRITEV:
+		/* preadv2/pwritev2 with offset -1 use the file position */
+		data_call(ev, ev->op == IOC_PWRITEV, ev->fd, f, ev->a[1],
+			  (long long)ev->a[2] == -1 ? (unsigned long long)f->pos : ev->a[2]);
+		return;
+	case IOC_FSYNC:
+		fd_call(ev, "fsync", "");
+		return;
+	case IOC_FDATASYNC:
+		fd_call(ev, "fdatasync", "");
+		return;
+	case IOC_SYNCFS:
+		fd_call(ev, "syncfs", "");
+		return;
+	case IOC_SYNC_FILE_RANGE:
+		snprintf(rest, sizeof(rest), ", %lld, %lld, %llu", (long long)ev->a[0],
+			 (long long)ev->a[1], ev->a[2]);
+		fd_call(ev, "sync_file_range", rest);
+		return;
+	case IOC_CLOSE:
+		fd_call(ev, "close", "");
+		return;
+	case IOC_FTRUNCATE:
+		snprintf(rest, sizeof(rest), ", %lld", (long long)ev->a[0]);
+		fd_call(ev, "ftruncate", rest);
+		return;
+	case IOC_FALLOCATE: {
+		static const char *const modes[] = { "FALLOC_FL_KEEP_SIZE", "FALLOC_FL_PUNCH_HOLE",
+			"FALLOC_FL_NO_HIDE_STALE", "FALLOC_FL_COLLAPSE_RANGE", "FALLOC_FL_ZERO_RANGE",
+			"FALLOC_FL_INSERT_RANGE", "FALLOC_FL_UNSHARE_RANGE" };
+		size_t n = 0;
+		unsigned i;
+
+		fl[0] = '\0';
+		for (i = 0; i < 7; i++)
+			if (ev->a[0] & (1u << i))
+				n += snprintf(fl + n, sizeof(fl) - n, "%s%s", n ? "|" : "", modes[i]);
+		snprintf(rest, sizeof(rest), ", %s, %lld, %lld", n ? fl : "0", (long long)ev->a[1],
+			 (long long)ev->a[2]);
+		fd_call(ev, "fallocate", rest);
+		return;
+	}
+	case IOC_LSEEK:
+		snprintf(rest, sizeof(rest), ", %lld, %s", (long long)ev->a[0],
+			 ev->a[1] == SEEK_SET ? "SEEK_SET" : ev->a[1] == SEEK_CUR ? "SEEK_CUR" :
+			 ev->a[1] == SEEK_END ? "SEEK_END" : "SEEK_DATA");
+		fd_call(ev, "lseek", rest);
+		return;
+	case IOC_FCHDIR:
+		if (ok) {
+			const struct fent *e = path_of(ev->tgid, ev->fd, f);
+
+			if (e)
+				set_cwd(ev->tgid, e->path);
+		}
+		fd_call(ev, "fchdir", "");
+		return;
+	case IOC_COPY_FILE_RANGE:
+		fd_call(ev, "copy_file_range", ", NULL, -1, NULL, 0, 0");
+		return;
+	case IOC_SENDFILE:
+		fd_call(ev, "sendfile", ", -1, NULL, 0");
+		return;
+	case IOC_DUP: case IOC_DUP2: case IOC_DUP3: case IOC_FCNTL: {
+		char old[PATH_MAX * 2 + 64], nfd[PATH_MAX * 2 + 64];
+
+		if (ev->op == IOC_FCNTL && ev->a[0] != F_DUPFD && ev->a[0] != F_DUPFD_CLOEXEC)
+			return;		/* locks and flags: nothing the trace holds */
+		/* the new descriptor's file is the old one's: f holds it (the result's) */
+		fdtext(old, sizeof(old), ev->tgid, ev->fd, f);
+		if (ok)
+			fdtext(nfd, sizeof(nfd), ev->tgid, ev->ret, f);
+		else
+			result(nfd, sizeof(nfd), ev->ret);
+		if (ev->op == IOC_FCNTL)
+			snprintf(call, sizeof(call), "fcntl(%s, %s, %llu)", old,
+				 ev->a[0] == F_DUPFD ? "F_DUPFD" : "F_DUPFD_CLOEXEC", ev->a[1]);
+		else if (ev->op == IOC_DUP)
+			snprintf(call, sizeof(call), "dup(%s)", old);
+		else
+			snprintf(call, sizeof(call), "%s(%s, %lld)", ev->op == IOC_DUP2 ? "dup2" : "dup3",
+				 old, (long long)ev->a[0]);
+		emit(ev, call, nfd);
+		return;
+	}
+	case IOC_OPEN: case IOC_CREAT: case IOC_OPENAT: case IOC_OPENAT2: {
+		unsigned long long flags = ev->op == IOC_CREAT ? O_CREAT | O_WRONLY | O_TRUNC :
+			(ev->op == IOC_OPEN ? ev->a[0] : ev->a[0]);
+		long long dirfd = ev->op == IOC_OPEN || ev->op == IOC_CREAT ? AT_FDCWD : ev->fd;
+
+		abs_path(ev, ev->path, dirfd, &ev->dir, p1, sizeof(p1));
+		quote(q1, sizeof(q1), p1);
+		if (ok && (S_ISREG(f->mode) || S_ISDIR(f->mode))) {
+			fput(kdev(f->dev), f->ino, p1, 0);
+			snprintf(res, sizeof(res), "%lld<%s>", ev->ret, q1);
+		} else if (ok) {
+			snprintf(res, sizeof(res), "%lld<other:[%llu]>", ev->ret, f->ino);
+		} else {
+			result(res, sizeof(res), ev->ret);
+		}
+		snprintf(call, sizeof(call), "openat(AT_FDCWD, \"%s\", %s)", q1,
+			 open_flags(flags, fl, sizeof(fl)));
+		emit(ev, call, res);
+		return;
+	}
+	case IOC_TRUNCATE: case IOC_UNLINK: case IOC_UNLINKAT: case IOC_MKDIR: case IOC_MKDIRAT:
+	case IOC_RMDIR: case IOC_CHDIR: {
+		int at = ev->op == IOC_UNLINKAT || ev->op == IOC_MKDIRAT;
+		int rmdir = ev->op == IOC_RMDIR || (ev->op == IOC_UNLINKAT && (ev->a[0] & AT_REMOVEDIR));
+
+		abs_path(ev, ev->path, at ? ev->fd : AT_FDCWD, &ev->dir, p1, sizeof(p1));
+		quote(q1, sizeof(q1), p1);
+		if (ev->op == IOC_TRUNCATE)
+			snprintf(call, sizeof(call), "truncate(\"%s\", %lld)", q1, (long long)ev->a[0]);
+		else if (ev->op == IOC_MKDIR || ev->op == IOC_MKDIRAT)
+			snprintf(call, sizeof(call), "mkdir(\"%s\", 0700)", q1);
+		else if (ev->op == IOC_CHDIR)
+			snprintf(call, sizeof(call), "chdir(\"%s\")", q1);
+		else
+			snprintf(call, sizeof(call), "%s(\"%s\")", rmdir ? "rmdir" : "unlink", q1);
+		if (ok && ev->op == IOC_CHDIR)
+			set_cwd(ev->tgid, p1);
+		if (ok && (ev->op == IOC_UNLINK || ev->op == IOC_UNLINKAT || ev->op == IOC_RMDIR))
+			frename(p1, NULL);
+		result(res, sizeof(res), ev->ret);
+		emit(ev, call, res);
+		return;
+	}
+	case IOC_RENAME: case IOC_RENAMEAT: case IOC_RENAMEAT2: {
+		int at = ev->op != IOC_RENAME;
+
+		abs_path(ev, ev->path, at ? ev->fd : AT_FDCWD, &ev->dir, p1, sizeof(p1));
+		abs_path(ev, ev->path2, at ? ev->fd2 : AT_FDCWD, &ev->dir2, p2, sizeof(p2));
+		quote(q1, sizeof(q1), p1);
+		quote(q2, sizeof(q2), p2);
+		if (ok && !(ev->a[0] & 2 /* RENAME_EXCHANGE */)) {
+			frename(p2, NULL);
+			frename(p1, p2);
+		}
+		snprintf(call, sizeof(call), "renameat2(AT_FDCWD, \"%s\", AT_FDCWD, \"%s\", %s)", q1, q2,
+			 ev->a[0] & 2 ? "RENAME_EXCHANGE" : ev->a[0] & 1 ? "RENAME_NOREPLACE" : "0");
+		result(res, sizeof(res), ev->ret);
+		emit(ev, call, res);
+		return;
+	}
+	case IOC_CLONE: case IOC_CLONE3: {
+		unsigned long long cf = ev->a[0];
+
+		snprintf(call, sizeof(call), "clone3({flags=%s%s%s%s0}, 88)",
+			 cf & 0x100 ? "CLONE_VM|" : "", cf & 0x200 ? "CLONE_FS|" : "",
+			 cf & 0x400 ? "CLONE_FILES|" : "", cf & 0x10000 ? "CLONE_THREAD|" : "");
+		result(res, sizeof(res), ev->ret);
+		emit(ev, call, res);
+		return;
+	}
+	}
+}
+
+static void on_uring(const struct iocap_event *ev)
+{
+	/* a registered file gets a descriptor number no real one has */
+	long long fd = ev->fixed ? (1LL << 30) + ev->fd : ev->fd;
+	char rest[128];
+
+	if (!ev->f.mode) {
+		uring_nofile++;
+		return;
+	}
+	switch (ev->op) {
+	case 1: case 4: case 22:	/* IORING_OP_READV, READ_FIXED, READ */
+		data_call(ev, 0, fd, &ev->f, ev->a[0], ev->a[1]);
+		return;
+	case 2: case 5: case 23:	/* IORING_OP_WRITEV, WRITE_FIXED, WRITE */
+		data_call(ev, 1, fd, &ev->f, ev->a[0], ev->a[1]);
+		return;
+	case 3: {			/* IORING_OP_FSYNC: IORING_FSYNC_DATASYNC is bit 0 */
+		struct iocap_event e = *ev;
+
+		e.fd = fd;
+		fd_call(&e, ev->a[2] & 1 ? "fdatasync" : "fsync", "");
+		return;
+	}
+	case 8: {			/* IORING_OP_SYNC_FILE_RANGE */
+		struct iocap_event e = *ev;
+
+		e.fd = fd;
+		snprintf(rest, sizeof(rest), ", %llu, %llu, %llu", ev->a[1], ev->a[0], ev->a[2]);
+		fd_call(&e, "sync_file_range", rest);
+		return;
+	}
+	}
+}
+
+static void on_aio_submit(const struct iocap_event *ev)
+{
+	struct aio *a = aslot(ev->a[3], ev->a[2], 1);
+
+	if (!a || acount * 4 >= acap * 3) {
+		aio_table_full++;
+		return;
+	}
+	if (!a->obj)
+		acount++;
+	a->ctx = ev->a[3];
+	a->obj = ev->a[2];
+	a->ev = *ev;
+	/* the path now: the descriptor may be closed before the completion */
+	path_of(ev->tgid, ev->fd, &ev->f);
+}
+
+static void on_aio_done(const struct iocap_event *ev)
+{
+	struct aio *a = aslot(ev->a[3], ev->a[2], 0);
+	struct iocap_event e;
+
+	if (!a) {
+		aio_no_pair++;
+		return;
+	}
+	e = a->ev;
+	e.te = ev->te;
+	e.ret = ev->ret;
+	aio_forget(a);
+	switch (e.op) {
+	case 0: case 7:		/* IOCB_CMD_PREAD, PREADV */
+		data_call(&e, 0, e.fd, &e.f, e.a[0], e.a[1]);
+		break;
+	case 1: case 8:		/* IOCB_CMD_PWRITE, PWRITEV */
+		data_call(&e, 1, e.fd, &e.f, e.a[0], e.a[1]);
+		break;
+	case 2:			/* IOCB_CMD_FSYNC */
+		fd_call(&e, "fsync", "");
+		break;
+	case 3:			/* IOCB_CMD_FDSYNC */
+		fd_call(&e, "fdatasync", "");
+		break;
+	default:
+		aio_unmapped++;
+	}
+}
+
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	const struct iocap_event *ev = data;
+
+	(void)ctx;
+	if (len < sizeof(*ev))
+		return 0;
+	nevents++;
+	if (ev->te > latest)
+		latest = ev->te;
+	switch (ev->kind) {
+	case IOC_EV_SYSCALL:
+		on_syscall(ev);
+		break;
+	case IOC_EV_URING:
+		on_uring(ev);
+		break;
+	case IOC_EV_AIO_SUBMIT:
+		on_aio_submit(ev);
+		break;
+	case IOC_EV_AIO_DONE:
+		on_aio_done(ev);
+		break;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Set-up                                                              */
+/* ------------------------------------------------------------------ */
+
+static const struct { long nr; unsigned op; } sysops[] = {
+	{ SYS_read, IOC_READ }, { SYS_write, IOC_WRITE },
+	{ SYS_pread64, IOC_PREAD }, { SYS_pwrite64, IOC_PWRITE },
+	{ SYS_readv, IOC_READV }, { SYS_writev, IOC_WRITEV },
+	{ SYS_preadv, IOC_PREADV }, { SYS_pwritev, IOC_PWRITEV },
+	{ SYS_preadv2, IOC_PREADV }, { SYS_pwritev2, IOC_PWRITEV },
+	{ SYS_fsync, IOC_FSYNC }, { SYS_fdatasync, IOC_FDATASYNC },
+	{ SYS_sync_file_range, IOC_SYNC_FILE_RANGE }, { SYS_syncfs, IOC_SYNCFS },
+#ifdef SYS_open
+	{ SYS_open, IOC_OPEN }, { SYS_creat, IOC_CREAT }, { SYS_unlink, IOC_UNLINK },
+	{ SYS_rename, IOC_RENAME }, { SYS_mkdir, IOC_MKDIR }, { SYS_rmdir, IOC_RMDIR },
+	{ SYS_dup2, IOC_DUP2 },
+#endif
+	{ SYS_openat, IOC_OPENAT }, { SYS_openat2, IOC_OPENAT2 }, { SYS_close, IOC_CLOSE },
+	{ SYS_dup, IOC_DUP }, { SYS_dup3, IOC_DUP3 }, { SYS_fcntl, IOC_FCNTL },
+	{ SYS_lseek, IOC_LSEEK }, { SYS_ftruncate, IOC_FTRUNCATE }, { SYS_truncate, IOC_TRUNCATE },
+	{ SYS_fallocate, IOC_FALLOCATE }, { SYS_unlinkat, IOC_UNLINKAT },
+	{ SYS_renameat, IOC_RENAMEAT }, { SYS_renameat2, IOC_RENAMEAT2 },
+	{ SYS_mkdirat, IOC_MKDIRAT }, { SYS_chdir, IOC_CHDIR }, { SYS_fchdir, IOC_FCHDIR },
+	{ SYS_clone, IOC_CLONE }, { SYS_clone3, IOC_CLONE3 },
+	{ SYS_io_submit, IOC_IO_SUBMIT }, { SYS_io_getevents, IOC_IO_GETEVENTS },
+	{ SYS_io_pgetevents, IOC_IO_GETEVENTS },
+	{ SYS_copy_file_range, IOC_COPY_FILE_RANGE }, { SYS_sendfile, IOC_SENDFILE },
+};
+
+/* A zombie is not alive: its parent may be waiting for the capture to end. */
+static int alive(unsigned pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* @pid's descendants (processes), from /proc's children lists. */
+static void add_children(struct iocap_bpf *skel, unsigned pid, int depth)
+{
+	char path[320], buf[4096];
+	struct dirent *d;
+	DIR *dp;
+
+	if (depth > 16)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dp = opendir(path);
+	if (!dp)
+		return;
+	while ((d = readdir(dp))) {
+		FILE *f;
+		char *tok, *save;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%s/children", pid, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f))
+			for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+				unsigned c = (unsigned)atoi(tok);
+				__u8 one = 1;
+
+				bpf_map__update_elem(skel->maps.targets, &c, sizeof(c), &one, sizeof(one),
+						     BPF_ANY);
+				scan_fds(c);
+				add_children(skel, c, depth + 1);
+			}
+		fclose(f);
+	}
+	closedir(dp);
+}
+
+/* Whether any traced process lives; the dead ones leave the table. */
+static int any_target_alive(struct iocap_bpf *skel)
+{
+	unsigned key, next, *prev = NULL, dead[256], ndead = 0, i;
+	int any = 0;
+
+	while (!bpf_map__get_next_key(skel->maps.targets, prev, &next, sizeof(next))) {
+		if (alive(next))
+			any = 1;
+		else if (ndead < 256)
+			dead[ndead++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (i = 0; i < ndead; i++)
+		bpf_map__delete_elem(skel->maps.targets, &dead[i], sizeof(dead[i]), 0);
+	return any;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("IOCAP_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: iocap -p PID [-p PID]... | --cgroup DIR  [-o FILE] [--stats FILE]\n"
+"             [--duration SECONDS] [--ready FILE] [--no-children] [--btf FILE]\n"
+"\n"
+"Captures the file I/O of the processes PID (their threads, and the children\n"
+"they have or fork unless --no-children) or of every process of the cgroup\n"
+"DIR (a cgroup v2 directory), with eBPF, until SIGINT or SIGTERM, --duration,\n"
+"or the end of the processes. Writes it in strace's -f -ttt -yy -T form to\n"
+"FILE (default: standard output): system calls, io_uring requests and libaio\n"
+"iocbs, each with its file, offset, length and result. --stats FILE gets what\n"
+"it could not see, one 'name count' line each. --btf FILE: the kernel's BTF\n"
+"from FILE instead of /sys/kernel/btf/vmlinux. Needs root (CAP_BPF and\n"
+"CAP_PERFMON). scripts/dbcapture.py --tracer bpf runs it.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' }, { "cgroup", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' }, { "stats", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' }, { "ready", required_argument, NULL, 'r' },
+		{ "no-children", no_argument, NULL, 'n' }, { "btf", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' }, { 0 },
+	};
+	const char *cgroup = NULL, *outpath = NULL, *stats = NULL, *ready = NULL, *btf = NULL;
+	unsigned pids[64], npids = 0, i;
+	double duration = 0;
+	int children = 1, c, err;
+	struct iocap_bpf *skel;
+	struct ring_buffer *rb;
+	struct timespec t0, now;
+	struct rusage ru;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "p:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v <= 0 || v > INT_MAX)
+				die("--pid '%s': not a process id", optarg);
+			if (npids == 64)
+				die("--pid: at most 64");
+			pids[npids++] = (unsigned)v;
+			break;
+		}
+		case 'c': cgroup = optarg; break;
+		case 'o': outpath = optarg; break;
+		case 's': stats = optarg; break;
+		case 'r': ready = optarg; break;
+		case 'b': btf = optarg; break;
+		case 'n': children = 0; break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (*end || !(duration > 0))
+				die("--duration '%s': not a positive number of seconds", optarg);
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		die("unexpected argument '%s' (see iocap --help)", argv[optind]);
+	if (!npids == !cgroup)
+		die("give the processes to capture: -p PID (repeatable) or --cgroup DIR");
+	for (i = 0; i < npids; i++)
+		if (!alive(pids[i]))
+			die("--pid %u: no such process", pids[i]);
+	if (btf && access(btf, R_OK))
+		die("--btf %s: %s (the kernel's BTF is needed to read its structures)", btf,
+		    strerror(errno));
+	if (!btf && access("/sys/kernel/btf/vmlinux", R_OK))
+		die("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): the BPF capture needs "
+		    "CONFIG_DEBUG_INFO_BTF; use dbcapture.py --tracer strace", strerror(errno));
+
+	libbpf_set_print(libbpf_quiet);
+	{
+		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
+
+		skel = iocap_bpf__open_opts(&oo);
+	}
+	if (!skel)
+		die("cannot open the BPF program: %s", strerror(errno));
+	if (cgroup) {
+		struct stat st;
+
+		if (stat(cgroup, &st) || !S_ISDIR(st.st_mode))
+			die("--cgroup %s: not a cgroup directory", cgroup);
+		skel->rodata->target_cgroup = st.st_ino;	/* cgroup v2: the id is the inode */
+	}
+	skel->rodata->follow_children = children;
+	err = iocap_bpf__load(skel);
+	if (err) {
+		if (err == -EPERM || errno == EPERM)
+			die("loading the BPF program: permission denied (run as root, or with "
+			    "CAP_BPF and CAP_PERFMON)");
+		die("loading the BPF program: %s", strerror(-err));
+	}
+	for (i = 0; i < sizeof(sysops) / sizeof(sysops[0]); i++) {
+		unsigned nr = (unsigned)sysops[i].nr, op = sysops[i].op;
+
+		if (nr < IOCAP_MAX_NR)
+			bpf_map__update_elem(skel->maps.sysops, &nr, sizeof(nr), &op, sizeof(op), BPF_ANY);
+	}
+	for (i = 0; i < npids; i++) {
+		__u8 one = 1;
+
+		bpf_map__update_elem(skel->maps.targets, &pids[i], sizeof(pids[i]), &one, sizeof(one),
+				     BPF_ANY);
+		scan_fds(pids[i]);
+		cwd_of(pids[i]);
+		if (children)
+			add_children(skel, pids[i], 0);
+	}
+	aios = xmalloc(acap * sizeof(*aios));
+	out = outpath ? fopen(outpath, "w") : stdout;
+	if (!out)
+		die("-o %s: %s", outpath, strerror(errno));
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
+	if (!rb)
+		die("cannot set up the ring buffer: %s", strerror(errno));
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	err = iocap_bpf__attach(skel);
+	if (err)
+		die("attaching to the tracepoints: %s", strerror(-err));
+	if (ready) {
+		FILE *f = fopen(ready, "w");
+
+		if (!f)
+			die("--ready %s: %s", ready, strerror(errno));
+		fclose(f);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!stop) {
+		err = ring_buffer__poll(rb, 100);
+		if (err < 0 && err != -EINTR)
+			break;
+		flush_lines(0);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (duration && (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
+			break;
+		if (!cgroup && !any_target_alive(skel))
+			break;
+	}
+	/* detach first, then drain what is in the ring */
+	iocap_bpf__detach(skel);
+	ring_buffer__consume(rb);
+	flush_lines(1);
+	if (fflush(out) || ferror(out))
+		die("-o %s: write error: %s", outpath ? outpath : "-", strerror(errno));
+	if (stats) {
+		FILE *f = fopen(stats, "w");
+		unsigned long long v[IOC_ST_NR] = { 0 }, left = 0;
+		__u64 key = 0, next, *prev = NULL;
+
+		if (!f)
+			die("--stats %s: %s", stats, strerror(errno));
+		for (i = 0; i < IOC_ST_NR; i++)
+			bpf_map__lookup_elem(skel->maps.stats, &i, sizeof(i), &v[i], sizeof(v[i]), 0);
+		while (!bpf_map__get_next_key(skel->maps.urings, prev, &next, sizeof(next))) {
+			left++;
+			key = next;
+			prev = &key;
+		}
+		fprintf(f, "events %llu\n", nevents);
+		fprintf(f, "ringbuf_full %llu\n", v[IOC_ST_RINGBUF_FULL]);
+		fprintf(f, "inflight_no_slot %llu\n", v[IOC_ST_INFLIGHT_NO_SLOT]);
+		fprintf(f, "uring_no_slot %llu\n", v[IOC_ST_URING_NO_SLOT]);
+		fprintf(f, "aio_no_slot %llu\n", v[IOC_ST_AIO_NO_SLOT] + aio_table_full);
+		fprintf(f, "aio_cut %llu\n", v[IOC_ST_AIO_CUT]);
+		fprintf(f, "aio_unmapped %llu\n", aio_unmapped);
+		fprintf(f, "unresolved %llu\n", unresolved);
+		fprintf(f, "uring_nofile %llu\n", uring_nofile);
+		for (i = 0; i < 256; i++) {
+			__u64 n = 0;
+
+			bpf_map__lookup_elem(skel->maps.uring_unmapped, &i, sizeof(i), &n, sizeof(n), 0);
+			if (n)
+				fprintf(f, "uring_unmapped %u %llu\n", i, (unsigned long long)n);
+		}
+		/* in flight when the capture stopped: the capture's edge, not a hole */
+		fprintf(f, "uring_in_flight_at_end %llu\n", left);
+		fprintf(f, "aio_in_flight_at_end %llu\n", (unsigned long long)acount);
+		fprintf(f, "aio_done_without_submit %llu\n", aio_no_pair);
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(f, "cpu_user_s %.3f\ncpu_sys_s %.3f\n",
+			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+			ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+		fclose(f);
+	}
+	ring_buffer__free(rb);
+	iocap_bpf__destroy(skel);
+	if (outpath)
+		fclose(out);
+	return 0;
+}
