@@ -1456,8 +1456,10 @@ class Watcher:
                     tasks.append((int(d), int(tid)))
         return tasks
 
-    def sample(self, tracer: int) -> int:
-        tasks = self.traced_by(tracer)
+    def sample(self, tracer: int = 0, roots: Optional[List[int]] = None) -> int:
+        """The tasks traced by strace process @tracer, or @roots' threads and
+        their descendants' (the BPF capture)."""
+        tasks = self.traced_by(tracer) if roots is None else tasks_of(roots)
         for pid, tid in tasks:
             lab = task_label(pid, tid)
             ent = self.info.setdefault(tid, {})
@@ -1469,6 +1471,110 @@ class Watcher:
                 except OSError:
                     pass
         return len(tasks)
+
+
+def tasks_of(pids: List[int]) -> List[tuple]:
+    """(pid, tid) of every thread of @pids and of their descendants."""
+    out = []
+    for pid in list(pids) + descendants(pids):
+        try:
+            out += [(pid, int(t)) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            pass
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The BPF capture (build/iocap, tools/iocap)
+# ---------------------------------------------------------------------------
+
+IOCAP = os.environ.get("IOCAP") or os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "build", "iocap")
+URING_OPS = {6: "POLL_ADD", 7: "POLL_REMOVE", 9: "SENDMSG", 10: "RECVMSG", 11: "TIMEOUT",
+             13: "ACCEPT", 16: "CONNECT", 17: "FALLOCATE", 18: "OPENAT", 19: "CLOSE",
+             21: "STATX", 24: "FADVISE", 25: "MADVISE", 26: "SEND", 27: "RECV",
+             28: "OPENAT2", 30: "SPLICE", 35: "RENAMEAT", 36: "UNLINKAT", 37: "MKDIRAT",
+             40: "MSG_RING", 46: "URING_CMD", 48: "SENDMSG_ZC", 49: "READ_MULTISHOT"}
+# What iocap could not see (its --stats): each a class of lost I/O
+BPF_LOST = {
+    "ringbuf_full": "events lost by the BPF capture: its ring buffer was full",
+    "inflight_no_slot": "system calls not captured: the BPF table of calls in flight was full",
+    "uring_no_slot": "io_uring requests not captured: the BPF table of requests in flight "
+                     "was full",
+    "aio_no_slot": "libaio requests not captured: the table of requests in flight was full",
+    "aio_cut": "io_submit calls of more than 64 iocbs: those past the 64th not captured",
+    "aio_unmapped": "libaio requests of an opcode the trace has no operation for",
+    "unresolved": "calls on descriptors whose file the BPF capture could not name",
+    "uring_nofile": "io_uring requests without a file",
+}
+# The capture's edges: notes only, as strace's unfinished calls are
+BPF_EDGE = {
+    "uring_in_flight_at_end": "io_uring requests still in flight when the capture stopped",
+    "aio_in_flight_at_end": "libaio requests still in flight when the capture stopped",
+    "aio_done_without_submit": "libaio completions of requests submitted before the capture",
+}
+
+
+def bpf_unusable() -> Optional[str]:
+    """Why the BPF capture cannot run here, or None."""
+    if not os.access(IOCAP, os.X_OK):
+        return f"{IOCAP} is not built (make builds it where the kernel has BTF)"
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        return "this kernel has no BTF (/sys/kernel/btf/vmlinux)"
+    if os.geteuid() != 0:
+        return "not root (the BPF capture needs CAP_BPF and CAP_PERFMON)"
+    return None
+
+
+def pick_tracer(a) -> str:
+    if a.tracer == "strace":
+        return "strace"
+    why = bpf_unusable()
+    if why is None:
+        return "bpf"
+    if a.tracer == "bpf":
+        raise Error(f"--tracer bpf: {why}")
+    if not a.quiet:
+        print(f"{PROG}: note: capturing with strace, not BPF: {why}", file=sys.stderr)
+    return "strace"
+
+
+def read_stats(path: str) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    try:
+        with open(path) as f:
+            for ln in f:
+                tok = ln.split()
+                if len(tok) == 3 and tok[0] == "uring_unmapped":
+                    out[f"uring_op_{tok[1]}"] = int(tok[2])
+                elif len(tok) == 2:
+                    out[tok[0]] = int(float(tok[1])) if tok[0].startswith("cpu") else int(tok[1])
+    except (OSError, ValueError) as e:
+        raise Error(f"cannot read the BPF capture's statistics {path}: {e}")
+    return out
+
+
+def bpf_losses(conv, st: Dict[str, int]):
+    for k, why in BPF_LOST.items():
+        if st.get(k):
+            conv.lost(why, st[k])
+    for k, v in st.items():
+        if k.startswith("uring_op_") and v:
+            op = int(k[9:])
+            conv.lost(f"io_uring requests IORING_OP_{URING_OPS.get(op, op)} (no operation of the "
+                      "trace for them)", v)
+    for k, why in BPF_EDGE.items():
+        if st.get(k):
+            conv.dropped.add(why, st[k])
+
+
+def iocap_args(pids: List[int], out: str, stats: str, ready: str, children: bool) -> List[str]:
+    argv = [IOCAP]
+    for pid in pids:
+        argv += ["-p", str(pid)]
+    if not children:
+        argv.append("--no-children")
+    return argv + ["-o", out, "--stats", stats, "--ready", ready]
 
 
 # ---------------------------------------------------------------------------
@@ -1524,7 +1630,7 @@ def compose_source(a, db, capture: str) -> str:
 
 
 def convert_file(a, db, strace_out, listing, procinfo, capture, cwd, name=None,
-                 root_name=None) -> dict:
+                 root_name=None, tracer_stats=None) -> dict:
     conv = Converter(db, a.datadir, listing=listing, procinfo=procinfo, cwd=cwd,
                      outside=a.outside, outside_prefix=a.outside_prefix,
                      name=name or strace_out)
@@ -1544,6 +1650,8 @@ def convert_file(a, db, strace_out, listing, procinfo, capture, cwd, name=None,
         except (OSError, EOFError) as e:
             raise Error(f"{name or strace_out}: cannot read: {e}")
     conv.finish()
+    if tracer_stats:
+        bpf_losses(conv, tracer_stats)
     if conv.nrec == 0:
         raise Error(f"{name or strace_out}: no file I/O of the data directory {conv.datadir} "
                     "in the capture (wrong --datadir?)")
@@ -1702,8 +1810,10 @@ def cmd_attach(a) -> int:
     a.datadir = os.path.realpath(a.datadir)
     if a.duration is not None and a.duration <= 0:
         raise Error("--duration: must be a positive number of seconds")
-    st = strace_binary(a)
-    pids = list(dict.fromkeys(a.pid))
+    tracer = pick_tracer(a)
+    st = strace_binary(a) if tracer == "strace" else None
+    roots = list(dict.fromkeys(a.pid))
+    pids = list(roots)
     if not a.no_children:
         pids += descendants(pids)
     work = tempfile.mkdtemp(prefix="dbcapture.")
@@ -1732,32 +1842,47 @@ def cmd_attach(a) -> int:
         lst = take_listing(a.datadir)
         with open(os.path.join(work, "listing"), "w", encoding="latin-1") as f:
             f.write("".join(ln + "\n" for ln in lst))
-        argv = strace_args(raw, False)
-        for pid in pids:
-            argv += ["-p", str(pid)]
-        shown = [x if x != raw else "strace.out" for x in argv]
-        argv[0] = st
+        if tracer == "bpf":
+            stats, ready = os.path.join(work, "iocap.stats"), os.path.join(work, "iocap.ready")
+            argv = iocap_args(roots, raw, stats, ready, not a.no_children)
+            shown = ["iocap"] + [x if x != raw else "strace.out" for x in argv[1:-4]]
+        else:
+            argv = strace_args(raw, False)
+            for pid in pids:
+                argv += ["-p", str(pid)]
+            shown = [x if x != raw else "strace.out" for x in argv]
+            argv[0] = st
         try:
-            p = subprocess.Popen(argv, start_new_session=True)
+            p = subprocess.Popen(argv, start_new_session=True,
+                                 stderr=subprocess.PIPE if tracer == "bpf" else None)
         except OSError as e:
-            raise Error(f"cannot start strace: {e.strerror}")
+            raise Error(f"cannot start {argv[0]}: {e.strerror}")
         t_start = time.monotonic()
-        # attached when every task of the processes has strace as its tracer
-        want = set()
-        for pid in pids:
-            try:
-                want.update(int(t) for t in os.listdir(f"/proc/{pid}/task"))
-            except OSError:
-                pass
-        while p.poll() is None and time.monotonic() - t_start < 60 and not stop:
-            have = {tid for _, tid in w.traced_by(p.pid)}
-            if want <= have or not want:
-                break
-            time.sleep(0.05)
-        if p.poll() is not None:
-            raise Error(f"attach: strace exited with status {p.returncode} before attaching "
-                        "(permissions? ptrace_scope?)")
-        n = w.sample(p.pid)
+        if tracer == "bpf":
+            while p.poll() is None and not os.path.exists(ready) and not stop:
+                time.sleep(0.02)
+            if p.poll() is not None:
+                why = (p.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+                raise Error(f"attach: the BPF capture failed: {why}")
+        else:
+            # attached when every task of the processes has strace as its tracer
+            want = set()
+            for pid in pids:
+                try:
+                    want.update(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+                except OSError:
+                    pass
+            while p.poll() is None and time.monotonic() - t_start < 60 and not stop:
+                have = {tid for _, tid in w.traced_by(p.pid)}
+                if want <= have or not want:
+                    break
+                time.sleep(0.05)
+            if p.poll() is not None:
+                raise Error(f"attach: strace exited with status {p.returncode} before "
+                            "attaching (permissions? ptrace_scope?)")
+        sample = (lambda: w.sample(roots=roots)) if tracer == "bpf" else \
+            (lambda: w.sample(p.pid))
+        n = sample()
         if not a.quiet:
             print(f"{PROG}: attached to {len(pids)} process(es), {n} thread(s); capturing "
                   + (f"for {a.duration:g} s" if a.duration else "until SIGINT/SIGTERM"),
@@ -1770,22 +1895,27 @@ def cmd_attach(a) -> int:
             if a.duration and time.monotonic() - t_attached >= a.duration:
                 break
             time.sleep(0.2)
-            w.sample(p.pid)
+            sample()
         if p.poll() is None:
-            p.send_signal(signal.SIGINT)       # strace detaches and ends
+            p.send_signal(signal.SIGINT)       # the tracer detaches and ends
             try:
                 p.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-                raise Error("attach: strace did not detach within 60 s")
+                raise Error(f"attach: {shown[0]} did not detach within 60 s")
+        if tracer == "bpf" and p.returncode != 0:
+            why = (p.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+            raise Error(f"attach: the BPF capture failed: {why}")
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
         write_procinfo(os.path.join(work, "procinfo"), w.info)
         keep_files(a, work)
         capture = " ".join(shlex.quote(x) for x in shown)
         res = convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir),
-                           w.info, capture, None, name="strace output")
+                           w.info, capture, None,
+                           name="BPF capture" if tracer == "bpf" else "strace output",
+                           tracer_stats=read_stats(stats) if tracer == "bpf" else None)
     finally:
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
@@ -2074,6 +2204,7 @@ def parser(cmd: str) -> argparse.ArgumentParser:
         ap.add_argument("command", nargs=argparse.REMAINDER)
     if cmd == "attach":
         ap.add_argument("--pid", type=int, action="append")
+        ap.add_argument("--tracer", choices=("auto", "bpf", "strace"), default="auto")
         ap.add_argument("--duration", type=float)
         ap.add_argument("--no-children", action="store_true")
         ap.add_argument("--ready")

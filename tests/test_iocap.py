@@ -1,0 +1,186 @@
+"""The BPF capture (tools/iocap, build/iocap) through scripts/dbcapture.py
+attach --tracer bpf, against truth nobody here wrote: fio's own engines
+(psync, libaio, io_uring, io_uring with registered files) do known I/O and
+log it with write_iolog; the trace must hold the same reads and writes (file,
+offset, length, count) and the same syncs. Each trace is then replayed by the
+dbreplay engine, every record. Bad input gets one line, and no BPF program is
+left attached after any run (bpftool prog)."""
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DBR_ENGINE, FIO, REPO, run_fio
+
+TOOL = REPO / "scripts" / "dbcapture.py"
+IOCAP = REPO / "build" / "iocap"
+IS_ROOT = os.geteuid() == 0
+
+pytestmark = [pytest.mark.nosan,
+              pytest.mark.skipif(not IS_ROOT, reason="BPF needs root (CAP_BPF, CAP_PERFMON)"),
+              pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
+                                 reason="this kernel has no BTF: no BPF capture")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    if not IOCAP.exists():
+        pytest.fail("build/iocap is not built (make iocap)", pytrace=False)
+
+
+def attached_programs():
+    r = subprocess.run(["bpftool", "prog", "show"], capture_output=True, text=True, timeout=60)
+    return [ln for ln in r.stdout.splitlines() if " name iocap_" in ln]
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_attached():
+    yield
+    # the kernel frees a program shortly after its last descriptor closes
+    t0 = time.monotonic()
+    while attached_programs() and time.monotonic() - t0 < 10:
+        time.sleep(0.2)
+    assert attached_programs() == [], "a BPF program of iocap is still loaded"
+
+
+def tool(*args, timeout=300):
+    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def iolog_ops(path: Path, name: str):
+    """(reads and writes as (op, offset, length)) and the number of syncs that
+    fio's write_iolog (version 3: TIME FILE ACTION [OFFSET LENGTH]) logged."""
+    io, syncs = collections.Counter(), 0
+    for ln in path.read_text().splitlines()[1:]:
+        tok = ln.split()
+        if len(tok) < 3 or not tok[1].endswith(name):
+            continue
+        if tok[2] in ("read", "write"):
+            io[(tok[2], int(tok[3]), int(tok[4]))] += 1
+        elif tok[2] in ("sync", "datasync"):
+            syncs += 1
+    return io, syncs
+
+
+def trace_ops(path: Path, name: str):
+    files, io, syncs, n, page = {}, collections.Counter(), 0, 0, 1
+    qty = lambda q: int(q[1:]) * page if q.startswith("p") else int(q)  # noqa: E731
+    for ln in path.read_text().splitlines():
+        tok = ln.split()
+        if tok[0] == "pagesize":
+            page = int(tok[1])
+        elif tok[0] == "file":
+            files[tok[1]] = tok[5]
+        elif tok[0][0].isdigit():
+            n += 1
+            if files.get(tok[2]) != name:
+                continue
+            if tok[3] in ("read", "write"):
+                io[(tok[3], qty(tok[4]), qty(tok[5]))] += 1
+            elif tok[3] in ("fsync", "fdatasync"):
+                syncs += 1
+    return io, syncs, n
+
+
+FIO_RUNS = {
+    "psync": ["--ioengine=psync", "--fsync=16"],
+    "libaio": ["--ioengine=libaio", "--iodepth=16", "--direct=1", "--fsync=16"],
+    "io_uring": ["--ioengine=io_uring", "--iodepth=16", "--fsync=16"],
+    "io_uring-registerfiles": ["--ioengine=io_uring", "--iodepth=16", "--registerfiles=1",
+                               "--direct=1", "--fdatasync=16"],
+    # READ_FIXED/WRITE_FIXED. No syncs: fio leaves a fixed read's buf_index in
+    # the SQE slot an fsync reuses, and the kernel refuses that fsync at prep
+    # (EINVAL), while fio's iolog still lists it.
+    "io_uring-fixedbufs": ["--ioengine=io_uring", "--iodepth=16", "--registerfiles=1",
+                           "--fixedbufs=1", "--direct=1"],
+}
+
+
+@pytest.mark.parametrize("engine", sorted(FIO_RUNS))
+def test_fio_engine_captured_as_its_iolog(engine, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    target = data / "f"
+    with open(target, "wb") as f:          # laid out before: fio's own layout is not logged
+        f.write(os.urandom(4 << 20))
+    iolog = tmp_path / "fio.iolog"
+    ready = tmp_path / "ready"
+    job = [str(FIO), "--name=cap", f"--filename={target}", "--size=4m", "--bs=4k",
+           "--rw=randrw", "--number_ios=600", f"--write_iolog={iolog}",
+           "--output=/dev/null", *FIO_RUNS[engine]]
+    # the workload waits until the capture is attached, then becomes fio
+    w = subprocess.Popen(["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.01; done; exec "$@"',
+                          str(ready), *job])
+    out = tmp_path / "cap.trace"
+    r = tool("attach", "--tracer", "bpf", "--pid", w.pid, "--datadir", data, "--db", "generic",
+             "--ready", ready, "--source", f"fio {engine}", "-o", out)
+    assert w.wait(timeout=60) == 0
+    assert r.returncode == 0, r.stderr
+    want_io, want_syncs = iolog_ops(iolog, "/f")
+    got_io, got_syncs, n = trace_ops(out, "f")
+    assert sum(want_io.values()) >= 500
+    assert got_io == want_io
+    assert got_syncs == want_syncs
+    assert (want_syncs > 0) == any("sync" in o for o in FIO_RUNS[engine])
+    assert "capture: iocap -p" in out.read_text().splitlines()[3]
+    # the replay replays every record
+    rep = tmp_path / "rep.jsonl"
+    target_dir = tmp_path / "replay"
+    target_dir.mkdir()
+    res = run_fio(["--name=replay", f"--ioengine=external:{DBR_ENGINE}", f"--dbr_trace={out}",
+                   f"--dbr_target={target_dir}", f"--dbr_report_file={rep}",
+                   "--dbr_report=none"]).ok()
+    report = json.loads(rep.read_text())
+    assert report["replayed"] == report["trace_records"] == n
+    job_json = res.job()
+    assert job_json["read"]["total_ios"] == sum(v for (op, _, _), v in got_io.items()
+                                                if op == "read")
+
+
+def test_bad_input(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    out = tmp_path / "x.trace"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    r = tool("attach", "--tracer", "bpf", "--pid", dead.pid, "--datadir", data, "--db",
+             "generic", "-o", out)
+    assert r.returncode == 2 and r.stderr.strip() == f"dbcapture.py: --pid {dead.pid}: no such process"
+    r = tool("attach", "--tracer", "bpf", "--pid", os.getpid(), "--datadir", tmp_path / "nope",
+             "--db", "generic", "-o", out)
+    assert r.returncode == 2 and "--datadir" in r.stderr and len(r.stderr.splitlines()) == 1
+    # iocap itself
+    r = subprocess.run([str(IOCAP), "-p", str(dead.pid)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr == f"iocap: --pid {dead.pid}: no such process\n"
+    r = subprocess.run([str(IOCAP), "-p", str(os.getpid()), "--btf", str(tmp_path / "no-btf")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith(f"iocap: --btf {tmp_path}/no-btf: No such")
+    r = subprocess.run([str(IOCAP)], capture_output=True, text=True)
+    assert r.returncode == 2 and "-p PID" in r.stderr
+    # without privileges: one line, nothing loaded
+    nobody = shutil.which("setpriv")
+    r = subprocess.run([nobody, "--reuid=65534", "--regid=65534", "--clear-groups",
+                        "--inh-caps=-all", str(IOCAP), "-p", "1"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("iocap: ") and "permission" in r.stderr \
+        and len(r.stderr.splitlines()) == 1, r.stderr
+    assert not out.exists()
+
+
+def test_detaches_when_the_process_ends(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    w = subprocess.Popen(["sh", "-c", f"sleep 1; echo x > {data}/a; sleep 0.2"])
+    t0 = time.monotonic()
+    r = tool("attach", "--tracer", "bpf", "--pid", w.pid, "--datadir", data, "--db", "generic",
+             "-o", tmp_path / "t.trace")
+    w.wait()
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t0 < 30
+    assert " write p0 2" in (tmp_path / "t.trace").read_text()
