@@ -107,6 +107,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fioresults as fr  # noqa: E402
+import fioreport  # noqa: E402
 
 PROG = "analyze.py"
 
@@ -944,16 +945,16 @@ def cmd_report(a) -> int:
         if not sep:
             raise Usage(f"--pair {p!r}: expected METRIC=PUBLISHED_METRIC")
         pairs[fm.strip()] = cm.strip()
-    rep = fr.reproduction(ds, doc, a.map, pairs, fr.parse_where(a.where), a.precision,
-                          all_published=not a.no_unmapped)
+    rep = fioreport.reproduction(ds, doc, a.map, pairs, fr.parse_where(a.where),
+                                 a.precision, all_published=not a.no_unmapped)
     prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"reference": doc["_path"],
                                                      "reference_sha256": doc["_sha256"]})
     if fmt == "md":
-        emit(a, fr.render_report_md(rep, prov, a.precision))
+        emit(a, fioreport.render_report_md(rep, prov, a.precision))
     elif fmt == "csv":
-        emit(a, fr.render_report_csv(rep))
+        emit(a, fioreport.render_report_csv(rep))
     else:
-        emit(a, fr.render_report_html(rep, prov, a.precision))
+        emit(a, fioreport.render_report_html(rep, prov, a.precision))
     return 0
 
 

@@ -1,0 +1,369 @@
+#!/usr/bin/python3
+"""fioreport - a study's results beside the published figures it reproduces.
+
+The reproduction report of scripts/analyze.py ("analyze.py report",
+docs/analysis.md): for each catalogue metric that a published figure of
+reference/figures.json pairs with, a table with a row per published sweep
+point and, for each --map DEVICE=TARGET, the measured median beside the
+published value and their ratio; the article's ratio columns beside the same
+ratio measured; and the published results that have no number. The data
+model, metrics and figure pairing are fioresults.py's.
+"""
+import csv
+import html
+import io
+import re
+
+from fioresults import (HTML_STYLE, AnalysisError, Stats, _csv_val, _devices,
+                        check_homogeneous, check_names, fmt_num, pair_metrics, parse_metric,
+                        per_run_values, provenance_html, provenance_line, resolve_maps,
+                        select, sort_key, text_of, unit_factor)
+
+
+def _fig_point(f, keys):
+    p = f.get("params") or {}
+    pt = []
+    for k in keys:
+        v = p.get(k)
+        if isinstance(v, str):
+            if not re.fullmatch(r"-?\d+", v):
+                return None
+            v = int(v)
+        pt.append(v)
+    return tuple(pt)
+
+
+def _fig_value(f, factor):
+    if f.get("value") is not None:
+        return f["value"] * factor, None
+    if f.get("range"):
+        lo, hi = f["range"]
+        return None, (lo * factor, hi * factor)
+    return None, None
+
+
+def pub_text(f, factor, precision) -> str:
+    v, rng = _fig_value(f, factor)
+    pre = "~" if f.get("approximate") else ""
+    q = (f.get("qualifier") + " ") if f.get("qualifier") else ""
+    if v is not None:
+        return f"{q}{pre}{fmt_num(v, precision)}"
+    if rng:
+        return f"{q}{pre}{fmt_num(rng[0], precision)}-{fmt_num(rng[1], precision)}"
+    return "n/a"
+
+
+class ReportSection:
+    def __init__(self, metric, unit, keys, header, body, csv_rows, notes):
+        self.metric, self.unit, self.keys = metric, unit, keys
+        self.header, self.body, self.csv_rows, self.notes = header, body, csv_rows, notes
+
+
+def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
+                 all_published=True):
+    """Sections of the reproduction report: measured beside published, per metric."""
+    rows = select(ds.rows, where)
+    sids = sorted({r["scenario"] for r in rows if r["scenario"]})
+    if not sids:
+        raise AnalysisError("the results have no scenario (plain fio JSON that matches no "
+                            "catalogue scenario): give --scenario ID")
+    if len(sids) > 1:
+        raise AnalysisError(f"the results hold several scenarios ({', '.join(sids)}): "
+                            f"choose one with --where scenario=ID")
+    sid = sids[0]
+    sc = ds.scenarios[sid]
+    figs = [f for f in figures_doc["figures"] if f.get("scenario") == sid]
+    if not figs:
+        raise AnalysisError(f"{figures_doc['_path']}: no published figure for scenario {sid}")
+    targets = sorted({r["target"] for r in rows if r["target"]})
+    mapping = resolve_maps(maps, figs, set(targets))
+    pairing = pair_metrics(sc, figs, dict(pairs or {}))
+    byid = {f["id"]: f for f in figures_doc["figures"]}
+    sections = []
+    for m in sc.get("metrics") or []:
+        mname, unit = m["name"], m.get("unit", "")
+        fms = [fm for fm, cm in pairing.items() if cm == mname]
+        pfigs = [f for f in figs if f["metric"] in fms and f.get("kind") == "measured"]
+        if not pfigs:
+            continue
+        factors = {}
+        for f in pfigs:
+            factors[f["id"]] = unit_factor(f.get("unit_normalised"), unit)
+        pfigs = [f for f in pfigs if factors[f["id"]] is not None]
+        if not pfigs:
+            continue
+        keys = sorted({k for f in pfigs for k in (f.get("params") or {})})
+        check_names(rows, keys, "published parameter")
+        metric = parse_metric(mname, ds, rows)
+        per = per_run_values(metric, rows, keys + ["target"])
+        check_homogeneous(per, keys + ["target"], metric)
+        meas = {}
+        for key, runs in per.items():
+            meas[(tuple(key[:-1]), key[-1])] = Stats([v for v, _ in runs.values()], list(runs))
+        pub = {}
+        for f in pfigs:
+            pt = _fig_point(f, keys)
+            if pt is None:
+                continue
+            pub[(pt, f.get("device_id"))] = f
+        points = sorted({pt for pt, _ in meas} | {pt for pt, _ in pub},
+                        key=lambda t: tuple(sort_key(v) for v in t))
+        devs = _devices(pfigs)
+        mapped_devs = [d for d, _ in mapping]
+        header = list(keys) or [""]
+        for d, t in mapping:
+            header += [f"{t}", f"{devs.get(d, d)} (published)", f"{t}/published"]
+        extra_devs = [d for d in devs if d not in mapped_devs] if all_published else []
+        header += [f"{devs[d]} (published)" for d in extra_devs]
+        body, csv_rows = [], []
+        for pt in points:
+            line = [text_of(v) for v in pt] or [mname]
+            for d, t in mapping:
+                st = meas.get((pt, t))
+                f = pub.get((pt, d))
+                fac = factors.get(f["id"], 1.0) if f else 1.0
+                pv = _fig_value(f, fac)[0] if f else None
+                ratio = st.median / pv if st is not None and pv else None
+                line += [fmt_num(st.median if st else None, precision),
+                         pub_text(f, fac, precision) if f else "-", fmt_num(ratio, precision)]
+                csv_rows.append({"metric": mname, "unit": unit,
+                                 **{k: v for k, v in zip(keys, pt)}, "kind": "value",
+                                 "measured_target": t, "measured": st.median if st else None,
+                                 "repeats": st.n if st else 0,
+                                 "published_device": devs.get(d, d),
+                                 "published": pv, "published_id": f["id"] if f else None,
+                                 "measured_over_published": ratio})
+            for d in extra_devs:
+                f = pub.get((pt, d))
+                line.append(pub_text(f, factors.get(f["id"], 1.0), precision) if f else "-")
+            body.append(line)
+        notes = []
+        conv = sorted({(f.get("unit_normalised"), factors[f["id"]]) for f in pfigs})
+        for u, fac in conv:
+            if fac != 1.0:
+                notes.append(f"published values in {u} converted to {unit} (x{fac:.6g})")
+        unote = next((f.get("unit_note") for f in pfigs if f.get("unit_note")), None)
+        sec = ReportSection(mname, unit, keys, header, body, csv_rows, notes)
+        sec.expr = m["expr"]
+        sec.job = m.get("job")
+        sec.pub_metric = ", ".join(sorted({f["metric"] for f in pfigs}))
+        sec.unit_note = unote
+        sec.max_n = max((s.n for s in meas.values()), default=0)
+        sec.ratios = _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname,
+                                    unit)
+        sections.append(sec)
+    if not sections:
+        raise AnalysisError(f"no published figure of scenario {sid} pairs with its metrics "
+                            f"({', '.join(m['name'] for m in sc.get('metrics') or [])}); "
+                            f"pair them with --pair METRIC=PUBLISHED_METRIC")
+    unavailable = [f for f in figs if f.get("value") is None and not f.get("range")]
+    unpaired = [f for f in figs if f.get("kind") == "measured" and f["metric"] not in pairing
+                and f not in unavailable]
+    return {"scenario": sc, "source": figures_doc.get("sources", {}).get(sc.get("source"), {}),
+            "source_id": sc.get("source"), "mapping": mapping, "devices": _devices(figs),
+            "sections": sections, "unavailable": unavailable, "unpaired": unpaired,
+            "targets": targets}
+
+
+def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, unit):
+    """Published ratio columns (derived figures) beside the same ratio measured."""
+    pids = {f["id"] for f in pfigs}
+    tmap = dict(mapping)
+    derived = []
+    for f in figs:
+        if f.get("kind") != "derived" or not f.get("derived_from"):
+            continue
+        parts = [p.strip() for p in f["derived_from"].split("/")]
+        if len(parts) != 2 or not all(p in pids for p in parts):
+            continue
+        num, den = byid[parts[0]], byid[parts[1]]
+        derived.append((f, num, den))
+    if not derived:
+        return None
+    groups = {}
+    for f, num, den in derived:
+        groups.setdefault((num.get("device_id"), den.get("device_id")), []).append(f)
+    header = list(keys) or [""]
+    cols = []
+    for (nd, dd), fs in groups.items():
+        if nd in tmap and dd in tmap:
+            cols.append((nd, dd, fs))
+    if not cols:
+        return {"header": None, "body": [], "csv": [], "summaries": [],
+                "note": "the published ratio columns need both of their devices mapped "
+                        "(--map)"}
+    devs = _devices(figs)
+    for nd, dd, fs in cols:
+        header += [f"{tmap[nd]}/{tmap[dd]}", f"{devs.get(nd, nd)} / {devs.get(dd, dd)} (published)",
+                   "measured/published"]
+    points = sorted({_fig_point(f, keys) for _, _, fs in cols for f in fs
+                     if _fig_point(f, keys) is not None}
+                    | {pt for pt, _ in meas}, key=lambda t: tuple(sort_key(v) for v in t))
+    body, csv_rows, measured_ratios = [], [], {}
+    for pt in points:
+        line = [text_of(v) for v in pt] or [mname]
+        for nd, dd, fs in cols:
+            a, b = meas.get((pt, tmap[nd])), meas.get((pt, tmap[dd]))
+            mr = a.median / b.median if a and b and b.median else None
+            if mr is not None:
+                measured_ratios.setdefault((nd, dd), []).append(mr)
+            f = next((f for f in fs if _fig_point(f, keys) == pt), None)
+            pr = f.get("value") if f else None
+            q = mr / pr if mr is not None and pr else None
+            line += [fmt_num(mr, precision), pub_text(f, 1.0, precision) if f else "-",
+                     fmt_num(q, precision)]
+            csv_rows.append({"metric": mname, "unit": "ratio", **dict(zip(keys, pt)),
+                             "kind": "ratio", "measured_target": f"{tmap[nd]}/{tmap[dd]}",
+                             "measured": mr, "repeats": None,
+                             "published_device": f"{devs.get(nd, nd)} / {devs.get(dd, dd)}",
+                             "published": pr, "published_id": f["id"] if f else None,
+                             "measured_over_published": q})
+        body.append(line)
+    summaries = []
+    dmetrics = {(f.get("metric"), f.get("device_id")) for f, _, _ in derived}
+    for f in figs:
+        if f.get("kind") != "summary" or (f.get("metric"), f.get("device_id")) not in dmetrics:
+            continue
+        pair = next(((nd, dd) for nd, dd, fs in cols
+                     if any(x.get("metric") == f["metric"] and x.get("device_id") == f["device_id"]
+                            for x in fs)), None)
+        mr = measured_ratios.get(pair) if pair else None
+        summaries.append({"figure": f, "measured_range": (min(mr), max(mr)) if mr else None,
+                          "pair": pair})
+    return {"header": header, "body": body, "csv": csv_rows, "summaries": summaries,
+            "note": None}
+
+
+def _md_table(header, body) -> list:
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    for line in body:
+        out.append("| " + " | ".join(line) + " |")
+    return out
+
+
+def render_report_md(rep, prov, precision=2) -> str:
+    sc, src = rep["scenario"], rep["source"]
+    out = [f"# Reproduction report: {sc['id']}", ""]
+    out.append(f"Scenario: {sc.get('title', '')}")
+    out.append(f"Published: source {rep['source_id']}: \"{src.get('title', '?')}\""
+               + (f" ({src.get('author')}, {src.get('date') or src.get('year')})"
+                  if src.get("author") else "")
+               + f"; figures from {prov.get('reference', '?')}")
+    out.append(f"Measured: {prov['runs']} runs; {', '.join(prov.get('fio_versions') or [])}; "
+               f"targets {', '.join(rep['targets'])}")
+    if rep["mapping"]:
+        out.append("Mapping: " + "; ".join(f"{t} = {rep['devices'].get(d, d)} ({d})"
+                                           for d, t in rep["mapping"]))
+    else:
+        out.append("Mapping: none (give --map DEVICE=TARGET to put a target beside a "
+                   "published device)")
+    out.append("")
+    for s in rep["sections"]:
+        out.append(f"## {s.metric} ({s.unit})")
+        out.append("")
+        out.append(f"Measured: `{s.expr}`" + (f" on job {s.job}" if s.job else "")
+                   + (f", median of up to {s.max_n} repeats" if s.max_n > 1 else "")
+                   + f". Published: \"{s.pub_metric}\"."
+                   + (f" Unit: {s.unit_note}." if s.unit_note else ""))
+        for n in s.notes:
+            out.append(f"Note: {n}.")
+        out.append("")
+        out += _md_table(s.header, s.body)
+        out.append("")
+        r = s.ratios
+        if r and r.get("header"):
+            out.append(f"### {s.metric}: ratios between devices")
+            out.append("")
+            out += _md_table(r["header"], r["body"])
+            out.append("")
+            for sm in r["summaries"]:
+                f = sm["figure"]
+                mr = sm["measured_range"]
+                out.append(f"Published summary ({f['locator']}): \"{f.get('quote', '')}\" -> "
+                           f"{pub_text(f, 1.0, precision)} for {f['device']}; measured "
+                           + (f"{fmt_num(mr[0], precision)}-{fmt_num(mr[1], precision)}"
+                              if mr else "n/a") + ".")
+            if r["summaries"]:
+                out.append("")
+        elif r and r.get("note"):
+            out.append(f"Published ratios not compared: {r['note']}.")
+            out.append("")
+    if rep["unavailable"]:
+        out.append("## Published results without numbers")
+        out.append("")
+        for f in rep["unavailable"]:
+            out.append(f"- {f['device']}: {f['metric']} ({f.get('unavailable', 'no value')})")
+        out.append("")
+    if rep["unpaired"]:
+        out.append("## Published figures no measured metric pairs with")
+        out.append("")
+        for f in rep["unpaired"]:
+            out.append(f"- {f['id']}: {f['metric']} = {pub_text(f, 1.0, precision)} "
+                       f"{f.get('unit', '')}")
+        out.append("")
+    out.append(f"_{provenance_line(prov)}_")
+    out.append("")
+    return "\n".join(out)
+
+
+def render_report_csv(rep) -> str:
+    rows = []
+    for s in rep["sections"]:
+        rows += s.csv_rows
+        if s.ratios and s.ratios.get("csv"):
+            rows += s.ratios["csv"]
+    keys = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: _csv_val(v) if v is not None else "" for k, v in r.items()})
+    return buf.getvalue()
+
+
+def render_report_html(rep, prov, precision=2) -> str:
+    sc, src = rep["scenario"], rep["source"]
+    e = html.escape
+    maptext = "; ".join(f"{t} = {rep['devices'].get(d, d)}" for d, t in rep["mapping"]) or "none"
+    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
+             f"<title>Reproduction report: {e(sc['id'])}</title><style>{HTML_STYLE}</style>"
+             f"</head><body>", f"<h1>Reproduction report: {e(sc['id'])}</h1>",
+             f"<p>{e(sc.get('title', ''))}<br/>Published: source {e(str(rep['source_id']))}: "
+             f"“{e(src.get('title', '?'))}” {e(str(src.get('author') or ''))}<br/>"
+             f"Mapping: {e(maptext)}</p>"]
+
+    def tab(header, body, caption):
+        s = [f"<table><caption>{e(caption)}</caption><thead><tr>"
+             + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead><tbody>"]
+        for line in body:
+            s.append("<tr>" + "".join(
+                (f"<th>{e(c)}</th>" if i == 0 else f"<td class=\"num\">{e(c)}</td>")
+                for i, c in enumerate(line)) + "</tr>")
+        s.append("</tbody></table>")
+        return "\n".join(s)
+
+    for s in rep["sections"]:
+        parts.append(f"<h2>{e(s.metric)} ({e(s.unit)})</h2><p>Measured: <code>{e(s.expr)}</code>. "
+                     f"Published: “{e(s.pub_metric)}”. {e(s.unit_note or '')}</p>")
+        for n in s.notes:
+            parts.append(f"<p>Note: {e(n)}.</p>")
+        parts.append(tab(s.header, s.body, f"{s.metric}: measured beside published"))
+        if s.ratios and s.ratios.get("header"):
+            parts.append(tab(s.ratios["header"], s.ratios["body"], f"{s.metric}: ratios"))
+            for sm in s.ratios["summaries"]:
+                f, mr = sm["figure"], sm["measured_range"]
+                parts.append(f"<p>Published summary: “{e(f.get('quote', ''))}” "
+                             f"→ {e(pub_text(f, 1.0, precision))} for {e(f['device'])}; "
+                             f"measured {e(fmt_num(mr[0], precision) + '-' + fmt_num(mr[1], precision)) if mr else 'n/a'}.</p>")
+    if rep["unavailable"]:
+        parts.append("<h2>Published results without numbers</h2><ul>" + "".join(
+            f"<li>{e(f['device'])}: {e(f['metric'])} ({e(f.get('unavailable', 'no value'))})</li>"
+            for f in rep["unavailable"]) + "</ul>")
+    parts.append(provenance_html(prov))
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
