@@ -16,7 +16,8 @@ SYNOPSIS
     analyze.py plot    RESULTS... --percentiles [--direction DIR] [--series P[,P]]
                        -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
     analyze.py report  RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
-                       [--pair METRIC=PUBLISHED]... [--format md|csv|html] [-o FILE]
+                       [--cols P[,P]] [--pair METRIC=PUBLISHED]... [--format md|csv|html]
+                       [-o FILE]
     analyze.py compare OLD NEW --threshold METRIC=LIMIT[%]... [--ignore NAME]...
                        [--format md|csv|json] [-o FILE] [INPUT OPTIONS]
     analyze.py help [COMMAND]
@@ -56,6 +57,13 @@ DESCRIPTION
     classes from its opstats_file (read, stat, create, append, deliver,
     layout, delete). Clones of a job (numjobs without group_reporting) are
     merged like group_reporting does (percentiles from json+ histograms).
+
+    Results of several hosts (fio servers: a study over --server, or one
+    client's output of several servers) are never pooled: by default table
+    and report give a column per target and host, plot a line per target and
+    host. A host is its address (HOST:PORT, or local) and is shown by its
+    name where one is known (the server's hostname a study records, or the
+    "<name>" of a client's output of one server), else by its address.
 
 METRICS
     A catalogue metric of the results' scenario, by name ("throughput",
@@ -107,6 +115,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fioresults as fr  # noqa: E402
+import fiohosts  # noqa: E402
 import fioreport  # noqa: E402
 
 PROG = "analyze.py"
@@ -197,10 +206,11 @@ SYNOPSIS
 
 DESCRIPTION
     One table per --metric: a row per value of the --rows parameters, a column
-    per value of the --cols parameters (default: target), each cell the median
-    over the runs that are repeats of one another, and with --baseline a ratio
-    column per other column against the baseline column. This is the 002
-    article's shape:
+    per value of the --cols parameters (default: target, and host when the
+    results hold several hosts: a column per target and host, hosts shown by
+    name), each cell the median over the runs that are repeats of one another,
+    and with --baseline a ratio column per other column against the baseline
+    column. This is the 002 article's shape:
 
         analyze.py table results/sb --rows threads --cols target \\
             --metric throughput --metric "response time p95" --baseline raid10
@@ -215,6 +225,8 @@ DESCRIPTION
     job, ...) are refused with the parameter named. A run with several values
     for one cell (two jobs, two directions) is refused too, unless
     --combine says how to merge them or the metric is qualified (read.iops).
+    The line under the tables says how many of the runs found they used, and
+    why the others were not ("3 of 9 runs (6 left out by --where ...)").
 
 OPTIONS
     --metric NAME         catalogue metric name, expr:EXPRESSION or generic
@@ -222,9 +234,11 @@ OPTIONS
                           one table each.
     --rows P[,P]          parameters or fields for the rows (default: the
                           study's sweep parameters, else none).
-    --cols P[,P]          parameters or fields for the columns (default target).
+    --cols P[,P]          parameters or fields for the columns (default target;
+                          target,host when the results hold several hosts).
     --baseline COLUMN     the column the ratio columns divide by (its value, or
-                          values joined by commas for several --cols).
+                          values joined by commas for several --cols; a host
+                          by its name or its address).
     --ratio MODE          auto (default), col/base or base/col.
     --stats LIST          statistics per column: median, mean, min, max, stdev,
                           cv (coefficient of variation, sample stdev / mean),
@@ -244,6 +258,8 @@ EXAMPLES
         --metric read.iops --label /mnt/ssd=ssd --format html -o iops.html
     analyze.py table results/pm --rows target --cols op --metric write.iops \\
         --where direction=write
+    analyze.py table results/3-servers --rows threads --cols host \\
+        --metric throughput --baseline db1
 
 EXIT STATUS
     0 success; 2 bad input or an impossible table (the message says why).
@@ -264,7 +280,8 @@ SYNOPSIS
 
 DESCRIPTION
     The first form plots a metric against any parameter (--x iodepth, bs,
-    threads, ...) with one line per series (default: one per target); each
+    threads, ...) with one line per series (default: one per target, or per
+    target and host when the results hold several hosts, named by host); each
     point is the median over repeats with a bar from the minimum to the
     maximum. With --reference the published values of the results' scenario
     are drawn as dashed lines with open markers, converted to the metric's
@@ -287,7 +304,8 @@ OPTIONS
     --metric NAME         the y metric (see analyze.py --help, METRICS).
     --x PARAM             parameter or field on the x axis. Numbers and sizes
                           are placed by value, other values in order.
-    --series P[,P]        one line per value of these (default target).
+    --series P[,P]        one line per value of these (default target; and
+                          host with several hosts). Hosts are shown by name.
     --reference FILE      published figures (reference/figures.json); the
                           metric must be a catalogue metric of the scenario.
     --map DEVICE=TARGET   draw published DEVICE (device_id or name) with
@@ -321,7 +339,7 @@ NAME
 
 SYNOPSIS
     analyze.py report RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
-                      [--pair METRIC=PUBLISHED_METRIC]... [--no-unmapped]
+                      [--cols P[,P]] [--pair METRIC=PUBLISHED_METRIC]... [--no-unmapped]
                       [--format md|csv|html] [--precision N] [-o FILE]
                       [INPUT OPTIONS]
 
@@ -337,6 +355,13 @@ DESCRIPTION
     ("5-8x better throughput") with the measured range. Published results
     that exist only as charts are listed as such.
 
+    With --cols (default: host, when the results hold several hosts) each
+    mapped target has a measured column and a ratio column per value of
+    those parameters or fields ("ssd, db1", "ssd, db2"), hosts shown by name.
+    The "Measured:" line says how many of the runs found the report used and
+    why the others were not: left out by --where, of a target no --map
+    names, or without a value of the report's metrics.
+
     Catalogue metrics pair with published metrics of the same kind of unit
     (bandwidth, time, a rate with the same name) and, among several, the one
     whose name shares most words; --pair sets a pairing by hand.
@@ -347,6 +372,9 @@ OPTIONS
                           its name) and the measured target label standing in
                           for it; the two may be given in either order.
                           Repeatable.
+    --cols P[,P]          split each mapped target's columns by these
+                          parameters or fields (default: host with several
+                          hosts, else none).
     --pair METRIC=PUBLISHED  pair catalogue METRIC with the published metric.
     --no-unmapped         leave out published devices that no target maps to.
     --format FMT          md (default), csv (long form) or html.
@@ -358,6 +386,7 @@ EXAMPLES
     analyze.py report results/sysbench-rndrd-20240101T120000Z \\
         --map intel320=ssd --map raid10-8sas=raid
     analyze.py report results/sb --map intel320=ssd --format html -o report.html
+    analyze.py report results/3-servers --map intel320=ssd --where hostname=db1
 
 EXIT STATUS
     0 success; 2 bad input (no scenario, unknown device or target in --map).
@@ -462,6 +491,7 @@ def parser(cmd: str) -> argparse.ArgumentParser:
         ap.add_argument("--logy", action="store_true")
         ap.add_argument("--title")
     if cmd == "report":
+        ap.add_argument("--cols")
         ap.add_argument("--reference", default=str(fr.DEFAULT_FIGURES))
         ap.add_argument("--map", action="append", default=[])
         ap.add_argument("--pair", action="append", default=[])
@@ -606,12 +636,21 @@ def cmd_table(a) -> int:
     fmt = out_format(a, "md", ("md", "csv", "html"))
     ds = load_inputs(a, a.results, exprs=exprs_of(a.metric))
     rows_d = split_dims(a.rows) if a.rows is not None else default_rows(ds)
-    cols_d = split_dims(a.cols) if a.cols is not None else ["target"]
     where = fr.parse_where(a.where)
-    tables = [fr.build_table(ds, m, rows_d, cols_d, where, a.baseline, a.ratio, a.stats,
+    sel = fr.select(ds.rows, where)
+    names = fiohosts.host_names(sel)
+    cols_d = split_dims(a.cols) if a.cols is not None else \
+        fiohosts.default_dims(sel, ["target"], rows_d)
+    baseline = fiohosts.baseline_address(a.baseline, cols_d, names)
+    tables = [fr.build_table(ds, m, rows_d, cols_d, where, baseline, a.ratio, a.stats,
                              a.combine) for m in a.metric]
+    for t in tables:
+        fiohosts.relabel_table(t, names)
     runs = set().union(*(t.runs for t in tables))
-    prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"runs_in_tables": len(runs)})
+    acc = fiohosts.runs_used(ds, runs, where, a.where, what=", ".join(a.metric))
+    prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"runs_in_tables": len(runs),
+                                                     "runs_used": acc,
+                                                     "runs_text": fiohosts.runs_text(acc)})
     if fmt == "md":
         emit(a, fr.render_markdown(tables, fr.provenance_line(prov), a.precision))
     elif fmt == "csv":
@@ -647,8 +686,11 @@ def _x_positions(values):
     return False, {v: i for i, v in enumerate(vals)}, [fr.text_of(v) for v in vals]
 
 
-def series_label(dims, key) -> str:
-    if dims == ["target"]:
+def series_label(dims, key, names=None) -> str:
+    """A legend entry: the target alone, "target, host" by default with several
+    hosts (hosts by name), else NAME=VALUE pairs."""
+    key = fiohosts.show(dims, key, names or {})
+    if dims in (["target"], ["target", "host"]):
         return fr.key_text(key)
     return ", ".join(f"{d}={fr.text_of(v)}" for d, v in zip(dims, key))
 
@@ -701,7 +743,9 @@ def save_plot(fig, outputs, prov, data) -> None:
 def plot_metric(plt, ds, a):
     where = fr.parse_where(a.where)
     rows = fr.select(ds.rows, where)
-    series_d = split_dims(a.series) if a.series is not None else ["target"]
+    names = fiohosts.host_names(rows)
+    series_d = split_dims(a.series) if a.series is not None else \
+        fiohosts.default_dims(rows, ["target"], [a.x])
     fr.check_names(ds.rows, series_d + [a.x], "plot by")
     if not rows:
         raise fr.AnalysisError("no rows left after --where")
@@ -728,7 +772,7 @@ def plot_metric(plt, ds, a):
         med = [pts[x].median for x in xs]
         lo = [pts[x].median - pts[x].min for x in xs]
         hi = [pts[x].max - pts[x].median for x in xs]
-        label = series_label(series_d, skey) or metric.text
+        label = series_label(series_d, skey, names) or metric.text
         px = [pos[x] for x in xs]
         if any(pts[x].n > 1 for x in xs):
             line = ax.errorbar(px, med, yerr=[lo, hi], marker="o", capsize=3, label=label)
@@ -814,8 +858,8 @@ def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, da
         if not pts:
             continue
         colour = None
-        if t is not None and series_d == ["target"]:
-            colour = colours.get((t,))
+        if t is not None and series_d[:1] == ["target"]:
+            colour = next((c for k, c in colours.items() if k[0] == t), None)
         label = f"{devs[d]} (published {sc.get('source')}" + (f", vs {t})" if t else ")")
         ax.plot([pos.get(x, x) for x, _, _ in pts], [v for _, v, _ in pts], linestyle="--",
                 marker="o", markerfacecolor="none", color=colour, label=label)
@@ -835,7 +879,9 @@ def _nines(p):
 def plot_percentiles(plt, ds, a):
     where = fr.parse_where(a.where)
     rows = fr.select(ds.rows, where)
-    series_d = split_dims(a.series) if a.series is not None else ["target"]
+    names = fiohosts.host_names(rows)
+    series_d = split_dims(a.series) if a.series is not None else \
+        fiohosts.default_dims(rows, ["target"])
     fr.check_names(ds.rows, series_d, "plot by")
     cand = [r for r in rows if r["direction"] not in ("total",) and not r["op"]]
     if a.direction:
@@ -902,7 +948,7 @@ def plot_percentiles(plt, ds, a):
             ys = [v / 1e6 for p, v in pts if p <= a.x_max]
             total = r.get(f"{kind}_N")
             source = "fio's percentile list (no json+ histogram)"
-        label = series_label(series_d, skey) or data["direction"]
+        label = series_label(series_d, skey, names) or data["direction"]
         ax.plot([_nines(p) for p in xs], ys, marker="." if not have_bins else None,
                 label=f"{label} ({total} I/Os)")
         data["series"].append({"label": label, "key": dict(zip(series_d, skey)),
@@ -945,10 +991,19 @@ def cmd_report(a) -> int:
         if not sep:
             raise Usage(f"--pair {p!r}: expected METRIC=PUBLISHED_METRIC")
         pairs[fm.strip()] = cm.strip()
-    rep = fioreport.reproduction(ds, doc, a.map, pairs, fr.parse_where(a.where),
-                                 a.precision, all_published=not a.no_unmapped)
+    where = fr.parse_where(a.where)
+    sel = fr.select(ds.rows, where)
+    names = fiohosts.host_names(sel)
+    cols_d = split_dims(a.cols) if a.cols is not None else fiohosts.default_dims(sel, [])
+    rep = fioreport.reproduction(ds, doc, a.map, pairs, where, a.precision,
+                                 all_published=not a.no_unmapped, cols=cols_d, names=names)
+    acc = fiohosts.runs_used(ds, rep["runs_used"], where, a.where,
+                             targets=[t for _, t in rep["mapping"]],
+                             what="the report's metrics")
     prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"reference": doc["_path"],
-                                                     "reference_sha256": doc["_sha256"]})
+                                                     "reference_sha256": doc["_sha256"],
+                                                     "runs_used": acc,
+                                                     "runs_text": fiohosts.runs_text(acc)})
     if fmt == "md":
         emit(a, fioreport.render_report_md(rep, prov, a.precision))
     elif fmt == "csv":

@@ -14,10 +14,10 @@ import html
 import io
 import re
 
-from fioresults import (HTML_STYLE, AnalysisError, Stats, _csv_val, _devices,
-                        check_homogeneous, check_names, fmt_num, pair_metrics, parse_metric,
-                        per_run_values, provenance_html, provenance_line, resolve_maps,
-                        select, sort_key, text_of, unit_factor)
+from fioresults import (HTML_STYLE, AnalysisError, Stats, _csv_val, _devices, _order,
+                        _order_keys, check_homogeneous, check_names, fmt_num, pair_metrics,
+                        parse_metric, per_run_values, provenance_html, provenance_line,
+                        resolve_maps, select, sort_key, text_of, unit_factor)
 
 
 def _fig_point(f, keys):
@@ -59,10 +59,29 @@ class ReportSection:
         self.header, self.body, self.csv_rows, self.notes = header, body, csv_rows, notes
 
 
+def _col_label(target, ck, cols, names) -> str:
+    """A measured column: the target, then its --cols values (hosts by name)."""
+    if not ck:
+        return str(target)
+    shown = [names.get(v, v) if d == "host" else v for d, v in zip(cols, ck)]
+    return f"{target}, " + ", ".join(text_of(v) for v in shown)
+
+
+def _over(label) -> str:
+    return f"({label})" if ", " in label else label
+
+
 def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
-                 all_published=True):
-    """Sections of the reproduction report: measured beside published, per metric."""
+                 all_published=True, cols=(), names=None):
+    """Sections of the reproduction report: measured beside published, per metric.
+
+    cols: dimensions besides the target that split a target's measured column
+    (host, when the results hold several; --cols); names: what to call hosts.
+    """
+    cols = [c for c in cols if c != "target"]
+    names = names or {}
     rows = select(ds.rows, where)
+    check_names(rows, cols, "--cols")
     sids = sorted({r["scenario"] for r in rows if r["scenario"]})
     if not sids:
         raise AnalysisError("the results have no scenario (plain fio JSON that matches no "
@@ -95,44 +114,53 @@ def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
         keys = sorted({k for f in pfigs for k in (f.get("params") or {})})
         check_names(rows, keys, "published parameter")
         metric = parse_metric(mname, ds, rows)
-        per = per_run_values(metric, rows, keys + ["target"])
-        check_homogeneous(per, keys + ["target"], metric)
-        meas = {}
+        dims = keys + ["target"] + cols
+        per = per_run_values(metric, rows, dims)
+        check_homogeneous(per, dims, metric)
+        meas, nk = {}, len(keys)
         for key, runs in per.items():
-            meas[(tuple(key[:-1]), key[-1])] = Stats([v for v, _ in runs.values()], list(runs))
+            meas[(tuple(key[:nk]), key[nk], tuple(key[nk + 1:]))] = Stats(
+                [v for v, _ in runs.values()], list(runs))
+        col_keys = _order_keys([ck for _, _, ck in meas]) or [()]
         pub = {}
         for f in pfigs:
             pt = _fig_point(f, keys)
             if pt is None:
                 continue
             pub[(pt, f.get("device_id"))] = f
-        points = sorted({pt for pt, _ in meas} | {pt for pt, _ in pub},
+        points = sorted({pt for pt, _, _ in meas} | {pt for pt, _ in pub},
                         key=lambda t: tuple(sort_key(v) for v in t))
         devs = _devices(pfigs)
         mapped_devs = [d for d, _ in mapping]
         header = list(keys) or [""]
         for d, t in mapping:
-            header += [f"{t}", f"{devs.get(d, d)} (published)", f"{t}/published"]
+            labels = [_col_label(t, ck, cols, names) for ck in col_keys]
+            header += labels + [f"{devs.get(d, d)} (published)"]
+            header += [f"{_over(lab)}/published" for lab in labels]
         extra_devs = [d for d in devs if d not in mapped_devs] if all_published else []
         header += [f"{devs[d]} (published)" for d in extra_devs]
         body, csv_rows = [], []
         for pt in points:
             line = [text_of(v) for v in pt] or [mname]
             for d, t in mapping:
-                st = meas.get((pt, t))
                 f = pub.get((pt, d))
                 fac = factors.get(f["id"], 1.0) if f else 1.0
                 pv = _fig_value(f, fac)[0] if f else None
-                ratio = st.median / pv if st is not None and pv else None
-                line += [fmt_num(st.median if st else None, precision),
-                         pub_text(f, fac, precision) if f else "-", fmt_num(ratio, precision)]
-                csv_rows.append({"metric": mname, "unit": unit,
-                                 **{k: v for k, v in zip(keys, pt)}, "kind": "value",
-                                 "measured_target": t, "measured": st.median if st else None,
-                                 "repeats": st.n if st else 0,
-                                 "published_device": devs.get(d, d),
-                                 "published": pv, "published_id": f["id"] if f else None,
-                                 "measured_over_published": ratio})
+                sts = [meas.get((pt, t, ck)) for ck in col_keys]
+                ratios = [st.median / pv if st is not None and pv else None for st in sts]
+                line += [fmt_num(st.median if st else None, precision) for st in sts]
+                line.append(pub_text(f, fac, precision) if f else "-")
+                line += [fmt_num(r, precision) for r in ratios]
+                for ck, st, ratio in zip(col_keys, sts, ratios):
+                    csv_rows.append({"metric": mname, "unit": unit,
+                                     **{k: v for k, v in zip(keys, pt)},
+                                     **_col_fields(cols, ck, names), "kind": "value",
+                                     "measured_target": t,
+                                     "measured": st.median if st else None,
+                                     "repeats": st.n if st else 0,
+                                     "published_device": devs.get(d, d),
+                                     "published": pv, "published_id": f["id"] if f else None,
+                                     "measured_over_published": ratio})
             for d in extra_devs:
                 f = pub.get((pt, d))
                 line.append(pub_text(f, factors.get(f["id"], 1.0), precision) if f else "-")
@@ -150,7 +178,9 @@ def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
         sec.unit_note = unote
         sec.max_n = max((s.n for s in meas.values()), default=0)
         sec.ratios = _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname,
-                                    unit)
+                                    unit, col_keys, cols, names)
+        shown = {t for _, t in mapping}
+        sec.runs = {i for (_, t, _), st in meas.items() if t in shown for i in st.runs}
         sections.append(sec)
     if not sections:
         raise AnalysisError(f"no published figure of scenario {sid} pairs with its metrics "
@@ -162,10 +192,24 @@ def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
     return {"scenario": sc, "source": figures_doc.get("sources", {}).get(sc.get("source"), {}),
             "source_id": sc.get("source"), "mapping": mapping, "devices": _devices(figs),
             "sections": sections, "unavailable": unavailable, "unpaired": unpaired,
-            "targets": targets}
+            "targets": targets, "cols": cols,
+            "hosts": [names.get(h, h) for h in _order([r["host"] for r in rows
+                                                       if not r.get("aggregate")])],
+            "runs_used": set().union(*(s.runs for s in sections))}
 
 
-def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, unit):
+def _col_fields(cols, ck, names) -> dict:
+    """The --cols values of a measured column for the CSV (a host: its address and name)."""
+    out = {}
+    for d, v in zip(cols, ck):
+        out[d] = v
+        if d == "host":
+            out["host_name"] = names.get(v, v)
+    return out
+
+
+def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, unit,
+                   col_keys=((),), dims=(), names=None):
     """Published ratio columns (derived figures) beside the same ratio measured."""
     pids = {f["id"] for f in pfigs}
     tmap = dict(mapping)
@@ -193,31 +237,43 @@ def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, uni
                 "note": "the published ratio columns need both of their devices mapped "
                         "(--map)"}
     devs = _devices(figs)
+    def label(nd, dd, ck):
+        tail = _col_label("", ck, dims, names or {})[2:]
+        return f"{tmap[nd]}/{tmap[dd]}" + (f" ({tail})" if tail else "")
+
     for nd, dd, fs in cols:
-        header += [f"{tmap[nd]}/{tmap[dd]}", f"{devs.get(nd, nd)} / {devs.get(dd, dd)} (published)",
-                   "measured/published"]
+        header += [label(nd, dd, ck) for ck in col_keys]
+        header.append(f"{devs.get(nd, nd)} / {devs.get(dd, dd)} (published)")
+        header += ["measured/published" + (f" ({label(nd, dd, ck)})" if ck else "")
+                   for ck in col_keys]
     points = sorted({_fig_point(f, keys) for _, _, fs in cols for f in fs
                      if _fig_point(f, keys) is not None}
-                    | {pt for pt, _ in meas}, key=lambda t: tuple(sort_key(v) for v in t))
+                    | {pt for pt, _, _ in meas}, key=lambda t: tuple(sort_key(v) for v in t))
     body, csv_rows, measured_ratios = [], [], {}
     for pt in points:
         line = [text_of(v) for v in pt] or [mname]
         for nd, dd, fs in cols:
-            a, b = meas.get((pt, tmap[nd])), meas.get((pt, tmap[dd]))
-            mr = a.median / b.median if a and b and b.median else None
-            if mr is not None:
-                measured_ratios.setdefault((nd, dd), []).append(mr)
             f = next((f for f in fs if _fig_point(f, keys) == pt), None)
             pr = f.get("value") if f else None
-            q = mr / pr if mr is not None and pr else None
-            line += [fmt_num(mr, precision), pub_text(f, 1.0, precision) if f else "-",
-                     fmt_num(q, precision)]
-            csv_rows.append({"metric": mname, "unit": "ratio", **dict(zip(keys, pt)),
-                             "kind": "ratio", "measured_target": f"{tmap[nd]}/{tmap[dd]}",
-                             "measured": mr, "repeats": None,
-                             "published_device": f"{devs.get(nd, nd)} / {devs.get(dd, dd)}",
-                             "published": pr, "published_id": f["id"] if f else None,
-                             "measured_over_published": q})
+            mrs, qs = [], []
+            for ck in col_keys:
+                a, b = meas.get((pt, tmap[nd], ck)), meas.get((pt, tmap[dd], ck))
+                mr = a.median / b.median if a and b and b.median else None
+                if mr is not None:
+                    measured_ratios.setdefault((nd, dd), []).append(mr)
+                q = mr / pr if mr is not None and pr else None
+                mrs.append(mr)
+                qs.append(q)
+                csv_rows.append({"metric": mname, "unit": "ratio", **dict(zip(keys, pt)),
+                                 **_col_fields(dims, ck, names or {}),
+                                 "kind": "ratio", "measured_target": f"{tmap[nd]}/{tmap[dd]}",
+                                 "measured": mr, "repeats": None,
+                                 "published_device": f"{devs.get(nd, nd)} / {devs.get(dd, dd)}",
+                                 "published": pr, "published_id": f["id"] if f else None,
+                                 "measured_over_published": q})
+            line += [fmt_num(mr, precision) for mr in mrs]
+            line.append(pub_text(f, 1.0, precision) if f else "-")
+            line += [fmt_num(q, precision) for q in qs]
         body.append(line)
     summaries = []
     dmetrics = {(f.get("metric"), f.get("device_id")) for f, _, _ in derived}
@@ -242,6 +298,15 @@ def _md_table(header, body) -> list:
     return out
 
 
+def measured_line(rep, prov) -> str:
+    """"Measured: 3 of 9 runs (6 left out by --where ...); fio-3.33; targets ...; hosts ..."."""
+    runs = prov.get("runs_text") or f"{prov['runs']} runs"
+    hosts = [h for h in rep.get("hosts") or [] if h != "local"]
+    return (f"Measured: {runs}; {', '.join(prov.get('fio_versions') or [])}; "
+            f"targets {', '.join(rep['targets'])}"
+            + (f"; hosts {', '.join(hosts)}" if hosts else ""))
+
+
 def render_report_md(rep, prov, precision=2) -> str:
     sc, src = rep["scenario"], rep["source"]
     out = [f"# Reproduction report: {sc['id']}", ""]
@@ -250,8 +315,7 @@ def render_report_md(rep, prov, precision=2) -> str:
                + (f" ({src.get('author')}, {src.get('date') or src.get('year')})"
                   if src.get("author") else "")
                + f"; figures from {prov.get('reference', '?')}")
-    out.append(f"Measured: {prov['runs']} runs; {', '.join(prov.get('fio_versions') or [])}; "
-               f"targets {', '.join(rep['targets'])}")
+    out.append(measured_line(rep, prov))
     if rep["mapping"]:
         out.append("Mapping: " + "; ".join(f"{t} = {rep['devices'].get(d, d)} ({d})"
                                            for d, t in rep["mapping"]))
@@ -335,7 +399,7 @@ def render_report_html(rep, prov, precision=2) -> str:
              f"</head><body>", f"<h1>Reproduction report: {e(sc['id'])}</h1>",
              f"<p>{e(sc.get('title', ''))}<br/>Published: source {e(str(rep['source_id']))}: "
              f"“{e(src.get('title', '?'))}” {e(str(src.get('author') or ''))}<br/>"
-             f"Mapping: {e(maptext)}</p>"]
+             f"{e(measured_line(rep, prov))}<br/>Mapping: {e(maptext)}</p>"]
 
     def tab(header, body, caption):
         s = [f"<table><caption>{e(caption)}</caption><thead><tr>"

@@ -750,11 +750,11 @@ class Loader:
                       fio_version=doc.get("fio version"), timestamp=_timestamp(doc), sha256=h,
                       params={}, meta=None, device={})
             if self._register(run, p):
-                plain.append((run, doc, sc, p))
+                plain.append((run, doc, sc, p, _server_name(pre, doc)))
         first_rows = {}
-        for run, doc, sc, p in plain:
+        for run, doc, sc, p, name in plain:
             start = len(ds.rows)
-            self._normalise(run, doc, sc, None, remote="client_stats" in doc,
+            self._normalise(run, doc, sc, name, remote="client_stats" in doc,
                             result_dir=Path(p).parent)
             first_rows[run.id] = ds.rows[start:]
             ident = (run.scenario, tuple(sorted(
@@ -762,7 +762,7 @@ class Loader:
                 for r in ds.rows[start:] if r["direction"] == "total")))
             run.identity = ident
         groups = {}
-        for run, _, _, _ in plain:
+        for run, *_ in plain:
             groups.setdefault(run.identity, []).append(run)
         for runs in groups.values():
             runs.sort(key=lambda r: (r.timestamp or 0, r.sha256))
@@ -878,6 +878,16 @@ def _drop_bins(entry: dict) -> None:
         for k in ("clat_ns", "lat_ns", "slat_ns"):
             if isinstance(st.get(k), dict):
                 st[k].pop("bins", None)
+
+
+def _server_name(pre: str, doc: dict):
+    """The server's own hostname in a client's output of one server: fio's client
+    puts it before each of the server's lines ("<db1> Starting 1 process");
+    its JSON "hostname" is only the address the client was given."""
+    servers = {(e.get("hostname"), e.get("port")) for e in doc.get("client_stats") or []
+               if e.get("jobname") != "All clients"}
+    names = set(re.findall(r"^<([^>\n]+)> ", pre, re.M))
+    return names.pop() if len(servers) == 1 and len(names) == 1 else None
 
 
 def _is_study_dir(d: Path) -> bool:
@@ -1506,6 +1516,8 @@ def provenance_html(prov: dict) -> str:
              f"<li>fio: {html.escape(', '.join(prov.get('fio_versions') or []) or 'unknown')}; "
              f"fio-pack {html.escape(prov.get('pack_version', ''))}; generated "
              f"{html.escape(prov.get('generated', ''))}</li>"]
+    if prov.get("runs_text"):
+        items.append(f"<li>runs used: {html.escape(prov['runs_text'])}</li>")
     inputs = prov.get("inputs") or []
     for i in inputs[:50]:
         items.append(f"<li>input {html.escape(i['path'])} ({html.escape(i['kind'])}, "
@@ -1533,7 +1545,8 @@ def provenance(ds: Dataset, argv, extra=None) -> dict:
 
 def provenance_line(prov: dict) -> str:
     ins = ", ".join(prov.get("arguments") or [i["path"] for i in prov.get("inputs") or []])
-    return (f"{prov['runs']} runs from {ins}; {', '.join(prov.get('fio_versions') or ['fio ?'])}; "
+    runs = prov.get("runs_text") or f"{prov['runs']} runs"     # runs_text: what a table used
+    return (f"{runs} from {ins}; {', '.join(prov.get('fio_versions') or ['fio ?'])}; "
             f"fio-pack {prov['pack_version']}; {prov['command']}")
 
 

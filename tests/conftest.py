@@ -532,16 +532,27 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def fio_servers(logdir, n=2):
+def fio_servers(logdir, n=2, hostnames=None):
     """n `fio --server` processes on free loopback ports (their logs in
-    logdir), ready to accept a client; yields the ports, kills them after."""
+    logdir), ready to accept a client; yields the ports, kills them after.
+
+    hostnames: one name per server; each server then runs in a UTS namespace
+    of its own with that hostname (root only), as servers on different
+    machines would: fio's client shows a server's lines as "<hostname> ..."."""
     import socket
     procs, ports = [], []
+    if hostnames is not None:
+        n = len(hostnames)
     try:
         for i in range(n):
             port = free_port()
             log = open(Path(logdir) / f"server{i}.log", "w")
-            procs.append(subprocess.Popen([str(FIO), f"--server=ip:127.0.0.1,{port}"],
+            cmd = [str(FIO), f"--server=ip:127.0.0.1,{port}"]
+            if hostnames is not None:
+                # unshare and sh exec: the process is the server (kill_group ends it)
+                cmd = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
+                       hostnames[i]] + cmd
+            procs.append(subprocess.Popen(cmd,
                                           stdout=log, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL, start_new_session=True))
             ports.append(port)

@@ -477,6 +477,148 @@ def test_plot_latency_percentiles_from_json_plus(out, tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# Several hosts: fio servers with host names of their own
+# ---------------------------------------------------------------------------
+
+HOSTS = ("lab-a", "lab-b")
+
+
+@pytest.fixture(scope="module")
+def host_study(tmp_path_factory):
+    """The sysbench-rndrd study of jobs/catalogue.json (threads 1, 2, 4;
+    runtime=1, size=4m) over two fio servers, each in a UTS namespace of its
+    own named lab-a and lab-b, as servers on two machines are; and one
+    client's output of the lab-a server alone."""
+    if not IS_ROOT:
+        pytest.skip("needs root to give fio servers host names (unshare --uts)")
+    base = tmp_path_factory.mktemp("hosts")
+    target = base / "target"
+    target.mkdir()
+    with fio_servers(base, hostnames=HOSTS) as ports:
+        p = subprocess.run([sys.executable, str(STUDY), "sysbench-rndrd", "--sweep",
+                            "threads=1,2,4", "--target", f"ssd={target}", "--set", "runtime=1",
+                            "--set", "size=4m", "--fio", FIO, "--engine-dir", ENGINE_DIR,
+                            "--out", base / "study", "--quiet"]
+                           + [a for port in ports for a in ("--server", f"127.0.0.1:{port}")],
+                           capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO)
+        assert p.returncode == 0, p.stderr
+        job = base / "one.fio"
+        job.write_text(f"[one]\ndirectory={target}\nsize=1m\nbs=4k\nrw=randread\n")
+        one = fio(["--output-format=json", f"--client=127.0.0.1,{ports[0]}", job],
+                  base / "one-server.out")
+    yield {"study": base / "study", "ports": ports, "one": one, "target": target}
+
+
+def host_truth(study):
+    """{(server port, threads): MiB/s} from the runs' client_stats."""
+    out = {}
+    for mp in sorted((study / "runs").glob("*.meta.json")):
+        meta = json.loads(mp.read_text())
+        doc = json.loads((study / "runs" / ("%04d.json" % meta["run"])).read_text())
+        (e,) = [e for e in doc["client_stats"] if e["jobname"] == "sysbench-rndrd"]
+        out[(e["port"], meta["params"]["threads"])] = e["read"]["bw_bytes"] / 1048576
+    return out
+
+
+def test_several_hosts_table_has_a_column_per_target_and_host(host_study):
+    study, ports = host_study["study"], host_study["ports"]
+    truth = host_truth(study)
+    assert len(truth) == 6
+    p = ok(analyze("table", study, "--metric", "throughput", "--format", "csv"))
+    lines = list(csv.reader(io.StringIO(p.stdout)))
+    assert lines[0] == ["metric", "unit", "threads", "ssd, lab-a", "ssd, lab-b"]
+    assert [l[2] for l in lines[1:]] == ["1", "2", "4"]
+    for l in lines[1:]:
+        assert [float(v) for v in l[3:]] == [truth[(port, int(l[2]))] for port in ports]
+    p = ok(analyze("table", study, "--metric", "throughput", "--metric", "response time p95"))
+    tables = md_tables(p.stdout)
+    assert [t[1] for t in tables] == [["threads", "ssd, lab-a", "ssd, lab-b"]] * 2
+    assert "_6 of 6 runs from" in p.stdout
+    # one host chosen: no host column, and the count says what was used and why
+    p = ok(analyze("table", study, "--metric", "throughput",
+                   "--where", f"host=127.0.0.1:{ports[1]}"))
+    (tab,) = md_tables(p.stdout)
+    assert tab[1] == ["threads", "ssd"]
+    assert [float(r[1]) for r in tab[2]] == pytest.approx(
+        [truth[(ports[1], t)] for t in (1, 2, 4)], abs=0.006)
+    assert f"_3 of 6 runs (3 left out by --where host=127.0.0.1:{ports[1]}) from" in p.stdout
+    # hosts as the columns, the baseline named by its host name
+    p = ok(analyze("table", study, "--metric", "throughput", "--cols", "host",
+                   "--baseline", "lab-a", "--format", "csv"))
+    lines = list(csv.reader(io.StringIO(p.stdout)))
+    assert lines[0] == ["metric", "unit", "threads", "lab-a", "lab-b", "lab-b/lab-a"]
+    for l in lines[1:]:
+        t = int(l[2])
+        assert float(l[5]) == pytest.approx(truth[(ports[1], t)] / truth[(ports[0], t)])
+
+
+def test_several_hosts_report(host_study):
+    study, ports = host_study["study"], host_study["ports"]
+    truth = host_truth(study)
+    figs = {f["id"]: f for f in json.loads(FIGURES.read_text())["figures"]}
+    p = ok(analyze("report", study, "--map", "intel320=ssd", "--no-unmapped"))
+    assert "Measured: 6 of 6 runs; " in p.stdout and "hosts lab-a, lab-b" in p.stdout
+    tput = next(t for t in md_tables(p.stdout) if t[0].startswith("throughput (MiB/s)"))
+    assert tput[1] == ["threads", "ssd, lab-a", "ssd, lab-b", "Intel 320 (published)",
+                       "(ssd, lab-a)/published", "(ssd, lab-b)/published"]
+    for r in tput[2]:
+        t = int(r[0])
+        if t > 4:
+            assert r[1:3] == ["-", "-"] and r[4:] == ["-", "-"]
+            continue
+        pub = figs[f"002-throughput-intel320-t{t}"]["value"]
+        assert float(r[3]) == pub
+        for i, port in enumerate(ports):
+            assert float(r[1 + i]) == pytest.approx(truth[(port, t)], abs=0.006)
+            assert float(r[4 + i]) == pytest.approx(truth[(port, t)] / pub, abs=0.006)
+    # one host: the count says 3 of 6 were used, and why the others were not
+    p = ok(analyze("report", study, "--map", "intel320=ssd", "--where",
+                   f"host=127.0.0.1:{ports[0]}"))
+    assert (f"Measured: 3 of 6 runs (3 left out by --where host=127.0.0.1:{ports[0]}); "
+            in p.stdout) and "hosts lab-a\n" in p.stdout
+    tput = next(t for t in md_tables(p.stdout) if t[0].startswith("throughput (MiB/s)"))
+    assert tput[1][:4] == ["threads", "ssd", "Intel 320 (published)", "ssd/published"]
+    # --cols in the report: hosts by hand; the CSV has each host's address and name
+    p = ok(analyze("report", study, "--map", "intel320=ssd", "--cols", "host",
+                   "--format", "csv"))
+    rows = [r for r in csv.DictReader(io.StringIO(p.stdout))
+            if r["metric"] == "throughput" and r["measured"]]
+    assert len(rows) == 6
+    for r in rows:
+        port = int(r["host"].rsplit(":", 1)[1])
+        assert r["host_name"] == HOSTS[ports.index(port)]
+        assert float(r["measured"]) == truth[(port, int(r["threads"]))]
+    # no target mapped: nothing measured is shown, and the count says so
+    p = ok(analyze("report", study, "--no-unmapped"))
+    assert "Measured: 0 of 6 runs (6 left out as no --map names their target (ssd)); " \
+        in p.stdout
+
+
+def test_hosts_of_plain_client_outputs(host_study, client_server):
+    # two servers in one client's output: a column per host, shown by address
+    # (fio's client_stats "hostname" is the address the client was given)
+    path, ports = client_server
+    doc = fio_doc(path)
+    p = ok(analyze("table", path, "--rows", "job", "--metric", "read.ios",
+                   "--where", "job=cs-read", "--format", "csv"))
+    lines = list(csv.reader(io.StringIO(p.stdout)))
+    d = doc["global options"]["directory"]
+    assert sorted(lines[0][3:]) == sorted(f"{d}, 127.0.0.1:{port}" for port in ports)
+    for col, v in zip(lines[0][3:], lines[1][3:]):
+        port = int(col.rsplit(":", 1)[1])
+        assert int(v) == sum(e["read"]["total_ios"] for e in doc["client_stats"]
+                             if e["jobname"] == "cs-read" and e["port"] == port)
+    # one server: its own name, from the "<lab-a>" its lines carry
+    one = host_study["one"]
+    assert "<lab-a> " in one.read_text()
+    assert fio_doc(one)["client_stats"][0]["hostname"] == "127.0.0.1"
+    p = ok(analyze("table", one, "--rows", "job", "--cols", "host", "--metric", "read.ios",
+                   "--format", "csv"))
+    lines = list(csv.reader(io.StringIO(p.stdout)))
+    assert lines[0] == ["metric", "unit", "job", "lab-a"]
+
+
+# ---------------------------------------------------------------------------
 # Bad input
 # ---------------------------------------------------------------------------
 
