@@ -12,7 +12,8 @@ SYNOPSIS
                        [--format md|csv|html] [--precision N] [-o FILE] [INPUT OPTIONS]
     analyze.py plot    RESULTS... --metric NAME --x PARAM [--series P[,P]]
                        [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
-                       -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
+                       [--xscale auto|linear|log2] -o FILE.png|FILE.svg [-o ...]
+                       [INPUT OPTIONS]
     analyze.py plot    RESULTS... --percentiles [--direction DIR] [--series P[,P]]
                        -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
     analyze.py report  RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
@@ -115,6 +116,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fioresults as fr  # noqa: E402
+import fioaxes  # noqa: E402
 import fiohosts  # noqa: E402
 import fioreport  # noqa: E402
 
@@ -273,8 +275,8 @@ NAME
 SYNOPSIS
     analyze.py plot RESULTS... --metric NAME --x PARAM [--series P[,P]]
                     [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
-                    [--combine HOW] [--logx] [--logy] [--title TEXT]
-                    -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
+                    [--combine HOW] [--xscale auto|linear|log2] [--logx] [--logy]
+                    [--title TEXT] -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
     analyze.py plot RESULTS... --percentiles [--direction DIR] [--series P[,P]]
                     [--x-max PCT] -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
 
@@ -287,6 +289,13 @@ DESCRIPTION
     are drawn as dashed lines with open markers, converted to the metric's
     unit: the devices mapped with --map (in the colour of their target), or
     every published device with --all-published.
+
+    Axes: an x parameter whose values are all powers of two (threads,
+    iodepth, numjobs: 1 2 4 8 ...) gets a log2 axis with a tick at each
+    value, labelled 1 2 4 8; other whole numbers get whole-number ticks on a
+    linear axis. A linear y axis starts at zero, for rates (IOPS, MiB/s,
+    files/s, tx/s) and times alike, with plain numbers as labels. SVG text
+    stays text (labels can be searched, edited and read back).
 
     The second form draws latency percentile curves (x: percentile on a
     "nines" scale, y: completion latency in ms, logarithmic) from json+
@@ -302,8 +311,8 @@ DESCRIPTION
 
 OPTIONS
     --metric NAME         the y metric (see analyze.py --help, METRICS).
-    --x PARAM             parameter or field on the x axis. Numbers and sizes
-                          are placed by value, other values in order.
+    --x PARAM             parameter or field on the x axis. Numbers are
+                          placed by value, sizes (bs) and text in order.
     --series P[,P]        one line per value of these (default target; and
                           host with several hosts). Hosts are shown by name.
     --reference FILE      published figures (reference/figures.json); the
@@ -315,7 +324,11 @@ OPTIONS
     --direction DIR       read, write, trim or sync for --percentiles
                           (default: the one direction with I/O).
     --x-max PCT           last percentile drawn (default 99.99).
-    --logx, --logy        logarithmic axes.
+    --xscale SCALE        auto (default: log2 when every x value is a power
+                          of two, else linear), linear or log2; ticks are
+                          labelled as numbers (1 2 4 8) either way.
+    --logx                --xscale log2.
+    --logy                a logarithmic y axis (else linear, from zero).
     --title TEXT          the title (default: scenario and metric).
     --combine HOW         as for table.
     -o, --output FILE     .png or .svg; repeatable (the same plot in each).
@@ -323,6 +336,8 @@ OPTIONS
 """ + INPUT_OPTIONS + """
 EXAMPLES
     analyze.py plot results/qd --metric read.iops --x iodepth -o iops-qd.svg
+    analyze.py plot results/sb --metric throughput --x threads --xscale linear \\
+        -o tp-linear.svg
     analyze.py plot results/sb --metric throughput --x threads \\
         --reference reference/figures.json --map intel320=ssd -o sb.png
     analyze.py plot lat+.json --percentiles --direction read -o lat.svg
@@ -488,6 +503,7 @@ def parser(cmd: str) -> argparse.ArgumentParser:
         ap.add_argument("--direction", choices=("read", "write", "trim", "sync"))
         ap.add_argument("--x-max", type=float, default=99.99)
         ap.add_argument("--logx", action="store_true")
+        ap.add_argument("--xscale", choices=fioaxes.XSCALES, default="auto")
         ap.add_argument("--logy", action="store_true")
         ap.add_argument("--title")
     if cmd == "report":
@@ -671,6 +687,8 @@ def _pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
+        # SVG text stays text: labels can be searched, edited and read back
+        matplotlib.rcParams["svg.fonttype"] = "none"
         import matplotlib.pyplot as plt
     except ImportError:
         raise fr.AnalysisError("plot needs matplotlib: apt-get install python3-matplotlib "
@@ -690,7 +708,7 @@ def series_label(dims, key, names=None) -> str:
     """A legend entry: the target alone, "target, host" by default with several
     hosts (hosts by name), else NAME=VALUE pairs."""
     key = fiohosts.show(dims, key, names or {})
-    if dims in (["target"], ["target", "host"]):
+    if set(dims) <= {"target", "host"}:
         return fr.key_text(key)
     return ", ".join(f"{d}={fr.text_of(v)}" for d, v in zip(dims, key))
 
@@ -788,13 +806,20 @@ def plot_metric(plt, ds, a):
         _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, data)
     elif a.map or a.all_published:
         raise Usage("--map and --all-published need --reference FIGURES")
+    xscale = "log2" if a.logx else a.xscale
     if not numeric:
+        if xscale != "auto":
+            raise Usage(f"--xscale {xscale}: {a.x} is not numeric (its values are placed "
+                        f"in order)")
         ax.set_xticks(list(range(len(labels))))
         ax.set_xticklabels(labels)
-    if a.logx:
-        ax.set_xscale("log", base=2)
-    if a.logy:
-        ax.set_yscale("log")
+    else:
+        xscale = fioaxes.set_x_axis(ax, list(pos.values()) + [
+            pt["x"] for pub in data["published"] for pt in pub["points"]], xscale, a.x)
+    fioaxes.set_y_axis(ax, [v for s in data["series"] for pt in s["points"]
+                            for v in (pt["min"], pt["max"])]
+                       + [pt["value"] for pub in data["published"] for pt in pub["points"]],
+                       log=a.logy)
     sc = sorted({r["scenario"] for r in rows if r["scenario"]})
     title = a.title or ((" / ".join(sc) + ": ") if sc else "") + f"{metric.text} vs {a.x}"
     ax.set_title(title)
@@ -804,8 +829,8 @@ def plot_metric(plt, ds, a):
     ax.legend(fontsize="small")
     fig.tight_layout()
     desc = {"kind": "metric", "title": title, "metric": metric.text, "unit": metric.unit,
-            "definition": metric.describe(), "x": a.x, "series": series_d, "where": a.where,
-            "reference": a.reference, "map": a.map}
+            "definition": metric.describe(), "x": a.x, "xscale": xscale if numeric else "order",
+            "series": series_d, "where": a.where, "reference": a.reference, "map": a.map}
     return fig, data, desc
 
 

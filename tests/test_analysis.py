@@ -452,6 +452,77 @@ def test_plot_iops_against_queue_depth(out, tmp_path):
             assert (pt["min"], pt["max"], pt["n"]) == (min(v), max(v), 2)
 
 
+def svg_labels(path: Path) -> dict:
+    """{"x": [...], "y": [...], "legend": [...]}: the tick labels and legend
+    entries as the SVG that analyze.py wrote holds them (its text is text)."""
+    ns = "{http://www.w3.org/2000/svg}"
+    out = {"x": [], "y": [], "legend": []}
+    for g in ET.parse(path).getroot().iter(ns + "g"):
+        m = re.fullmatch(r"(xtick|ytick|legend)_\d+", g.get("id", ""))
+        if not m:
+            continue
+        texts = ["".join(t.itertext()).strip() for t in g.iter(ns + "text")]
+        if m.group(1) == "legend":
+            out["legend"] += texts
+        else:
+            out[m.group(1)[0]].append("".join(texts))
+    return out
+
+
+def test_plot_axes_read_back_from_svg(out, tmp_path):
+    svg = tmp_path / "qd.svg"
+    # queue depths 1, 2, 4: a log2 axis with a tick at each, labelled as numbers
+    ok(analyze("plot", *out["qd"], "--metric", "read.iops", "--x", "iodepth",
+               *labels_args(out), "-o", svg))
+    lab = svg_labels(svg)
+    assert lab["x"] == ["1", "2", "4"]
+    # a rate from zero, plain numbers (no offset or 1e4 above the axis)
+    assert lab["y"][0] == "0" and all(re.fullmatch(r"\d+", y) for y in lab["y"]), lab["y"]
+    assert len(lab["y"]) >= 3
+    assert lab["legend"] == ["dev-a", "dev-b", "dev-c"]
+    side = json.loads((tmp_path / "qd.svg.json").read_text())
+    assert side["plot"]["xscale"] == "log2"
+    top = max(pt["max"] for s in side["data"]["series"] for pt in s["points"])
+    assert int(lab["y"][-1]) <= top * 1.05
+    # --logx: the same labels, not 2^0 2^1 2^2
+    ok(analyze("plot", *out["qd"], "--metric", "read.iops", "--x", "iodepth", "--logx",
+               *labels_args(out), "-o", svg))
+    assert svg_labels(svg)["x"] == ["1", "2", "4"]
+    # a linear axis by choice: whole numbers only, never 1.5
+    ok(analyze("plot", *out["qd"], "--metric", "read.iops", "--x", "iodepth",
+               "--xscale", "linear", *labels_args(out), "-o", svg))
+    lab = svg_labels(svg)
+    assert all(re.fullmatch(r"\d+", x) for x in lab["x"]) and {"1", "4"} <= set(lab["x"])
+    # a latency: from zero too (one rule for every linear y axis)
+    ok(analyze("plot", *out["qd"], "--metric", "read.clat_p99_ms", "--x", "iodepth",
+               *labels_args(out), "-o", svg))
+    assert float(svg_labels(svg)["y"][0]) == 0
+
+
+def test_plot_legend_names_hosts(host_study, tmp_path):
+    study = host_study["study"]
+    svg = tmp_path / "hosts.svg"
+    ok(analyze("plot", study, "--metric", "throughput", "--x", "threads", "-o", svg))
+    lab = svg_labels(svg)
+    assert lab["legend"] == ["ssd, lab-a", "ssd, lab-b"]
+    assert lab["x"] == ["1", "2", "4"] and lab["y"][0] == "0"
+    side = json.loads((tmp_path / "hosts.svg.json").read_text())
+    assert [s["key"]["host"] for s in side["data"]["series"]] == \
+        [f"127.0.0.1:{p}" for p in host_study["ports"]]
+    # the published Intel 320 beside them: a tick at every thread count drawn
+    ok(analyze("plot", study, "--metric", "throughput", "--x", "threads",
+               "--reference", FIGURES, "--map", "intel320=ssd", "-o", svg))
+    side = json.loads((tmp_path / "hosts.svg.json").read_text())
+    xs = sorted({pt["x"] for pt in side["data"]["published"][0]["points"]} | {1, 2, 4})
+    assert svg_labels(svg)["x"] == [str(x) for x in xs]
+    assert len(xs) > 3 and all(x & (x - 1) == 0 for x in xs)
+    # one host's line by itself: its name
+    ok(analyze("plot", study, "--metric", "response time p95", "--x", "threads",
+               "--series", "host", "-o", svg))
+    lab = svg_labels(svg)
+    assert lab["legend"] == list(HOSTS) and float(lab["y"][0]) == 0
+
+
 def test_plot_latency_percentiles_from_json_plus(out, tmp_path):
     png = tmp_path / "lat.png"
     ok(analyze("plot", out["multi"], "--percentiles", "--direction", "write",
