@@ -8,8 +8,9 @@ SYNOPSIS
     analyze.py metrics RESULTS... [INPUT OPTIONS]
     analyze.py table   RESULTS... --metric NAME [--metric NAME]... [--rows P[,P]]
                        [--cols P[,P]] [--baseline COLUMN] [--ratio auto|col/base|base/col]
-                       [--stats auto|LIST] [--combine sum|mean|min|max]
-                       [--format md|csv|html] [--precision N] [-o FILE] [INPUT OPTIONS]
+                       [--cells auto|range|cv|columns] [--stats auto|LIST]
+                       [--combine sum|mean|min|max] [--format md|csv|html]
+                       [--precision N] [-o FILE] [INPUT OPTIONS]
     analyze.py plot    RESULTS... --metric NAME --x PARAM [--series P[,P]]
                        [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
                        [--xscale auto|linear|log2] -o FILE.png|FILE.svg [-o ...]
@@ -202,6 +203,7 @@ NAME
 SYNOPSIS
     analyze.py table RESULTS... --metric NAME [--metric NAME]... [--rows P[,P]]
                      [--cols P[,P]] [--baseline COLUMN] [--ratio auto|col/base|base/col]
+                     [--cells auto|range|cv|columns]
                      [--stats auto|median,min,max,mean,stdev,cv,n]
                      [--combine sum|mean|min|max] [--format md|csv|html]
                      [--precision N] [-o FILE] [INPUT OPTIONS]
@@ -227,6 +229,12 @@ DESCRIPTION
     job, ...) are refused with the parameter named. A run with several values
     for one cell (two jobs, two directions) is refused too, unless
     --combine says how to merge them or the metric is qualified (read.iops).
+    With repeats, a Markdown or HTML cell holds the median and its spread:
+    "412.35 (405.10–420.20)", the median and the range over the repeats
+    (--cells range, the default), or "412.35 ±1.8%" (--cells cv); the title
+    says "median (min–max) of 3 repeats", and "(n=2)" marks a cell with
+    fewer. --cells columns, or --stats, gives a column per statistic
+    instead; CSV always has one (median,min,max,cv,n by default).
     The line under the tables says how many of the runs found they used, and
     why the others were not ("3 of 9 runs (6 left out by --where ...)").
 
@@ -242,6 +250,10 @@ OPTIONS
                           values joined by commas for several --cols; a host
                           by its name or its address).
     --ratio MODE          auto (default), col/base or base/col.
+    --cells FORM          with repeats, what a cell of md and html holds:
+                          range (default: "median (min–max)"), cv ("median
+                          ±CV%") or columns (a column per --stats statistic,
+                          the default when --stats is given, and CSV's form).
     --stats LIST          statistics per column: median, mean, min, max, stdev,
                           cv (coefficient of variation, sample stdev / mean),
                           n. Default auto: median alone when every cell has one
@@ -256,6 +268,8 @@ OPTIONS
 """ + INPUT_OPTIONS + """
 EXAMPLES
     analyze.py table results/sb --rows threads --metric throughput --baseline raid10
+    analyze.py table results/sb --rows threads --metric throughput --precision 0
+    analyze.py table results/sb --rows threads --metric throughput --cells columns
     analyze.py table a.json b.json c.json --rows iodepth --cols target \\
         --metric read.iops --label /mnt/ssd=ssd --format html -o iops.html
     analyze.py table results/pm --rows target --cols op --metric write.iops \\
@@ -493,6 +507,7 @@ def parser(cmd: str) -> argparse.ArgumentParser:
         ap.add_argument("--baseline")
         ap.add_argument("--ratio", default="auto", choices=("auto", "col/base", "base/col"))
         ap.add_argument("--stats", default="auto")
+        ap.add_argument("--cells", default="auto", choices=("auto", "range", "cv", "columns"))
     if cmd == "plot":
         ap.add_argument("--x")
         ap.add_argument("--series")
@@ -650,6 +665,13 @@ def cmd_table(a) -> int:
     if not a.metric:
         raise Usage(f"{PROG} table: give at least one --metric (see {PROG} metrics RESULTS)")
     fmt = out_format(a, "md", ("md", "csv", "html"))
+    cells = a.cells
+    if cells == "auto":
+        cells = "columns" if fmt == "csv" or a.stats != "auto" else "range"
+    elif cells != "columns" and (fmt == "csv" or a.stats != "auto"):
+        raise Usage(f"--cells {cells} puts the spread in the median's cell, for md and "
+                    f"html; " + ("CSV keeps one column per statistic (--stats)"
+                                 if fmt == "csv" else "--stats chooses columns: give one"))
     ds = load_inputs(a, a.results, exprs=exprs_of(a.metric))
     rows_d = split_dims(a.rows) if a.rows is not None else default_rows(ds)
     where = fr.parse_where(a.where)
@@ -662,6 +684,7 @@ def cmd_table(a) -> int:
                              a.combine) for m in a.metric]
     for t in tables:
         fiohosts.relabel_table(t, names)
+        t.form = cells
     runs = set().union(*(t.runs for t in tables))
     acc = fiohosts.runs_used(ds, runs, where, a.where, what=", ".join(a.metric))
     prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"runs_in_tables": len(runs),

@@ -1283,6 +1283,7 @@ class Table:
         self.metric, self.row_dims, self.col_dims = metric, row_dims, col_dims
         self.row_keys, self.col_keys, self.cells = row_keys, col_keys, cells
         self.baseline, self.ratio_mode, self.stats, self.runs = baseline, ratio_mode, stats, runs
+        self.form = "columns"    # or "range", "cv": the median and its spread in one cell
 
     def ratio(self, rk, ck):
         if self.baseline is None or ck == self.baseline:
@@ -1393,9 +1394,34 @@ def fmt_num(v, precision=2) -> str:
     return f"{v:.{precision}f}"
 
 
+def compact_cell(st, form, max_n, precision=2) -> str:
+    """"412.35 (405.10–420.20)" (form range) or "412.35 ±1.8%" (cv: sample stdev /
+    mean); "(n=2)" after a cell with fewer repeats than the table's most."""
+    if st is None:
+        return "-"
+    s = fmt_num(st.median, precision)
+    if st.n > 1 and form == "range":
+        s += f" ({fmt_num(st.min, precision)}–{fmt_num(st.max, precision)})"
+    elif st.n > 1 and st.cv is not None:
+        s += f" ±{st.cv * 100:.1f}%"
+    return s + (f" (n={st.n})" if st.n < max_n else "")
+
+
 def table_grid(t: Table, precision=2, raw=False):
     """(header, body rows) of a table; raw: numbers unformatted (CSV)."""
     head = [*t.row_dims] if t.row_dims else [""]
+    if t.form != "columns" and not raw and t.max_n() > 1:
+        for ck in t.col_keys:
+            head.append(key_text(ck) if ck else t.metric.text)
+        head += [t.ratio_label(ck) for ck in t.ratio_cols()]
+        body = []
+        for rk in t.row_keys:
+            line = [text_of(v) if v is not None else "-" for v in rk] if rk else [t.metric.text]
+            line += [compact_cell(t.cells.get((rk, ck)), t.form, t.max_n(), precision)
+                     for ck in t.col_keys]
+            line += [fmt_num(t.ratio(rk, ck), precision) for ck in t.ratio_cols()]
+            body.append(line)
+        return head, body
     for ck in t.col_keys:
         for s in t.stats:
             name = key_text(ck) if ck else t.metric.text
@@ -1428,6 +1454,10 @@ def table_grid(t: Table, precision=2, raw=False):
 def table_title(t: Table) -> str:
     n = t.max_n()
     what = "median over repeats" if n > 1 else "one run per cell"
+    if n > 1 and t.form != "columns":
+        lo = min(s.n for s in t.cells.values())
+        what = ("median (min–max)" if t.form == "range" else "median ±CV") + \
+            f" of {n if lo == n else f'{lo}-{n}'} repeats"
     return f"{t.metric.label}: {what}"
 
 

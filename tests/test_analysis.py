@@ -414,6 +414,46 @@ def test_table_refuses_pooling_non_repeats(out):
     assert p.returncode == 2 and "differ in job" in p.stderr
 
 
+def test_table_compact_cells(out):
+    vals = qd_values(out["qd"], out["qd_dirs"])
+    p = ok(analyze("table", *out["qd"], "--rows", "iodepth", "--metric", "read.iops",
+                   "--baseline", "dev-a", *labels_args(out)))
+    (tab,) = md_tables(p.stdout)
+    assert tab[0] == "read.iops (IOPS): median (min–max) of 2 repeats"
+    assert tab[1] == ["iodepth", "dev-a", "dev-b", "dev-c", "dev-b/dev-a", "dev-c/dev-a"]
+    for r in tab[2]:
+        for lab, cell in zip("abc", r[1:4]):
+            v = vals[(int(r[0]), lab)]
+            m = re.fullmatch(r"([\d.]+) \(([\d.]+)–([\d.]+)\)", cell)
+            assert m, cell
+            assert [float(x) for x in m.groups()] == pytest.approx(
+                [statistics.median(v), min(v), max(v)], abs=0.006)
+    # the coefficient of variation instead of the range
+    p = ok(analyze("table", *out["qd"], "--rows", "iodepth", "--metric", "read.iops",
+                   "--cells", "cv", *labels_args(out)))
+    (tab,) = md_tables(p.stdout)
+    assert tab[0].endswith("median ±CV of 2 repeats")
+    for r in tab[2]:
+        for lab, cell in zip("abc", r[1:4]):
+            v = vals[(int(r[0]), lab)]
+            m = re.fullmatch(r"([\d.]+) ±([\d.]+)%", cell)
+            assert m, cell
+            assert float(m.group(2)) == pytest.approx(
+                100 * statistics.stdev(v) / statistics.mean(v), abs=0.051)
+    # a column per statistic, as before, when asked for; CSV always has them
+    p = ok(analyze("table", *out["qd"], "--rows", "iodepth", "--metric", "read.iops",
+                   "--cells", "columns", *labels_args(out)))
+    (tab,) = md_tables(p.stdout)
+    assert len(tab[1]) == 1 + 3 * 5
+    p = analyze("table", *out["qd"], "--rows", "iodepth", "--metric", "read.iops",
+                "--cells", "range", "--format", "csv")
+    assert p.returncode == 2 and "CSV keeps one column per statistic" in p.stderr
+    # html: the compact cells too
+    h = ok(analyze("table", *out["qd"], "--rows", "iodepth", "--metric", "read.iops",
+                   *labels_args(out), "--format", "html")).stdout
+    assert re.search(r'<td class="num">[\d.]+ \([\d.]+–[\d.]+\)</td>', h)
+
+
 # ---------------------------------------------------------------------------
 # Plots
 # ---------------------------------------------------------------------------
