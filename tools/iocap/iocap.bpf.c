@@ -28,6 +28,12 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define S_IFMT		00170000
+#define S_IFREG		0100000
+#define S_IFDIR		0040000
+#define F_DUPFD		0
+#define F_DUPFD_CLOEXEC	1030
+
 const volatile __u64 target_cgroup = 0;	/* 0: the tgids in "targets" */
 const volatile int follow_children = 1;
 
@@ -127,9 +133,23 @@ static __always_inline struct iocap_event *new_event(unsigned int kind)
 	return ev;
 }
 
+/*
+ * Events without a path argument leave the path buffers out of the ring.
+ * User space is woken only once the ring is a quarter full (it also reads
+ * it every 100 ms): a wake-up per event would cost the database a context
+ * switch per system call.
+ */
 static __always_inline void send(struct iocap_event *ev)
 {
-	if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > (16 << 20) ?
+		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	long err;
+
+	if (ev->path[0])
+		err = bpf_ringbuf_output(&events, ev, sizeof(*ev), flags);
+	else
+		err = bpf_ringbuf_output(&events, ev, offsetof(struct iocap_event, path), flags);
+	if (err)
 		count(IOC_ST_RINGBUF_FULL);
 }
 
@@ -236,6 +256,8 @@ int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	case IOC_CLOSE: case IOC_DUP: case IOC_DUP2: case IOC_DUP3: case IOC_FCNTL:
 	case IOC_LSEEK: case IOC_FTRUNCATE: case IOC_FALLOCATE: case IOC_FCHDIR:
 	case IOC_COPY_FILE_RANGE: case IOC_SENDFILE:
+		if (op == IOC_FCNTL && p2 != F_DUPFD && p2 != F_DUPFD_CLOEXEC)
+			return 0;	/* locks and flags: nothing a trace holds */
 		ev->fd = (int)p1;
 		ev->fd2 = (int)p2;
 		ev->a[0] = p2;
@@ -243,6 +265,12 @@ int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 		ev->a[2] = p4;
 		ev->a[3] = p5;
 		file_info(fd_file((int)p1), &ev->f);
+		/*
+		 * Sockets, pipes, eventfds and devices are most of a server's
+		 * calls and none of its file I/O: they stay in the kernel.
+		 */
+		if ((ev->f.mode & S_IFMT) != S_IFREG && (ev->f.mode & S_IFMT) != S_IFDIR)
+			return 0;
 		break;
 	case IOC_OPEN: case IOC_CREAT: case IOC_TRUNCATE: case IOC_UNLINK: case IOC_MKDIR:
 	case IOC_RMDIR: case IOC_CHDIR:

@@ -32,6 +32,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -803,11 +804,17 @@ static void on_aio_done(const struct iocap_event *ev)
 
 static int on_event(void *ctx, void *data, size_t len)
 {
+	struct iocap_event ev_full;
 	const struct iocap_event *ev = data;
 
 	(void)ctx;
-	if (len < sizeof(*ev))
+	if (len < offsetof(struct iocap_event, path))
 		return 0;
+	if (len < sizeof(*ev)) {	/* sent without its path buffers */
+		memcpy(&ev_full, data, len);
+		memset((char *)&ev_full + len, 0, sizeof(ev_full) - len);
+		ev = &ev_full;
+	}
 	nevents++;
 	if (ev->te > latest)
 		latest = ev->te;
@@ -1078,7 +1085,10 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop) {
+		/* events come without wake-ups (iocap.bpf.c): read them every 100 ms */
 		err = ring_buffer__poll(rb, 100);
+		if (err >= 0)
+			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR)
 			break;
 		flush_lines(0);
