@@ -1548,7 +1548,7 @@ def read_stats(path: str) -> Dict[str, int]:
                 if len(tok) == 3 and tok[0] == "uring_unmapped":
                     out[f"uring_op_{tok[1]}"] = int(tok[2])
                 elif len(tok) == 2:
-                    out[tok[0]] = int(float(tok[1])) if tok[0].startswith("cpu") else int(tok[1])
+                    out[tok[0]] = float(tok[1]) if tok[0].startswith("cpu") else int(tok[1])
     except (OSError, ValueError) as e:
         raise Error(f"cannot read the BPF capture's statistics {path}: {e}")
     return out
@@ -1912,10 +1912,16 @@ def cmd_attach(a) -> int:
         write_procinfo(os.path.join(work, "procinfo"), w.info)
         keep_files(a, work)
         capture = " ".join(shlex.quote(x) for x in shown)
+        tstats = read_stats(stats) if tracer == "bpf" else None
         res = convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir),
                            w.info, capture, None,
                            name="BPF capture" if tracer == "bpf" else "strace output",
-                           tracer_stats=read_stats(stats) if tracer == "bpf" else None)
+                           tracer_stats=tstats)
+        if tstats and not a.quiet:
+            secs = time.monotonic() - t_attached
+            print(f"{PROG}: note: the BPF capture: {tstats.get('events', 0)} events in "
+                  f"{secs:.1f} s, {tstats.get('cpu_user_s', 0) + tstats.get('cpu_sys_s', 0):.2f} "
+                  "s of CPU in user space", file=sys.stderr)
     finally:
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
