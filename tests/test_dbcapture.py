@@ -918,6 +918,21 @@ def capture_mariadb(db: MariaDB, out: Path, *extra):
     return rc, err, {k: after[k] - before[k] for k in INNODB_STATUS[:5]}
 
 
+def run_and_capture(db: MariaDB, out: Path, opts, *extra):
+    """Starts the server with @opts, captures a sysbench run (again while
+    InnoDB did I/O as the capture stopped: up to three times), stops it:
+    (capture_mariadb's result, the server's error log)."""
+    db.start(*opts)
+    try:
+        for attempt in range(3):
+            got = capture_mariadb(db, out, *extra)
+            if got is not None:
+                return got, db.log.read_text()
+        pytest.fail("InnoDB kept doing I/O after the workload, three times")
+    finally:
+        db.stop()
+
+
 def innodb_counts(path):
     """What the trace holds, as InnoDB counts it."""
     _, files, _, recs = read_trace(path)
@@ -938,16 +953,7 @@ def test_mariadb_capture_matches_innodb_counters(mariadb, checker):
     """innodb_use_native_aio=0: every page read, page and doublewrite write
     and fsync of InnoDB is in the trace, as MariaDB itself counts them."""
     out = mariadb.base / "sync.trace.gz"
-    mariadb.start("--innodb-use-native-aio=0")
-    try:
-        for attempt in range(3):
-            got = capture_mariadb(mariadb, out, "--tracer", "strace")
-            if got is not None:
-                break
-        else:
-            pytest.fail("InnoDB kept doing I/O after the workload, three times")
-    finally:
-        mariadb.stop()
+    got, log = run_and_capture(mariadb, out, ["--innodb-use-native-aio=0"], "--tracer", "strace")
     rc, err, truth = got
     assert rc == 0, err
     head, files, streams, recs = read_trace(out)
@@ -966,17 +972,7 @@ def test_mariadb_native_aio_capture_is_incomplete(mariadb, checker, tmp_path):
     doublewrite writes are not visible to strace. The trace says so, the
     capture exits 3, check and the replay repeat it."""
     out = mariadb.base / "uring.trace.gz"
-    mariadb.start()
-    try:
-        for attempt in range(3):
-            got = capture_mariadb(mariadb, out, "--tracer", "strace")
-            if got is not None:
-                break
-        else:
-            pytest.fail("InnoDB kept doing I/O after the workload, three times")
-        log = mariadb.log.read_text()
-    finally:
-        mariadb.stop()
+    got, log = run_and_capture(mariadb, out, [], "--tracer", "strace")
     rc, err, truth = got
     assert rc == 3, err
     head, files, streams, recs = read_trace(out)
@@ -1017,17 +1013,7 @@ def test_mariadb_default_configuration_with_bpf(mariadb, checker):
     what strace cannot, and the trace holds every InnoDB read, write and
     fsync, as InnoDB counts them."""
     out = mariadb.base / "bpf.trace.gz"
-    mariadb.start()
-    try:
-        for attempt in range(3):
-            got = capture_mariadb(mariadb, out, "--tracer", "bpf")
-            if got is not None:
-                break
-        else:
-            pytest.fail("InnoDB kept doing I/O after the workload, three times")
-        log = mariadb.log.read_text()
-    finally:
-        mariadb.stop()
+    got, log = run_and_capture(mariadb, out, [], "--tracer", "bpf")
     rc, err, truth = got
     assert "Using io_uring" in log or "Using Linux native AIO" in log, log
     assert rc == 0, err
