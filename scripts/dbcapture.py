@@ -1731,6 +1731,64 @@ def prepare(a):
     return db
 
 
+def run_bpf(a, db, work: str, raw: str) -> dict:
+    """run with the BPF capture: the command starts held at a pipe, iocap
+    attaches to it, then it goes; the capture ends with it."""
+    stats, ready = os.path.join(work, "iocap.stats"), os.path.join(work, "iocap.ready")
+    if not shutil.which(a.command[0]):
+        raise Error(f"run: '{a.command[0]}' not found")
+    r, wfd = os.pipe()
+    # a shell that waits for a word on the pipe, then becomes COMMAND (same
+    # pid, stdin untouched)
+    hold = ["sh", "-c", f'read go <&{r}; exec {r}<&-; exec "$@"', "sh", *a.command]
+    try:
+        cmd = subprocess.Popen(hold, pass_fds=(r,))
+    except OSError as e:
+        raise Error(f"run: cannot start '{a.command[0]}': {e.strerror}")
+    os.close(r)
+    argv = iocap_args([cmd.pid], raw, stats, ready, True)
+    cap = subprocess.Popen(argv, start_new_session=True, stderr=subprocess.PIPE)
+    w = Watcher()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the command
+    try:
+        while cap.poll() is None and not os.path.exists(ready):
+            time.sleep(0.02)
+        if cap.poll() is not None:
+            cmd.kill()
+            cmd.wait()
+            why = (cap.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+            raise Error(f"run: the BPF capture failed: {why}")
+        os.write(wfd, b"go\n")
+        os.close(wfd)
+        wfd = -1
+        while True:
+            try:
+                rc = cmd.wait(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                w.sample(roots=[cmd.pid])
+        cap.wait(timeout=600)       # it ends once the command has
+    finally:
+        signal.signal(signal.SIGINT, old)
+        if wfd >= 0:
+            os.close(wfd)
+        if cap.poll() is None:
+            cap.send_signal(signal.SIGINT)
+            cap.wait(timeout=60)
+    write_procinfo(os.path.join(work, "procinfo"), w.info)
+    keep_files(a, work)
+    if cap.returncode != 0:
+        why = (cap.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+        raise Error(f"run: the BPF capture failed: {why}")
+    if rc != 0:
+        raise Error(f"run: '{' '.join(a.command)[:80]}' exited with status {rc}")
+    shown = ["iocap", "-p", "PID", "-o", "strace.out", "(the command held until attached)"]
+    return convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir),
+                        w.info, " ".join(shown), os.getcwd(), name="BPF capture",
+                        root_name=os.path.basename(a.command[0]),
+                        tracer_stats=read_stats(stats))
+
+
 def cmd_run(a) -> int:
     db = prepare(a)
     if not a.command:
@@ -1738,6 +1796,15 @@ def cmd_run(a) -> int:
     if not os.path.isdir(a.datadir):
         raise Error(f"--datadir {a.datadir}: not a directory")
     a.datadir = os.path.realpath(a.datadir)
+    if pick_tracer(a) == "bpf":
+        work = tempfile.mkdtemp(prefix="dbcapture.")
+        try:
+            with open(os.path.join(work, "listing"), "w", encoding="latin-1") as f:
+                f.write("".join(ln + "\n" for ln in take_listing(a.datadir)))
+            res = run_bpf(a, db, work, os.path.join(work, "strace.out"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return capture_status(a, res)
     st = strace_binary(a)
     work = tempfile.mkdtemp(prefix="dbcapture.")
     try:
@@ -1996,7 +2063,9 @@ DESCRIPTION
     thread and process COMMAND starts, and when COMMAND ends converts the
     output (see convert). COMMAND's standard input, output and error are
     dbcapture.py's own; SIGINT (Ctrl-C) goes to COMMAND only. A COMMAND that
-    exits with a non-zero status is an error: no trace is written.
+    exits with a non-zero status is an error: no trace is written. With
+    --tracer bpf (the default where it can run), COMMAND starts held until
+    build/iocap has attached to it, then runs captured from the kernel.
 
     Streams are named after the threads' names (comm) or, for PostgreSQL, the
     process titles, sampled from /proc while the capture runs, plus the
@@ -2004,6 +2073,14 @@ DESCRIPTION
 
 OPTIONS
 {COMMON_OPTIONS}\
+    --tracer auto|bpf|strace
+                           the BPF capture (build/iocap: system calls,
+                           io_uring and libaio requests, a few percent of
+                           the database's speed) or strace (system calls
+                           only, a third to a fifth of its speed). auto
+                           (default): BPF where it can run (built, a kernel
+                           with BTF, root), else strace with a note saying
+                           why; bpf: an error where it cannot
     --keep DIR             keep strace's output, the listing and the process
                            names in DIR (for dbcapture.py convert)
     --strace PATH          the strace binary (default strace)
@@ -2039,17 +2116,32 @@ DESCRIPTION
     converted (see convert). Calls still in progress when strace detaches are
     dropped.
 
-    ptrace stops every traced thread twice per traced system call: the
-    database runs slower while attached (docs/dbcapture.md has numbers).
-    --seccomp-bpf, which makes run cheaper, cannot be used when attaching.
+    With --tracer bpf (the default where it can run) build/iocap takes
+    strace's place: it follows the same processes from the kernel (eBPF on
+    tracepoints), also sees io_uring and libaio requests, and writes the same
+    text, converted the same way; what it could not see goes into the
+    trace's header as "incomplete" lines.
+
+    ptrace stops every traced thread twice per traced system call: under
+    strace the database runs slower while attached (docs/dbcapture.md has
+    numbers). --seccomp-bpf, which makes run cheaper, cannot be used when
+    attaching.
 
 OPTIONS
 {COMMON_OPTIONS}\
     --pid PID              a process to attach to (repeatable; required)
     --duration SECONDS     capture this long (default: until SIGINT/SIGTERM)
     --no-children          do not attach to the existing child processes
-    --ready FILE           written (strace's pid) once attached: a script can
-                           wait for it before starting the workload
+    --ready FILE           written (the tracer's pid) once attached: a script
+                           can wait for it before starting the workload
+    --tracer auto|bpf|strace
+                           the BPF capture (build/iocap: system calls,
+                           io_uring and libaio requests, a few percent of
+                           the database's speed) or strace (system calls
+                           only, a third to a fifth of its speed). auto
+                           (default): BPF where it can run (built, a kernel
+                           with BTF, root), else strace with a note saying
+                           why; bpf: an error where it cannot
     --keep DIR             keep strace's output, the listing and the process
                            names in DIR
     --strace PATH          the strace binary (default strace)
@@ -2203,6 +2295,8 @@ def parser(cmd: str) -> argparse.ArgumentParser:
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--accept-incomplete", action="store_true")
     if cmd in ("run", "attach"):
+        ap.add_argument("--tracer", choices=("auto", "bpf", "strace"), default="auto")
+    if cmd in ("run", "attach"):
         ap.add_argument("--keep")
         ap.add_argument("--strace", default="strace")
     if cmd == "run":
@@ -2210,7 +2304,6 @@ def parser(cmd: str) -> argparse.ArgumentParser:
         ap.add_argument("command", nargs=argparse.REMAINDER)
     if cmd == "attach":
         ap.add_argument("--pid", type=int, action="append")
-        ap.add_argument("--tracer", choices=("auto", "bpf", "strace"), default="auto")
         ap.add_argument("--duration", type=float)
         ap.add_argument("--no-children", action="store_true")
         ap.add_argument("--ready")

@@ -172,7 +172,10 @@ def by_path(files, path):
 # (1) sqlite3 under dbcapture.py run
 # ---------------------------------------------------------------------------
 
-def test_sqlite_live_capture(tmp_path, checker):
+@pytest.mark.parametrize("tracer", ["strace", "bpf"])
+def test_sqlite_live_capture(tmp_path, checker, tracer):
+    if tracer == "bpf" and not (IS_ROOT and os.path.exists("/sys/kernel/btf/vmlinux")):
+        pytest.skip("the BPF capture needs root and a kernel with BTF")
     db = tmp_path / "db"
     db.mkdir()
     sql = tmp_path / "load.sql"
@@ -187,7 +190,7 @@ def test_sqlite_live_capture(tmp_path, checker):
         f.write("CREATE INDEX t_n ON t(n);\n")
     out = tmp_path / "load.trace.gz"
     with open(sql) as stdin:
-        r = ok(tool("run", "--datadir", db, "--db", "sqlite", "-o", out,
+        r = ok(tool("run", "--tracer", tracer, "--datadir", db, "--db", "sqlite", "-o", out,
                     "--source", "SQLite bulk load test", "--", "sqlite3", db / "load.db",
                     stdin=stdin))
     assert "records" in r.stderr
@@ -195,8 +198,12 @@ def test_sqlite_live_capture(tmp_path, checker):
     assert f"{n} records" in py_check(out)
     head, files, streams, recs = read_trace(out)
     assert head["timeunit"] == "us" and head["pagesize"] == "4096"
-    assert head["source"].startswith("SQLite bulk load test; capture: strace -f -ttt -yy")
-    assert "-- sqlite3 " in head["source"]
+    if tracer == "strace":
+        assert head["source"].startswith("SQLite bulk load test; capture: strace -f -ttt -yy")
+        assert "-- sqlite3 " in head["source"]
+    else:
+        assert head["source"].startswith("SQLite bulk load test; capture: iocap -p PID")
+    assert "incomplete" not in head
     dbf = by_path(files, "load.db")
     jf = by_path(files, "load.db-journal")
     assert files[dbf]["role"] == "data" and files[jf]["role"] == "journal"
