@@ -1568,6 +1568,11 @@ def bpf_losses(conv, st: Dict[str, int]):
             conv.dropped.add(why, st[k])
 
 
+def last_words(proc) -> str:
+    """The last line a failed iocap wrote (its one-line error)."""
+    return (proc.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+
+
 def iocap_args(pids: List[int], out: str, stats: str, ready: str, children: bool) -> List[str]:
     argv = [IOCAP]
     for pid in pids:
@@ -1756,7 +1761,7 @@ def run_bpf(a, db, work: str, raw: str) -> dict:
         if cap.poll() is not None:
             cmd.kill()
             cmd.wait()
-            why = (cap.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+            why = last_words(cap)
             raise Error(f"run: the BPF capture failed: {why}")
         os.write(wfd, b"go\n")
         os.close(wfd)
@@ -1778,7 +1783,7 @@ def run_bpf(a, db, work: str, raw: str) -> dict:
     write_procinfo(os.path.join(work, "procinfo"), w.info)
     keep_files(a, work)
     if cap.returncode != 0:
-        why = (cap.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+        why = last_words(cap)
         raise Error(f"run: the BPF capture failed: {why}")
     if rc != 0:
         raise Error(f"run: '{' '.join(a.command)[:80]}' exited with status {rc}")
@@ -1929,7 +1934,7 @@ def cmd_attach(a) -> int:
             while p.poll() is None and not os.path.exists(ready) and not stop:
                 time.sleep(0.02)
             if p.poll() is not None:
-                why = (p.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+                why = last_words(p)
                 raise Error(f"attach: the BPF capture failed: {why}")
         else:
             # attached when every task of the processes has strace as its tracer
@@ -1972,7 +1977,7 @@ def cmd_attach(a) -> int:
                 p.wait()
                 raise Error(f"attach: {shown[0]} did not detach within 60 s")
         if tracer == "bpf" and p.returncode != 0:
-            why = (p.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
+            why = last_words(p)
             raise Error(f"attach: the BPF capture failed: {why}")
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
@@ -2042,6 +2047,17 @@ COMMON_OPTIONS = """\
     --quiet                no notes on stderr
 """
 
+TRACER_OPTION = """\
+    --tracer auto|bpf|strace
+                           the BPF capture (build/iocap: system calls,
+                           io_uring and libaio requests, a few percent of
+                           the database's speed) or strace (system calls
+                           only, a third to a fifth of its speed). auto
+                           (default): BPF where it can run (built, a kernel
+                           with BTF, root), else strace with a note saying
+                           why; bpf: an error where it cannot
+"""
+
 RULES_TEXT = "\n".join(
     f"    {db}:\n" + "\n".join(f"        {pat:26} {role}" for pat, role in RULES[db])
     for db in ("postgresql", "mariadb", "sqlite", "generic"))
@@ -2073,14 +2089,7 @@ DESCRIPTION
 
 OPTIONS
 {COMMON_OPTIONS}\
-    --tracer auto|bpf|strace
-                           the BPF capture (build/iocap: system calls,
-                           io_uring and libaio requests, a few percent of
-                           the database's speed) or strace (system calls
-                           only, a third to a fifth of its speed). auto
-                           (default): BPF where it can run (built, a kernel
-                           with BTF, root), else strace with a note saying
-                           why; bpf: an error where it cannot
+{TRACER_OPTION}\
     --keep DIR             keep strace's output, the listing and the process
                            names in DIR (for dbcapture.py convert)
     --strace PATH          the strace binary (default strace)
@@ -2134,14 +2143,7 @@ OPTIONS
     --no-children          do not attach to the existing child processes
     --ready FILE           written (the tracer's pid) once attached: a script
                            can wait for it before starting the workload
-    --tracer auto|bpf|strace
-                           the BPF capture (build/iocap: system calls,
-                           io_uring and libaio requests, a few percent of
-                           the database's speed) or strace (system calls
-                           only, a third to a fifth of its speed). auto
-                           (default): BPF where it can run (built, a kernel
-                           with BTF, root), else strace with a note saying
-                           why; bpf: an error where it cannot
+{TRACER_OPTION}\
     --keep DIR             keep strace's output, the listing and the process
                            names in DIR
     --strace PATH          the strace binary (default strace)

@@ -646,8 +646,7 @@ static void on_syscall(const struct iocap_event *ev)
 		return;
 	}
 	case IOC_OPEN: case IOC_CREAT: case IOC_OPENAT: case IOC_OPENAT2: {
-		unsigned long long flags = ev->op == IOC_CREAT ? O_CREAT | O_WRONLY | O_TRUNC :
-			(ev->op == IOC_OPEN ? ev->a[0] : ev->a[0]);
+		unsigned long long flags = ev->op == IOC_CREAT ? O_CREAT | O_WRONLY | O_TRUNC : ev->a[0];
 		long long dirfd = ev->op == IOC_OPEN || ev->op == IOC_CREAT ? AT_FDCWD : ev->fd;
 
 		abs_path(ev, ev->path, dirfd, &ev->dir, p1, sizeof(p1));
