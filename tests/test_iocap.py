@@ -184,3 +184,28 @@ def test_detaches_when_the_process_ends(tmp_path):
     assert r.returncode == 0, r.stderr
     assert time.monotonic() - t0 < 30
     assert " write p0 2" in (tmp_path / "t.trace").read_text()
+
+
+def test_short_lived_children_open_relative_to_their_cwd(tmp_path):
+    """PostgreSQL's processes open 'pg_wal/...' relative to the data directory,
+    and a backend may exit before the capture reads its events (every 100 ms):
+    by then /proc no longer has its cwd. Each child starts in its parent's
+    directory, so its relative opens still name files under --datadir."""
+    data = tmp_path / "data"
+    data.mkdir()
+    ready = tmp_path / "ready"
+    n = 30
+    # each 'sh -c' is a child that opens relN relative to its cwd, writes, exits
+    w = subprocess.Popen(["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.01; done; cd "$1"; '
+                          f'for i in $(seq {n}); do sh -c "echo x > rel$i"; done; sleep 0.3',
+                          str(ready), str(data)])
+    out = tmp_path / "t.trace"
+    r = tool("attach", "--tracer", "bpf", "--pid", w.pid, "--datadir", data, "--db", "generic",
+             "--ready", ready, "-o", out)
+    assert w.wait(timeout=60) == 0
+    assert r.returncode == 0, r.stderr
+    written = {}
+    for i in range(1, n + 1):
+        io, _, _ = trace_ops(out, f"rel{i}")
+        written[i] = sum(v for (op, _, length), v in io.items() if op == "write" and length == 2)
+    assert written == {i: 1 for i in range(1, n + 1)}

@@ -458,15 +458,26 @@ int iocap_fork(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *parent = (struct task_struct *)ctx->args[0];
 	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	struct iocap_event *ev;
 	__u32 ptgid, ctgid;
 	__u8 one = 1;
 
-	if (target_cgroup || !follow_children)
-		return 0;
 	ptgid = BPF_CORE_READ(parent, tgid);
 	ctgid = BPF_CORE_READ(child, tgid);
-	if (ptgid == ctgid || !bpf_map_lookup_elem(&targets, &ptgid))
+	if (ptgid == ctgid || !traced())
 		return 0;
-	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	if (!target_cgroup && follow_children)
+		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	/*
+	 * User space learns of the child before any of its events (this runs
+	 * in the parent, before the child is first woken), so the child starts
+	 * with its parent's working directory: a short-lived child may be gone
+	 * from /proc by the time its relative opens are read.
+	 */
+	ev = new_event(IOC_EV_FORK);
+	if (ev) {
+		ev->a[0] = ctgid;
+		send(ev);
+	}
 	return 0;
 }

@@ -814,6 +814,13 @@ static int on_event(void *ctx, void *data, size_t len)
 		memset((char *)&ev_full + len, 0, sizeof(ev_full) - len);
 		ev = &ev_full;
 	}
+	if (ev->kind == IOC_EV_FORK) {	/* the child starts where its parent is */
+		char cwd[PATH_MAX];
+
+		snprintf(cwd, sizeof(cwd), "%s", cwd_of(ev->tgid));
+		set_cwd((unsigned)ev->a[0], cwd);
+		return 0;
+	}
 	nevents++;
 	if (ev->te > latest)
 		latest = ev->te;

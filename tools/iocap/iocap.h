@@ -48,7 +48,7 @@ enum iocap_kind {
 	IOC_EV_URING,		/* one completed io_uring request */
 	IOC_EV_AIO_SUBMIT,		/* one iocb of an io_submit */
 	IOC_EV_AIO_DONE,		/* one io_event of an io_getevents */
-	IOC_EV_FORK,		/* a traced process forked: its child is traced too */
+	IOC_EV_FORK,		/* a traced process forked: a[0] is the child (traced too, unless --no-children) */
 };
 
 /* The file behind a descriptor, read in the kernel. */
