@@ -579,9 +579,13 @@ static void on_syscall(const struct iocap_event *ev)
 			 (long long)ev->a[1], ev->a[2]);
 		fd_call(ev, "sync_file_range", rest);
 		return;
-	case IOC_CLOSE:
+	case IOC_CLOSE: {
+		unsigned long long u = unresolved;
+
 		fd_call(ev, "close", "");
+		unresolved = u;	/* a close loses no I/O, even of a file it cannot name */
 		return;
+	}
 	case IOC_FTRUNCATE:
 		snprintf(rest, sizeof(rest), ", %lld", (long long)ev->a[0]);
 		fd_call(ev, "ftruncate", rest);
@@ -928,6 +932,18 @@ static void add_children(struct iocap_bpf *skel, unsigned pid, int depth)
 	closedir(dp);
 }
 
+/* The open files of every traced process. */
+static void scan_targets(struct iocap_bpf *skel)
+{
+	unsigned key, next, *prev = NULL;
+
+	while (!bpf_map__get_next_key(skel->maps.targets, prev, &next, sizeof(next))) {
+		scan_fds(next);
+		key = next;
+		prev = &key;
+	}
+}
+
 /* Whether any traced process lives; the dead ones leave the table. */
 static int any_target_alive(struct iocap_bpf *skel)
 {
@@ -1082,6 +1098,13 @@ int main(int argc, char **argv)
 	err = iocap_bpf__attach(skel);
 	if (err)
 		die("attaching to the tracepoints: %s", strerror(-err));
+	/*
+	 * Name the open files again now that every open is seen: a file opened
+	 * between the scan above and the attach would have no name, and its
+	 * process may be gone when its events are read.
+	 */
+	if (!cgroup)
+		scan_targets(skel);
 	if (ready) {
 		FILE *f = fopen(ready, "w");
 
