@@ -6,6 +6,7 @@
 SYNOPSIS
     dbcapture.py run     --datadir DIR --db DB -o OUT.trace[.gz] [OPTIONS] -- COMMAND...
     dbcapture.py attach  --datadir DIR --db DB -o OUT.trace[.gz] --pid PID [--pid PID]...
+                         | --cgroup DIR
                          [--duration SECONDS] [--no-children] [--ready FILE] [OPTIONS]
     dbcapture.py convert STRACE_OUT --datadir DIR --db DB -o OUT.trace[.gz]
                          [--listing FILE] [--procinfo FILE] [--cwd DIR] [OPTIONS]
@@ -1573,8 +1574,11 @@ def last_words(proc) -> str:
     return (proc.stderr.read().decode("latin-1").strip().splitlines() or ["?"])[-1]
 
 
-def iocap_args(pids: List[int], out: str, stats: str, ready: str, children: bool) -> List[str]:
+def iocap_args(pids: List[int], out: str, stats: str, ready: str, children: bool,
+               cgroup: Optional[str] = None) -> List[str]:
     argv = [IOCAP]
+    if cgroup:
+        argv += ["--cgroup", cgroup]
     for pid in pids:
         argv += ["-p", str(pid)]
     if not children:
@@ -1870,11 +1874,34 @@ def descendants(pids: List[int]) -> List[int]:
     return out
 
 
+def cgroup_procs(cgroup: str) -> List[int]:
+    """The processes of cgroup v2 directory @cgroup (itself, not below)."""
+    try:
+        with open(os.path.join(cgroup, "cgroup.procs")) as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def cgroup_tracer(a) -> str:
+    """--cgroup: only the BPF capture filters by cgroup (strace follows pids)."""
+    if not os.path.isdir(a.cgroup):
+        raise Error(f"--cgroup {a.cgroup}: not a directory")
+    if not os.path.exists(os.path.join(a.cgroup, "cgroup.controllers")):
+        raise Error(f"--cgroup {a.cgroup}: not a cgroup v2 directory")
+    if a.tracer == "strace":
+        raise Error("--cgroup: needs --tracer bpf (strace follows processes, not cgroups)")
+    why = bpf_unusable()
+    if why is not None:
+        raise Error(f"--cgroup: needs the BPF capture, which cannot run: {why}")
+    return "bpf"
+
+
 def cmd_attach(a) -> int:
     db = prepare(a)
-    if not a.pid:
-        raise Error("attach: --pid PID is required")
-    for pid in a.pid:
+    if bool(a.pid) == bool(a.cgroup):
+        raise Error("attach: give the processes: --pid PID (repeatable) or --cgroup DIR")
+    for pid in a.pid or []:
         if not os.path.isdir(f"/proc/{pid}"):
             raise Error(f"--pid {pid}: no such process")
     if not os.path.isdir(a.datadir):
@@ -1882,11 +1909,14 @@ def cmd_attach(a) -> int:
     a.datadir = os.path.realpath(a.datadir)
     if a.duration is not None and a.duration <= 0:
         raise Error("--duration: must be a positive number of seconds")
-    tracer = pick_tracer(a)
+    if a.cgroup:
+        a.cgroup = os.path.realpath(a.cgroup)
+    tracer = cgroup_tracer(a) if a.cgroup else pick_tracer(a)
     st = strace_binary(a) if tracer == "strace" else None
-    roots = list(dict.fromkeys(a.pid))
+    # a cgroup's processes are whatever is in it at each moment
+    roots = cgroup_procs(a.cgroup) if a.cgroup else list(dict.fromkeys(a.pid))
     pids = list(roots)
-    if not a.no_children:
+    if not a.no_children and not a.cgroup:
         pids += descendants(pids)
     work = tempfile.mkdtemp(prefix="dbcapture.")
     stop = []
@@ -1916,7 +1946,8 @@ def cmd_attach(a) -> int:
             f.write("".join(ln + "\n" for ln in lst))
         if tracer == "bpf":
             stats, ready = os.path.join(work, "iocap.stats"), os.path.join(work, "iocap.ready")
-            argv = iocap_args(roots, raw, stats, ready, not a.no_children)
+            argv = iocap_args([] if a.cgroup else roots, raw, stats, ready, not a.no_children,
+                              a.cgroup)
             shown = ["iocap"] + [x if x != raw else "strace.out" for x in argv[1:-4]]
         else:
             argv = strace_args(raw, False)
@@ -1952,11 +1983,16 @@ def cmd_attach(a) -> int:
             if p.poll() is not None:
                 raise Error(f"attach: strace exited with status {p.returncode} before "
                             "attaching (permissions? ptrace_scope?)")
-        sample = (lambda: w.sample(roots=roots)) if tracer == "bpf" else \
-            (lambda: w.sample(p.pid))
+        if a.cgroup:
+            sample = lambda: w.sample(roots=cgroup_procs(a.cgroup))  # noqa: E731
+        elif tracer == "bpf":
+            sample = lambda: w.sample(roots=roots)  # noqa: E731
+        else:
+            sample = lambda: w.sample(p.pid)  # noqa: E731
         n = sample()
         if not a.quiet:
-            print(f"{PROG}: attached to {len(pids)} process(es), {n} thread(s); capturing "
+            what = f"cgroup {a.cgroup}: " if a.cgroup else ""
+            print(f"{PROG}: attached to {what}{len(pids)} process(es), {n} thread(s); capturing "
                   + (f"for {a.duration:g} s" if a.duration else "until SIGINT/SIGTERM"),
                   file=sys.stderr)
         if a.ready:
@@ -2107,6 +2143,7 @@ NAME
 
 SYNOPSIS
     dbcapture.py attach --datadir DIR --db DB -o OUT.trace[.gz] --pid PID [--pid PID]...
+                        | --cgroup CGROUP
                         [--duration SECONDS] [--no-children] [--ready FILE] [OPTIONS]
 
 DESCRIPTION
@@ -2131,6 +2168,12 @@ DESCRIPTION
     text, converted the same way; what it could not see goes into the
     trace's header as "incomplete" lines.
 
+    --cgroup CGROUP (BPF only) captures every process of the cgroup v2
+    directory CGROUP instead, for instance a systemd service's
+    /sys/fs/cgroup/system.slice/mariadb.service: the kernel filters by the
+    cgroup, so processes that join it later are captured from their first
+    call, and those of its sub-cgroups are not.
+
     ptrace stops every traced thread twice per traced system call: under
     strace the database runs slower while attached (docs/dbcapture.md has
     numbers). --seccomp-bpf, which makes run cheaper, cannot be used when
@@ -2138,7 +2181,9 @@ DESCRIPTION
 
 OPTIONS
 {COMMON_OPTIONS}\
-    --pid PID              a process to attach to (repeatable; required)
+    --pid PID              a process to attach to (repeatable)
+    --cgroup CGROUP        or: every process of this cgroup v2 directory
+                           (--tracer bpf)
     --duration SECONDS     capture this long (default: until SIGINT/SIGTERM)
     --no-children          do not attach to the existing child processes
     --ready FILE           written (the tracer's pid) once attached: a script
@@ -2306,6 +2351,7 @@ def parser(cmd: str) -> argparse.ArgumentParser:
         ap.add_argument("command", nargs=argparse.REMAINDER)
     if cmd == "attach":
         ap.add_argument("--pid", type=int, action="append")
+        ap.add_argument("--cgroup")
         ap.add_argument("--duration", type=float)
         ap.add_argument("--no-children", action="store_true")
         ap.add_argument("--ready")

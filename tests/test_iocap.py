@@ -209,3 +209,92 @@ def test_short_lived_children_open_relative_to_their_cwd(tmp_path):
         io, _, _ = trace_ops(out, f"rel{i}")
         written[i] = sum(v for (op, _, length), v in io.items() if op == "write" and length == 2)
     assert written == {i: 1 for i in range(1, n + 1)}
+
+
+def cgroup2_root(tmp_path: Path) -> Path:
+    """A cgroup v2 mount: the system's (unified or hybrid), else one made here."""
+    with open("/proc/mounts") as f:
+        for ln in f:
+            dev, mnt, fstype = ln.split()[:3]
+            if fstype == "cgroup2":
+                return Path(mnt)
+    mnt = tmp_path / "cgroup2"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "cgroup2", "none", str(mnt)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, "cannot mount cgroup2: " + r.stderr
+    return mnt
+
+
+def test_cgroup_scope(tmp_path):
+    """--cgroup captures the processes of one cgroup, filtered in the kernel:
+    fio run inside it is captured as its iolog says, and a writer outside
+    it, on the same directory at the same time, is not in the trace."""
+    data = tmp_path / "data"
+    data.mkdir()
+    with open(data / "f", "wb") as f:
+        f.write(os.urandom(1 << 20))
+    root = cgroup2_root(tmp_path)
+    cg = root / f"fiopack-iocap-{os.getpid()}"
+    cg.mkdir()
+    ready = tmp_path / "ready"
+    iolog = tmp_path / "fio.iolog"
+    inside = outside = cap = None
+    try:
+        # joins the cgroup, waits for the capture, then becomes fio
+        inside = subprocess.Popen(
+            ["sh", "-c", 'echo $$ > "$0/cgroup.procs"; while [ ! -e "$1" ]; do sleep 0.01; done; '
+             'shift; exec "$@"', str(cg), str(ready), str(FIO), "--name=cg",
+             f"--filename={data}/f", "--size=1m", "--bs=4k", "--rw=randrw", "--number_ios=300",
+             "--ioengine=psync", "--fsync=8", f"--write_iolog={iolog}", "--output=/dev/null"])
+        t0 = time.monotonic()
+        while str(inside.pid) not in (cg / "cgroup.procs").read_text().split():
+            assert time.monotonic() - t0 < 10, "the workload did not join the cgroup"
+            time.sleep(0.01)
+        outside = subprocess.Popen(["sh", "-c", f'while :; do echo x >> "{data}/other"; '
+                                    'sleep 0.01; done'])
+        out = tmp_path / "cg.trace"
+        cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--tracer", "bpf",
+                                "--cgroup", str(cg), "--datadir", str(data), "--db", "generic",
+                                "--ready", str(ready), "--source", "cgroup test", "-o", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert inside.wait(timeout=60) == 0
+        time.sleep(0.3)
+        cap.send_signal(subprocess.signal.SIGINT)
+        _, err = cap.communicate(timeout=60)
+        assert cap.returncode == 0, err
+        assert f"attached to cgroup {cg}: " in err
+        want_io, want_syncs = iolog_ops(iolog, "/f")
+        got_io, got_syncs, _ = trace_ops(out, "f")
+        assert sum(want_io.values()) >= 250
+        assert (got_io, got_syncs) == (want_io, want_syncs)
+        assert (data / "other").stat().st_size > 0
+        assert not any(ln.split()[-1] == "other" for ln in out.read_text().splitlines()
+                       if ln.startswith("file ")), "a process outside the cgroup was captured"
+    finally:
+        for p in (inside, outside, cap):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+        cg.rmdir()
+
+
+def test_cgroup_bad_input(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    out = tmp_path / "x.trace"
+    for bad, why in ((tmp_path / "nope", "not a directory"),
+                     (tmp_path, "not a cgroup v2 directory")):
+        r = tool("attach", "--cgroup", bad, "--datadir", data, "--db", "generic", "-o", out)
+        assert r.returncode == 2 and r.stderr == f"dbcapture.py: --cgroup {bad}: {why}\n"
+    cg = cgroup2_root(tmp_path)
+    r = tool("attach", "--cgroup", cg, "--tracer", "strace", "--datadir", data, "--db", "generic",
+             "-o", out)
+    assert r.returncode == 2 and r.stderr == \
+        "dbcapture.py: --cgroup: needs --tracer bpf (strace follows processes, not cgroups)\n"
+    r = tool("attach", "--cgroup", cg, "--pid", os.getpid(), "--datadir", data, "--db",
+             "generic", "-o", out)
+    assert r.returncode == 2 and "--pid PID (repeatable) or --cgroup DIR" in r.stderr
+    r = subprocess.run([str(IOCAP), "--cgroup", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr == f"iocap: --cgroup {tmp_path}: not a cgroup v2 directory\n"
+    assert not out.exists()

@@ -39,10 +39,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "iocap.h"
 #include "iocap.skel.h"
@@ -932,6 +934,28 @@ static void add_children(struct iocap_bpf *skel, unsigned pid, int depth)
 	closedir(dp);
 }
 
+/*
+ * The processes of cgroup @dir at the start: their open files and working
+ * directories are named before their first events. (Only the cgroup itself:
+ * the BPF side matches the cgroup id exactly, not its descendants.)
+ */
+static void scan_cgroup(const char *dir)
+{
+	char path[PATH_MAX];
+	unsigned pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "r");
+	if (!f)
+		die("--cgroup %s: %s: %s", dir, path, strerror(errno));
+	while (fscanf(f, "%u", &pid) == 1) {
+		scan_fds(pid);
+		cwd_of(pid);
+	}
+	fclose(f);
+}
+
 /* The open files of every traced process. */
 static void scan_targets(struct iocap_bpf *skel)
 {
@@ -1056,10 +1080,13 @@ int main(int argc, char **argv)
 	if (!skel)
 		die("cannot open the BPF program: %s", strerror(errno));
 	if (cgroup) {
+		struct statfs sf;
 		struct stat st;
 
-		if (stat(cgroup, &st) || !S_ISDIR(st.st_mode))
-			die("--cgroup %s: not a cgroup directory", cgroup);
+		if (statfs(cgroup, &sf) || stat(cgroup, &st))
+			die("--cgroup %s: %s", cgroup, strerror(errno));
+		if (sf.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
+			die("--cgroup %s: not a cgroup v2 directory", cgroup);
 		skel->rodata->target_cgroup = st.st_ino;	/* cgroup v2: the id is the inode */
 	}
 	skel->rodata->follow_children = children;
@@ -1103,7 +1130,9 @@ int main(int argc, char **argv)
 	 * between the scan above and the attach would have no name, and its
 	 * process may be gone when its events are read.
 	 */
-	if (!cgroup)
+	if (cgroup)
+		scan_cgroup(cgroup);
+	else
 		scan_targets(skel);
 	if (ready) {
 		FILE *f = fopen(ready, "w");
