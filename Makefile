@@ -143,7 +143,14 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	FIO=$(abspath $(FIO_BIN)) PACK_ENGINE_DIR=$(abspath $(VDIR)/asan)
 
-check: $(TEST_DEPS_STAMP) engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/faultinject.so iocap
+# pyflakes on every Python file: unused imports, names never defined,
+# f-strings without fields fail the check.
+PY_FILES = $(shell find scripts tests jobs -name '*.py')
+lint: $(TEST_DEPS_STAMP)
+	$(PYTHON) -m pyflakes $(PY_FILES)
+.PHONY: lint
+
+check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/faultinject.so iocap
 	$(TEST_ENV) $(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check

@@ -9,14 +9,15 @@
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
 # peer the PostMark engine is checked against, blktrace (blkparse) for
 # the trace importer tests, and sqlite3, postgresql, mariadb-server and
-# sysbench for the live database captures of tests/test_dbcapture.py, and valgrind for the memcheck runs
-# of tests/test_reliability.py.
+# sysbench for the live database captures of tests/test_dbcapture.py,
+# valgrind for the memcheck runs of tests/test_reliability.py, and
+# pyflakes3 for make lint.
 set -eu
 
 pkgs="gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 clang libbpf-dev bpftool"
 case "${1:-}" in
 --test)
-	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql mariadb-server sysbench valgrind" ;;
+	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql mariadb-server sysbench valgrind pyflakes3" ;;
 --fio)	# the fio to build for, when the user names none and has none
 	pkgs="fio" ;;
 esac

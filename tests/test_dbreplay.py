@@ -10,14 +10,13 @@ import hashlib
 import json
 import os
 import random
-import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import (DBR_ENGINE, IS_ROOT, fio_has, needs_root, run_fio, snapshot,
+from conftest import (DBR_ENGINE, fio_has, needs_root, run_fio, snapshot,
                       start_fio_background, kill_group)
 
 PAGE = 8192
@@ -605,7 +604,7 @@ def test_bad_options(tmp_path, opts, want):
     if opts.get("dbr_target") == "MISSING":
         opts["dbr_target"] = tmp_path / "missing"
     before = snapshot(tmp_path, content=True)
-    args = [f"--name=r", f"--ioengine=external:{DBR_ENGINE}"] + \
+    args = ["--name=r", f"--ioengine=external:{DBR_ENGINE}"] + \
         [f"--{k}={v}" for k, v in opts.items()]
     res = run_fio(args)
     assert res.rc != 0
