@@ -88,12 +88,6 @@ IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root to mount tmpfs/ramfs")
 
 
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "nosan: too slow under ASan; skipped by the sanitizer run")
-    config.addinivalue_line("markers", "mounts: test mounts a tmpfs/ramfs (needs root)")
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _binaries_present():
     """No skipping: a missing fio or engine is a failure with a clear message."""
