@@ -32,9 +32,25 @@ BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -D_GNU_SOURCE -D_LARGEFILE_SOURCE \
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 
-.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim
+.PHONY: help all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim
 
 all: engines $(BUILD)/pmrc2fio iocap
+
+help:
+	@echo 'make                 fio (FIO_SRC=DIR: that fio source), the engines, pmrc2fio, iocap'
+	@echo 'make engines         the engines, in build/fio-VERSION/ (FIO_SRC=DIR for another fio)'
+	@echo 'make asan            the engines with ASan and UBSan, in build/fio-VERSION/asan/'
+	@echo 'make iocap           the BPF capture tool (needs the kernel'"'"'s BTF)'
+	@echo 'make unit            the C unit tests, plain and ASan (build/unit-tests NAME: some)'
+	@echo 'make fuzz            the libFuzzer targets, FUZZ_SECONDS each (default 20)'
+	@echo 'make lint            pyflakes on every Python file'
+	@echo 'make check           all of the above, then pytest with both engine builds'
+	@echo 'make check-engines   the engine tests alone (FIO_SRC=DIR: against that fio)'
+	@echo 'make demo            run jobs/smallfile-mail.fio on a temporary directory'
+	@echo 'make bench           the benchmarks (docs/benchmarks*.md)'
+	@echo 'make install         the engines, pmrc2fio and the job files (LIBDIR, DATADIR)'
+	@echo 'make clean           remove the engines and unit tests (distclean: all of build/)'
+.PHONY: help
 
 # --- The fio the engines are for ----------------------------------------
 # FIO=path (default: fio on PATH, else Debian's fio, installed) is the fio
