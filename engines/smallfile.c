@@ -40,7 +40,7 @@
 #include "fio.h"
 #include "optgroup.h"
 #include "fioglue.h"
-
+#include "ioq.h"
 
 #include "rng.h"
 #include "tree.h"
@@ -1706,7 +1706,8 @@ static int sf_init(struct thread_data *td)
 	}
 	if (sd->o->io_api == API_IO_URING) {
 		unsigned depth = to->iodepth ? to->iodepth : 1;
-		int ret = io_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &sd->ring, 0);
+		/* COOP_TASKRUN where the kernel has it (5.19+): see pack_uring_queue_init */
+		int ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &sd->ring);
 
 		if (ret) {
 			log_err("smallfile: io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
