@@ -32,7 +32,7 @@ BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -D_GNU_SOURCE -D_LARGEFILE_SOURCE \
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 
-.PHONY: help all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim
+.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim
 
 all: engines $(BUILD)/pmrc2fio iocap
 
@@ -46,8 +46,9 @@ help:
 	@echo 'make lint            pyflakes on every Python file'
 	@echo 'make check           all of the above, then pytest with both engine builds'
 	@echo 'make check-engines   the engine tests alone (FIO_SRC=DIR: against that fio)'
+	@echo 'make check-second-fio  build for fio 3.41 from upstream, run the engine tests on it'
 	@echo 'make demo            run jobs/smallfile-mail.fio on a temporary directory'
-	@echo 'make bench           the benchmarks (docs/benchmarks*.md)'
+	@echo 'make bench           the small-file benchmark (scripts/bench-*.py: the others)'
 	@echo 'make install         the engines, pmrc2fio and the job files (LIBDIR, DATADIR)'
 	@echo 'make clean           remove the engines and unit tests (distclean: all of build/)'
 .PHONY: help
@@ -58,7 +59,7 @@ help:
 # Debian package's, from apt-get source). scripts/fio-source.sh finds both,
 # checks that the versions agree, and stops with one line if anything is
 # wrong, before anything is built. Goals that need no fio skip it.
-NOFIO_GOALS := clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio iocap
+NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio iocap
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
 # (make before 4.4 gives $(shell) no command-line variables: passed here)
 FIO_FOUND := $(shell FIO='$(FIO)' FIO_SRC='$(FIO_SRC)' sh scripts/fio-source.sh $(BUILD))
