@@ -466,7 +466,9 @@ int iocap_fork(struct bpf_raw_tracepoint_args *ctx)
 	ctgid = BPF_CORE_READ(child, tgid);
 	if (ptgid == ctgid || !traced())
 		return 0;
-	if (!target_cgroup && follow_children)
+	if (!target_cgroup && !follow_children)
+		return 0;	/* the child is not traced */
+	if (!target_cgroup)
 		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
 	/*
 	 * User space learns of the child before any of its events (this runs

@@ -927,6 +927,7 @@ static void add_children(struct iocap_bpf *skel, unsigned pid, int depth)
 				bpf_map__update_elem(skel->maps.targets, &c, sizeof(c), &one, sizeof(one),
 						     BPF_ANY);
 				scan_fds(c);
+				cwd_of(c);
 				add_children(skel, c, depth + 1);
 			}
 		fclose(f);
@@ -1130,10 +1131,15 @@ int main(int argc, char **argv)
 	 * between the scan above and the attach would have no name, and its
 	 * process may be gone when its events are read.
 	 */
-	if (cgroup)
+	if (cgroup) {
 		scan_cgroup(cgroup);
-	else
+	} else {
+		/* and a child forked before the attach is not yet in the table */
+		if (children)
+			for (i = 0; i < npids; i++)
+				add_children(skel, pids[i], 0);
 		scan_targets(skel);
+	}
 	if (ready) {
 		FILE *f = fopen(ready, "w");
 

@@ -48,7 +48,7 @@ enum iocap_kind {
 	IOC_EV_URING,		/* one completed io_uring request */
 	IOC_EV_AIO_SUBMIT,		/* one iocb of an io_submit */
 	IOC_EV_AIO_DONE,		/* one io_event of an io_getevents */
-	IOC_EV_FORK,		/* a traced process forked: a[0] is the child (traced too, unless --no-children) */
+	IOC_EV_FORK,		/* a traced process forked: a[0] is the child */
 };
 
 /* The file behind a descriptor, read in the kernel. */
