@@ -6,7 +6,7 @@
 SYNOPSIS
     dbcapture.py run     --datadir DIR --db DB -o OUT.trace[.gz] [OPTIONS] -- COMMAND...
     dbcapture.py attach  --datadir DIR --db DB -o OUT.trace[.gz] --pid PID [--pid PID]...
-                         | --cgroup DIR
+                         | --cgroup CGROUP
                          [--duration SECONDS] [--no-children] [--ready FILE] [OPTIONS]
     dbcapture.py convert STRACE_OUT --datadir DIR --db DB -o OUT.trace[.gz]
                          [--listing FILE] [--procinfo FILE] [--cwd DIR] [OPTIONS]
@@ -1900,7 +1900,7 @@ def cgroup_tracer(a) -> str:
 def cmd_attach(a) -> int:
     db = prepare(a)
     if bool(a.pid) == bool(a.cgroup):
-        raise Error("attach: give the processes: --pid PID (repeatable) or --cgroup DIR")
+        raise Error("attach: give the processes: --pid PID (repeatable) or --cgroup CGROUP")
     for pid in a.pid or []:
         if not os.path.isdir(f"/proc/{pid}"):
             raise Error(f"--pid {pid}: no such process")
@@ -1909,6 +1909,8 @@ def cmd_attach(a) -> int:
     a.datadir = os.path.realpath(a.datadir)
     if a.duration is not None and a.duration <= 0:
         raise Error("--duration: must be a positive number of seconds")
+    if a.cgroup and a.no_children:
+        raise Error("--no-children: a cgroup's processes are captured, children or not")
     if a.cgroup:
         a.cgroup = os.path.realpath(a.cgroup)
     tracer = cgroup_tracer(a) if a.cgroup else pick_tracer(a)
@@ -2157,7 +2159,8 @@ DESCRIPTION
     PID. Threads and processes started later are followed (-f). Once strace
     has attached to every thread, a line "attached to ..." goes to stderr and
     --ready FILE is written; the capture then lasts --duration SECONDS, or
-    until dbcapture.py gets SIGINT (Ctrl-C) or SIGTERM, or the processes end.
+    until dbcapture.py gets SIGINT (Ctrl-C) or SIGTERM, or (with --pid) the
+    processes end.
     strace then detaches (the database keeps running) and the output is
     converted (see convert). Calls still in progress when strace detaches are
     dropped.

@@ -200,9 +200,14 @@ def test_short_lived_children_open_relative_to_their_cwd(tmp_path):
                           f'for i in $(seq {n}); do sh -c "echo x > rel$i"; done; sleep 0.3',
                           str(ready), str(data)])
     out = tmp_path / "t.trace"
-    r = tool("attach", "--tracer", "bpf", "--pid", w.pid, "--datadir", data, "--db", "generic",
-             "--ready", ready, "-o", out)
-    assert w.wait(timeout=60) == 0
+    try:
+        r = tool("attach", "--tracer", "bpf", "--pid", w.pid, "--datadir", data, "--db",
+                 "generic", "--ready", ready, "-o", out)
+        assert w.wait(timeout=60) == 0
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.wait()
     assert r.returncode == 0, r.stderr
     written = {}
     for i in range(1, n + 1):
@@ -211,22 +216,56 @@ def test_short_lived_children_open_relative_to_their_cwd(tmp_path):
     assert written == {i: 1 for i in range(1, n + 1)}
 
 
-def cgroup2_root(tmp_path: Path) -> Path:
-    """A cgroup v2 mount: the system's (unified or hybrid), else one made here."""
+@pytest.fixture
+def cgroup2_root(tmp_path):
+    """A cgroup v2 mount: the system's (unified or hybrid), else one made here
+    for the test."""
     with open("/proc/mounts") as f:
         for ln in f:
-            dev, mnt, fstype = ln.split()[:3]
+            _, mnt, fstype = ln.split()[:3]
             if fstype == "cgroup2":
-                return Path(mnt)
+                yield Path(mnt)
+                return
     mnt = tmp_path / "cgroup2"
     mnt.mkdir()
     r = subprocess.run(["mount", "-t", "cgroup2", "none", str(mnt)], capture_output=True,
                        text=True)
     assert r.returncode == 0, "cannot mount cgroup2: " + r.stderr
-    return mnt
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
-def test_cgroup_scope(tmp_path):
+def stop_capture(cap, ready: Path):
+    """A failed test's capture: dbcapture.py stops iocap (its pid in @ready) at
+    SIGINT; if it does not, iocap, in its own session, is killed too."""
+    cap.send_signal(subprocess.signal.SIGINT)
+    try:
+        cap.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        cap.kill()
+        cap.wait()
+    try:
+        os.kill(int(ready.read_text()), subprocess.signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+
+
+def empty_cgroup(cg: Path):
+    """Kills what is left in @cg (fio's job processes too), then removes it."""
+    t0 = time.monotonic()
+    while (cg / "cgroup.procs").read_text().split() and time.monotonic() - t0 < 10:
+        for pid in (cg / "cgroup.procs").read_text().split():
+            try:
+                os.kill(int(pid), subprocess.signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.05)
+    cg.rmdir()
+
+
+def test_cgroup_scope(tmp_path, cgroup2_root):
     """--cgroup captures the processes of one cgroup, filtered in the kernel:
     fio run inside it is captured as its iolog says, and a writer outside
     it, on the same directory at the same time, is not in the trace."""
@@ -234,8 +273,7 @@ def test_cgroup_scope(tmp_path):
     data.mkdir()
     with open(data / "f", "wb") as f:
         f.write(os.urandom(1 << 20))
-    root = cgroup2_root(tmp_path)
-    cg = root / f"fiopack-iocap-{os.getpid()}"
+    cg = cgroup2_root / f"fiopack-iocap-{os.getpid()}"
     cg.mkdir()
     ready = tmp_path / "ready"
     iolog = tmp_path / "fio.iolog"
@@ -272,14 +310,16 @@ def test_cgroup_scope(tmp_path):
         assert not any(ln.split()[-1] == "other" for ln in out.read_text().splitlines()
                        if ln.startswith("file ")), "a process outside the cgroup was captured"
     finally:
-        for p in (inside, outside, cap):
+        if cap is not None and cap.poll() is None:
+            stop_capture(cap, ready)
+        for p in (inside, outside):
             if p and p.poll() is None:
                 p.kill()
                 p.wait()
-        cg.rmdir()
+        empty_cgroup(cg)
 
 
-def test_cgroup_bad_input(tmp_path):
+def test_cgroup_bad_input(tmp_path, cgroup2_root):
     data = tmp_path / "data"
     data.mkdir()
     out = tmp_path / "x.trace"
@@ -287,14 +327,18 @@ def test_cgroup_bad_input(tmp_path):
                      (tmp_path, "not a cgroup v2 directory")):
         r = tool("attach", "--cgroup", bad, "--datadir", data, "--db", "generic", "-o", out)
         assert r.returncode == 2 and r.stderr == f"dbcapture.py: --cgroup {bad}: {why}\n"
-    cg = cgroup2_root(tmp_path)
+    cg = cgroup2_root
     r = tool("attach", "--cgroup", cg, "--tracer", "strace", "--datadir", data, "--db", "generic",
              "-o", out)
     assert r.returncode == 2 and r.stderr == \
         "dbcapture.py: --cgroup: needs --tracer bpf (strace follows processes, not cgroups)\n"
     r = tool("attach", "--cgroup", cg, "--pid", os.getpid(), "--datadir", data, "--db",
              "generic", "-o", out)
-    assert r.returncode == 2 and "--pid PID (repeatable) or --cgroup DIR" in r.stderr
+    assert r.returncode == 2 and "--pid PID (repeatable) or --cgroup CGROUP" in r.stderr
+    r = tool("attach", "--cgroup", cg, "--no-children", "--datadir", data, "--db", "generic",
+             "-o", out)
+    assert r.returncode == 2 and "--no-children: a cgroup's processes" in r.stderr
     r = subprocess.run([str(IOCAP), "--cgroup", str(tmp_path)], capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr == f"iocap: --cgroup {tmp_path}: not a cgroup v2 directory\n"
+    assert r.returncode == 2 and \
+        r.stderr == f"iocap: --cgroup {tmp_path}: not a cgroup v2 directory\n"
     assert not out.exists()
