@@ -951,18 +951,38 @@ def innodb_counts(path):
     space = {i for i, f in files.items() if INNODB_SPACE.search(f["path"])}
     log = {i for i, f in files.items() if INNODB_LOG.search(f["path"])}
     c = dict.fromkeys(INNODB_STATUS[:6], 0)
-    wrapped_from = None     # the end of the log: a write there goes on at its start
+    c["log_wraps"] = 0
+    at_end = set()      # streams whose last record was a log write up to the log's end
     for r in recs:
         if r[2] in log and r[3] == "write" and r[4] >= INNODB_LOG_START:
-            if not (r[4] == INNODB_LOG_START and wrapped_from == r[1]):
-                c["Innodb_log_writes"] += 1
-            wrapped_from = r[1] if r[4] + r[5] == files[r[2]]["max"] else None
-        elif r[2] in space and r[3] in ("read", "write"):
+            c["Innodb_log_writes"] += 1
+            # the rest of a write that wrapped, or a new write that starts
+            # where one ended exactly at the end: the trace cannot tell
+            if r[4] == INNODB_LOG_START and r[1] in at_end:
+                c["log_wraps"] += 1
+        if r[2] in log and r[3] == "write" and r[4] + r[5] == files[r[2]]["max"]:
+            at_end.add(r[1])
+        else:
+            at_end.discard(r[1])
+        if r[2] in space and r[3] in ("read", "write"):
             c["Innodb_data_reads" if r[3] == "read" else "Innodb_data_writes"] += 1
             c["Innodb_data_read" if r[3] == "read" else "Innodb_data_written"] += r[5]
         elif r[2] in space | log and r[3] in ("fsync", "fdatasync"):
             c["Innodb_data_fsyncs"] += 1
     return c
+
+
+def assert_innodb_equal(seen: dict, truth: dict, keys=None):
+    """@seen (innodb_counts) equals InnoDB's counters; Innodb_log_writes within
+    the log wraps of the window (each may be one write_buf() or two)."""
+    seen = dict(seen)
+    wraps = seen.pop("log_wraps")
+    keys = keys or list(truth)
+    lw = "Innodb_log_writes"
+    assert {k: seen[k] for k in keys if k != lw} == {k: truth[k] for k in keys if k != lw}, \
+        (seen, truth)
+    if lw in keys:
+        assert seen[lw] - wraps <= truth[lw] <= seen[lw], (seen, truth, wraps)
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="runs MariaDB (needs root)")
@@ -978,7 +998,7 @@ def test_mariadb_capture_matches_innodb_counters(mariadb, checker):
     c_check(checker, out)
     py_check(out)
     assert truth["Innodb_data_reads"] > 100 and truth["Innodb_data_writes"] > 100, truth
-    assert innodb_counts(out) == truth
+    assert_innodb_equal(innodb_counts(out), truth)
     print(f"MariaDB native AIO off: InnoDB counters over the capture {truth}")
 
 
@@ -1007,7 +1027,8 @@ def test_mariadb_native_aio_capture_is_incomplete(mariadb, checker, tmp_path):
     assert 0.9 * truth["Innodb_data_reads"] <= seen["Innodb_data_reads"] \
         <= truth["Innodb_data_reads"], (truth, seen)
     assert seen["Innodb_data_fsyncs"] == truth["Innodb_data_fsyncs"], (truth, seen)
-    assert seen["Innodb_log_writes"] == truth["Innodb_log_writes"] > 0, (truth, seen)
+    assert truth["Innodb_log_writes"] > 0
+    assert_innodb_equal(seen, truth, ["Innodb_log_writes"])
     print(f"MariaDB default (native AIO): InnoDB counters {truth}, in the trace {seen}")
     c_check(checker, out)
     r = subprocess.run([sys.executable, str(DBTRACE), "check", str(out)], capture_output=True,
@@ -1049,7 +1070,7 @@ def test_mariadb_default_configuration_with_bpf(mariadb, checker):
     # of them) more than Innodb_data_read, with Innodb_data_reads equal; not
     # explained yet (InnoDB's read-ahead adds to the two counters apart).
     read = seen.pop("Innodb_data_read"), truth.pop("Innodb_data_read")
-    assert seen == truth
+    assert_innodb_equal(seen, truth)
     assert read[1] <= read[0] <= read[1] * 1.002, read
 
 # ---------------------------------------------------------------------------
