@@ -18,12 +18,20 @@ PYTHON  ?= /usr/bin/python3
 DEPS_STAMP := $(BUILD)/.deps
 
 ENGINES := smallfile postmark dbreplay
+# What each engine links: its own logic in engines/lib, the common units and
+# the fio glue; nothing else (smallfile carries no trace parser, and only
+# dbreplay needs zlib). A new lib unit goes in the list of the engine that
+# uses it, or in COMMON_LIB if all do.
+COMMON_LIB    := errmsg units lathist
+smallfile_LIB := tree treemeta treespace sizedist content opmix
+postmark_LIB  := postmark stdiosim pmroom sizedist content
+dbreplay_LIB  := dbtrace dbsched dbprefetch dbfilter
+GLUE          := fioglue ioq
 LIB_SRCS := $(wildcard engines/lib/*.c)
-LIB_HDRS := $(wildcard engines/lib/*.h)
+LIB_UNITS := $(LIB_SRCS:engines/lib/%.c=%)
 # fio-dependent code shared by the engines (built with fio's headers); the
 # dispatcher is built without them
-GLUE_SRCS := $(filter-out engines/glue/dispatch.c,$(wildcard engines/glue/*.c))
-GLUE_HDRS := $(wildcard engines/glue/*.h)
+GLUE_SRCS := $(GLUE:%=engines/glue/%.c)
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
            -Wno-missing-field-initializers -Wno-pointer-arith
@@ -31,8 +39,11 @@ BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC -D_GNU_SOURCE -D_LARGEFILE_SOURCE \
            -D_FILE_OFFSET_BITS=64 $(WARN)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
+# Every object has a dependency file: a header change rebuilds what includes it.
+DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
+LINK_LIBS := -Wl,--as-needed -luring -lm -lz -pthread
 
-.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim
+.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim quick
 
 all: engines $(BUILD)/pmrc2fio iocap
 
@@ -45,12 +56,14 @@ help:
 	@echo 'make fuzz            the libFuzzer targets, FUZZ_SECONDS each (default 20)'
 	@echo 'make lint            pyflakes on every Python file'
 	@echo 'make check           all of the above, then pytest with both engine builds'
+	@echo 'make quick           the unit tests and each engine through fio, in under a minute'
 	@echo 'make check-engines   the engine tests alone (FIO_SRC=DIR: against that fio)'
 	@echo 'make check-second-fio  build for fio 3.41 from upstream, run the engine tests on it'
 	@echo 'make demo            run jobs/smallfile-mail.fio on a temporary directory'
 	@echo 'make bench           the small-file benchmark (scripts/bench-*.py: the others)'
 	@echo 'make install         the engines, pmrc2fio and the job files (LIBDIR, DATADIR)'
-	@echo 'make clean           remove the engines and unit tests (distclean: all of build/)'
+	@echo 'make compile_commands.json  the compile commands, for clangd and clang-tidy (bear)'
+	@echo 'make clean           remove the engines, objects and unit tests (distclean: all of build/)'
 .PHONY: help
 
 # --- The fio the engines are for ----------------------------------------
@@ -59,7 +72,8 @@ help:
 # Debian package's, from apt-get source). scripts/fio-source.sh finds both,
 # checks that the versions agree, and stops with one line if anything is
 # wrong, before anything is built. Goals that need no fio skip it.
-NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio iocap
+NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio iocap \
+	$(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
 # (make before 4.4 gives $(shell) no command-line variables: passed here)
 FIO_FOUND := $(shell FIO='$(FIO)' FIO_SRC='$(FIO_SRC)' sh scripts/fio-source.sh $(BUILD))
@@ -121,11 +135,42 @@ ENGINE_LINK_CFLAGS = -fvisibility=hidden -ffunction-sections -fdata-sections
 engines: $(ENGINES:%=$(VDIR)/%.so) $(ENGINES:%=$(BUILD)/%.so)
 	@ln -sfn $(FIO_VERSION)/fio $(BUILD)/fio
 
-$(VDIR)/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN) $(FEATURES)
-	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
-		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz -pthread
-	LD_BIND_NOW=1 $(FIO_BIN) --enghelp=$(abspath $@.tmp) >/dev/null
-	mv -f $@.tmp $@  # rename: a running fio keeps its mapping of the old file
+# Objects, compiled once per flavour: the fio-independent units under
+# build/obj/ (plain) and build/obj-asan/ (ASan+UBSan), shared by the engines,
+# the unit tests and the tools; the engines' own files and the glue, which
+# see fio's headers, under build/fio-VERSION/obj/ and .../asan/obj/.
+OBJ      := $(BUILD)/obj
+OBJ_ASAN := $(BUILD)/obj-asan
+$(OBJ)/lib/%.o: engines/lib/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
+$(OBJ_ASAN)/lib/%.o: engines/lib/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) -Iengines/lib -c -o $@ $<
+$(VDIR)/obj/%.o: engines/%.c $(FEATURES)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(VDIR)/asan/obj/%.o: engines/%.c $(FEATURES)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) -c -o $@ $<
+
+# The objects of engine $(1) in flavour directory $(2) (fio's) and $(3) (lib's).
+engine_objs = $(2)/$(1).o $(GLUE:%=$(2)/glue/%.o) \
+	$(addprefix $(3)/lib/,$(addsuffix .o,$(sort $($(1)_LIB) $(COMMON_LIB))))
+
+# Each engine, plain and sanitized (explicit rules, one pair per engine).
+define engine_rules
+$(VDIR)/$(1).so: $(call engine_objs,$(1),$(VDIR)/obj,$(OBJ)) $(FIO_BIN)
+	$$(CC) $$(ENGINE_LINK_CFLAGS) -o $$@.tmp $$(filter %.o,$$^) \
+		-shared -Wl,-z,now -Wl,--gc-sections $$(LINK_LIBS)
+	LD_BIND_NOW=1 $$(FIO_BIN) --enghelp=$$(abspath $$@.tmp) >/dev/null
+	mv -f $$@.tmp $$@  # rename: a running fio keeps its mapping of the old file
+$(VDIR)/asan/$(1).so: $(call engine_objs,$(1),$(VDIR)/asan/obj,$(OBJ_ASAN)) $(FIO_BIN)
+	$$(CC) $$(ENGINE_LINK_CFLAGS) $$(SAN_FLAGS) -o $$@.tmp $$(filter %.o,$$^) \
+		-shared -Wl,-z,now -Wl,--gc-sections $$(LINK_LIBS)
+	mv -f $$@.tmp $$@
+endef
+$(foreach e,$(ENGINES),$(eval $(call engine_rules,$(e))))
 
 # The engines the job files name: each loads the build for the fio running
 # it (engines/glue/dispatch.c), whatever the version.
@@ -137,18 +182,20 @@ $(BUILD)/%.so: engines/glue/dispatch.c Makefile
 
 # Sanitizer build of the same engines, loaded into fio with libasan preloaded.
 asan: $(ENGINES:%=$(VDIR)/asan/%.so)
-$(VDIR)/asan/%.so: engines/%.c $(LIB_SRCS) $(LIB_HDRS) $(GLUE_SRCS) $(GLUE_HDRS) $(FIO_BIN) $(FEATURES)
-	@mkdir -p $(VDIR)/asan
-	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 -o $@.tmp $< $(LIB_SRCS) $(GLUE_SRCS) \
-		-shared -Wl,-z,now -Wl,--gc-sections -luring -lm -lz -pthread
-	mv -f $@.tmp $@
-
 # C unit tests of the fio-independent logic, normal and sanitized.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-$(BUILD)/unit-tests: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm -lz -pthread
-$(BUILD)/unit-tests-asan: $(UNIT_SRCS) $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 -Iengines/lib -o $@ $(UNIT_SRCS) $(LIB_SRCS) -lm -lz -pthread
+UNIT_OBJS := $(UNIT_SRCS:tests/unit/%.c=$(OBJ)/unit/%.o) $(LIB_UNITS:%=$(OBJ)/lib/%.o)
+UNIT_OBJS_ASAN := $(UNIT_SRCS:tests/unit/%.c=$(OBJ_ASAN)/unit/%.o) $(LIB_UNITS:%=$(OBJ_ASAN)/lib/%.o)
+$(OBJ)/unit/%.o: tests/unit/%.c | $(TEST_DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
+$(OBJ_ASAN)/unit/%.o: tests/unit/%.c | $(TEST_DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) -Iengines/lib -c -o $@ $<
+$(BUILD)/unit-tests: $(UNIT_OBJS)
+	$(CC) -o $@ $^ $(LINK_LIBS)
+$(BUILD)/unit-tests-asan: $(UNIT_OBJS_ASAN)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LINK_LIBS)
 
 unit: $(BUILD)/unit-tests $(BUILD)/unit-tests-asan
 	$(BUILD)/unit-tests
@@ -237,7 +284,8 @@ install: engines $(BUILD)/pmrc2fio
 	done
 
 clean:
-	rm -f $(BUILD)/*.so $(BUILD)/fio-*/*.so $(BUILD)/fio-*/asan/*.so $(BUILD)/unit-tests*
+	rm -rf $(BUILD)/*.so $(BUILD)/fio-*/*.so $(BUILD)/fio-*/asan/*.so $(BUILD)/unit-tests* \
+		$(OBJ) $(OBJ_ASAN) $(OBJ_FUZZ) $(BUILD)/fio-*/obj $(BUILD)/fio-*/asan/obj
 
 distclean:
 	rm -rf $(BUILD)
@@ -249,53 +297,75 @@ print-fio-dir:
 	@echo $(VDIR)
 print-fio-source:
 	@echo $(abspath $(FIOSRC))
-print-lib-srcs:
-	@echo $(LIB_SRCS) $(GLUE_SRCS)
+print-lib-srcs:  # what ENGINE (default smallfile) links besides its own file
+	@echo $(patsubst %,engines/lib/%.c,$(sort $($(or $(ENGINE),smallfile)_LIB) $(COMMON_LIB))) $(GLUE_SRCS)
 
-# Coverage-guided fuzzing of the user-facing parsers (clang's libFuzzer), bounded in time.
+# Coverage-guided fuzzing of the user-facing parsers (clang's libFuzzer),
+# bounded in time. Each target tests/fuzz/fuzz_NAME.c is linked with the
+# lib units built once for fuzzing; its corpus is tests/fuzz/corpus-NAME
+# (corpus for specs), copied under build/ so the run may add to it, and
+# FUZZ_MAXLEN_NAME bounds its inputs.
 FUZZ_SECONDS ?= 20
-$(BUILD)/fuzz-specs: tests/fuzz/fuzz_specs.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz -pthread
-$(BUILD)/fuzz-dbtrace: tests/fuzz/fuzz_dbtrace.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz -pthread
-# pmrc2fio's conversion read back as fio reads a job file, and the canonical
-# texts of the specs parsed again (tests/fuzz/fuzz_roundtrip.c includes tools/pmrc2fio.c)
-$(BUILD)/fuzz-roundtrip: tests/fuzz/fuzz_roundtrip.c tools/pmrc2fio.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz -pthread
-$(BUILD)/fuzz-dbfilter: tests/fuzz/fuzz_dbfilter.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_DEPS_STAMP)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -Iengines/lib -o $@ $< $(LIB_SRCS) -lm -lz -pthread
-fuzz: $(BUILD)/fuzz-specs $(BUILD)/fuzz-dbtrace $(BUILD)/fuzz-roundtrip $(BUILD)/fuzz-dbfilter
-	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-corpus-dbtrace
-	cp -n tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/ 2>/dev/null || true
-	$(BUILD)/fuzz-specs -max_total_time=$(FUZZ_SECONDS) -max_len=512 $(BUILD)/fuzz-corpus
-	cp -n tests/fuzz/corpus-dbtrace/* $(BUILD)/fuzz-corpus-dbtrace/ 2>/dev/null || true
-	$(BUILD)/fuzz-dbtrace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus-dbtrace
-	@mkdir -p $(BUILD)/fuzz-corpus-roundtrip
-	cp -n tests/fuzz/corpus-roundtrip/* $(BUILD)/fuzz-corpus-roundtrip/ 2>/dev/null || true
-	$(BUILD)/fuzz-roundtrip -max_total_time=$(FUZZ_SECONDS) -max_len=2048 $(BUILD)/fuzz-corpus-roundtrip
-	@mkdir -p $(BUILD)/fuzz-corpus-dbfilter
-	cp -n tests/fuzz/corpus-dbfilter/* $(BUILD)/fuzz-corpus-dbfilter/ 2>/dev/null || true
-	$(BUILD)/fuzz-dbfilter -max_total_time=$(FUZZ_SECONDS) -max_len=1024 $(BUILD)/fuzz-corpus-dbfilter
+FUZZERS := specs dbtrace roundtrip dbfilter
+FUZZ_MAXLEN_specs := 512
+FUZZ_MAXLEN_dbtrace := 4096
+FUZZ_MAXLEN_roundtrip := 2048
+FUZZ_MAXLEN_dbfilter := 1024
+FUZZ_CORPUS_specs := corpus
+OBJ_FUZZ := $(BUILD)/obj-fuzz
+FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-D_GNU_SOURCE -Iengines/lib
+$(OBJ_FUZZ)/lib/%.o: engines/lib/%.c | $(TEST_DEPS_STAMP)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c -o $@ $<
+# (fuzz_roundtrip.c includes tools/pmrc2fio.c: its dependency file says so)
+$(BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o) | $(TEST_DEPS_STAMP)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
+		$(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o) -lm -lz -pthread
+fuzz: $(FUZZERS:%=fuzz-run-%)
+fuzz-run-%: $(BUILD)/fuzz-%
+	@mkdir -p $(BUILD)/fuzz-corpus-$*
+	cp -n tests/fuzz/$(or $(FUZZ_CORPUS_$*),corpus-$*)/* $(BUILD)/fuzz-corpus-$*/ 2>/dev/null || true
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAXLEN_$*) $(BUILD)/fuzz-corpus-$*
 
 # The PostMark model's command-line front end (no filesystem access); the
 # tests compare its counters with the real postmark's.
 pm-sim: $(BUILD)/pm-sim
-$(BUILD)/pm-sim: tools/pm-sim.c engines/lib/postmark.c engines/lib/postmark.h engines/lib/errmsg.c
-	@mkdir -p $(BUILD)
-	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ tools/pm-sim.c engines/lib/postmark.c engines/lib/errmsg.c -lm
+$(BUILD)/pm-sim: $(OBJ)/tools/pm-sim.o $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o
+	$(CC) -o $@ $^ $(LINK_LIBS)
+$(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
 
 # PostMark configuration (.pmrc) to fio job file converter.
 .PHONY: tools
 tools: $(BUILD)/pm-sim $(BUILD)/pmrc2fio
-$(BUILD)/pmrc2fio: tools/pmrc2fio.c engines/lib/postmark.c engines/lib/postmark.h engines/lib/errmsg.c engines/lib/errmsg.h
-	@mkdir -p $(BUILD)
-	$(CC) $(BASE_CFLAGS) -Iengines/lib -o $@ tools/pmrc2fio.c engines/lib/postmark.c engines/lib/errmsg.c -lm
+$(BUILD)/pmrc2fio: $(OBJ)/tools/pmrc2fio.o $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o
+	$(CC) -o $@ $^ $(LINK_LIBS)
 
 # Benchmarks (not tests): engine vs a minimal C loop and fio's own file engines.
 # Needs root (mounts tmpfs). See docs/benchmarks.md.
 bench: engines
 	$(PYTHON) scripts/bench-smallfile.py $(BENCH_ARGS)
+
+# A check in under a minute: the C unit tests, then each engine run through
+# fio: the mail job's tree, PostMark's reference counts, the documented trace
+# replayed, and every shipped job file parsed with its engine loaded.
+quick: $(TEST_DEPS_STAMP) engines $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+	$(TEST_ENV) $(PYTHON) -m pytest -q tests/test_jobs.py tests/test_postmark.py \
+		tests/test_dbreplay.py -k '$(QUICK_TESTS)'
+QUICK_TESTS := mail_job or parses_and_is_accepted or test_reference_run_counts \
+	or test_doc_trace_counts_report_and_disk
+
+# For editors and clang tools: every compile command of a full build.
+# (the objects are removed first, so that every one is compiled under bear)
+compile_commands.json: FORCE | $(TEST_DEPS_STAMP)
+	rm -rf $(OBJ) $(OBJ_ASAN) $(VDIR)/obj $(VDIR)/asan/obj
+	bear --output $@ -- $(MAKE) --no-print-directory engines asan $(BUILD)/unit-tests \
+		$(BUILD)/unit-tests-asan pm-sim $(BUILD)/pmrc2fio
+FORCE:
+.PHONY: FORCE
+
+-include $(wildcard $(BUILD)/obj*/*/*.d $(BUILD)/fio-*/obj/*.d $(BUILD)/fio-*/obj/*/*.d \
+	$(BUILD)/fio-*/asan/obj/*.d $(BUILD)/fio-*/asan/obj/*/*.d $(BUILD)/fuzz-*.d)
