@@ -43,7 +43,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
 LINK_LIBS := -Wl,--as-needed -luring -lm -lz -pthread
 
-.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-engine-cflags print-lib-srcs print-fio-dir print-fio-source fuzz bench pm-sim quick
+.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-fio-dir print-fio-source fuzz bench pm-sim quick
 
 all: engines $(BUILD)/pmrc2fio iocap
 
@@ -72,7 +72,7 @@ help:
 # Debian package's, from apt-get source). scripts/fio-source.sh finds both,
 # checks that the versions agree, and stops with one line if anything is
 # wrong, before anything is built. Goals that need no fio skip it.
-NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools print-lib-srcs check-second-fio iocap \
+NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap \
 	$(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
 # (make before 4.4 gives $(shell) no command-line variables: passed here)
@@ -290,15 +290,19 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-# For tests that build engine variants (e.g. for the wrong fio version).
-print-engine-cflags: $(FIO_BIN) $(FEATURES)
-	@echo $(ENGINE_CFLAGS)
+# An engine that says it was built for another fio (9.99): tests/test_build.py
+# checks that it refuses to run rather than misread fio's structures.
+$(VDIR)/test/smallfile-fio-9.99.so: engines/glue/fioglue.c $(FEATURES) \
+		$(filter-out %/fioglue.o,$(call engine_objs,smallfile,$(VDIR)/obj,$(OBJ)))
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -DPACK_FIO_VERSION=%,$(ENGINE_CFLAGS)) -DPACK_FIO_VERSION='"fio-9.99"' \
+		$(ENGINE_LINK_CFLAGS) -o $@ $< $(filter %.o,$^) \
+		-shared -Wl,-z,now $(LINK_LIBS)
+
 print-fio-dir:
 	@echo $(VDIR)
 print-fio-source:
 	@echo $(abspath $(FIOSRC))
-print-lib-srcs:  # what ENGINE (default smallfile) links besides its own file
-	@echo $(patsubst %,engines/lib/%.c,$(sort $($(or $(ENGINE),smallfile)_LIB) $(COMMON_LIB))) $(GLUE_SRCS)
 
 # Coverage-guided fuzzing of the user-facing parsers (clang's libFuzzer),
 # bounded in time. Each target tests/fuzz/fuzz_NAME.c is linked with the

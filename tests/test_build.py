@@ -5,7 +5,6 @@ import json
 import os
 from pathlib import Path
 import re
-import shlex
 import subprocess
 
 import pytest
@@ -35,13 +34,10 @@ def test_engine_loads_with_immediate_binding(engine):
 def test_engine_built_for_another_fio_refuses_to_run(tmp_path):
     """An engine compiled for another fio version stops with a clear error
     naming both versions instead of running with mismatched structures."""
-    cflags = [f for f in shlex.split(make_output("print-engine-cflags"))
-              if not f.startswith("-DPACK_FIO_VERSION")]
-    srcs = make_output("print-lib-srcs").split()
-    so = tmp_path / "smallfile-wrongver.so"
-    subprocess.run(["cc"] + cflags + ['-DPACK_FIO_VERSION="fio-9.99"', "-o", str(so),
-                    "engines/smallfile.c"] + srcs +
-                   ["-shared", "-Wl,-z,now", "-luring", "-lm"], cwd=REPO, check=True)
+    target = make_output("print-fio-dir") + "/test/smallfile-fio-9.99.so"
+    subprocess.run(["make", "-s", "--no-print-directory", target], cwd=REPO, check=True,
+                   capture_output=True)
+    so = os.path.join(REPO, target)
     tree = tmp_path / "tree"
     tree.mkdir()
     env = dict(os.environ)
