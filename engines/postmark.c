@@ -57,6 +57,7 @@
 #include "errmsg.h"
 #include "sysutil.h"
 #include "lathist.h"
+#include "jsonl.h"
 #include "pmroom.h"
 
 #define ENGINE		"postmark"
@@ -2471,72 +2472,73 @@ static void write_report(struct thread_data *td, struct pm_data *pd)
 		fflush(stderr);
 }
 
+/* One JSON line per job (engines/lib/jsonl.h): the counters, whole. */
 static void write_opstats(struct thread_data *td, struct pm_data *pd)
 {
 	const struct pm_counters *c = pm_sim_counters(pd->sim);
-	char line[8192], name[512], loc[2048] = "", esc[PATH_MAX * 2];
-	int len, fd, k, i, first = 1;
-	size_t ln = 0;
+	struct jsonl w = { 0 };
+	char err[PATH_MAX + 128];
+	int k, i;
 
 	if (!pd->o->opstats_file || !*pd->o->opstats_file)
 		return;
-	pack_json_escape(td->o.name, name, sizeof(name));
-	for (i = 0; i < pd->npools && ln + 16 < sizeof(loc); i++) {
-		pack_json_escape(pd->pool[i].path, esc, sizeof(esc));
-		ln += snprintf(loc + ln, sizeof(loc) - ln, "%s\"%.*s\"", i ? "," : "",
-			       (int)(sizeof(loc) - ln - 8), esc);
-	}
-	len = snprintf(line, sizeof(line),
-		       "{\"job\":\"%s\",\"subjob\":%u,\"locations\":[%s],\"finished\":%s,"
-		       "\"io_api\":\"%s\",\"max_in_flight\":%d,\"ops\":{",
-		       name, td->subjob_number, loc, pd->finished ? "true" : "false",
-		       pd->uring ? "io_uring" : "sync",
-		       pd->uring ? pd->max_inflight : pd->started ? 1 : 0);
-	for (k = 0; k < OC_NR && len < (int)sizeof(line); k++) {
+	jsonl_begin(&w);
+	jsonl_str(&w, "engine", "postmark");
+	jsonl_str(&w, "job", td->o.name);
+	jsonl_u64(&w, "subjob", td->subjob_number);
+	jsonl_arr(&w, "locations");
+	for (i = 0; i < pd->npools; i++)
+		jsonl_str(&w, NULL, pd->pool[i].path);
+	jsonl_close(&w);
+	jsonl_bool(&w, "finished", pd->finished);
+	jsonl_str(&w, "io_api", pd->uring ? "io_uring" : "sync");
+	jsonl_i64(&w, "max_in_flight", pd->uring ? pd->max_inflight : pd->started ? 1 : 0);
+	jsonl_obj(&w, "ops");
+	for (k = 0; k < OC_NR; k++) {
 		const struct class_stats *s = &pd->st[k];
 
 		if (!s->ops)
 			continue;
-		len += snprintf(line + len, sizeof(line) - len,
-				"%s\"%s\":{\"ops\":%llu,\"bytes\":%llu,\"errors\":%llu,\"lat_mean_ns\":%llu,"
-				"\"lat_min_ns\":%llu,\"lat_max_ns\":%llu,\"lat_p50_ns\":%llu,\"lat_p90_ns\":%llu,"
-				"\"lat_p99_ns\":%llu,\"lat_p99.9_ns\":%llu}",
-				first ? "" : ",", class_names[k],
-				(unsigned long long)s->ops, (unsigned long long)s->bytes,
-				(unsigned long long)s->errors,
-				(unsigned long long)lathist_mean(&s->lat),
-				(unsigned long long)s->lat.min, (unsigned long long)s->lat.max,
-				(unsigned long long)lathist_percentile(&s->lat, 50),
-				(unsigned long long)lathist_percentile(&s->lat, 90),
-				(unsigned long long)lathist_percentile(&s->lat, 99),
-				(unsigned long long)lathist_percentile(&s->lat, 99.9));
-		first = 0;
+		jsonl_obj(&w, class_names[k]);
+		jsonl_u64(&w, "ops", s->ops);
+		jsonl_u64(&w, "bytes", s->bytes);
+		jsonl_u64(&w, "errors", s->errors);
+		jsonl_u64(&w, "lat_mean_ns", lathist_mean(&s->lat));
+		jsonl_u64(&w, "lat_min_ns", s->lat.min);
+		jsonl_u64(&w, "lat_max_ns", s->lat.max);
+		jsonl_u64(&w, "lat_p50_ns", lathist_percentile(&s->lat, 50));
+		jsonl_u64(&w, "lat_p90_ns", lathist_percentile(&s->lat, 90));
+		jsonl_u64(&w, "lat_p99_ns", lathist_percentile(&s->lat, 99));
+		jsonl_u64(&w, "lat_p99.9_ns", lathist_percentile(&s->lat, 99.9));
+		jsonl_close(&w);
 	}
-	if (len < (int)sizeof(line))
-		len += snprintf(line + len, sizeof(line) - len,
-				"},\"postmark\":{\"created\":%d,\"created_alone\":%d,\"read\":%d,\"appended\":%d,"
-				"\"deleted\":%d,\"deleted_alone\":%d,\"bytes_read\":%.0f,\"bytes_written\":%.0f,"
-				"\"transactions\":%d,\"out_of_files\":%s,\"table_full_skips\":%llu,"
-				"\"file_full_skips\":%llu,\"seed\":%u,"
-				"\"phase_ns\":{\"create\":%llu,\"transactions\":%llu,\"delete\":%llu}}}\n",
-				c->created, c->created_alone, c->read, c->appended, c->deleted,
-				c->deleted_alone, (double)c->bytes_read, (double)c->bytes_written,
-				c->transactions_done, pd->out_of_files ? "true" : "false",
-				(unsigned long long)pd->table_full, (unsigned long long)pd->file_full,
-				pd->cfg.seed,
-				(unsigned long long)(pd->finished ? pd->t_ns[1] - pd->t_ns[0] : 0),
-				(unsigned long long)(pd->finished ? pd->t_ns[2] - pd->t_ns[1] : 0),
-				(unsigned long long)(pd->finished ? pd->t_ns[3] - pd->t_ns[2] : 0));
-	if (len >= (int)sizeof(line))
-		return;
-	fd = open(pd->o->opstats_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		log_err("postmark: pm_opstats_file %s: %s\n", pd->o->opstats_file, strerror(errno));
-		return;
-	}
-	if (write(fd, line, len) != len)
-		log_err("postmark: pm_opstats_file %s: short write\n", pd->o->opstats_file);
-	close(fd);
+	jsonl_close(&w);
+	jsonl_obj(&w, "postmark");
+	jsonl_i64(&w, "created", c->created);
+	jsonl_i64(&w, "created_alone", c->created_alone);
+	jsonl_i64(&w, "read", c->read);
+	jsonl_i64(&w, "appended", c->appended);
+	jsonl_i64(&w, "deleted", c->deleted);
+	jsonl_i64(&w, "deleted_alone", c->deleted_alone);
+	jsonl_u64(&w, "bytes_read", (uint64_t)c->bytes_read);
+	jsonl_u64(&w, "bytes_written", (uint64_t)c->bytes_written);
+	jsonl_i64(&w, "transactions", c->transactions_done);
+	jsonl_bool(&w, "out_of_files", pd->out_of_files);
+	jsonl_u64(&w, "table_full_skips", pd->table_full);
+	jsonl_u64(&w, "file_full_skips", pd->file_full);
+	jsonl_u64(&w, "seed", pd->cfg.seed);
+	jsonl_obj(&w, "phase_ns");
+	jsonl_u64(&w, "create", pd->finished ? pd->t_ns[1] - pd->t_ns[0] : 0);
+	jsonl_u64(&w, "transactions", pd->finished ? pd->t_ns[2] - pd->t_ns[1] : 0);
+	jsonl_u64(&w, "delete", pd->finished ? pd->t_ns[3] - pd->t_ns[2] : 0);
+	jsonl_close(&w);
+	jsonl_close(&w);
+	if (jsonl_end(&w))
+		log_err("postmark: pm_opstats_file %s: out of memory for the report line, nothing written\n",
+			pd->o->opstats_file);
+	else if (jsonl_append(&w, pd->o->opstats_file, err, sizeof(err)))
+		log_err("postmark: pm_opstats_file %s\n", err);
+	jsonl_free(&w);
 }
 
 static void pm_cleanup(struct thread_data *td)

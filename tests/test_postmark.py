@@ -691,6 +691,26 @@ def test_numjobs_own_pools_and_seeds(tmp_path):
     assert os.listdir(d) == []
 
 
+def test_opstats_line_is_whole_with_long_location_lists(tmp_path):
+    """The report line is built to its full size: 24 locations with 150-byte
+    names (over 3.6 KiB of names, past the old fixed 2 KiB list buffer) all
+    appear, escaped, with the counters after them."""
+    dirs = []
+    for k in range(24):
+        d = tmp_path / (f"loc{k:02d}-" + "x" * 140 + '"q')
+        d.mkdir()
+        dirs.append(d)
+    ops = tmp_path / "ops"
+    spec = ":".join(str(d) for d in dirs)
+    run_fio(pm(spec, pm_opstats_file=ops, pm_number=100, pm_transactions=200)).ok()
+    (line,) = opstats_lines(ops)
+    assert line["engine"] == "postmark" and line["job"] == "pm"
+    assert line["locations"] == [str(d) for d in dirs]
+    assert line["postmark"]["transactions"] == 200
+    assert line["postmark"]["created"] >= 100
+    assert sum(c["ops"] for c in line["ops"].values()) > 0
+
+
 def test_time_based_transaction_phase(tmp_path):
     d = tmp_path / "loc"
     d.mkdir()
