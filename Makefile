@@ -27,6 +27,10 @@ smallfile_LIB := tree treemeta treespace sizedist content opmix
 postmark_LIB  := postmark stdiosim pmroom sizedist content
 dbreplay_LIB  := dbtrace dbsched dbprefetch dbfilter
 GLUE          := fioglue ioq
+# An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).
+smallfile_SRCS := smallfile
+postmark_SRCS  := postmark/engine postmark/fileops postmark/uring postmark/locations
+dbreplay_SRCS  := dbreplay
 LIB_SRCS := $(wildcard engines/lib/*.c)
 LIB_UNITS := $(LIB_SRCS:engines/lib/%.c=%)
 # fio-dependent code shared by the engines (built with fio's headers); the
@@ -155,7 +159,7 @@ $(VDIR)/asan/obj/%.o: engines/%.c $(FEATURES)
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) -c -o $@ $<
 
 # The objects of engine $(1) in flavour directory $(2) (fio's) and $(3) (lib's).
-engine_objs = $(2)/$(1).o $(GLUE:%=$(2)/glue/%.o) \
+engine_objs = $($(1)_SRCS:%=$(2)/%.o) $(GLUE:%=$(2)/glue/%.o) \
 	$(addprefix $(3)/lib/,$(addsuffix .o,$(sort $($(1)_LIB) $(COMMON_LIB))))
 
 # Each engine, plain and sanitized (explicit rules, one pair per engine).
