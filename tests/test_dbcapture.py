@@ -600,6 +600,42 @@ def test_bad_input(tmp_path, text, db, extra, msg):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.strace"]   # no output left
 
 
+TREE_PY = r"""
+import subprocess, sys, threading, time
+
+def fork():
+    # forked by this thread, not the main one: a child of this thread in /proc
+    subprocess.Popen(["sh", "-c", "sleep 60 & sleep 60; :"])
+    time.sleep(60)
+
+for _ in range(2):
+    threading.Thread(target=fork, daemon=True).start()
+time.sleep(60)
+"""
+
+
+def test_tasks_of_finds_every_descendant():
+    """The BPF capture names the tasks it traces from tasks_of(), sampled
+    every 200 ms. It follows each thread's /proc children instead of reading
+    every process of the host: it must find what that walk finds, threads,
+    children forked by any thread, and grandchildren."""
+    p = subprocess.Popen([sys.executable, "-c", TREE_PY], start_new_session=True)
+    try:
+        # python's 3 threads, and per thread a sh with its 2 sleeps
+        t0 = time.monotonic()
+        while len(dbcapture_mod._tasks_of_walk([p.pid])) < 9:
+            assert p.poll() is None and time.monotonic() - t0 < 30, "the process tree did not start"
+            time.sleep(0.05)
+        walk = sorted(dbcapture_mod._tasks_of_walk([p.pid]))
+        got = sorted(dbcapture_mod.tasks_of([p.pid]))
+        assert got == walk and len(got) == 9, (got, walk)
+        assert sum(1 for pid, tid in got if pid == p.pid) == 3
+        assert sorted(dbcapture_mod.tasks_of([p.pid, p.pid])) == got
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
 def test_usage_errors_and_manual(tmp_path):
     r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace")
     assert r.returncode == 2 and "put the COMMAND after '--'" in r.stderr
