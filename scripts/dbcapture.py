@@ -1475,7 +1475,37 @@ class Watcher:
 
 
 def tasks_of(pids: List[int]) -> List[tuple]:
-    """(pid, tid) of every thread of @pids and of their descendants."""
+    """(pid, tid) of every thread of @pids and of their descendants.
+
+    Sampled every 200 ms for the whole capture, on the database's host: it
+    follows each thread's /proc/PID/task/TID/children down from @pids, and
+    so reads only the files of the traced tasks, not those of every process
+    on the host (descendants(), the fallback for a kernel without
+    CONFIG_PROC_CHILDREN)."""
+    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+        return _tasks_of_walk(pids)
+    out, seen, todo = [], set(), list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for t in tids:
+            out.append((pid, int(t)))
+            try:
+                with open(f"/proc/{pid}/task/{t}/children", encoding="latin-1") as f:
+                    todo += [int(c) for c in f.read().split()]
+            except OSError:
+                pass
+    return out
+
+
+def _tasks_of_walk(pids: List[int]) -> List[tuple]:
+    """tasks_of() from the parent of every process in /proc."""
     out = []
     for pid in list(pids) + descendants(pids):
         try:

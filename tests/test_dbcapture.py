@@ -5,7 +5,9 @@ small checker compiled here) and by scripts/dbtrace.py check. The captures are
 real: sqlite3 loading rows under `dbcapture.py run`, a small C program doing
 known calls from two threads under strace, and (as root, with Debian's
 PostgreSQL 15 installed) a PostgreSQL server started in a temporary directory
-with pgbench running while `dbcapture.py attach` is attached, and Debian's
+with pgbench running while `dbcapture.py attach` is attached (with the BPF
+capture, held against pg_stat_database.blks_read, pg_stat_bgwriter's buffers
+and pg_stat_wal's writes and syncs: exactly equal), and Debian's
 MariaDB 10.11 under sysbench oltp_read_write, whose trace is held against
 InnoDB's own counters (Innodb_data_reads, _writes, _fsyncs, _read, _written):
 exactly equal with innodb_use_native_aio=0, and, in MariaDB's default
@@ -598,6 +600,42 @@ def test_bad_input(tmp_path, text, db, extra, msg):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.strace"]   # no output left
 
 
+TREE_PY = r"""
+import subprocess, sys, threading, time
+
+def fork():
+    # forked by this thread, not the main one: a child of this thread in /proc
+    subprocess.Popen(["sh", "-c", "sleep 60 & sleep 60; :"])
+    time.sleep(60)
+
+for _ in range(2):
+    threading.Thread(target=fork, daemon=True).start()
+time.sleep(60)
+"""
+
+
+def test_tasks_of_finds_every_descendant():
+    """The BPF capture names the tasks it traces from tasks_of(), sampled
+    every 200 ms. It follows each thread's /proc children instead of reading
+    every process of the host: it must find what that walk finds, threads,
+    children forked by any thread, and grandchildren."""
+    p = subprocess.Popen([sys.executable, "-c", TREE_PY], start_new_session=True)
+    try:
+        # python's 3 threads, and per thread a sh with its 2 sleeps
+        t0 = time.monotonic()
+        while len(dbcapture_mod._tasks_of_walk([p.pid])) < 9:
+            assert p.poll() is None and time.monotonic() - t0 < 30, "the process tree did not start"
+            time.sleep(0.05)
+        walk = sorted(dbcapture_mod._tasks_of_walk([p.pid]))
+        got = sorted(dbcapture_mod.tasks_of([p.pid]))
+        assert got == walk and len(got) == 9, (got, walk)
+        assert sum(1 for pid, tid in got if pid == p.pid) == 3
+        assert sorted(dbcapture_mod.tasks_of([p.pid, p.pid])) == got
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
 def test_usage_errors_and_manual(tmp_path):
     r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace")
     assert r.returncode == 2 and "put the COMMAND after '--'" in r.stderr
@@ -791,6 +829,292 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
             cap.wait()
         subprocess.run(["pg_dropcluster", "--stop", "15", name], capture_output=True,
                        timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+# (4a) PostgreSQL: pgbench under the BPF capture, against PostgreSQL's counters
+# ---------------------------------------------------------------------------
+
+# What PostgreSQL 15 counts, by file (paths relative to the data directory):
+# relations (every fork, and their 1 GiB segments) under base/DBOID/ and
+# global/; the SLRUs whose writes queue a sync request for the checkpointer
+# (SlruPhysicalWritePage, sync_handler != SYNC_HANDLER_NONE: pg_xact,
+# pg_multixact, pg_commit_ts; not pg_subtrans, pg_notify, pg_serial); the WAL.
+PG_REL = re.compile(r"(?:base/(\d+)|global)/\d+(_fsm|_vm|_init)?(\.\d+)?")
+PG_SYNCED_SLRU = re.compile(r"(pg_xact|pg_multixact/offsets|pg_multixact/members|pg_commit_ts)/"
+                            r"[0-9A-F]+")
+PG_WAL = re.compile(r"pg_wal/(?!archive_status/)[^/]+")
+PG_COUNTERS = ("blks_read", "shared_blks_read", "buffers_checkpoint", "buffers_clean",
+               "buffers_backend", "wal_write", "wal_sync")
+PG_SNAPSHOT = ("SELECT d.blks_read, s.blks_read, b.buffers_checkpoint, b.buffers_clean, "
+               "b.buffers_backend, w.wal_write, w.wal_sync, b.checkpoints_req "
+               "FROM pg_stat_database d, pg_stat_database s, pg_stat_bgwriter b, pg_stat_wal w "
+               "WHERE d.datname = current_database() AND s.datid = 0")
+
+
+class PgSession:
+    """One psql session held open for the whole test, so that the queries
+    that read the counters find every catalog page they need cached: they
+    read nothing, and what the session did is flushed to the counters
+    before each reading (pg_stat_force_next_flush())."""
+
+    def __init__(self, pg, sock):
+        self.proc = subprocess.Popen([*pg, "psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                                      "-h", str(sock), "postgres"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=str(sock))
+
+    def query(self, sql):
+        """The rows of @sql, each a list of its fields."""
+        self.proc.stdin.write(f"{sql};\nSELECT '--end--';\n")
+        self.proc.stdin.flush()
+        rows = []
+        while True:
+            ln = self.proc.stdout.readline()
+            assert ln, f"psql ended during {sql!r}"
+            if ln.rstrip("\n") == "--end--":
+                return rows
+            rows.append(ln.rstrip("\n").split("|"))
+
+    def counters(self) -> dict:
+        """The counters, once every pending count of this session is flushed.
+        pg_stat_force_next_flush() takes effect when the session goes idle
+        after it, i.e. before the next statement."""
+        self.query("SELECT pg_stat_force_next_flush()")
+        row = self.query(PG_SNAPSHOT)[0]
+        return dict(zip(PG_COUNTERS + ("checkpoints_req",), map(int, row)))
+
+    def settled(self, checkpoints_req=None) -> dict:
+        """The counters once everything is published: with @checkpoints_req,
+        the CHECKPOINT after it has been reported (the checkpointer publishes
+        buffers_checkpoint and the backends' writes it absorbed only after
+        waking the waiter, and its WAL counts just after), then two readings
+        0.5 s apart that are equal (the bgwriter publishes at each of its
+        200 ms rounds; the WAL writer at each of its rounds, every 200 ms
+        for 10 s after its last work, but without waiting for the lock)."""
+        t0 = time.monotonic()
+        last = self.counters()
+        while True:
+            time.sleep(0.5)
+            now = self.counters()
+            if now == last and (checkpoints_req is None
+                                or now["checkpoints_req"] > checkpoints_req):
+                return now
+            assert time.monotonic() - t0 < 60, f"PostgreSQL's counters never settled: {now}"
+            last = now
+
+    def checkpoint(self) -> dict:
+        req = self.counters()["checkpoints_req"]
+        self.query("CHECKPOINT")
+        return self.settled(req)
+
+    def others(self) -> int:
+        """Client backends other than this one (a backend flushes its counts
+        in a before_shmem_exit hook, before it leaves pg_stat_activity)."""
+        return int(self.query("SELECT count(*) FROM pg_stat_activity WHERE backend_type = "
+                              "'client backend' AND pid <> pg_backend_pid()")[0][0])
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def pg_counts(path, dboid: int, wal_method: str) -> dict:
+    """The trace counted as PostgreSQL 15 counts (source: 15.18).
+
+    blks_read (pg_stat_database; relations of the database) and the shared
+    relations' (global/, datid 0): ReadBufferExtended() counts a fetch,
+    and a hit if the page was in shared buffers; a miss is one pread of 8 KiB
+    (mdread), or, for P_NEW, a relation extension: one pwrite of a new page
+    at the end (mdextend). The free space and visibility maps extend their
+    forks with fsm_extend()/vm_extend(), not through ReadBuffer: not counted.
+    (RBM_ZERO_AND_LOCK on an existing page is a counted miss without a read:
+    hash indexes and WAL replay only, neither of which pgbench uses.)
+
+    buffers_checkpoint / buffers_clean: pages written (FlushBuffer, one pwrite)
+    by the checkpointer in BufferSync() / by the bgwriter in BgBufferSync().
+
+    buffers_backend: ForwardSyncRequest() calls of every other process, each
+    counted as one "backend write" (checkpointer.c): md.c's register_dirty_segment()
+    after every page write (mdwrite) and extension (mdextend, any fork), file
+    creation (mdcreate) and truncation (mdtruncate), and the writes of the
+    synced SLRUs (SlruPhysicalWritePage). The forget and unlink requests of
+    dropped relations are counted too and leave nothing in a trace: the test
+    runs pgbench -n (no TRUNCATE pgbench_history, no VACUUM) and autovacuum=off.
+
+    wal_write: each pwrite of XLogWrite() (pg_wal segments), not the zero-fill
+    of a new segment (XLogFileInitInternal: written before its first fsync).
+    wal_sync: each issue_xlog_fsync(); with wal_sync_method=fdatasync that is
+    each fdatasync of a segment (a new segment's first sync, and durable_rename()
+    of a new or recycled segment, use fsync)."""
+    assert wal_method == "fdatasync", wal_method
+    _, files, streams, recs = read_trace(path)
+    role = {}
+    for s, name in streams.items():
+        role[s] = ("checkpointer" if name.startswith("checkpointer-") else
+                   "bgwriter" if name.startswith("background-writer-") else "other")
+    rel = {i: PG_REL.fullmatch(f["path"]) for i, f in files.items()}
+    rel = {i: m for i, m in rel.items() if m}
+    slru = {i for i, f in files.items() if PG_SYNCED_SLRU.fullmatch(f["path"])}
+    wal = {i for i, f in files.items() if PG_WAL.fullmatch(f["path"]) and f["role"] == "log"}
+    size = {i: f["size"] or 0 for i, f in files.items()}
+    new_wal = {i for i in wal if files[i]["size"] is None}     # made during the capture
+    c = dict.fromkeys(PG_COUNTERS, 0)
+    # how they are made up (not PostgreSQL's counters)
+    c.update(dict.fromkeys(("_extensions", "_backend_creates", "_backend_truncates",
+                            "_backend_slru", "_new_wal_segments", "_wal_fills"), 0))
+    for r in recs:
+        s, f, op = r[1], r[2], r[3]
+        if f in rel:
+            m = rel[f]
+            db = "blks_read" if m.group(1) == str(dboid) else \
+                "shared_blks_read" if m.group(1) is None else None
+            if op == "read" and db:
+                c[db] += 1
+            elif op == "write":
+                ext = r[4] >= size[f]
+                size[f] = max(size[f], r[4] + r[5])
+                if ext and not m.group(2) and db:       # P_NEW: a main fork's new page
+                    c[db] += 1
+                    c["_extensions"] += 1
+                if role[s] == "checkpointer":
+                    c["buffers_checkpoint"] += 1
+                elif role[s] == "bgwriter":
+                    c["buffers_clean"] += 1
+                else:
+                    c["buffers_backend"] += 1
+            elif op in ("create", "truncate") and role[s] == "other":
+                c["buffers_backend"] += 1
+                c[f"_backend_{op}s"] += 1
+            if op == "truncate":
+                size[f] = r[4]
+        elif f in slru and op == "write" and role[s] == "other":
+            c["buffers_backend"] += 1
+            c["_backend_slru"] += 1
+        elif f in wal:
+            if op in ("fsync", "fdatasync"):
+                new_wal.discard(f)
+                if op == "fdatasync":
+                    c["wal_sync"] += 1
+            elif op == "write" and f not in new_wal:
+                c["wal_write"] += 1
+            elif op == "write":
+                c["_wal_fills"] += 1
+    c["_new_wal_segments"] = sum(1 for f in wal if files[f]["size"] is None)
+    return c
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="runs PostgreSQL as user postgres (needs root)")
+@pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
+                    reason="this kernel has no BTF (/sys/kernel/btf/vmlinux): no BPF capture")
+def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
+    """PostgreSQL 15 under pgbench, captured with the BPF tracer: over the
+    capture, the trace's data-file reads equal pg_stat_database.blks_read,
+    its page writes by the checkpointer, the bgwriter and the other processes
+    pg_stat_bgwriter's buffers_checkpoint, buffers_clean and buffers_backend,
+    its WAL writes and syncs pg_stat_wal's wal_write and wal_sync; and the
+    replay replays every record."""
+    if not (PG_BIN / "initdb").exists() or not shutil.which("pgbench"):
+        pytest.fail("PostgreSQL 15 is not installed (scripts/install-deps.sh --test installs it)",
+                    pytrace=False)
+    base = Path(tempfile.mkdtemp(prefix="dbcapture-pgc.", dir="/tmp"))
+    os.chmod(base, 0o755)
+    shutil.chown(base, "postgres")
+    pg = ["runuser", "-u", "postgres", "--"]
+    data = base / "data"
+    # shared_buffers smaller than pgbench's tables: cold reads, evictions by
+    # the backends, and work for the bgwriter. Quiet edges for the window:
+    # autovacuum off; wal_level=minimal, so that the bgwriter logs no
+    # running-xacts record (every 15 s with replica); fdatasync for the WAL.
+    opts = (f"-k {base} -c listen_addresses= -c shared_buffers=4MB -c fsync=on "
+            "-c autovacuum=off -c wal_level=minimal -c max_wal_senders=0 "
+            "-c wal_sync_method=fdatasync")
+    started = False
+    cap = sess = None
+    try:
+        run = lambda *c: subprocess.run([*pg, *map(str, c)], capture_output=True,  # noqa: E731
+                                        text=True, timeout=120, cwd=str(base))
+        r = run(PG_BIN / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
+        assert r.returncode == 0, r.stderr
+        r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
+        assert r.returncode == 0, r.stderr + (base / "log").read_text()
+        started = True
+        r = run("pgbench", "-h", base, "-i", "-s", "1", "-q", "postgres")
+        assert r.returncode == 0, r.stderr
+        r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
+                "-w", "restart")
+        assert r.returncode == 0, r.stderr
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        sess = PgSession(pg, base)
+        dboid = int(sess.query("SELECT oid FROM pg_database "
+                               "WHERE datname = current_database()")[0][0])
+        wal_method = sess.query("SHOW wal_sync_method")[0][0]
+        sess.others()
+        for attempt in range(3):
+            out, ready = base / "pg.trace.gz", base / "ready"
+            ready.unlink(missing_ok=True)
+            quiet = sess.checkpoint()
+            cap = attach_postgresql(data, pid, ready, "PostgreSQL 15 pgbench counters test", out,
+                                    "bpf")
+            before = sess.counters()
+            r = run("pgbench", "-h", base, "-n", "-c", "2", "-j", "2", "-T", "3", "postgres")
+            assert r.returncode == 0, r.stderr
+            t0 = time.monotonic()
+            while sess.others():
+                assert time.monotonic() - t0 < 60, "pgbench's backends did not exit"
+                time.sleep(0.05)
+            after = sess.checkpoint()
+            cap.send_signal(signal.SIGINT)
+            _, err = cap.communicate(timeout=120)
+            assert cap.returncode == 0, err
+            cap = None
+            later = sess.counters()
+            if before == quiet and later == after:
+                break
+            print(f"PostgreSQL moved at the window's edges: {quiet} {before} / {after} {later}")
+        else:
+            pytest.fail("PostgreSQL's counters moved at the capture's edges, three times")
+        truth = {k: after[k] - before[k] for k in PG_COUNTERS}
+        head, files, streams, recs = read_trace(out)
+        assert "incomplete" not in head, head
+        assert "capture: iocap -p" in head["source"]
+        n = c_check(checker, out)
+        py_check(out)
+        seen = pg_counts(out, dboid, wal_method)
+        print(f"PostgreSQL 15 pgbench, BPF capture: PostgreSQL's counters over the capture "
+              f"{truth}, the trace {seen}")
+        parts = {k: seen.pop(k) for k in list(seen) if k.startswith("_")}
+        assert seen == truth, (seen, truth, parts)
+        for k in ("blks_read", "buffers_checkpoint", "buffers_backend", "wal_write", "wal_sync"):
+            assert truth[k] > 0, (k, truth)
+        if attempt == 0:        # a retry may fit pgbench_history's rows in its last page
+            assert parts["_extensions"] > 0, parts
+        # the replay replays every record
+        target = tmp_path / "replay"
+        target.mkdir()
+        rep = tmp_path / "rep.jsonl"
+        res = run_fio(["--name=pg", f"--ioengine=external:{DBR_ENGINE}", f"--dbr_trace={out}",
+                       f"--dbr_target={target}", f"--dbr_report_file={rep}",
+                       "--dbr_report=none"]).ok()
+        report = json.loads(rep.read_text().splitlines()[0])
+        assert report["replayed"] == report["trace_records"] == n == len(recs), report
+        assert report["errors"] == 0, report
+        job = res.job()
+        assert job["read"]["total_ios"] == sum(1 for r in recs if r[3] == "read")
+    finally:
+        if sess is not None:
+            sess.close()
+        if cap is not None:
+            cap.kill()
+            cap.wait()
+        if started:
+            subprocess.run([*pg, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate",
+                            "-w", "stop"], capture_output=True, timeout=120)
         shutil.rmtree(base, ignore_errors=True)
 
 
