@@ -77,7 +77,7 @@ help:
 # checks that the versions agree, and stops with one line if anything is
 # wrong, before anything is built. Goals that need no fio skip it.
 NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap \
-	$(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
+	$(BUILD)/dbtrace-check $(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
 # (make before 4.4 gives $(shell) no command-line variables: passed here)
 FIO_FOUND := $(shell FIO='$(FIO)' FIO_SRC='$(FIO_SRC)' sh scripts/fio-source.sh $(BUILD))
@@ -218,7 +218,7 @@ lint: $(TEST_DEPS_STAMP)
 	$(PYTHON) -m pyflakes $(PY_FILES)
 .PHONY: lint
 
-check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/faultinject.so iocap
+check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so iocap
 	$(TEST_ENV) $(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
@@ -345,9 +345,13 @@ $(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
 
+# The C parser's view of a trace (tests/test_dbtrace_tools.py, test_dbcapture.py).
+$(BUILD)/dbtrace-check: $(OBJ)/tools/dbtrace-check.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/errmsg.o
+	$(CC) -o $@ $^ $(LINK_LIBS)
+
 # PostMark configuration (.pmrc) to fio job file converter.
 .PHONY: tools
-tools: $(BUILD)/pm-sim $(BUILD)/pmrc2fio
+tools: $(BUILD)/pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check
 $(BUILD)/pmrc2fio: $(OBJ)/tools/pmrc2fio.o $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 

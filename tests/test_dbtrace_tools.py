@@ -2,7 +2,7 @@
 the Python reader/writer of the dbtrace format (docs/dbtrace-format.md).
 
 Every trace the tool writes is read back by the C parser (engines/lib/dbtrace.c)
-through a small checker compiled here, build/dbtrace-check, which prints what
+through tools/dbtrace-check.c (make build/dbtrace-check), which prints what
 it read (record and operation counts, declarations with the extents the
 records reached) or the parser's one-line error.
 
@@ -39,94 +39,6 @@ IS_ROOT = os.geteuid() == 0
 # Pure Python plus a normal C build: nothing for the sanitizer pass to add.
 pytestmark = pytest.mark.nosan
 
-CHECK_C = r"""
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
-#include "dbtrace.h"
-
-/* -m TRACE...: one line per trace, "ok RECORDS" or "error MESSAGE". */
-static int each(int argc, char **argv)
-{
-	char err[1024];
-	struct dbtrace_rec r;
-	struct dbtrace *t;
-	uint64_t n;
-	int i, ret;
-
-	for (i = 2; i < argc; i++) {
-		t = dbtrace_open(argv[i], err, sizeof(err));
-		if (!t) {
-			printf("error %s\n", err);
-			continue;
-		}
-		for (n = 0; (ret = dbtrace_next(t, &r)) > 0; n++)
-			;
-		if (ret < 0)
-			printf("error %s\n", dbtrace_error(t));
-		else
-			printf("ok %" PRIu64 "\n", n);
-		dbtrace_close(t);
-	}
-	return 0;
-}
-
-/* Reads a trace with the C parser: what it holds, or the error. */
-int main(int argc, char **argv)
-{
-	char err[1024];
-	struct dbtrace_rec r;
-	const struct dbtrace_header *h;
-	uint64_t n = 0, ops[DBTRACE_OP_NR] = { 0 };
-	struct dbtrace *t;
-	unsigned i;
-	int ret;
-
-	if (argc > 2 && !strcmp(argv[1], "-m"))
-		return each(argc, argv);
-	if (argc != 2) {
-		fprintf(stderr, "usage: dbtrace-check TRACE | dbtrace-check -m TRACE...\n");
-		return 2;
-	}
-	t = dbtrace_open(argv[1], err, sizeof(err));
-	if (!t) {
-		printf("error %s\n", err);
-		return 1;
-	}
-	while ((ret = dbtrace_next(t, &r)) > 0) {
-		n++;
-		ops[r.op]++;
-	}
-	if (ret < 0) {
-		printf("error %s\n", dbtrace_error(t));
-		dbtrace_close(t);
-		return 1;
-	}
-	h = dbtrace_header(t);
-	printf("records %" PRIu64 "\n", n);
-	printf("pagesize %u\ntimeunit %s\n", h->page_size, dbtrace_time_unit_name(h->time_unit));
-	for (i = 0; i < DBTRACE_OP_NR; i++)
-		if (ops[i])
-			printf("op %s %" PRIu64 "\n", dbtrace_op_name(i), ops[i]);
-	for (i = 0; i < h->nfiles; i++) {
-		const struct dbtrace_file *f = &h->files[i];
-
-		if (f->exists)
-			printf("file %u %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", f->id,
-			       dbtrace_role_name(f->role), f->size, f->max_size, f->extent, f->path);
-		else
-			printf("file %u %s - %" PRIu64 " %" PRIu64 " %s\n", f->id,
-			       dbtrace_role_name(f->role), f->max_size, f->extent, f->path);
-	}
-	for (i = 0; i < h->nstreams; i++)
-		printf("stream %u %s %" PRIu64 "\n", h->streams[i].id, h->streams[i].name,
-		       h->streams[i].records);
-	dbtrace_close(t);
-	return 0;
-}
-"""
-
-
 def _env():
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)  # the ASan run preloads libasan into us
@@ -134,22 +46,12 @@ def _env():
 
 
 @pytest.fixture(scope="module", autouse=True)
-def checker(tmp_path_factory):
-    d = tmp_path_factory.mktemp("checker")
-    src = d / "check.c"
-    src.write_text(CHECK_C)
-    tmp = d / "dbtrace-check"
-    # dbtrace.c needs _GNU_SOURCE (qsort_r), as the Makefile builds it
-    r = subprocess.run(["cc", "-std=gnu11", "-D_GNU_SOURCE", "-O1", "-Wall", "-Werror",
-                        f"-I{REPO}/engines/lib", "-o", str(tmp), str(src),
-                        str(REPO / "engines/lib/dbtrace.c"), str(REPO / "engines/lib/errmsg.c"),
-                        "-lz"],
-                       capture_output=True, text=True, env=_env())
+def checker():
+    """tools/dbtrace-check, built by make (the one place C is compiled)."""
+    r = subprocess.run(["make", "-s", "--no-print-directory", "build/dbtrace-check"],
+                       cwd=REPO, capture_output=True, text=True, env=_env())
     if r.returncode:
         pytest.fail(f"cannot build the dbtrace checker:\n{r.stdout}{r.stderr}", pytrace=False)
-    CHECKER.parent.mkdir(exist_ok=True)
-    shutil.copy(tmp, str(CHECKER) + ".tmp")
-    os.replace(str(CHECKER) + ".tmp", CHECKER)
     return CHECKER
 
 
