@@ -331,6 +331,8 @@ $(BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o) | $(TEST
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
 		$(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o) -lm -lz -pthread
 fuzz: $(FUZZERS:%=fuzz-run-%)
+# (built through pattern rules only, so make would delete them as intermediates)
+.SECONDARY: $(FUZZERS:%=$(BUILD)/fuzz-%) $(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o)
 fuzz-run-%: $(BUILD)/fuzz-%
 	@mkdir -p $(BUILD)/fuzz-corpus-$*
 	cp -n tests/fuzz/$(or $(FUZZ_CORPUS_$*),corpus-$*)/* $(BUILD)/fuzz-corpus-$*/ 2>/dev/null || true
