@@ -154,4 +154,34 @@ static int str_opt_##field(void *data, const char *val)		\
 		.group	= FIO_OPT_G_INVALID,				\
 	}
 
+/*
+ * How fio finds an engine of ours, written once for all of them. fio's
+ * dlopen_ioengine() looks in the library it loaded for a symbol named after
+ * the library, then "ioengine", then calls get_ioengine(). Everything of
+ * ours is hidden (fio is linked -rdynamic, so an exported helper could bind
+ * to one of fio's functions of the same name, or two engines' copies of
+ * engines/lib to each other), so get_ioengine is the one export.
+ *
+ * The constructor also puts the engine on fio's list by name, as fio's
+ * built-in engines do: load_ioengine() looks a name up there before it
+ * dlopens anything, so once the library is loaded, ioengine=NAME finds the
+ * same ops. The destructor takes it off before the library is unmapped, so
+ * fio's list never points into an unloaded library.
+ */
+#define PACK_EXPORT_ENGINE(ops)							\
+	static void fio_init pack_register_engine(void)				\
+	{									\
+		register_ioengine(&(ops));					\
+	}									\
+	static void fio_exit pack_unregister_engine(void)			\
+	{									\
+		unregister_ioengine(&(ops));					\
+	}									\
+	void get_ioengine(struct ioengine_ops **ioengine_ptr)			\
+		__attribute__((visibility("default")));				\
+	void get_ioengine(struct ioengine_ops **ioengine_ptr)			\
+	{									\
+		*ioengine_ptr = &(ops);						\
+	}
+
 #endif
