@@ -1,0 +1,451 @@
+#!/usr/bin/python3
+"""Cold whole-file reads of the smallfile engine on a real block device.
+
+Run as root (it makes a loop device, file systems and mounts):
+
+    sudo /usr/bin/python3 scripts/bench-cold.py --quick
+
+See --help. The helpers (command runner, Markdown tables, machine
+description, signal unwinding) are bench-smallfile.py's, imported.
+Only the Python standard library is used.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load_smallfile_helpers():
+    path = os.path.join(REPO, "scripts", "bench-smallfile.py")
+    spec = importlib.util.spec_from_file_location("bench_smallfile", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+sf = _load_smallfile_helpers()
+log, run, Report, machine_info = sf.log, sf.run, sf.Report, sf.machine_info
+fmt_rate, stats = sf.fmt_rate, sf.stats
+
+DESCRIPTION = """\
+NAME
+    bench-cold.py - cold whole-file reads of the smallfile engine (sync and
+    io_uring) against what the block device under them can serve
+
+SYNOPSIS
+    sudo /usr/bin/python3 scripts/bench-cold.py [--quick] [--output FILE]
+         [--fs ext4,xfs] [--files N] [--ios M] [more options below]
+
+DESCRIPTION
+    Builds its own device: an image file below --image-dir written in full
+    first (dd oflag=direct from /dev/urandom, or /dev/zero with --fill
+    zero: reads of holes would never reach the disk, and zero blocks may be
+    served without it by thin or deduplicating storage under a VM, which
+    would inflate the device's limit), attached with `losetup
+    --direct-io=on`, so every read the file system makes goes to the disk
+    under the image and not to a second page cache.
+
+    Per file system of --fs (a fresh mkfs of the loop device per series,
+    mounted below a private /tmp/bench-cold.XXXXXX): the engine lays out
+    --files files of SIZE bytes (file_op=layout, file_size_dist=fixed:SIZE,
+    bs=SIZE), `sync`; then --repeats rounds, each in the order of the
+    round before reversed (so a shared machine's drift hits everything
+    alike), of these runs, alternating:
+
+    * the device's limit: fio's own io_uring engine on the raw loop device
+      (--readonly --direct=1 --rw=randread --bs=SIZE, the engine's request
+      size) at each of --dev-depths, --dev-runtime seconds each: IOPS;
+
+    * single cold passes of the engine: before each one `sync` and
+      `echo 3 > /proc/sys/vm/drop_caches`, then one fio run of
+      file_op=read rw=randread randrepeat=0 number_ios=--ios (fewer than
+      the files: each file is read at most once per job), in each mode:
+      sync iodepth 1; io_uring at each of --depths; sync with numjobs at
+      each of --sync-jobs (number_ios split between the jobs,
+      group_reporting; the jobs pick their files independently, so a few
+      files are read by two jobs, the second time from the page cache: the
+      reads/file column shows it).
+
+    Per pass: files/s (read.total_ios / read.runtime), clat p50 and p99 of
+    the whole-file operation, device reads per file (the delta of
+    /sys/block/loopN/stat's reads completed over the pass, divided by the
+    files read), and the limit for it: the series' median device IOPS at
+    the mode's number of requests in flight (iodepth, or numjobs; the
+    nearest depth measured) divided by the reads per file, and the ratio
+    of files/s to that limit.
+
+    Everything is undone on every exit path (errors, Ctrl-C, SIGTERM,
+    SIGHUP): unmount, losetup -d, the image removed, the private directory
+    removed.
+
+GOALS (issue 16)
+    io_uring iodepth 32 >= 0.8 x the limit at depth 32 and >= sync with 32
+    jobs; io_uring iodepth 1 >= sync iodepth 1.
+"""
+
+EPILOG = """\
+QUICK MODE
+    --quick: 20,000 files, 4,000 reads a pass, one repeat, device depths
+    1,8,32,64 for 1 s, io_uring depths 1,8,32, sync jobs 1,8,32; both file
+    systems. About 30 s on a 2-core VM (the full run: about 3 minutes).
+
+EXIT STATUS
+    0 report written; 1 a benchmark failed (the report so far is written,
+    with the error); 2 usage error or not root.
+
+EXAMPLES
+    sudo /usr/bin/python3 scripts/bench-cold.py --quick
+    sudo /usr/bin/python3 scripts/bench-cold.py --fs ext4 --repeats 5 --output /tmp/cold.md
+"""
+
+
+def sh(cmd, **kw):
+    log("$ " + " ".join(cmd))
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, **kw).stdout
+
+
+class LoopDevice:
+    """An image written in full, a loop device with direct I/O over it and
+    a mount point; cleanup() undoes whatever was done."""
+
+    def __init__(self, image_dir, size_mib, fill="urandom"):
+        self.fill = fill
+        self.base = tempfile.mkdtemp(prefix="bench-cold.", dir="/tmp")
+        self.image = os.path.join(image_dir, "bench-cold-%d.img" % os.getpid())
+        self.mnt = os.path.join(self.base, "mnt")
+        os.mkdir(self.mnt)
+        self.dev = None
+        self.mounted = False
+        self.created = False
+        self.size_mib = size_mib
+
+    def setup(self):
+        if os.path.exists(self.image):
+            raise RuntimeError("%s exists" % self.image)
+        self.created = True
+        sh(["dd", "if=/dev/" + self.fill, "of=" + self.image, "bs=1M", "count=%d" % self.size_mib,
+            "oflag=direct", "status=none"])
+        self.dev = sh(["losetup", "--direct-io=on", "--show", "-f", self.image]).strip()
+        self.stat = "/sys/block/%s/stat" % os.path.basename(self.dev)
+
+    def reads(self):
+        with open(self.stat) as f:
+            return int(f.read().split()[0])
+
+    def mkfs_mount(self, fs):
+        self.umount()
+        if fs == "xfs":
+            sh(["mkfs.xfs", "-q", "-f", self.dev])
+        else:
+            sh(["mkfs." + fs, "-q", "-F", self.dev])
+        sh(["mount", self.dev, self.mnt])
+        self.mounted = True
+        tree = os.path.join(self.mnt, "tree")
+        os.mkdir(tree)
+        return tree
+
+    def umount(self):
+        if self.mounted:
+            for attempt in range(5):
+                if subprocess.run(["umount", self.mnt]).returncode == 0:
+                    break
+                time.sleep(0.5 * (attempt + 1))
+            else:
+                subprocess.run(["umount", "-l", self.mnt])
+            self.mounted = False
+
+    def cleanup(self):
+        self.umount()
+        if self.dev:
+            subprocess.run(["losetup", "-d", self.dev])
+            self.dev = None
+        if self.created and os.path.exists(self.image):
+            os.unlink(self.image)
+        try:
+            os.rmdir(self.mnt)
+            os.rmdir(self.base)
+        except OSError as e:
+            log("cannot remove %s: %s" % (self.base, e))
+
+
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def fio_json(out):
+    return json.loads(out[out.index("{"):])
+
+
+def device_run(a, dev, d):
+    """fio's io_uring engine on the raw loop device (read-only: the file
+    system on it stays mounted), O_DIRECT random reads of the engine's size."""
+    out, _, _ = run([a.fio, "--output-format=json", "--name=dev", "--filename=" + dev.dev,
+                     "--readonly", "--ioengine=io_uring", "--direct=1", "--rw=randread",
+                     "--bs=%d" % a.size, "--iodepth=%d" % d, "--time_based",
+                     "--runtime=%d" % a.dev_runtime, "--randrepeat=0"])
+    r = fio_json(out)["jobs"][0]["read"]
+    return {"iops": r["iops"], "p50_us": r["clat_ns"]["percentile"]["50.000000"] / 1000}
+
+
+def modes(a):
+    m = [("sync", 1, 1)]
+    m += [("io_uring", d, 1) for d in a.depths]
+    m += [("sync", 1, j) for j in a.sync_jobs if j > 1]
+    return m
+
+
+def mode_name(m):
+    api, d, j = m
+    if api == "sync":
+        return "sync, 1 job" if j == 1 else "sync, %d jobs" % j
+    return "io_uring, iodepth %d" % d
+
+
+def engine_cmd(a, tree, extra):
+    return [a.fio, "--output-format=json", "--name=cold",
+            "--ioengine=external:%s" % a.engine, "--tree_dir=%s" % tree,
+            "--tree_files=%d" % a.files, "--file_size_dist=fixed:%d" % a.size,
+            "--bs=%d" % a.size] + extra
+
+
+def cold_pass(a, dev, tree, m):
+    api, d, j = m
+    extra = ["--file_op=read", "--rw=randread", "--randrepeat=0",
+             "--number_ios=%d" % (a.ios // j), "--io_api=%s" % api, "--iodepth=%d" % d]
+    if j > 1:
+        extra += ["--numjobs=%d" % j, "--group_reporting"]
+    drop_caches()
+    r0 = dev.reads()
+    out, _, wall = run(engine_cmd(a, tree, extra))
+    r1 = dev.reads()
+    r = fio_json(out)["jobs"][0]["read"]
+    pct = r["clat_ns"]["percentile"]
+    files = r["total_ios"]
+    return {"files_s": files / (r["runtime"] / 1000.0), "p50_us": pct["50.000000"] / 1000,
+            "p99_us": pct["99.000000"] / 1000, "reads_per_file": (r1 - r0) / files,
+            "files": files, "wall": wall}
+
+
+def series(a, dev, fs):
+    """One file system: layout, then the device's limit and the cold passes
+    interleaved, --repeats rounds. Returns (device IOPS per depth, passes
+    per mode)."""
+    tree = dev.mkfs_mount(fs)
+    log("%s: layout of %d files of %d bytes" % (fs, a.files, a.size))
+    run(engine_cmd(a, tree, ["--file_op=layout", "--rw=write"]))
+    subprocess.run(["sync"], check=True)
+    res = {mode_name(m): [] for m in modes(a)}
+    devres = {d: [] for d in a.dev_depths}
+    # device runs and engine passes alternate: a shared machine's drift hits both
+    items = interleave([("dev", d) for d in a.dev_depths], modes(a))
+    for rep in range(a.repeats):
+        for m in (items if rep % 2 == 0 else list(reversed(items))):
+            if m[0] == "dev":
+                r = device_run(a, dev, m[1])
+                devres[m[1]].append(r)
+                log("%s device iodepth %d: %.0f IOPS, p50 %.0f us" % (fs, m[1], r["iops"], r["p50_us"]))
+                continue
+            p = cold_pass(a, dev, tree, m)
+            res[mode_name(m)].append(p)
+            log("%s %s: %.0f files/s p50 %.0f us p99 %.0f us, %.2f reads/file"
+                % (fs, mode_name(m), p["files_s"], p["p50_us"], p["p99_us"], p["reads_per_file"]))
+    dev.umount()
+    # the limit of a mode: median device IOPS of this series at the mode's
+    # requests in flight (the nearest depth measured) / its reads per file
+    for m in modes(a):
+        inflight = m[1] * m[2]
+        d = min(a.dev_depths, key=lambda k: (abs(k - inflight), k))
+        iops = med([r["iops"] for r in devres[d]])
+        for p in res[mode_name(m)]:
+            p["limit_depth"] = d
+            p["limit_files_s"] = iops / max(p["reads_per_file"], 1e-9)
+            p["ratio"] = p["files_s"] / p["limit_files_s"]
+    return devres, res
+
+
+def interleave(xs, ys):
+    """x0 y0 x1 y1 ... and the rest of the longer list."""
+    out = []
+    for i in range(max(len(xs), len(ys))):
+        out += xs[i:i + 1] + ys[i:i + 1]
+    return out
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def report_series(rep, a, fs, devres, res):
+    rep.add("#### %s: %s files of %s, %s cold reads a pass" % (
+        fs, "{:,}".format(a.files), human(a.size), "{:,}".format(a.ios)))
+    rep.add()
+    rep.add("Device limit in this series: fio io_uring, direct=1, randread, bs=%s, raw loop "
+            "device, %d s a run, interleaved with the passes:" % (human(a.size), a.dev_runtime))
+    rep.add()
+    rows = []
+    for d, rs in devres.items():
+        s = stats([r["iops"] for r in rs])
+        rows.append([d, fmt_rate(s[1]), "%s / %s" % (fmt_rate(s[0]), fmt_rate(s[2])),
+                     "%.0f" % med([r["p50_us"] for r in rs])])
+    rep.table(["iodepth", "IOPS median", "min / max", "p50 µs"], rows)
+    rows = []
+    for name, ps in res.items():
+        fsv = [p["files_s"] for p in ps]
+        s = stats(fsv)
+        rows.append([name, fmt_rate(s[1]), "%s / %s" % (fmt_rate(s[0]), fmt_rate(s[2])),
+                     "%.0f" % med([p["p50_us"] for p in ps]),
+                     "%.0f" % med([p["p99_us"] for p in ps]),
+                     "%.2f" % med([p["reads_per_file"] for p in ps]),
+                     "%s (depth %d)" % (fmt_rate(med([p["limit_files_s"] for p in ps])),
+                                        ps[0]["limit_depth"]),
+                     "%.2f" % med([p["ratio"] for p in ps])])
+    rep.table(["mode", "files/s median", "min / max", "p50 µs", "p99 µs",
+               "device reads/file", "limit files/s", "ratio to limit"], rows)
+
+    def pair(n, d):
+        if n not in res or d not in res:
+            return None
+        xs = [x["files_s"] / y["files_s"] for x, y in zip(res[n], res[d])]
+        s = stats(xs)
+        return [n + " ÷ " + d, "%.2f" % (med([x["files_s"] for x in res[n]]) /
+                                         med([x["files_s"] for x in res[d]])),
+                "%.2f / %.2f / %.2f" % s]
+    goals = [("io_uring, iodepth 1", "sync, 1 job", ">= 1"),
+             ("io_uring, iodepth 32", "sync, 32 jobs", ">= 1")]
+    rows = []
+    for n, d, g in goals:
+        r = pair(n, d)
+        if r:
+            rows.append(r + [g])
+    if "io_uring, iodepth 32" in res:
+        rows.append(["io_uring, iodepth 32 ÷ limit at depth 32", "%.2f" % med(
+            [p["ratio"] for p in res["io_uring, iodepth 32"]]), "-", ">= 0.8"])
+    rep.table(["ratio", "of medians", "pairwise min / median / max", "goal"], rows)
+
+
+def human(n):
+    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n % f == 0:
+            return "%d %s" % (n // f, unit)
+    return "%d B" % n
+
+
+def parse_size(s):
+    m = {"k": 1 << 10, "m": 1 << 20}
+    s = s.strip().lower()
+    return int(s[:-1]) * m[s[-1]] if s[-1] in m else int(s)
+
+
+def ints(s):
+    return [int(x) for x in s.split(",") if x.strip()]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="bench-cold.py", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="sudo /usr/bin/python3 scripts/bench-cold.py [options]")
+    p.add_argument("--quick", action="store_true", help="a few minutes (see QUICK MODE)")
+    p.add_argument("--output", "-o", metavar="FILE", help="Markdown report (default: stdout)")
+    p.add_argument("--raw", metavar="FILE", help="every measurement as JSON")
+    p.add_argument("--fs", default="ext4,xfs", help="file systems, one series each (ext4,xfs)")
+    p.add_argument("--files", type=int, help="files in the tree (60000; quick 20000)")
+    p.add_argument("--size", default="16k", help="file size = the engine's bs (16k)")
+    p.add_argument("--ios", type=int, help="files read per pass (10000; quick 4000)")
+    p.add_argument("--repeats", type=int, help="passes per mode (3; quick 1)")
+    p.add_argument("--depths", help="io_uring iodepths (1,4,8,16,32,64; quick 1,8,32)")
+    p.add_argument("--sync-jobs", help="sync numjobs (1,2,4,8,16,32; quick 1,8,32)")
+    p.add_argument("--dev-depths", help="device limit depths (1,2,4,8,16,32,64; quick 1,8,32,64)")
+    p.add_argument("--dev-runtime", type=int, help="seconds per device run (2; quick 1)")
+    p.add_argument("--image-dir", default="/var/tmp",
+                   help="where the image file goes (/var/tmp); removed at exit")
+    p.add_argument("--fill", choices=("random", "zero"), default="random",
+                   help="what the image is written with first (random)")
+    p.add_argument("--image-mib", type=int,
+                   help="image size (default: 2 x the data + 1 GiB, at most 8 GiB)")
+    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"), help="fio (build/fio)")
+    p.add_argument("--engine", default=os.path.join(REPO, "build/smallfile.so"),
+                   help="engine (build/smallfile.so)")
+    a = p.parse_args(argv)
+    q = a.quick
+    a.size = parse_size(a.size)
+    a.files = a.files or (20000 if q else 60000)
+    a.ios = a.ios or (4000 if q else 10000)
+    a.repeats = a.repeats or (1 if q else 3)
+    a.depths = ints(a.depths or ("1,8,32" if q else "1,4,8,16,32,64"))
+    a.sync_jobs = ints(a.sync_jobs or ("1,8,32" if q else "1,2,4,8,16,32"))
+    a.dev_depths = ints(a.dev_depths or ("1,8,32,64" if q else "1,2,4,8,16,32,64"))
+    a.dev_runtime = a.dev_runtime or (1 if q else 2)
+    a.fs = [x.strip() for x in a.fs.split(",") if x.strip()]
+    if not a.image_mib:
+        a.image_mib = min(8192, 2 * a.files * a.size // (1 << 20) + 1024)
+    if a.image_mib > 8192 or a.ios > a.files or a.repeats < 1:
+        p.error("--image-mib at most 8192, --ios at most --files, --repeats at least 1")
+    return a
+
+
+def main(argv):
+    a = parse_args(argv)
+    if os.geteuid() != 0:
+        sys.stderr.write("bench-cold.py: must run as root (losetup, mkfs, mount)\n")
+        return 2
+    for path in (a.fio, a.engine):
+        if not os.path.exists(path):
+            sys.stderr.write("bench-cold.py: %s not found (run make)\n" % path)
+            return 2
+    for fs in a.fs:
+        if not any(os.access(os.path.join(d, "mkfs." + fs), os.X_OK)
+                   for d in os.environ.get("PATH", "/usr/sbin:/sbin").split(":") + ["/usr/sbin", "/sbin"]):
+            sys.stderr.write("bench-cold.py: mkfs.%s not found\n" % fs)
+            return 2
+    t_start = time.monotonic()
+    sf.unwind_on_signals()
+    fio_version = run([a.fio, "--version"])[0].strip()
+    rep = Report()
+    results = {"args": vars(a)}
+    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
+                                    "quick mode" if a.quick else "full mode"))
+    rep.add()
+    rep.add("Command: `sudo /usr/bin/python3 scripts/bench-cold.py%s`" % (
+        " " + " ".join(argv) if argv else ""))
+    rep.add()
+    rep.table(["machine", ""], machine_info(a, fio_version))
+    error = None
+    dev = None
+    try:
+        dev = LoopDevice(a.image_dir, a.image_mib, "zero" if a.fill == "zero" else "urandom")
+        dev.setup()
+        fsdesc = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", a.image_dir],
+                                stdout=subprocess.PIPE, text=True).stdout.strip()
+        rep.add("Device: a %d MiB image in %s (%s), written in full from /dev/%s, "
+                "`losetup --direct-io=on` (%s); a fresh file system per series."
+                % (a.image_mib, a.image_dir, fsdesc, dev.fill, dev.dev))
+        rep.add()
+        for fs in a.fs:
+            devres, res = series(a, dev, fs)
+            results[fs] = {"device": devres, "passes": res}
+            report_series(rep, a, fs, devres, res)
+    except BaseException as e:  # report what we have, then clean up
+        error = "%s: %s" % (type(e).__name__, e)
+        log("error: " + error)
+    finally:
+        if dev:
+            dev.cleanup()
+    rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
+        time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
+    sf.save_report(a, rep, results, error)
+    return 1 if error else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
