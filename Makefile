@@ -77,7 +77,8 @@ help:
 # checks that the versions agree, and stops with one line if anything is
 # wrong, before anything is built. Goals that need no fio skip it.
 NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap \
-	$(BUILD)/dbtrace-check $(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
+	$(BUILD)/dbtrace-check $(BUILD)/bench/minloop \
+	$(BUILD)/bench/dbtrace-bench $(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
 # (make before 4.4 gives $(shell) no command-line variables: passed here)
 FIO_FOUND := $(shell FIO='$(FIO)' FIO_SRC='$(FIO_SRC)' sh scripts/fio-source.sh $(BUILD))
@@ -350,6 +351,20 @@ $(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
 # The C parser's view of a trace (tests/test_dbtrace_tools.py, test_dbcapture.py).
 $(BUILD)/dbtrace-check: $(OBJ)/tools/dbtrace-check.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/errmsg.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
+
+# The benchmarks' minimal C loop (scripts/bench-smallfile.py): the engine's
+# system calls for a file operation, with the engine's own lib objects.
+$(BUILD)/bench/minloop: $(OBJ)/bench/minloop.o \
+		$(addprefix $(OBJ)/lib/,tree.o sizedist.o content.o units.o errmsg.o)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LINK_LIBS)
+# The trace parser's own speed (scripts/bench-dbreplay.py).
+$(BUILD)/bench/dbtrace-bench: $(OBJ)/tools/dbtrace-bench.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/errmsg.o
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LINK_LIBS)
+$(OBJ)/bench/%.o: bench/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
 
 # PostMark configuration (.pmrc) to fio job file converter.
 .PHONY: tools

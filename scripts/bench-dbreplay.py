@@ -200,9 +200,6 @@ EXAMPLES
     sudo /usr/bin/python3 scripts/bench-dbreplay.py --target-dir /var/tmp --no-tmpfs-a --sections A
 """
 
-CC_FLAGS = ["-std=gnu11", "-O2", "-g", "-D_GNU_SOURCE", "-D_FILE_OFFSET_BITS=64", "-Wall",
-            "-Wextra", "-Werror", "-Wno-unused-parameter", "-Wno-sign-compare",
-            "-Wno-missing-field-initializers"]
 GEN_ARGS = ["--seed", "1", "--streams", "4", "--io", "8192", "--data-mib", "64",
             "--log-mib", "16", "--log-share", "20", "--read-pct", "70", "--sync-every", "8"]
 FILES = [("base/16384/16397", 64 << 20), ("pg_wal/000000010000000000000001", 16 << 20)]
@@ -314,17 +311,10 @@ class Places:
 # ---------------------------------------------------------------- traces
 
 def build_driver():
-    out = os.path.join(REPO, "build", "bench", "dbtrace-bench")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    cmd = (["cc"] + CC_FLAGS + ["-I" + os.path.join(REPO, "engines/lib"), "-o", out + ".tmp",
-                                os.path.join(REPO, "tools/dbtrace-bench.c"),
-                                os.path.join(REPO, "engines/lib/dbtrace.c"),
-                                os.path.join(REPO, "engines/lib/errmsg.c"), "-lz"])
-    run(cmd)
-    os.replace(out + ".tmp", out)
-    shown = [("-I" + os.path.relpath(c[2:], REPO)) if c.startswith("-I" + REPO) else
-             os.path.relpath(c, REPO) if c.startswith(REPO) else c for c in cmd]
-    return out, " ".join(x[:-4] if x.endswith(".tmp") else x for x in shown)
+    """tools/dbtrace-bench, built by make with the engines' own flags and objects."""
+    cmd = ["make", "-s", "--no-print-directory", "build/bench/dbtrace-bench"]
+    subprocess.run(cmd, cwd=REPO, check=True)
+    return os.path.join(REPO, "build", "bench", "dbtrace-bench"), " ".join(cmd)
 
 
 def make_trace(a, records, path, gz=False):

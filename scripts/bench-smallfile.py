@@ -40,12 +40,9 @@ DESCRIPTION
     reported as min/median/max with the ratio of the two. There are no timed
     pass/fail assertions: the goals below are printed next to the ratios.
 
-    The minimal loop is bench/minloop.c, compiled by this script into
-    build/bench/minloop with
-        cc -std=gnu11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iengines/lib \\
-           -o build/bench/minloop bench/minloop.c engines/lib/tree.c \\
-           engines/lib/sizedist.c engines/lib/content.c engines/lib/units.c \\
-           engines/lib/errmsg.c -lm
+    The minimal loop is bench/minloop.c, built by `make build/bench/minloop`
+    (with the flags of the engines' own objects, -O2, and the same
+    engines/lib units: tree, sizedist, content, units, errmsg).
     It issues exactly the engine's system calls for a file operation (same
     paths from engines/lib/tree.c, same flags, same sizes and contents) and
     nothing else.
@@ -117,7 +114,7 @@ QUICK MODE
 FILES
     build/fio              the fio the engine is built for (--fio)
     build/smallfile.so     the engine (--engine)
-    build/bench/minloop    built from bench/minloop.c on every run
+    build/bench/minloop    built from bench/minloop.c by make, on every run
     /tmp/bench-smallfile.* private mount points (removed at exit)
 
 EXIT STATUS
@@ -131,11 +128,7 @@ EXAMPLES
     sudo /usr/bin/python3 scripts/bench-smallfile.py --disk-dir /srv/scratch
 """
 
-LIB_SRCS = ["engines/lib/tree.c", "engines/lib/sizedist.c",
-            "engines/lib/content.c", "engines/lib/units.c", "engines/lib/errmsg.c"]
-MINLOOP_CMD = (["cc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror",
-                "-D_GNU_SOURCE", "-Iengines/lib", "-o", "build/bench/minloop",
-                "bench/minloop.c"] + LIB_SRCS + ["-lm"])
+MINLOOP_CMD = ["make", "-s", "--no-print-directory", "build/bench/minloop"]
 
 
 def log(msg):
