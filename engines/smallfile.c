@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@
 #include "treemeta.h"
 #include "sysutil.h"
 #include "treespace.h"
+#include "jsonl.h"
 
 #define MARKER_NAME	".fio-smallfile-tree"
 #define ERRLEN		512
@@ -1778,47 +1780,47 @@ static void say_passes(struct thread_data *td, struct sf_data *sd)
 		(unsigned long long)sd->shape.nfiles, p);
 }
 
+/* One JSON line per job (engines/lib/jsonl.h): the counters, whole. */
 static void write_opstats(struct thread_data *td, struct sf_data *sd)
 {
-	char line[4096], name[512], root[1024];
-	int len, fd, op, first = 1;
+	struct jsonl w = { 0 };
+	char err[PATH_MAX + 128];
+	int op;
 
 	if (!sd->o->opstats_file || !*sd->o->opstats_file)
 		return;
-	pack_json_escape(td->o.name, name, sizeof(name));
-	pack_json_escape(sd->root, root, sizeof(root));
-	len = snprintf(line, sizeof(line),
-		       "{\"job\":\"%s\",\"subjob\":%u,\"tree_dir\":\"%s\",\"read_passes\":%.3f,"
-		       "\"file_drop_cache\":%u,\"ops\":{",
-		       name, td->subjob_number, root, read_passes(sd), sd->o->file_drop_cache);
-	for (op = 0; op < FOP_NR && len < (int)sizeof(line); op++) {
+	jsonl_begin(&w);
+	jsonl_str(&w, "engine", "smallfile");
+	jsonl_str(&w, "job", td->o.name);
+	jsonl_u64(&w, "subjob", td->subjob_number);
+	jsonl_str(&w, "tree_dir", sd->root);
+	/* three decimals, as a person reads it */
+	jsonl_dbl(&w, "read_passes", round(read_passes(sd) * 1000) / 1000);
+	jsonl_u64(&w, "file_drop_cache", sd->o->file_drop_cache);
+	jsonl_obj(&w, "ops");
+	for (op = 0; op < FOP_NR; op++) {
 		struct op_stats *s = &sd->stats[op];
 
 		if (!s->ops)
 			continue;
-		len += snprintf(line + len, sizeof(line) - len,
-				"%s\"%s\":{\"ops\":%llu,\"bytes\":%llu,\"probes\":%llu,\"skipped\":%llu,"
-				"\"errors\":%llu,\"lat_mean_ns\":%llu,\"lat_min_ns\":%llu,\"lat_max_ns\":%llu}",
-				first ? "" : ",", file_op_name(op),
-				(unsigned long long)s->ops, (unsigned long long)s->bytes,
-				(unsigned long long)s->probes, (unsigned long long)s->skipped,
-				(unsigned long long)s->errors,
-				(unsigned long long)(s->lat_sum_ns / s->ops),
-				(unsigned long long)s->lat_min_ns, (unsigned long long)s->lat_max_ns);
-		first = 0;
+		jsonl_obj(&w, file_op_name(op));
+		jsonl_u64(&w, "ops", s->ops);
+		jsonl_u64(&w, "bytes", s->bytes);
+		jsonl_u64(&w, "probes", s->probes);
+		jsonl_u64(&w, "skipped", s->skipped);
+		jsonl_u64(&w, "errors", s->errors);
+		jsonl_u64(&w, "lat_mean_ns", s->lat_sum_ns / s->ops);
+		jsonl_u64(&w, "lat_min_ns", s->lat_min_ns);
+		jsonl_u64(&w, "lat_max_ns", s->lat_max_ns);
+		jsonl_close(&w);
 	}
-	if (len < (int)sizeof(line))
-		len += snprintf(line + len, sizeof(line) - len, "}}\n");
-	if (len >= (int)sizeof(line))
-		return;
-	fd = open(sd->o->opstats_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		log_err("smallfile: opstats_file %s: %s\n", sd->o->opstats_file, strerror(errno));
-		return;
-	}
-	if (write(fd, line, len) != len)
-		log_err("smallfile: opstats_file %s: short write\n", sd->o->opstats_file);
-	close(fd);
+	jsonl_close(&w);
+	if (jsonl_end(&w))
+		log_err("smallfile: opstats_file %s: out of memory for the report line, nothing written\n",
+			sd->o->opstats_file);
+	else if (jsonl_append(&w, sd->o->opstats_file, err, sizeof(err)))
+		log_err("smallfile: opstats_file %s\n", err);
+	jsonl_free(&w);
 }
 
 static void sf_cleanup(struct thread_data *td)

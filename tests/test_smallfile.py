@@ -1531,3 +1531,20 @@ def test_reads_past_one_pass_are_said_and_file_drop_cache_keeps_them_cold(fresh_
         "tree_files with caches dropped first, or file_drop_cache=1)"]
     assert read_opstats(ops)[0]["read_passes"] == 3.0
     assert warm < 1.5 * n * size < cold, (warm, cold)
+
+
+def test_opstats_line_is_whole_with_a_long_tree_dir(tmp_path):
+    """The opstats line is built to its full size: a tree_dir of over 1 KiB
+    (past the old fixed 1 KiB buffer for it), with a quote and a backslash in
+    a name, comes back whole, and the counters after it are there."""
+    d = tmp_path
+    for k in range(9):
+        d = d / (f"level{k}-" + "y" * 110 + ('"q\\' if k == 4 else ""))
+    d.mkdir(parents=True)
+    assert len(str(d)) > 1024
+    opstats = tmp_path / "ops.jsonl"
+    layout(d, 50, opstats_file=opstats)
+    (line,) = read_opstats(opstats)
+    assert line["engine"] == "smallfile" and line["job"] == "layout"
+    assert line["tree_dir"] == str(d)
+    assert line["ops"]["layout"]["ops"] == 50

@@ -149,8 +149,12 @@ void jsonl_dbl(struct jsonl *w, const char *key, double v)
 		puts_(w, "null");
 		return;
 	}
-	/* 17 significant digits: the double reads back exactly */
-	snprintf(num, sizeof(num), "%.17g", v);
+	/* the fewest significant digits (15 to 17) that read back exactly */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(num, sizeof(num), "%.*g", prec, v);
+		if (strtod(num, NULL) == v)
+			break;
+	}
 	puts_(w, num);
 }
 

@@ -43,7 +43,7 @@ void jsonl_begin(struct jsonl *w);
 void jsonl_str(struct jsonl *w, const char *key, const char *val);	/* NULL: null */
 void jsonl_u64(struct jsonl *w, const char *key, uint64_t v);
 void jsonl_i64(struct jsonl *w, const char *key, int64_t v);
-void jsonl_dbl(struct jsonl *w, const char *key, double v);	/* NaN, inf: null */
+void jsonl_dbl(struct jsonl *w, const char *key, double v);	/* exact; NaN, inf: null */
 void jsonl_bool(struct jsonl *w, const char *key, int v);
 void jsonl_obj(struct jsonl *w, const char *key);
 void jsonl_arr(struct jsonl *w, const char *key);

@@ -78,8 +78,9 @@ TEST(jsonl_doubles_and_non_finite)
 	jsonl_dbl(&w, "speed", 0.1);
 	jsonl_dbl(&w, "inf", 1.0 / 0.0);
 	jsonl_dbl(&w, "two", 2);
+	jsonl_dbl(&w, "third", 1.0 / 3);
 	CHECK(jsonl_end(&w) == 0);
-	CHECK_STREQ(w.buf, "{\"speed\":0.10000000000000001,\"inf\":null,\"two\":2}\n");
+	CHECK_STREQ(w.buf, "{\"speed\":0.1,\"inf\":null,\"two\":2,\"third\":0.3333333333333333}\n");
 	jsonl_free(&w);
 }
 
