@@ -1861,20 +1861,9 @@ static void sf_cleanup(struct thread_data *td)
  * options reject empty values; an option of type FIO_OPT_STR without
  * possible values hands the raw (possibly NULL) string to a callback.
  */
-static int str_opt_tree_dir(void *data, const char *val)
-{
-	return pack_store_str(&((struct sf_options *)data)->tree_dir, val);
-}
-
-static int str_opt_tree_files(void *data, const char *val)
-{
-	return pack_store_str(&((struct sf_options *)data)->tree_files, val);
-}
-
-static int str_opt_opstats_file(void *data, const char *val)
-{
-	return pack_store_str(&((struct sf_options *)data)->opstats_file, val);
-}
+PACK_STR_OPT(struct sf_options, tree_dir)
+PACK_STR_OPT(struct sf_options, tree_files)
+PACK_STR_OPT(struct sf_options, opstats_file)
 
 static struct fio_option options[] = {
 	{
