@@ -143,6 +143,7 @@ struct sf_req {
 	int made_leaf;		/* io_uring: leaf directories created for this op */
 	int err;
 	struct timespec start;
+	struct timespec issue_ts;	/* io_uring: fio's issue_time, given back at completion */
 	struct statx stx;
 	char path[PATH_MAX];
 	char tmp[PATH_MAX];
@@ -180,10 +181,7 @@ struct sf_data {
 	struct io_uring ring;
 	int ring_ok;
 	unsigned queued;		/* SQEs prepared but not submitted */
-	struct io_u **done;		/* completed io_us, handed to fio by ->event */
-	struct io_u **pending;		/* queued since the last commit */
-	unsigned npending;
-	unsigned ndone, nreturned;
+	struct pack_ioq ioq;		/* io_us queued, completed, handed to fio */
 };
 
 static const enum fio_ddir op_ddir[FOP_NR] = {
@@ -1125,12 +1123,14 @@ static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
 	}
 
 	if (sd->o->io_api == API_IO_URING) {
+		fio_gettime(&io_u->issue_time, NULL);	/* PACK_ASYNCIO_SETS_ISSUE_TIME */
+		rq->issue_ts = io_u->issue_time;
 		rq->step = first_step(rq->op);
 		if (uring_prep_step(sd, rq)) {
 			finish_io_u(sd, rq);
-			return FIO_Q_COMPLETED;
+			return pack_ioq_done_in_queue(td, &sd->ioq, io_u);
 		}
-		sd->pending[sd->npending++] = io_u;
+		pack_ioq_queued(&sd->ioq, io_u);
 		return FIO_Q_QUEUED;
 	}
 
@@ -1144,7 +1144,6 @@ static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
 static int sf_commit(struct thread_data *td)
 {
 	struct sf_data *sd = td->io_ops_data;
-	unsigned i;
 	int ret;
 
 	if (sd->o->io_api != API_IO_URING)
@@ -1156,10 +1155,7 @@ static int sf_commit(struct thread_data *td)
 		sd->queued = 0;
 	}
 	/* fio's submit accounting is per io_u (file operation), not per SQE */
-	for (i = 0; i < sd->npending; i++)
-		io_u_queued(td, sd->pending[i]);
-	io_u_mark_submit(td, sd->npending);
-	sd->npending = 0;
+	pack_ioq_commit(td, &sd->ioq);
 	return 0;
 }
 
@@ -1167,16 +1163,9 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 			const struct timespec *t)
 {
 	struct sf_data *sd = td->io_ops_data;
-	unsigned avail;
 
-	/* drop the events fio has already taken */
-	if (sd->nreturned) {
-		memmove(sd->done, sd->done + sd->nreturned,
-			(sd->ndone - sd->nreturned) * sizeof(*sd->done));
-		sd->ndone -= sd->nreturned;
-		sd->nreturned = 0;
-	}
-	while (sd->ndone < min || (sd->ndone == 0 && min == 0)) {
+	pack_ioq_forget_returned(&sd->ioq);
+	while (sd->ioq.ndone < min || (sd->ioq.ndone == 0 && min == 0)) {
 		struct io_uring_cqe *cqe;
 		unsigned head, seen = 0;
 		int ret;
@@ -1185,7 +1174,7 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 			io_uring_submit(&sd->ring);
 			sd->queued = 0;
 		}
-		if (sd->ndone >= min) {
+		if (sd->ioq.ndone >= min) {
 			ret = io_uring_peek_cqe(&sd->ring, &cqe);
 			if (ret)
 				break;
@@ -1202,7 +1191,9 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 			seen++;
 			if (uring_advance(sd, rq, cqe->res)) {
 				finish_io_u(sd, rq);
-				sd->done[sd->ndone++] = rq->io_u;
+				/* fio before 3.31 stamped its own after ->queue */
+				rq->io_u->issue_time = rq->issue_ts;
+				pack_ioq_completed(&sd->ioq, rq->io_u);
 			}
 		}
 		io_uring_cq_advance(&sd->ring, seen);
@@ -1213,16 +1204,14 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 		io_uring_submit(&sd->ring);
 		sd->queued = 0;
 	}
-	avail = sd->ndone < max ? sd->ndone : max;
-	sd->nreturned = avail;
-	return avail;
+	return pack_ioq_hand_out(&sd->ioq, max);
 }
 
 static struct io_u *sf_event(struct thread_data *td, int event)
 {
 	struct sf_data *sd = td->io_ops_data;
 
-	return sd->done[event];
+	return pack_ioq_event(&sd->ioq, event);
 }
 
 static int sf_io_u_init(struct thread_data *td, struct io_u *io_u)
@@ -1716,10 +1705,10 @@ static int sf_init(struct thread_data *td)
 			return 1;
 		}
 		sd->ring_ok = 1;
-		sd->done = calloc(depth, sizeof(*sd->done));
-		sd->pending = calloc(depth, sizeof(*sd->pending));
-		if (!sd->done || !sd->pending)
+		if (pack_ioq_init(&sd->ioq, 2 * depth + 8)) {
+			log_err("smallfile: out of memory for the io_uring queue\n");
 			return 1;
+		}
 	} else {
 		to->iodepth = 1;
 		/*
@@ -1837,8 +1826,7 @@ static void sf_cleanup(struct thread_data *td)
 	}
 	if (sd->ring_ok)
 		io_uring_queue_exit(&sd->ring);
-	free(sd->done);
-	free(sd->pending);
+	pack_ioq_free(&sd->ioq);
 	if (sd->pfd >= 0)
 		close(sd->pfd);
 	if (sd->rootfd >= 0)
@@ -2063,7 +2051,9 @@ static struct fio_option options[] = {
 static struct ioengine_ops ioengine = {
 	.name			= "smallfile",
 	.version		= FIO_IOOPS_VERSION,
-	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL,
+	/* FIO_SYNCIO is set per job by ->init in sync mode; in io_uring mode ->queue sets issue_time */
+	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL |
+				  PACK_ASYNCIO_SETS_ISSUE_TIME,
 	.init			= sf_init,
 	.setup			= sf_setup,
 	.prep			= sf_prep,
