@@ -30,7 +30,7 @@
 #define MAX_TOKENS	8
 
 enum state {
-	ST_MAGIC,	/* expecting "dbtrace 1" */
+	ST_MAGIC,	/* expecting "dbtrace 1" or "dbtrace 2" */
 	ST_HEADER,	/* header lines and declarations */
 	ST_RECORDS,	/* after the first record */
 	ST_END,		/* after "end": only blank and comment lines */
@@ -285,8 +285,8 @@ static int parse_file_decl(struct dbtrace *t, char **tok, int ntok)
 	uint32_t id;
 	int role;
 
-	if (ntok != 6)
-		return fail(t, "expected 'file ID ROLE SIZE MAXSIZE PATH'");
+	if (ntok != 6 && ntok != 7)
+		return fail(t, "expected 'file ID ROLE SIZE MAXSIZE PATH [direct]'");
 	if (parse_id(t, tok[1], "file", DBTRACE_MAX_FILES, &id))
 		return -1;
 	if (t->file_idx[id])
@@ -314,6 +314,15 @@ static int parse_file_decl(struct dbtrace *t, char **tok, int ntok)
 		return fail(t, "file %u: path '%.60s' %s", id, tok[5], why);
 	if (!fd.exists && !strcmp(tok[5], "."))
 		return fail(t, "file %u: the target directory '.' always exists (size 0, not '-')", id);
+	if (ntok == 7) {
+		if (strcmp(tok[6], "direct"))
+			return fail(t, "file %u: unknown flag '%.40s' (direct)", id, tok[6]);
+		if (t->h.version < 2)
+			return fail(t, "file %u: 'direct' needs 'dbtrace 2' (this trace is version 1)", id);
+		if (role == DBTRACE_ROLE_DIRECTORY)
+			return fail(t, "file %u: a directory is not read or written: no 'direct'", id);
+		fd.direct = 1;
+	}
 
 	if (t->h.nfiles == t->files_cap) {
 		unsigned cap = t->files_cap ? 2 * t->files_cap : 16;
@@ -566,13 +575,29 @@ static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_
 {
 	struct dbtrace_stream *s;
 	struct dbtrace_file *f;
-	uint64_t time = DBTRACE_NO_TIME, end;
+	uint64_t time = DBTRACE_NO_TIME, end, lat = 0;
 	uint32_t sid, fid;
-	int op, nargs, r;
+	int op, nargs, r, has_lat = 0;
 
 	memset(rec, 0, sizeof(*rec));
 	if (ntok < 4)
-		return fail(t, "expected 'TIME STREAM FILE OPERATION [ARGUMENTS]'");
+		return fail(t, "expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'");
+	if (tok[ntok - 1][0] == '+') {
+		if (t->h.version < 2)
+			return fail(t, "a latency '%.40s' needs 'dbtrace 2' (this trace is version 1)",
+				    tok[ntok - 1]);
+		if (t->h.time_unit == DBTRACE_TIME_NONE)
+			return fail(t, "a latency '%.40s' in an untimed trace (timeunit none)",
+				    tok[ntok - 1]);
+		r = parse_dec(tok[ntok - 1] + 1, &lat);
+		if (r == -1)
+			return fail(t, "bad latency '%.40s'", tok[ntok - 1]);
+		if (r == -2)
+			return fail(t, "latency '%.40s' is beyond 2^63-1", tok[ntok - 1]);
+		has_lat = 1;
+		if (--ntok < 4)
+			return fail(t, "expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'");
+	}
 	if (!strcmp(tok[0], "-")) {
 		if (t->h.time_unit != DBTRACE_TIME_NONE)
 			return fail(t, "time '-' in a timed trace (timeunit %s)",
@@ -617,6 +642,8 @@ static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_
 	if (time != DBTRACE_NO_TIME && s->records && time < s->last_time)
 		return fail(t, "time %" PRIu64 " goes back from %" PRIu64 " in stream %u",
 			    time, s->last_time, sid);
+	if (has_lat && lat > DBTRACE_MAX_OFFSET - time)
+		return fail(t, "time %" PRIu64 " + latency %" PRIu64 " is beyond 2^63-1", time, lat);
 
 	end = 0;
 	if (nargs == 2) {
@@ -650,6 +677,8 @@ static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_
 	rec->stream = sid;
 	rec->file = fid;
 	rec->op = op;
+	rec->has_lat = has_lat;
+	rec->lat = lat;
 	if (time != DBTRACE_NO_TIME)
 		s->last_time = time;
 	s->records++;
@@ -694,11 +723,12 @@ static int parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace_
 	}
 	if (t->state == ST_MAGIC) {
 		if (strncmp(line, "dbtrace ", 8))
-			return fail(t, "not a dbtrace trace: the first line must be 'dbtrace %d'",
-				    DBTRACE_VERSION);
-		if (strcmp(line + 8, "1"))
-			return fail(t, "unsupported dbtrace version '%.40s' (this parser reads version %d)",
-				    line + 8, DBTRACE_VERSION);
+			return fail(t, "not a dbtrace trace: the first line must be 'dbtrace 1' or "
+				    "'dbtrace 2'");
+		if (strcmp(line + 8, "1") && strcmp(line + 8, "2"))
+			return fail(t, "unsupported dbtrace version '%.40s' (this parser reads versions "
+				    "1 and 2)", line + 8);
+		t->h.version = line[8] - '0';
 		t->state = ST_HEADER;
 		return 0;
 	}
@@ -1105,7 +1135,7 @@ static int header_line(const struct dbtrace_header *h, unsigned i, char *buf, si
 	int n;
 
 	if (i == 0)
-		n = snprintf(buf, len, "dbtrace %d", DBTRACE_VERSION);
+		n = snprintf(buf, len, "dbtrace %u", h->version ? h->version : 1);
 	else if (i == 1)
 		n = snprintf(buf, len, "pagesize %" PRIu32, h->page_size);
 	else if (i == 2)
@@ -1120,8 +1150,9 @@ static int header_line(const struct dbtrace_header *h, unsigned i, char *buf, si
 			snprintf(size, sizeof(size), "%" PRIu64, f->size);
 		else
 			snprintf(size, sizeof(size), "-");
-		n = snprintf(buf, len, "file %" PRIu32 " %s %s %" PRIu64 " %s", f->id,
-			     dbtrace_role_name(f->role), size, f->max_size, f->path ? f->path : "");
+		n = snprintf(buf, len, "file %" PRIu32 " %s %s %" PRIu64 " %s%s", f->id,
+			     dbtrace_role_name(f->role), size, f->max_size, f->path ? f->path : "",
+			     f->direct ? " direct" : "");
 	} else if ((i -= h->nfiles) < h->nstreams) {
 		n = snprintf(buf, len, "stream %" PRIu32 " %s", h->streams[i].id,
 			     h->streams[i].name ? h->streams[i].name : "");
@@ -1190,7 +1221,7 @@ static void fmt_off(char *buf, size_t len, uint64_t v, uint32_t page)
 
 int dbtrace_write_record(struct dbtrace *w, const struct dbtrace_rec *rec)
 {
-	char buf[256], tm[24], off[24];
+	char buf[256], tm[48], off[24];
 	struct dbtrace_rec parsed;
 	int nargs, n;
 
@@ -1214,6 +1245,8 @@ int dbtrace_write_record(struct dbtrace *w, const struct dbtrace_rec *rec)
 		n = snprintf(buf, sizeof(buf), "%s %" PRIu32 " %" PRIu32 " %s", tm,
 			     rec->stream, rec->file, op_names[rec->op]);
 	}
+	if (n >= 0 && rec->has_lat && (size_t)n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, " +%" PRIu64, rec->lat);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return fail_at(w, w->line + 1, "record does not fit a line");
 	w->line++;
