@@ -744,9 +744,13 @@ class Converter:
                 self.gone[fd.path] = obj
         else:
             obj = self.lookup(fd.path)
-        # opened before the capture: O_DIRECT as /proc/PID/fdinfo said then
+        # opened before the capture: O_DIRECT as /proc/PID/fdinfo said then; a
+        # number no open gave (an io_uring registered file, iocap numbers them
+        # from 2^30): as the process's other descriptors of the same file
         odirect = self.procinfo.get(pid, {}).get("odirect", "")
-        ofd = Ofd(obj, None, direct=str(fd.num) in odirect.split(","))
+        direct = str(fd.num) in odirect.split(",") or \
+            any(o.direct for o in tab.values() if o.obj is obj)
+        ofd = Ofd(obj, None, direct=direct)
         tab[fd.num] = ofd
         return ofd
 
