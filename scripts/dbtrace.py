@@ -194,6 +194,7 @@ class Parser:
         self.state = "magic"
         self.line = 0
         self.nrec = 0
+        self.nlat = 0              # records with a latency
         self.h = Header(pagesize=0, timeunit="")
         self.files: Dict[int, FileDecl] = {}
         self.streams: Dict[int, StreamDecl] = {}
@@ -411,6 +412,8 @@ class Parser:
         if lat is not None and lat > MAX_OFFSET - time:
             self.fail(f"time {time} + latency {lat} is beyond 2^63-1")
         rec = Record(time, sid, fid, op, line=self.line, lat=lat)
+        if lat is not None:
+            self.nlat += 1
         end = 0
         if nargs == 2:
             rec.off = self.qty(tok[4], "offset")
@@ -1474,12 +1477,22 @@ def cmd_export_iolog(a) -> int:
         raise Error(str(e))
     finally:
         out.abort()
+    lat = p.nlat
     for text in p.h.incomplete:
         # an iolog has no place for it: said whatever --quiet says
         print(f"{PROG}: warning: {p.name} is incomplete, and so is the iolog: {text}",
               file=sys.stderr)
     if any(dropped.values()):
         notes(f"dropped {_counts(dropped)} (no fio iolog equivalent)")
+    direct = [f.path for f in p.h.files if f.direct]
+    if direct:
+        # an iolog has no per-file O_DIRECT: said whatever --quiet says
+        print(f"{PROG}: warning: {len(direct)} file(s) of {p.name} were opened with O_DIRECT "
+              f"({', '.join(direct[:3])}{', ...' if len(direct) > 3 else ''}); fio's iolog "
+              "cannot say so: replay it with direct=1 to match", file=sys.stderr)
+    if lat:
+        notes(f"{lat} completion time(s) dropped (fio's iolog has none: its replay's depth is "
+              "its iodepth, not the trace's)")
     if raised:
         notes(f"{raised} time(s) raised to the previous line's (streams interleaved out of "
               "time order)")

@@ -511,6 +511,16 @@ def test_export_mapping(tmp_path):
         "0 base/16384/16397 sync 0 0", "0 base/16384/16397 trim 8192000 196608",
         "0 base/16384/16397 close"]
     assert "7 records of other streams" in r.stderr
+    # version 2: the same iolog; O_DIRECT and completion times said lost
+    v2 = tmp_path / "v2.trace"
+    v2.write_text(_v2(ex.read_text()))
+    r = ok(tool("export-iolog", v2, "-o", out, "--prefix", "/srv/pg/", "--quiet"))
+    assert out.read_text().splitlines()[3] == f"0 {rel} read 24576 8192"
+    assert r.stderr == (f"dbtrace.py: warning: 1 file(s) of {v2} were opened with O_DIRECT "
+                        "(base/16384/16397); fio's iolog cannot say so: replay it with direct=1 "
+                        "to match\n")
+    r = ok(tool("export-iolog", v2, "-o", out))
+    assert "3 completion time(s) dropped" in r.stderr
 
 
 def test_export_bad_trace(tmp_path):
