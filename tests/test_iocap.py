@@ -235,6 +235,47 @@ def test_bad_input(tmp_path):
     assert not out.exists()
 
 
+# Opens its files before the capture (one with O_DIRECT), waits for the
+# capture, then reads and writes through them.
+PRE_OPENED = r"""
+import mmap, os, sys, time
+d, ready = sys.argv[1], sys.argv[2]
+fd_d = os.open(os.path.join(d, "direct.dat"), os.O_RDWR | os.O_DIRECT)
+fd_b = os.open(os.path.join(d, "buffered.dat"), os.O_RDWR)
+buf = mmap.mmap(-1, 4096)
+while not os.path.exists(ready):
+    time.sleep(0.01)
+for i in range(8):
+    os.pwritev(fd_d, [buf], 4096 * i)
+    os.preadv(fd_b, [buf], 4096 * i)
+"""
+
+
+@pytest.mark.parametrize("tracer", ["bpf", "strace"])
+def test_o_direct_of_descriptors_opened_before_the_capture(tmp_path, tracer):
+    """A descriptor the database opened before attach: its O_DIRECT comes
+    from /proc/PID/fdinfo (flags:), sampled at attach, with either tracer."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("direct.dat", "buffered.dat"):
+        (data / name).write_bytes(os.urandom(32768))
+    ready = tmp_path / "ready"
+    w = subprocess.Popen([sys.executable, "-c", PRE_OPENED, str(data), str(ready)])
+    out = tmp_path / "pre.trace"
+    try:
+        time.sleep(0.5)         # the files are open before the capture starts
+        r = tool("attach", "--tracer", tracer, "--pid", w.pid, "--datadir", data, "--db",
+                 "generic", "--ready", ready, "-o", out)
+        assert w.wait(timeout=60) == 0
+    finally:
+        if w.poll() is None:
+            w.kill()
+    assert r.returncode == 0, r.stderr
+    depth, flags, with_lat = trace_depths(out)
+    assert flags == {"direct.dat": True, "buffered.dat": False}, out.read_text()
+    assert with_lat == 16 and max(depth.values()) == 1
+
+
 def test_detaches_when_the_process_ends(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
