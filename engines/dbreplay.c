@@ -61,6 +61,7 @@
 #include "dbsched.h"
 #include "dbprefetch.h"
 #include "dbfilter.h"
+#include "odirect.h"
 #include "lathist.h"
 #include "units.h"
 #include "errmsg.h"
@@ -180,7 +181,9 @@ struct dr_data {
 	struct dbdepth *depth;		/* captured depths (NULL: dbr_stream_depth=N, or no latencies) */
 	unsigned captured_depth;	/* the largest captured depth of a kept stream */
 	uint64_t lat_records;		/* kept records with a completion time */
-	uint64_t misaligned_records, misaligned_direct;	/* kept, not 512-aligned: all, on "direct" files */
+	/* kept reads and writes by the smallest alignment they miss (misaligned_at): all, of "direct" files */
+	uint64_t misaligned_records[4], misaligned_direct[4];
+	unsigned dio_align;		/* O_DIRECT alignment of the target (probed; default 512) */
 	/* what the replay cannot honour: said at the start, repeated in the summary and report */
 	char fidelity[4][320];
 	unsigned nfidelity;
@@ -417,15 +420,45 @@ static int file_direct(const struct dr_data *pd, const struct dbtrace_file *d)
 	return d && d->role != DBTRACE_ROLE_DIRECTORY && (pd->direct || (pd->trace_direct && d->direct));
 }
 
-/* O_DIRECT needs reads and writes aligned to the logical block (512 bytes here) */
-static int misaligned(const struct dbtrace_rec *r)
+/*
+ * O_DIRECT needs reads and writes aligned to the logical block: @align (the
+ * target's, probed; 512 if it could not be) and every smaller power of two
+ * down to 512 (index 0: 512, 1: 1024, 2: 2048, 3: 4096). The smallest
+ * alignment @r misses, or 4 if it has them all (or is no read or write).
+ */
+static unsigned misaligned_at(const struct dbtrace_rec *r)
 {
-	return (r->op == DBTRACE_READ || r->op == DBTRACE_WRITE) && ((r->off | r->len) & 511);
+	unsigned k;
+
+	if (r->op != DBTRACE_READ && r->op != DBTRACE_WRITE)
+		return 4;
+	for (k = 0; k < 4; k++)
+		if ((r->off | r->len) & ((512U << k) - 1))
+			break;
+	return k;
+}
+
+static unsigned align_index(unsigned align)
+{
+	return align >= 4096 ? 3 : align >= 2048 ? 2 : align >= 1024 ? 1 : 0;
 }
 
 static int unaligned(const struct dr_data *pd, const struct dbtrace_rec *r)
 {
-	return misaligned(r) && file_direct(pd, pd->files[r->file].decl);
+	return misaligned_at(r) <= align_index(pd->dio_align) &&
+	       file_direct(pd, pd->files[r->file].decl);
+}
+
+/* Records done through a buffered descriptor: unaligned ones of O_DIRECT files. */
+static uint64_t buffered_records(const struct dr_data *pd)
+{
+	uint64_t n = 0;
+	unsigned k;
+
+	for (k = 0; k <= align_index(pd->dio_align); k++)
+		n += pd->direct ? pd->misaligned_records[k]
+			: pd->trace_direct ? pd->misaligned_direct[k] : 0;
+	return n;
 }
 
 /* The descriptor and offset a record's I/O goes to. */
@@ -1272,29 +1305,6 @@ static struct io_u *dr_event(struct thread_data *td, int event)
 }
 
 /* ------------------------------------------------------------------ */
-/*
- * 1: files in directory @dirfd take O_DIRECT; 0: they do not (EINVAL: ramfs,
- * tmpfs before Linux 6.6); -1: cannot tell (no O_TMPFILE there). Probed on
- * an unnamed file, so the target gains no name.
- */
-static int probe_direct(int dirfd)
-{
-	int fd = NOINTR(openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)), dfd, e;
-	char self[64];
-
-	if (fd < 0)
-		return -1;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	dfd = NOINTR(open(self, O_RDWR | O_CLOEXEC | O_DIRECT));
-	e = errno;
-	close(fd);
-	if (dfd >= 0) {
-		close(dfd);
-		return 1;
-	}
-	return e == EINVAL ? 0 : -1;
-}
-
 /* What keeps the replay from the depths the trace's completion times give. */
 static void depth_notes(struct dr_data *pd, unsigned iodepth, unsigned window)
 {
@@ -1947,10 +1957,10 @@ static int check_trace(struct dr_data *pd, uint64_t *max_io)
 		kept++;
 		if ((r.op == DBTRACE_READ || r.op == DBTRACE_WRITE) && r.len > *max_io)
 			*max_io = r.len;
-		if (misaligned(&r)) {
-			pd->misaligned_records++;
+		if (misaligned_at(&r) < 4) {
+			pd->misaligned_records[misaligned_at(&r)]++;
 			if (dbtrace_file_by_id(t, r.file)->direct)
-				pd->misaligned_direct++;
+				pd->misaligned_direct[misaligned_at(&r)]++;
 		}
 		if (pd->depth) {
 			int d = dbdepth_next(pd->depth, &r);
@@ -2135,6 +2145,7 @@ static int dr_init(struct thread_data *td)
 	if (dr_parse_options(td, pd) || check_fio_options(td, pd))
 		return 1;
 	pd->direct = to->odirect;
+	pd->dio_align = ODIRECT_MIN_ALIGN;
 	pd->tdo_invalidate = to->invalidate_cache;
 
 	pd->t = dbtrace_open(pd->trace_path, err, sizeof(err));
@@ -2193,9 +2204,13 @@ static int dr_init(struct thread_data *td)
 		pd->files[pd->h->files[i].id].decl = &pd->h->files[i];
 	if (pd->packed ? open_device(td, pd) : open_target_dir(td, pd))
 		return 1;
-	if (!pd->packed && pd->trace_direct && probe_direct(pd->rootfd) == 0 &&
-	    direct_refused(pd, pd->root))
-		return 1;
+	if (!pd->packed && (pd->trace_direct || pd->direct)) {
+		/* before anything is written: O_DIRECT there, and the alignment it needs */
+		int ok = odirect_probe(pd->rootfd, &pd->dio_align);
+
+		if (ok == 0 && direct_refused(pd, pd->root))
+			return 1;
+	}
 	if (layout(pd, 1))
 		return 1;
 	if (pd->o->record_log && *pd->o->record_log) {
@@ -2349,7 +2364,7 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      "\"timing\":\"%s\",\"speed\":%g,\"io_api\":\"%s\",\"stream_depth\":%u,\"mapping\":\"%s\","
 		      "\"trace_duration_ns\":%llu,\"replay_duration_ns\":%llu,\"behind_at_end_ns\":%llu,\"lag\":{%s},"
 		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"direct\":%d,\"buffered_records\":%llu,"
-		      "\"dbr_direct\":\"%s\",\"direct_files\":%u,\"direct_files_replayed_direct\":%s,"
+		      "\"dbr_direct\":\"%s\",\"direct_files\":%u,\"direct_files_replayed_direct\":%s,\"direct_align\":%u,"
 		      "\"depth\":\"%s\",\"captured_depth\":%u,\"records_with_completion\":%llu,\"replay_stream_depth\":%u,",
 		      name, td->subjob_number, tpath, (unsigned long long)pd->trace_records,
 		      (unsigned long long)pd->replayed, (unsigned long long)pd->filtered,
@@ -2360,10 +2375,10 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      (unsigned long long)pd->behind_end_ns, hist,
 		      (unsigned long long)pd->implicit_creates, (unsigned long long)pd->skipped,
 		      (unsigned long long)pd->unsupported, pd->direct,
-		      (unsigned long long)(pd->direct ? pd->misaligned_records
-					   : pd->trace_direct ? pd->misaligned_direct : 0),
+		      (unsigned long long)buffered_records(pd),
 		      direct_mode_name(pd->o->direct_mode), pd->direct_files,
 		      pd->direct_files && (pd->direct || pd->trace_direct) ? "true" : "false",
+		      pd->dio_align,
 		      pd->depth ? "captured" : "fixed", pd->captured_depth,
 		      (unsigned long long)pd->lat_records,
 		      pd->sched ? dbsched_stream_max(pd->sched) : 0);
