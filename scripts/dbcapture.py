@@ -2286,6 +2286,9 @@ DESCRIPTION
     timestamps the trace is order-only) and writes the file I/O on DIR as a
     trace: one stream per thread or process, records in the order the calls
     were issued, times in microseconds from the first record (timeunit us).
+    With -T durations (run and attach pass -T; iocap always writes them) each
+    record keeps its latency ("+LATENCY", dbtrace 2); files read or written
+    through O_DIRECT descriptors are declared "direct" (dbtrace 2).
 
     --listing FILE is the data directory as it was when the capture started,
     in the form of find DIR -printf '%y %s %P\\n' (run and attach make it
@@ -2374,9 +2377,11 @@ OPTIONS
 {COMMON_OPTIONS}\
     --listing FILE         the data directory at capture start: 'TYPE SIZE
                            PATH' lines (find DIR -printf '%y %s %P\\n')
-    --procinfo FILE        'TID name NAME' and 'TID cwd PATH' lines: stream
-                           names and working directories (run/attach --keep
-                           write one); default stream names are pid-TID
+    --procinfo FILE        'TID name NAME', 'TID cwd PATH' and 'TID odirect
+                           FD,FD...' lines: stream names, working directories
+                           and the descriptors open with O_DIRECT when the task
+                           was first seen (run/attach --keep write one);
+                           default stream names are pid-TID
     --cwd DIR              working directory of processes whose directory the
                            capture does not tell (default DIR)
     --capture TEXT         the strace command line, for the source line
