@@ -2085,6 +2085,11 @@ static int dr_parse_options(struct thread_data *td, struct dr_data *pd)
 	/* unset or "captured": the trace's completion times give each record its depth */
 	pd->depth_captured = !o->stream_depth || !*o->stream_depth ||
 			     !strcmp(o->stream_depth, "captured");
+	if (!pd->depth_captured && strspn(o->stream_depth, "0123456789") != strlen(o->stream_depth)) {
+		log_err("dbreplay: dbr_stream_depth=%s is not 'captured' or a whole number\n",
+			o->stream_depth);
+		return 1;
+	}
 	if (opt_u64("dbr_stream_depth", pd->depth_captured ? NULL : o->stream_depth, 1, 1, 65536, &v))
 		return 1;
 	pd->stream_depth = (unsigned)v;

@@ -584,6 +584,7 @@ def test_truncated_gzip(tmp_path):
     ({"dbr_files": "42"}, "dbr_files: no file '42'"),
     ({"dbr_ops": "truncate", "dbr_files": "log"}, "no record is left"),
     ({"dbr_stream_depth": "0"}, "dbr_stream_depth=0 is out of range"),
+    ({"dbr_stream_depth": "capturd"}, "dbr_stream_depth=capturd is not 'captured' or a whole number"),
     ({"dbr_loops": "0"}, "needs time_based"),
     ({"loops": "2"}, "use dbr_loops="),
     ({"dbr_timing": "fast"}, "dbr_timing=fast is not asap, original or scaled"),
