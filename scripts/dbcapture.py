@@ -1478,6 +1478,10 @@ class Watcher:
 
     def __init__(self):
         self.info: Dict[int, dict] = {}
+        # pid -> its descriptors open with O_DIRECT ("3,7") when first seen:
+        # attach takes them before the capture starts (a slow first sample
+        # would also delay --ready, letting the capture start before it)
+        self.odirect: Dict[int, str] = {}
 
     def traced_by(self, tracer: int) -> List[tuple]:
         tasks = []
@@ -1503,7 +1507,6 @@ class Watcher:
         """The tasks traced by strace process @tracer, or @roots' threads and
         their descendants' (the BPF capture)."""
         tasks = self.traced_by(tracer) if roots is None else tasks_of(roots)
-        odirect: Dict[int, str] = {}
         for pid, tid in tasks:
             lab = task_label(pid, tid)
             ent = self.info.setdefault(tid, {})
@@ -1515,11 +1518,9 @@ class Watcher:
                 except OSError:
                     pass
             if "odirect" not in ent:
-                # the descriptors open when the task was first seen (before the
-                # capture, for attach): which have O_DIRECT
-                if pid not in odirect:
-                    odirect[pid] = direct_fds(pid)
-                ent["odirect"] = odirect[pid]
+                if pid not in self.odirect:
+                    self.odirect[pid] = direct_fds(pid)
+                ent["odirect"] = self.odirect[pid]
         return len(tasks)
 
 
@@ -1533,6 +1534,10 @@ def direct_fds(pid: int) -> str:
         return ""
     for fd in fds:
         try:
+            # regular files only: an io_uring's fdinfo takes the ring's lock
+            # and walks its queues, which a capture must not do to a database
+            if not os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/"):
+                continue
             with open(f"/proc/{pid}/fdinfo/{fd}", encoding="latin-1") as f:
                 m = re.search(r"^flags:\s*([0-7]+)", f.read(), re.M)
         except OSError:
@@ -1999,7 +2004,8 @@ def cmd_attach(a) -> int:
     try:
         raw = os.path.join(work, "strace.out")
         w = Watcher()
-        for pid in pids:            # names and directories before the capture starts
+        for pid in pids:            # names, directories, O_DIRECT before the capture starts
+            w.odirect[pid] = direct_fds(pid)
             try:
                 for tid in os.listdir(f"/proc/{pid}/task"):
                     lab = task_label(pid, int(tid))
