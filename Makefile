@@ -25,7 +25,7 @@ ENGINES := smallfile postmark dbreplay
 COMMON_LIB    := errmsg units lathist jsonl
 smallfile_LIB := tree treemeta treespace sizedist content opmix
 postmark_LIB  := postmark stdiosim pmroom sizedist content
-dbreplay_LIB  := dbtrace dbsched dbprefetch dbfilter
+dbreplay_LIB  := dbtrace dbtrace_write dbsched dbdepth dbprefetch dbfilter odirect
 GLUE          := fioglue ioq
 # An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).
 smallfile_SRCS := smallfile
@@ -359,7 +359,8 @@ $(BUILD)/bench/minloop: $(OBJ)/bench/minloop.o \
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)
 # The trace parser's own speed (scripts/bench-dbreplay.py).
-$(BUILD)/bench/dbtrace-bench: $(OBJ)/tools/dbtrace-bench.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/errmsg.o
+$(BUILD)/bench/dbtrace-bench: $(OBJ)/tools/dbtrace-bench.o $(OBJ)/lib/dbtrace.o \
+		$(OBJ)/lib/dbtrace_write.o $(OBJ)/lib/errmsg.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)
 $(OBJ)/bench/%.o: bench/%.c | $(DEPS_STAMP)

@@ -32,6 +32,7 @@
  *      fio --enghelp=$PWD/build/dbreplay.so lists the options.
  */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +57,11 @@
 #include "ioq.h"
 
 #include "dbtrace.h"
+#include "dbdepth.h"
 #include "dbsched.h"
 #include "dbprefetch.h"
 #include "dbfilter.h"
+#include "odirect.h"
 #include "lathist.h"
 #include "units.h"
 #include "errmsg.h"
@@ -78,6 +81,8 @@ enum timing { TM_ASAP, TM_ORIGINAL, TM_SCALED };
 enum io_api { API_SYNC, API_IO_URING };
 enum fill { FILL_DATA, FILL_SPARSE };
 enum report { REP_SUMMARY, REP_NONE };
+/* dbr_direct: what a trace's "direct" files get */
+enum direct_mode { DIRECT_TRACE, DIRECT_TRY, DIRECT_OFF };
 
 /* the "trim" direction's prios */
 enum { TP_TRIM = 1, TP_TRUNCATE, TP_CREATE, TP_UNLINK, TP_NR = TP_UNLINK };
@@ -103,6 +108,7 @@ struct dr_options {
 	unsigned int accept_incomplete;
 	unsigned int reader_thread;
 	unsigned int report;
+	unsigned int direct_mode;
 	char *report_file;
 	char *record_log;
 };
@@ -151,6 +157,7 @@ struct dr_data {
 	enum io_api api;
 	double speed;
 	unsigned stream_depth, window;
+	int depth_captured;		/* dbr_stream_depth unset or "captured" */
 	uint64_t loops, loop;		/* loops: 0 = until fio stops the job */
 	int eof;			/* the trace's records are all pushed */
 	int pf_failed;			/* the reader thread could not start: no second try */
@@ -169,7 +176,17 @@ struct dr_data {
 	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported, errors;
 	char **incomplete;		/* the trace's "incomplete" lines, copied (the header goes with each loop's reader) */
 	unsigned nincomplete;
-	uint64_t buffered_records;	/* direct=1: unaligned records per pass, done buffered */
+	unsigned direct_files;		/* files the trace marks "direct" */
+	int trace_direct;		/* they get O_DIRECT (dbr_direct, and the target allows it) */
+	struct dbdepth *depth;		/* captured depths (NULL: dbr_stream_depth=N, or no latencies) */
+	unsigned captured_depth;	/* the largest captured depth of a kept stream */
+	uint64_t lat_records;		/* kept records with a completion time */
+	/* kept reads and writes by the smallest alignment they miss (misaligned_at): all, of "direct" files */
+	uint64_t misaligned_records[4], misaligned_direct[4];
+	unsigned dio_align;		/* O_DIRECT alignment of the target (probed; default 512) */
+	/* what the replay cannot honour: said at the start, repeated in the summary and report */
+	char fidelity[4][320];
+	unsigned nfidelity;
 
 	/* from the check pass */
 	uint64_t trace_records, trace_span_units;
@@ -397,11 +414,51 @@ static int make_buffers(struct dr_data *pd, size_t len)
 	return 0;
 }
 
-/* direct=1 needs reads and writes aligned to the logical block (512 bytes here) */
+/* Whether a file's reads and writes go through O_DIRECT: all with direct=1, else the trace's flag. */
+static int file_direct(const struct dr_data *pd, const struct dbtrace_file *d)
+{
+	return d && d->role != DBTRACE_ROLE_DIRECTORY && (pd->direct || (pd->trace_direct && d->direct));
+}
+
+/*
+ * O_DIRECT needs reads and writes aligned to the logical block: @align (the
+ * target's, probed; 512 if it could not be) and every smaller power of two
+ * down to 512 (index 0: 512, 1: 1024, 2: 2048, 3: 4096). The smallest
+ * alignment @r misses, or 4 if it has them all (or is no read or write).
+ */
+static unsigned misaligned_at(const struct dbtrace_rec *r)
+{
+	unsigned k;
+
+	if (r->op != DBTRACE_READ && r->op != DBTRACE_WRITE)
+		return 4;
+	for (k = 0; k < 4; k++)
+		if ((r->off | r->len) & ((512U << k) - 1))
+			break;
+	return k;
+}
+
+static unsigned align_index(unsigned align)
+{
+	return align >= 4096 ? 3 : align >= 2048 ? 2 : align >= 1024 ? 1 : 0;
+}
+
 static int unaligned(const struct dr_data *pd, const struct dbtrace_rec *r)
 {
-	return pd->direct && (r->op == DBTRACE_READ || r->op == DBTRACE_WRITE) &&
-	       ((r->off | r->len) & 511);
+	return misaligned_at(r) <= align_index(pd->dio_align) &&
+	       file_direct(pd, pd->files[r->file].decl);
+}
+
+/* Records done through a buffered descriptor: unaligned ones of O_DIRECT files. */
+static uint64_t buffered_records(const struct dr_data *pd)
+{
+	uint64_t n = 0;
+	unsigned k;
+
+	for (k = 0; k <= align_index(pd->dio_align); k++)
+		n += pd->direct ? pd->misaligned_records[k]
+			: pd->trace_direct ? pd->misaligned_direct[k] : 0;
+	return n;
 }
 
 /* The descriptor and offset a record's I/O goes to. */
@@ -413,9 +470,44 @@ static int io_target(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *
 	*off = r->off;
 	if (pd->packed) {
 		*off += f->region;
-		return buffered || pd->dev_dfd < 0 ? pd->devfd : pd->dev_dfd;
+		return buffered || pd->dev_dfd < 0 || !file_direct(pd, f->decl) ? pd->devfd : pd->dev_dfd;
 	}
 	return buffered && f->bfd >= 0 ? f->bfd : f->fd;
+}
+
+/* A line the replay cannot honour: said now, repeated in the summary and the report. */
+static void __attribute__((format(printf, 2, 3))) fidelity(struct dr_data *pd, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	if (pd->nfidelity == sizeof(pd->fidelity) / sizeof(pd->fidelity[0]))
+		return;
+	line = pd->fidelity[pd->nfidelity++];
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(pd->fidelity[0]), fmt, ap);
+	va_end(ap);
+	log_err("dbreplay: %s\n", line);
+}
+
+/*
+ * The target refuses O_DIRECT, which the trace's "direct" files were
+ * captured with: dbr_direct=trace refuses the replay (1), dbr_direct=try
+ * says so and goes on through the page cache (0).
+ */
+static int direct_refused(struct dr_data *pd, const char *where)
+{
+	if (!pd->trace_direct)
+		return 0;
+	pd->trace_direct = 0;
+	if (pd->o->direct_mode == DIRECT_TRY) {
+		fidelity(pd, "%u file(s) the database opened with O_DIRECT are replayed through the page cache: %s refuses O_DIRECT (dbr_direct=try)",
+			 pd->direct_files, where);
+		return 0;
+	}
+	log_err("dbreplay: %s refuses O_DIRECT, which %u file(s) of %s were captured with; replay on a file system that has it, or set dbr_direct=try (page cache, said in the report) or dbr_direct=off\n",
+		where, pd->direct_files, pd->trace_path);
+	return 1;
 }
 
 static int open_flags(const struct dr_data *pd)
@@ -437,18 +529,19 @@ static int set_fd(struct dr_data *pd, struct rfile *f, int fd)
 		close(f->bfd);
 	f->fd = fd;
 	f->bfd = -1;
-	if (pd->direct && fd >= 0 && f->decl->role != DBTRACE_ROLE_DIRECTORY) {
+	if (fd >= 0 && file_direct(pd, f->decl)) {
 		char self[64];
 		int dfd;
 
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 		dfd = NOINTR(open(self, O_RDWR | O_CLOEXEC | O_DIRECT));
 		if (dfd < 0 && errno == EINVAL) {
-			/* tmpfs before Linux 6.6: say so once, replay through the page cache */
-			log_err("dbreplay: direct=1: %s does not support O_DIRECT; the replay goes through the page cache\n",
-				pd->root);
+			/* tmpfs before Linux 6.6, ramfs: say so once, replay through the page cache */
+			if (pd->direct)
+				log_err("dbreplay: direct=1: %s does not support O_DIRECT; the replay goes through the page cache\n",
+					pd->root);
 			pd->direct = 0;
-			return 0;
+			return direct_refused(pd, pd->root) ? -EINVAL : 0;
 		}
 		if (dfd < 0)
 			return -errno;
@@ -830,7 +923,14 @@ static int fill_window(struct dr_data *pd, uint64_t now_rel)
 			pd->filtered++;
 			continue;
 		}
-		dbsched_push(pd->sched, &r, pd->files[r.file].decl->role, due, now_rel);
+		int depth = pd->depth ? dbdepth_next(pd->depth, &r) : 0;
+
+		if (depth < 0) {
+			log_err("dbreplay: out of memory for the trace's captured depths\n");
+			return -1;
+		}
+		dbsched_push_depth(pd->sched, &r, pd->files[r.file].decl->role, due, now_rel,
+				   (unsigned)depth);
 		pd->pushed++;
 	}
 	return 0;
@@ -868,6 +968,8 @@ static int next_loop(struct dr_data *pd)
 	if (layout(pd, 0))
 		return 0;
 	dbsched_restart(pd->sched);
+	if (pd->depth)
+		dbdepth_reset(pd->depth);
 	pd->eof = 0;
 	pd->have_t0 = 0;
 	pd->last_done_ns = 0;
@@ -1203,6 +1305,27 @@ static struct io_u *dr_event(struct thread_data *td, int event)
 }
 
 /* ------------------------------------------------------------------ */
+/* What keeps the replay from the depths the trace's completion times give. */
+static void depth_notes(struct dr_data *pd, unsigned iodepth, unsigned window)
+{
+	unsigned d = pd->captured_depth;
+
+	if (!pd->depth_captured && pd->lat_records && (d > 1 || pd->stream_depth > 1))
+		fidelity(pd, "dbr_stream_depth=%u replaces the depths the trace's completion times give (1 to %u)",
+			 pd->stream_depth, d);
+	if (!pd->depth || d < 2)
+		return;
+	if (!pd->uring)
+		fidelity(pd, "the trace's streams had up to %u requests in flight (its completion times); dbr_io_api=sync replays one record at a time: use dbr_io_api=io_uring with iodepth>=%u",
+			 d, d);
+	else if (iodepth < d)
+		fidelity(pd, "a stream of the trace had %u requests in flight; iodepth=%u keeps the replay below that",
+			 d, iodepth);
+	else if (window < d)
+		fidelity(pd, "a stream of the trace had %u requests in flight; dbr_window=%u keeps the replay below that",
+			 d, window);
+}
+
 /* The target: one-to-one files in a directory, or regions of a device */
 /* ------------------------------------------------------------------ */
 
@@ -1568,9 +1691,11 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 
 static int open_dev_direct(struct dr_data *pd)
 {
-	if (!pd->direct)
+	if (!pd->direct && !pd->trace_direct)
 		return 0;
 	pd->dev_dfd = NOINTR(open(pd->device, O_RDWR | O_CLOEXEC | O_DIRECT));
+	if (pd->dev_dfd < 0 && errno == EINVAL && !pd->direct)
+		return direct_refused(pd, pd->device);
 	if (pd->dev_dfd < 0) {
 		log_err("dbreplay: dbr_device %s: direct=1: %s\n", pd->device, strerror(errno));
 		return 1;
@@ -1832,8 +1957,24 @@ static int check_trace(struct dr_data *pd, uint64_t *max_io)
 		kept++;
 		if ((r.op == DBTRACE_READ || r.op == DBTRACE_WRITE) && r.len > *max_io)
 			*max_io = r.len;
-		if (unaligned(pd, &r))
-			pd->buffered_records++;
+		if (misaligned_at(&r) < 4) {
+			pd->misaligned_records[misaligned_at(&r)]++;
+			if (dbtrace_file_by_id(t, r.file)->direct)
+				pd->misaligned_direct[misaligned_at(&r)]++;
+		}
+		if (pd->depth) {
+			int d = dbdepth_next(pd->depth, &r);
+
+			if (d < 0) {
+				log_err("dbreplay: out of memory for the trace's captured depths\n");
+				dbtrace_close(t);
+				return 1;
+			}
+			if (d)
+				pd->lat_records++;
+			if ((unsigned)d > pd->captured_depth)
+				pd->captured_depth = (unsigned)d;
+		}
 	}
 	if (ret < 0) {
 		log_err("dbreplay: %s\n", dbtrace_error(t));
@@ -1941,7 +2082,15 @@ static int dr_parse_options(struct thread_data *td, struct dr_data *pd)
 		}
 		pd->overwrite_device = 1;
 	}
-	if (opt_u64("dbr_stream_depth", o->stream_depth, 1, 1, 65536, &v))
+	/* unset or "captured": the trace's completion times give each record its depth */
+	pd->depth_captured = !o->stream_depth || !*o->stream_depth ||
+			     !strcmp(o->stream_depth, "captured");
+	if (!pd->depth_captured && strspn(o->stream_depth, "0123456789") != strlen(o->stream_depth)) {
+		log_err("dbreplay: dbr_stream_depth=%s is not 'captured' or a whole number\n",
+			o->stream_depth);
+		return 1;
+	}
+	if (opt_u64("dbr_stream_depth", pd->depth_captured ? NULL : o->stream_depth, 1, 1, 65536, &v))
 		return 1;
 	pd->stream_depth = (unsigned)v;
 	if (opt_u64("dbr_loops", o->loops, 1, 0, UINT32_MAX, &pd->loops))
@@ -2001,6 +2150,7 @@ static int dr_init(struct thread_data *td)
 	if (dr_parse_options(td, pd) || check_fio_options(td, pd))
 		return 1;
 	pd->direct = to->odirect;
+	pd->dio_align = ODIRECT_MIN_ALIGN;
 	pd->tdo_invalidate = to->invalidate_cache;
 
 	pd->t = dbtrace_open(pd->trace_path, err, sizeof(err));
@@ -2022,8 +2172,24 @@ static int dr_init(struct thread_data *td)
 		log_err("dbreplay: %s\n", err);
 		return 1;
 	}
+	for (i = 0; i < pd->h->nfiles; i++)
+		pd->direct_files += pd->h->files[i].direct;
+	pd->trace_direct = pd->direct_files && pd->o->direct_mode != DIRECT_OFF;
+	if (pd->h->version >= 2 && !(pd->depth = dbdepth_new())) {
+		log_err("dbreplay: out of memory\n");
+		return 1;
+	}
 	if (check_trace(pd, &max_io))
 		return 1;
+	if (pd->depth && (!pd->depth_captured || !pd->lat_records)) {
+		dbdepth_free(pd->depth);
+		pd->depth = NULL;
+	} else if (pd->depth) {
+		dbdepth_reset(pd->depth);
+	}
+	if (pd->direct_files && pd->o->direct_mode == DIRECT_OFF && !pd->direct)
+		fidelity(pd, "%u file(s) the database opened with O_DIRECT are replayed through the page cache (dbr_direct=off)",
+			 pd->direct_files);
 
 	/* every file of the trace is open at once */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < pd->h->nfiles + 256) {
@@ -2043,6 +2209,13 @@ static int dr_init(struct thread_data *td)
 		pd->files[pd->h->files[i].id].decl = &pd->h->files[i];
 	if (pd->packed ? open_device(td, pd) : open_target_dir(td, pd))
 		return 1;
+	if (!pd->packed && (pd->trace_direct || pd->direct)) {
+		/* before anything is written: O_DIRECT there, and the alignment it needs */
+		int ok = odirect_probe(pd->rootfd, &pd->dio_align);
+
+		if (ok == 0 && direct_refused(pd, pd->root))
+			return 1;
+	}
 	if (layout(pd, 1))
 		return 1;
 	if (pd->o->record_log && *pd->o->record_log) {
@@ -2072,6 +2245,7 @@ static int dr_init(struct thread_data *td)
 		log_err("dbreplay: out of memory for a %u-record window\n", sc.capacity);
 		return 1;
 	}
+	depth_notes(pd, to->iodepth, sc.capacity);
 
 	/* per-role read and write latencies, and the trim direction's kinds, in fio's JSON */
 	for (i = 0; i < 3; i++) {
@@ -2110,6 +2284,11 @@ static int dr_setup(struct thread_data *td)
 /* Reports                                                             */
 /* ------------------------------------------------------------------ */
 
+static const char *direct_mode_name(unsigned m)
+{
+	return m == DIRECT_TRACE ? "trace" : m == DIRECT_TRY ? "try" : "off";
+}
+
 static const char *timing_name(enum timing t)
 {
 	return t == TM_ASAP ? "asap" : t == TM_ORIGINAL ? "original" : "scaled";
@@ -2135,6 +2314,8 @@ static void write_summary(struct thread_data *td, struct dr_data *pd)
 	for (r = 0; r < (int)pd->nincomplete; r++)
 		log_err("dbreplay: %s: INCOMPLETE capture, the replay lacks: %s\n", td->o.name,
 			pd->incomplete[r]);
+	for (r = 0; r < (int)pd->nfidelity; r++)
+		log_err("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, pd->fidelity[r]);
 	log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops", "errors",
 		"MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
@@ -2187,7 +2368,9 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      "{\"engine\":\"dbreplay\",\"job\":\"%s\",\"subjob\":%u,\"trace\":\"%s\",\"trace_records\":%llu,\"replayed\":%llu,\"filtered\":%llu,\"loops\":%llu,\"last_loop_complete\":%s,\"errors\":%llu,"
 		      "\"timing\":\"%s\",\"speed\":%g,\"io_api\":\"%s\",\"stream_depth\":%u,\"mapping\":\"%s\","
 		      "\"trace_duration_ns\":%llu,\"replay_duration_ns\":%llu,\"behind_at_end_ns\":%llu,\"lag\":{%s},"
-		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"direct\":%d,\"buffered_records\":%llu,",
+		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"direct\":%d,\"buffered_records\":%llu,"
+		      "\"dbr_direct\":\"%s\",\"direct_files\":%u,\"direct_files_replayed_direct\":%s,\"direct_align\":%u,"
+		      "\"depth\":\"%s\",\"captured_depth\":%u,\"records_with_completion\":%llu,\"replay_stream_depth\":%u,",
 		      name, td->subjob_number, tpath, (unsigned long long)pd->trace_records,
 		      (unsigned long long)pd->replayed, (unsigned long long)pd->filtered,
 		      (unsigned long long)pd->loop, pd->partial ? "false" : "true",
@@ -2197,7 +2380,21 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      (unsigned long long)pd->behind_end_ns, hist,
 		      (unsigned long long)pd->implicit_creates, (unsigned long long)pd->skipped,
 		      (unsigned long long)pd->unsupported, pd->direct,
-		      (unsigned long long)pd->buffered_records);
+		      (unsigned long long)buffered_records(pd),
+		      direct_mode_name(pd->o->direct_mode), pd->direct_files,
+		      pd->direct_files && (pd->direct || pd->trace_direct) ? "true" : "false",
+		      pd->dio_align,
+		      pd->depth ? "captured" : "fixed", pd->captured_depth,
+		      (unsigned long long)pd->lat_records,
+		      pd->sched ? dbsched_stream_max(pd->sched) : 0);
+	n += snprintf(buf + n, cap - n, "\"fidelity\":[");
+	for (i = 0; i < pd->nfidelity; i++) {
+		n += snprintf(buf + n, cap - n, "%s\"", i ? "," : "");
+		pack_json_escape(pd->fidelity[i], buf + n, cap - n);
+		n += strlen(buf + n);
+		n += snprintf(buf + n, cap - n, "\"");
+	}
+	n += snprintf(buf + n, cap - n, "],");
 	n += snprintf(buf + n, cap - n, "\"incomplete\":[");
 	for (i = 0; i < pd->nincomplete; i++) {
 		n += snprintf(buf + n, cap - n, "%s\"", i ? "," : "");
@@ -2289,6 +2486,7 @@ static void dr_cleanup(struct thread_data *td)
 	if (pd->rlog && fclose(pd->rlog))
 		log_err("dbreplay: dbr_record_log %s: %s\n", pd->o->record_log, strerror(errno));
 	dbsched_free(pd->sched);
+	dbdepth_free(pd->depth);
 	dbprefetch_stop(pd->pf);	/* before the trace it reads */
 	if (pd->t)
 		dbtrace_close(pd->t);
@@ -2363,7 +2561,22 @@ static struct fio_option options[] = {
 	STR_OPTION("dbr_io_api", io_api, "System call interface",
 		   "sync: pread/pwrite/fsync..., one record at a time in trace order (default); io_uring: the streams concurrently, up to iodepth records in flight"),
 	STR_OPTION("dbr_stream_depth", stream_depth, "Per-stream depth",
-		   "io_uring: a stream's reads/writes in flight at once (default 1: each stream is one thread of synchronous calls)"),
+		   "io_uring: a stream's reads/writes in flight at once: captured (default): as many as the stream had in flight when the database issued each record (the trace's completion times; 1 for records without); N: at most N for every record"),
+	{
+		.name	= "dbr_direct",
+		.lname	= "O_DIRECT of the trace's files",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct dr_options, direct_mode),
+		.help	= "Files the trace says the database opened with O_DIRECT (direct=1 makes every file O_DIRECT)",
+		.def	= "trace",
+		.posval	= {
+			{ .ival = "trace", .oval = DIRECT_TRACE, .help = "Open them with O_DIRECT; refuse a target that has no O_DIRECT (default)" },
+			{ .ival = "try", .oval = DIRECT_TRY, .help = "The same, but on a target without O_DIRECT replay them through the page cache, said in one line, the summary and the report" },
+			{ .ival = "off", .oval = DIRECT_OFF, .help = "Replay them through the page cache (said in one line, the summary and the report)" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
 	STR_OPTION("dbr_window", window, "Look-ahead window",
 		   "Records read ahead to find independent work (default 64 x iodepth, at least 1024; 1 in sync mode)"),
 	STR_OPTION("dbr_loops", loops, "Loops",

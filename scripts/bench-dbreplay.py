@@ -50,7 +50,7 @@ SYNOPSIS
 
 DESCRIPTION
     The trace. tools/dbtrace-bench.c (compiled by this script with cc into
-    build/bench/dbtrace-bench, from engines/lib/dbtrace.c: no make rule)
+    build/bench/dbtrace-bench, from engines/lib/dbtrace*.c: no make rule)
     writes a synthetic database-like trace through the C writer
     (dbtrace_write_header/record/end, which runs every line through the
     parser's own checks): page size 8 KiB, time unit us; file 0

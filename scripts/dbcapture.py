@@ -163,6 +163,7 @@ class LineError(Exception):
 
 _PREFIX = re.compile(r"(?:\[pid\s+(\d+)\]\s+|(\d+)\s+)?"
                      r"(?:(\d+)\.(\d{6})\s+|(\d\d):(\d\d):(\d\d)\.(\d{6})\s+)?")
+_DURATION = re.compile(r"<(\d+)\.(\d{1,9})>\s*$")     # strace -T, iocap: the call's duration
 _RESUMED = re.compile(r"<\.\.\. ([A-Za-z0-9_]+) resumed>\s?")
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
 _SPECIAL = re.compile(r'["(){}\[\]<,]')
@@ -357,7 +358,7 @@ class TFile:
     """A file of the trace: one path, one declaration; successive files of
     the same name (a journal created and removed per transaction) share it."""
     __slots__ = ("path", "existed", "size0", "extent", "is_dir", "owner", "id", "ops", "bad",
-                 "order")
+                 "order", "direct", "buffered")
 
     def __init__(self, path, existed, size0, is_dir, order):
         self.path = path
@@ -370,6 +371,8 @@ class TFile:
         self.ops = set()
         self.bad = None             # why the format cannot hold its path
         self.order = order
+        self.direct = 0             # reads and writes through O_DIRECT descriptors
+        self.buffered = 0           # and through others
 
 
 class Obj:
@@ -388,12 +391,13 @@ class Obj:
 
 class Ofd:
     """An open file description: shared by dup'ed and inherited descriptors."""
-    __slots__ = ("obj", "pos", "append")
+    __slots__ = ("obj", "pos", "append", "direct")
 
-    def __init__(self, obj, pos, append=False):
+    def __init__(self, obj, pos, append=False, direct=False):
         self.obj = obj              # None: not a regular file (socket, pipe, device)
         self.pos = pos              # None: unknown (opened before the capture)
         self.append = append
+        self.direct = direct        # opened with O_DIRECT (or set by fcntl F_SETFL)
 
 
 class Counts(dict):
@@ -418,7 +422,7 @@ class Converter:
         self.outside = outside
         self.outside_prefix = outside_prefix.strip("/")
         self.listing = listing            # abs path -> (type, size), None: no listing
-        self.procinfo = procinfo or {}    # tid -> {"name":..., "cwd":...}
+        self.procinfo = procinfo or {}    # tid -> {"name":..., "cwd":..., "odirect":...}
         self.default_cwd = cwd
         self.ns: Dict[str, Obj] = {}      # current names -> objects
         self.gone: Dict[str, Obj] = {}    # last object unlinked under a name
@@ -449,6 +453,10 @@ class Converter:
         self.warned = set()
         self.line = 0
         self.first_pid = None
+        # the current call's duration in us (strace -T, iocap: issue to
+        # completion), None if not known: becomes its records' +LATENCY
+        self.lat = None
+        self.nlat = 0
 
     # -- input --
 
@@ -532,6 +540,9 @@ class Converter:
         if not rest.strip():
             raise LineError(f"{name}: no result (expected ' = RESULT')")
         res = parse_result(rest)
+        dm = _DURATION.search(rest)
+        self.lat = None if dm is None or t is None else \
+            int(dm.group(1)) * 1000000 + int(dm.group(2).ljust(9, "0")[:6])
         self.call(seq, pid, t, name, args, res)
         self._release()
 
@@ -551,17 +562,17 @@ class Converter:
             self.dropped.add(f"{op}s of the data directory itself")
             return
         self.sub += 1
-        heapq.heappush(self.ready, (seq, self.sub, t, pid, tf, op, a, b))
+        heapq.heappush(self.ready, (seq, self.sub, t, pid, tf, op, a, b, self.lat))
 
     def _release(self, final=False):
         if not self.ready:
             return
         lim = min(p[0] for p in self.pending.values()) if self.pending and not final else None
         while self.ready and (lim is None or self.ready[0][0] < lim):
-            _, _, t, pid, tf, op, a, b = heapq.heappop(self.ready)
-            self._spool(t, pid, tf, op, a, b)
+            _, _, t, pid, tf, op, a, b, lat = heapq.heappop(self.ready)
+            self._spool(t, pid, tf, op, a, b, lat)
 
-    def _spool(self, t, pid, tf, op, a, b):
+    def _spool(self, t, pid, tf, op, a, b, lat=None):
         sid = self.streams.get(pid)
         if sid is None:
             sid = self.streams[pid] = len(self.streams)
@@ -579,6 +590,8 @@ class Converter:
             if last is not None and t < last:
                 self.mapped.add("times raised to the previous time of their stream "
                                 "(the clock went back)")
+                if lat is not None:
+                    lat = max(0, lat - (last - t))     # the completion stays where it was
                 t = last
             self.stream_last[sid] = t
             if self.t0 is None or t < self.t0:
@@ -594,7 +607,10 @@ class Converter:
         if end > tf.extent:
             tf.extent = end
         tf.ops.add(op)
-        self.spool.write(f"{'-' if t is None else t} {sid} {tf.id} {op} {a} {b}\n")
+        self.spool.write(f"{'-' if t is None else t} {sid} {tf.id} {op} {a} {b} "
+                         f"{'-' if lat is None or t is None else lat}\n")
+        if lat is not None and t is not None:
+            self.nlat += 1
         self.nrec += 1
 
     # -- names and objects --
@@ -728,7 +744,13 @@ class Converter:
                 self.gone[fd.path] = obj
         else:
             obj = self.lookup(fd.path)
-        ofd = Ofd(obj, None)
+        # opened before the capture: O_DIRECT as /proc/PID/fdinfo said then; a
+        # number no open gave (an io_uring registered file, iocap numbers them
+        # from 2^30): as the process's other descriptors of the same file
+        odirect = self.procinfo.get(pid, {}).get("odirect", "")
+        direct = str(fd.num) in odirect.split(",") or \
+            any(o.direct for o in tab.values() if o.obj is obj)
+        ofd = Ofd(obj, None, direct=direct)
         tab[fd.num] = ofd
         return ofd
 
@@ -847,7 +869,7 @@ class Converter:
             obj.bumpable = False
             obj.cur = 0
             self.emit(seq, t, pid, obj, "truncate", 0)
-        tab[res.value] = Ofd(obj, 0, "O_APPEND" in fl)
+        tab[res.value] = Ofd(obj, 0, "O_APPEND" in fl, "O_DIRECT" in fl)
 
     def c_open(self, seq, pid, t, args, res):
         self._open(seq, pid, t, None, self._str(args, 0), args[1], res)
@@ -889,6 +911,10 @@ class Converter:
     def c_fcntl(self, seq, pid, t, args, res):
         if args[1] in ("F_DUPFD", "F_DUPFD_CLOEXEC"):
             self._dup(pid, self._fd(args, 0), res)
+        elif args[1] == "F_SETFL" and len(args) > 2:
+            ofd = self.fd_obj(pid, self._fd(args, 0), "fcntl", count=False)
+            if ofd is not None:
+                ofd.direct = "O_DIRECT" in args[2].split("|")
         else:
             self.ignored.add("fcntl calls other than F_DUPFD (locks, flags)")
 
@@ -1107,6 +1133,11 @@ class Converter:
                 return
             off = ofd.pos
             ofd.pos += n
+        if obj.tf is not None:
+            if ofd.direct:
+                obj.tf.direct += 1
+            else:
+                obj.tf.buffered += 1
         self.saw_end(obj, off + n, op == "read")
         while n > 0:
             k = min(n, MAX_IO)
@@ -1167,6 +1198,7 @@ class Converter:
                    "lost. Turn native AIO off in the database for a faithful capture "
                    "(InnoDB: innodb_use_native_aio=0).")
         done = 0
+        self.lat = None         # io_submit's own duration, not its requests' completion
         for m in self._IOCB.finditer(args[2] if len(args) > 2 else ""):
             if done >= res.value:
                 break
@@ -1264,7 +1296,11 @@ class Converter:
                 role = role_of(tf.path, rules)
                 size0 = tf.size0 if tf.existed else None
                 mx = max(tf.extent, size0 or 0)
-            decls.append(dt.FileDecl(tf.id, role, size0, mx, tf.path))
+            direct = bool(tf.direct) and not tf.is_dir
+            if direct and tf.buffered:
+                self.mapped.add("files read or written both with and without O_DIRECT, "
+                                "declared direct")
+            decls.append(dt.FileDecl(tf.id, role, size0, mx, tf.path, direct=direct))
         return decls
 
     def write(self, out_path, pagesize, source, rules, stream_names):
@@ -1274,7 +1310,10 @@ class Converter:
         for pid, sid in sorted(self.streams.items(), key=lambda kv: kv[1]):
             nm = self.procinfo.get(pid, {}).get("name") or stream_names.get(pid) or f"pid-{pid}"
             streams.append(dt.StreamDecl(sid, dt.unique(dt.safe_name(nm, 200), used)))
-        h = dt.Header(pagesize=pagesize, timeunit="us" if self.timed else "none",
+        # version 2 only when it says more than version 1 could
+        v2 = bool(self.nlat) or any(d.direct for d in decls)
+        h = dt.Header(version=2 if v2 else 1, pagesize=pagesize,
+                      timeunit="us" if self.timed else "none",
                       source=source, incomplete=self.incomplete_lines(), files=decls,
                       streams=streams)
         isdir = {d.id: d.role == "directory" for d in decls}
@@ -1285,7 +1324,7 @@ class Converter:
             self.spool.seek(0)
             t0 = self.t0 or 0
             for ln in self.spool:
-                ts, sid, fid, op, a, b = ln.split()
+                ts, sid, fid, op, a, b, lat = ln.split()
                 fid = int(fid)
                 if isdir[fid]:
                     if op == "fdatasync":
@@ -1293,10 +1332,11 @@ class Converter:
                     elif op not in ("fsync", "create", "unlink"):
                         continue
                 t = None if ts == "-" else int(ts) - t0
+                lat = None if lat == "-" else int(lat)
                 if op == "truncate":
-                    w.record(t, int(sid), fid, op, size=int(a))
+                    w.record(t, int(sid), fid, op, size=int(a), lat=lat)
                 else:
-                    w.record(t, int(sid), fid, op, int(a), int(b))
+                    w.record(t, int(sid), fid, op, int(a), int(b), lat=lat)
                 ops.add(op)
             w.end()
             out.commit()
@@ -1384,8 +1424,10 @@ def read_listing(path: str, datadir: str) -> Dict[str, tuple]:
 def read_procinfo(path: str) -> Dict[int, dict]:
     out: Dict[int, dict] = {}
     for n, parts in data_lines(path):
-        if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in ("name", "cwd"):
-            raise Error(f"{path} line {n}: expected 'TID name NAME' or 'TID cwd PATH'")
+        if len(parts) != 3 or not parts[0].isdigit() or \
+                parts[1] not in ("name", "cwd", "odirect"):
+            raise Error(f"{path} line {n}: expected 'TID name NAME', 'TID cwd PATH' or "
+                        "'TID odirect FD,FD...'")
         out.setdefault(int(parts[0]), {})[parts[1]] = parts[2]
     return out
 
@@ -1393,8 +1435,8 @@ def read_procinfo(path: str) -> Dict[int, dict]:
 def write_procinfo(path: str, info: Dict[int, dict]):
     with open(path, "w", encoding="latin-1") as f:
         for tid in sorted(info):
-            for k in ("name", "cwd"):
-                if k in info[tid]:
+            for k in ("name", "cwd", "odirect"):
+                if info[tid].get(k):
                     f.write(f"{tid} {k} {info[tid][k]}\n")
 
 
@@ -1436,6 +1478,10 @@ class Watcher:
 
     def __init__(self):
         self.info: Dict[int, dict] = {}
+        # pid -> its descriptors open with O_DIRECT ("3,7") when first seen:
+        # attach takes them before the capture starts (a slow first sample
+        # would also delay --ready, letting the capture start before it)
+        self.odirect: Dict[int, str] = {}
 
     def traced_by(self, tracer: int) -> List[tuple]:
         tasks = []
@@ -1471,7 +1517,34 @@ class Watcher:
                     ent["cwd"] = os.readlink(f"/proc/{tid}/cwd")
                 except OSError:
                     pass
+            if "odirect" not in ent:
+                if pid not in self.odirect:
+                    self.odirect[pid] = direct_fds(pid)
+                ent["odirect"] = self.odirect[pid]
         return len(tasks)
+
+
+def direct_fds(pid: int) -> str:
+    """The descriptors of process @pid opened with O_DIRECT, "3,7" (from the
+    octal flags: line of /proc/PID/fdinfo/FD)."""
+    out = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return ""
+    for fd in fds:
+        try:
+            # regular files only: an io_uring's fdinfo takes the ring's lock
+            # and walks its queues, which a capture must not do to a database
+            if not os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/"):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}", encoding="latin-1") as f:
+                m = re.search(r"^flags:\s*([0-7]+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m and int(m.group(1), 8) & os.O_DIRECT:
+            out.append(int(fd))
+    return ",".join(map(str, sorted(out)))
 
 
 def tasks_of(pids: List[int]) -> List[tuple]:
@@ -1744,7 +1817,7 @@ def strace_binary(a) -> str:
 
 
 def strace_args(out_name: str, seccomp: bool) -> List[str]:
-    args = ["strace", "-f", "-ttt", "-yy", "-qq", "-s", "0"]
+    args = ["strace", "-f", "-ttt", "-yy", "-qq", "-s", "0", "-T"]
     if seccomp:
         args.append("--seccomp-bpf")
     return args + ["-e", f"trace={TRACE_SET}", "-o", out_name]
@@ -1961,7 +2034,8 @@ def cmd_attach(a) -> int:
     try:
         raw = os.path.join(work, "strace.out")
         w = Watcher()
-        for pid in pids:            # names and directories before the capture starts
+        for pid in pids:            # names, directories, O_DIRECT before the capture starts
+            w.odirect[pid] = direct_fds(pid)
             try:
                 for tid in os.listdir(f"/proc/{pid}/task"):
                     lab = task_label(pid, int(tid))
@@ -2141,7 +2215,7 @@ SYNOPSIS
 DESCRIPTION
     Lists DIR (the sizes the trace declares), then runs
 
-      strace -f -ttt -yy -qq -s 0 --seccomp-bpf -e trace=CALLS -o strace.out -- COMMAND...
+      strace -f -ttt -yy -qq -s 0 -T --seccomp-bpf -e trace=CALLS -o strace.out -- COMMAND...
 
     (CALLS: the calls "dbcapture.py help convert" lists), follows every
     thread and process COMMAND starts, and when COMMAND ends converts the
@@ -2181,7 +2255,7 @@ SYNOPSIS
 DESCRIPTION
     Lists DIR (the sizes the trace declares), then attaches
 
-      strace -f -ttt -yy -qq -s 0 -e trace=CALLS -o strace.out -p PID -p CHILD...
+      strace -f -ttt -yy -qq -s 0 -T -e trace=CALLS -o strace.out -p PID -p CHILD...
 
     to each PID and (unless --no-children) every process descending from it
     at that moment: a PostgreSQL postmaster's checkpointer, WAL writer and
@@ -2248,6 +2322,9 @@ DESCRIPTION
     timestamps the trace is order-only) and writes the file I/O on DIR as a
     trace: one stream per thread or process, records in the order the calls
     were issued, times in microseconds from the first record (timeunit us).
+    With -T durations (run and attach pass -T; iocap always writes them) each
+    record keeps its latency ("+LATENCY", dbtrace 2); files read or written
+    through O_DIRECT descriptors are declared "direct" (dbtrace 2).
 
     --listing FILE is the data directory as it was when the capture started,
     in the form of find DIR -printf '%y %s %P\\n' (run and attach make it
@@ -2336,9 +2413,11 @@ OPTIONS
 {COMMON_OPTIONS}\
     --listing FILE         the data directory at capture start: 'TYPE SIZE
                            PATH' lines (find DIR -printf '%y %s %P\\n')
-    --procinfo FILE        'TID name NAME' and 'TID cwd PATH' lines: stream
-                           names and working directories (run/attach --keep
-                           write one); default stream names are pid-TID
+    --procinfo FILE        'TID name NAME', 'TID cwd PATH' and 'TID odirect
+                           FD,FD...' lines: stream names, working directories
+                           and the descriptors open with O_DIRECT when the task
+                           was first seen (run/attach --keep write one);
+                           default stream names are pid-TID
     --cwd DIR              working directory of processes whose directory the
                            capture does not tell (default DIR)
     --capture TEXT         the strace command line, for the source line

@@ -61,10 +61,11 @@ from typing import Dict, List, Optional
 PROG = "dbtrace.py"
 
 # ---------------------------------------------------------------------------
-# The dbtrace format (docs/dbtrace-format.md), version 1
+# The dbtrace format (docs/dbtrace-format.md), versions 1 and 2
 # ---------------------------------------------------------------------------
 
-VERSION = 1
+VERSION = 2                 # the highest version read; 2 adds "direct" and "+LATENCY"
+VERSIONS = ("1", "2")
 MAX_LINE = 4096
 MAX_FILES = 16384
 MAX_STREAMS = 4096
@@ -106,6 +107,7 @@ class FileDecl:
     path: str
     line: int = 0
     extent: int = 0          # reader: highest range end or truncate size so far
+    direct: bool = False     # version 2: read and written with O_DIRECT
 
 
 @dataclass
@@ -119,6 +121,7 @@ class StreamDecl:
 
 @dataclass
 class Header:
+    version: int = 1         # 2 for "direct" files and latencies
     pagesize: int = 4096
     timeunit: str = "none"
     source: str = ""
@@ -138,6 +141,7 @@ class Record:
     len: int = 0
     size: int = 0            # truncate
     line: int = 0
+    lat: Optional[int] = None  # version 2: completed LAT time units after time
 
 
 def path_check(path: str, role: str) -> Optional[str]:
@@ -190,6 +194,7 @@ class Parser:
         self.state = "magic"
         self.line = 0
         self.nrec = 0
+        self.nlat = 0              # records with a latency
         self.h = Header(pagesize=0, timeunit="")
         self.files: Dict[int, FileDecl] = {}
         self.streams: Dict[int, StreamDecl] = {}
@@ -233,8 +238,8 @@ class Parser:
             self.fail(f"{what} before the header's source line")
 
     def file_decl(self, tok):
-        if len(tok) != 6:
-            self.fail("expected 'file ID ROLE SIZE MAXSIZE PATH'")
+        if len(tok) not in (6, 7):
+            self.fail("expected 'file ID ROLE SIZE MAXSIZE PATH [direct]'")
         fid = self.ident(tok[1], "file", MAX_FILES)
         if fid in self.files:
             self.fail(f"file {fid} already declared on line {self.files[fid].line}")
@@ -253,7 +258,15 @@ class Parser:
             self.fail(f"file {fid}: path '{tok[5][:60]}' {why}")
         if size is None and tok[5] == ".":
             self.fail(f"file {fid}: the target directory '.' always exists (size 0, not '-')")
-        f = FileDecl(fid, role, size, max_size, tok[5], self.line)
+        direct = len(tok) == 7
+        if direct:
+            if tok[6] != "direct":
+                self.fail(f"file {fid}: unknown flag '{tok[6][:40]}' (direct)")
+            if self.h.version < 2:
+                self.fail(f"file {fid}: 'direct' needs 'dbtrace 2' (this trace is version 1)")
+            if role == "directory":
+                self.fail(f"file {fid}: a directory is not read or written: no 'direct'")
+        f = FileDecl(fid, role, size, max_size, tok[5], self.line, direct=direct)
         self.files[fid] = f
         self.h.files.append(f)
 
@@ -345,7 +358,21 @@ class Parser:
     # -- records --
     def record(self, tok) -> Record:
         if len(tok) < 4:
-            self.fail("expected 'TIME STREAM FILE OPERATION [ARGUMENTS]'")
+            self.fail("expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'")
+        lat = None
+        if tok[-1][0] == "+":
+            if self.h.version < 2:
+                self.fail(f"a latency '{tok[-1][:40]}' needs 'dbtrace 2' (this trace is version 1)")
+            if self.h.timeunit == "none":
+                self.fail(f"a latency '{tok[-1][:40]}' in an untimed trace (timeunit none)")
+            lat = _dec(tok[-1][1:])
+            if lat is None:
+                self.fail(f"bad latency '{tok[-1][:40]}'")
+            if lat < 0:
+                self.fail(f"latency '{tok[-1][:40]}' is beyond 2^63-1")
+            tok = tok[:-1]
+            if len(tok) < 4:
+                self.fail("expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'")
         time = None
         if tok[0] == "-":
             if self.h.timeunit != "none":
@@ -382,7 +409,11 @@ class Parser:
             self.fail(f"{op} of file {fid} '.', the target directory itself")
         if time is not None and s.records and time < s.last_time:
             self.fail(f"time {time} goes back from {s.last_time} in stream {sid}")
-        rec = Record(time, sid, fid, op, line=self.line)
+        if lat is not None and lat > MAX_OFFSET - time:
+            self.fail(f"time {time} + latency {lat} is beyond 2^63-1")
+        rec = Record(time, sid, fid, op, line=self.line, lat=lat)
+        if lat is not None:
+            self.nlat += 1
         end = 0
         if nargs == 2:
             rec.off = self.qty(tok[4], "offset")
@@ -429,10 +460,12 @@ class Parser:
                 self.fail(f"control character 0x{ord(c):02x} in the line")
         if self.state == "magic":
             if not line.startswith("dbtrace "):
-                self.fail(f"not a dbtrace trace: the first line must be 'dbtrace {VERSION}'")
-            if line[8:] != str(VERSION):
+                self.fail("not a dbtrace trace: the first line must be 'dbtrace 1' or "
+                          "'dbtrace 2'")
+            if line[8:] not in VERSIONS:
                 self.fail(f"unsupported dbtrace version '{line[8:48]}' "
-                          f"(this parser reads version {VERSION})")
+                          "(this parser reads versions 1 and 2)")
+            self.h.version = int(line[8:])
             self.state = "header"
             return None
         p = line.lstrip(" \t")
@@ -672,11 +705,11 @@ class TraceWriter:
         self.out = out
         self.p = Parser("output")
         self.page = h.pagesize
-        lines = [f"dbtrace {VERSION}", f"pagesize {h.pagesize}", f"timeunit {h.timeunit}",
+        lines = [f"dbtrace {h.version}", f"pagesize {h.pagesize}", f"timeunit {h.timeunit}",
                  f"source {h.source}"]
         lines += [f"incomplete {text}" for text in h.incomplete]
         lines += [f"file {f.id} {f.role} {'-' if f.size is None else f.size} {f.max_size} {f.path}"
-                  for f in h.files]
+                  + (" direct" if f.direct else "") for f in h.files]
         lines += [f"stream {s.id} {s.name}" for s in h.streams]
         for ln in lines:
             if len(ln) > MAX_LINE:
@@ -687,7 +720,7 @@ class TraceWriter:
         out.write("".join(ln + "\n" for ln in lines))
 
     def record(self, time: Optional[int], stream: int, file: int, op: str,
-               off: int = 0, length: int = 0, size: int = 0):
+               off: int = 0, length: int = 0, size: int = 0, lat: Optional[int] = None):
         tm = "-" if time is None else str(time)
         n = NARGS.get(op, 0)
         if n == 2:
@@ -696,6 +729,8 @@ class TraceWriter:
             ln = f"{tm} {stream} {file} {op} {size}"
         else:
             ln = f"{tm} {stream} {file} {op}"
+        if lat is not None:
+            ln += f" +{lat}"
         self.p.feed(ln)
         self.out.write(ln + "\n")
 
@@ -1442,12 +1477,22 @@ def cmd_export_iolog(a) -> int:
         raise Error(str(e))
     finally:
         out.abort()
+    lat = p.nlat
     for text in p.h.incomplete:
         # an iolog has no place for it: said whatever --quiet says
         print(f"{PROG}: warning: {p.name} is incomplete, and so is the iolog: {text}",
               file=sys.stderr)
     if any(dropped.values()):
         notes(f"dropped {_counts(dropped)} (no fio iolog equivalent)")
+    direct = [f.path for f in p.h.files if f.direct]
+    if direct:
+        # an iolog has no per-file O_DIRECT: said whatever --quiet says
+        print(f"{PROG}: warning: {len(direct)} file(s) of {p.name} were opened with O_DIRECT "
+              f"({', '.join(direct[:3])}{', ...' if len(direct) > 3 else ''}); fio's iolog "
+              "cannot say so: replay it with direct=1 to match", file=sys.stderr)
+    if lat:
+        notes(f"{lat} completion time(s) dropped (fio's iolog has none: its replay's depth is "
+              "its iodepth, not the trace's)")
     if raised:
         notes(f"{raised} time(s) raised to the previous line's (streams interleaved out of "
               "time order)")

@@ -94,7 +94,7 @@ def read_trace(path):
     op = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
     with op(path, "rt", encoding="latin-1") as f:
         lines = f.read().splitlines()
-    assert lines[0] == "dbtrace 1" and lines[-1].startswith("end ")
+    assert lines[0] in ("dbtrace 1", "dbtrace 2") and lines[-1].startswith("end ")
     head, files, streams, recs = {}, {}, {}, []
     page = 1
     for ln in lines[1:-1]:
@@ -107,13 +107,15 @@ def read_trace(path):
             head["source"] = ln[7:]
         elif tok[0] == "file":
             files[int(tok[1])] = {"role": tok[2], "size": None if tok[3] == "-" else int(tok[3]),
-                                  "max": int(tok[4]), "path": tok[5]}
+                                  "max": int(tok[4]), "path": tok[5],
+                                  **({"direct": True} if tok[6:] == ["direct"] else {})}
         elif tok[0] == "stream":
             streams[int(tok[1])] = tok[2]
         elif tok[0] == "incomplete":
             head.setdefault("incomplete", []).append(ln[11:])
         else:
-            q = [int(x[1:]) * page if x.startswith("p") else int(x) for x in tok[4:]]
+            q = [int(x[1:]) * page if x.startswith("p") else int(x) for x in tok[4:]
+                 if not x.startswith("+")]     # version 2: "+LATENCY" left out
             recs.append((None if tok[0] == "-" else int(tok[0]), int(tok[1]), int(tok[2]),
                          tok[3], *q))
     return head, files, streams, recs
@@ -285,7 +287,7 @@ def test_converter_on_known_program(tmp_path, prog, checker):
         (tmp_path / "listing").write_text(listing)
         raw = tmp_path / "strace.out"
         env = dict(_env(), OUTSIDE=str(tmp_path / "outside.log"))
-        r = subprocess.run(["strace", "-f", "-ttt", "-yy", "-qq", "-s", "0", "-e",
+        r = subprocess.run(["strace", "-f", "-ttt", "-yy", "-qq", "-s", "0", "-T", "-e",
                             f"trace={trace_set()}", "-o", str(raw), str(prog)],
                            cwd=data, env=env, capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr
@@ -325,6 +327,10 @@ def test_converter_on_known_program(tmp_path, prog, checker):
     assert second_ops == want_second
     # issue order: times never go back across the whole trace
     assert [r[0] for r in recs] == sorted(r[0] for r in recs)
+    # strace -T: every record has its completion (version 2), none direct
+    lines = out.read_text().splitlines()
+    assert lines[0] == "dbtrace 2" and not any(f.get("direct") for f in files.values())
+    assert all(ln.split()[-1].startswith("+") for ln in lines if ln[0].isdigit())
 
 
 SYNTHETIC = """\
@@ -364,7 +370,7 @@ SYNTHETIC = """\
 """
 
 SYNTHETIC_RECORDS = """\
-0 0 0 write p0 8192
+0 0 0 write p0 8192 +20
 5 1 1 create
 10 1 1 write p0 100
 40 0 0 fdatasync
@@ -399,8 +405,8 @@ def test_converter_exact_on_synthetic_capture(tmp_path, checker):
                 tmp_path / "listing", "--procinfo", tmp_path / "procinfo", "--capture",
                 "strace -f -ttt -yy -o synthetic.strace", "-o", out))
     text = out.read_text()
-    assert text.startswith(
-        "dbtrace 1\npagesize 4096\ntimeunit us\n"
+    assert text.startswith(      # one call with its strace -T duration: version 2
+        "dbtrace 2\npagesize 4096\ntimeunit us\n"
         "source SQLite database; capture: strace -f -ttt -yy -o synthetic.strace; "
         "dbcapture.py convert --db sqlite\n"
         "file 0 data 20480 20480 data.db\n"
@@ -414,6 +420,66 @@ def test_converter_exact_on_synthetic_capture(tmp_path, checker):
                 "dropped 1 calls still unfinished at the end of the capture",
                 "1 renames", "1 fdatasyncs of directories, recorded as fsync"):
         assert why in r.stderr, r.stderr
+
+
+# Version 2: strace -T durations become latencies, O_DIRECT from the open
+# flags, from fcntl(F_SETFL) and (descriptors open before the capture) from
+# the procinfo's odirect list; io_submit's duration is not its requests'.
+DIRECT = """\
+300  3000.000000 openat(AT_FDCWD</db>, "d.ibd", O_RDWR|O_DIRECT|O_CLOEXEC) = 3</db/d.ibd> <0.000020>
+300  3000.000100 pread64(3</db/d.ibd>, ""..., 4096, 0) = 4096 <0.000150>
+301  3000.000120 pwrite64(7</db/old.log>, ""..., 512, 0) = 512 <0.000030>
+300  3000.000200 pwrite64(3</db/d.ibd>, ""..., 4096, 4096 <unfinished ...>
+301  3000.000210 fdatasync(7</db/old.log>) = 0 <0.000400>
+300  3000.000300 <... pwrite64 resumed>) = 4096 <0.000100>
+301  3000.000700 openat(AT_FDCWD</db>, "b.dat", O_RDWR) = 8</db/b.dat> <0.000010>
+301  3000.000710 pwrite64(8</db/b.dat>, ""..., 100, 0) = 100 <0.000005>
+301  3000.000720 fcntl(8</db/b.dat>, F_SETFL, O_RDWR|O_DIRECT) = 0 <0.000001>
+301  3000.000730 pwrite64(8</db/b.dat>, ""..., 4096, 4096) = 4096 <0.000009>
+302  3000.000800 io_submit(0x7f3c2a5d1000, 1, [{aio_data=0, aio_lio_opcode=IOCB_CMD_PREAD, aio_fildes=9</db/a.ibd>, aio_buf=0x1, aio_nbytes=4096, aio_offset=0}]) = 1 <0.000004>
+"""
+
+
+def test_converter_direct_and_latencies(tmp_path, checker):
+    raw = tmp_path / "direct.strace"
+    raw.write_text(DIRECT)
+    (tmp_path / "listing").write_text("f 8192 d.ibd\nf 4096 old.log\nf 8192 a.ibd\n")
+    (tmp_path / "procinfo").write_text("300 name a-300\n301 name b-301\n301 odirect 5,7\n"
+                                       "302 name c-302\n")
+    out = tmp_path / "d.trace"
+    r = ok(tool("convert", raw, "--datadir", "/db", "--db", "generic", "--listing",
+                tmp_path / "listing", "--procinfo", tmp_path / "procinfo",
+                "--accept-incomplete", "-o", out))
+    text = out.read_text()
+    assert text.startswith("dbtrace 2\n"), text
+    decl = {ln.split()[5]: ln for ln in text.splitlines() if ln.startswith("file ")}
+    assert decl["d.ibd"].endswith(" d.ibd direct")
+    assert decl["old.log"].endswith(" old.log direct")     # opened before, fdinfo said so
+    assert decl["b.dat"].endswith(" b.dat direct")         # F_SETFL; also written buffered
+    assert decl["a.ibd"].endswith(" a.ibd")
+    recs = text.split("stream 2 c-302\n")[1].splitlines()
+    assert recs == [
+        "0 0 0 read p0 4096 +150",
+        "20 1 1 write p0 512 +30",
+        "100 0 0 write p1 4096 +100",       # resumed: the whole call's duration
+        "110 1 1 fdatasync +400",
+        "610 1 2 write p0 100 +5",
+        "630 1 2 write p1 4096 +9",
+        "700 2 3 read p0 4096",             # io_submit: completion unseen, no latency
+        "end 7",
+    ], recs
+    c_check(checker, out)
+    assert "1 files read or written both with and without O_DIRECT, declared direct" \
+        in r.stderr, r.stderr
+    # without -T: version 1 as before, unless a file is direct
+    raw.write_text(re.sub(r" <[0-9.]+>$", "", DIRECT, flags=re.M))
+    ok(tool("convert", raw, "--datadir", "/db", "--db", "generic", "--listing",
+            tmp_path / "listing", "--accept-incomplete", "-o", out))
+    assert out.read_text().startswith("dbtrace 2\n") and "+" not in out.read_text()
+    raw.write_text(re.sub(r" <[0-9.]+>$", "", DIRECT, flags=re.M).replace("|O_DIRECT", ""))
+    ok(tool("convert", raw, "--datadir", "/db", "--db", "generic", "--listing",
+            tmp_path / "listing", "--accept-incomplete", "-o", out))
+    assert out.read_text().startswith("dbtrace 1\n")
 
 
 # What strace cannot see: io_uring's requests (MariaDB 10.11's default), the

@@ -413,6 +413,16 @@ def test_export_mapping(tmp_path):
         "0 base/16384/16397 sync 0 0", "0 base/16384/16397 trim 8192000 196608",
         "0 base/16384/16397 close"]
     assert "7 records of other streams" in r.stderr
+    # version 2: the same iolog; O_DIRECT and completion times said lost
+    v2 = tmp_path / "v2.trace"
+    v2.write_text(_v2(ex.read_text()))
+    r = ok(tool("export-iolog", v2, "-o", out, "--prefix", "/srv/pg/", "--quiet"))
+    assert out.read_text().splitlines()[3] == f"0 {rel} read 24576 8192"
+    assert r.stderr == (f"dbtrace.py: warning: 1 file(s) of {v2} were opened with O_DIRECT "
+                        "(base/16384/16397); fio's iolog cannot say so: replay it with direct=1 "
+                        "to match\n")
+    r = ok(tool("export-iolog", v2, "-o", out))
+    assert "3 completion time(s) dropped" in r.stderr
 
 
 def test_export_bad_trace(tmp_path):
@@ -431,6 +441,15 @@ def test_export_bad_trace(tmp_path):
 # ---------------------------------------------------------------------------
 # The Python reader against the C parser
 # ---------------------------------------------------------------------------
+
+def _v2(text):
+    """The format document's example as version 2: file 0 direct, some latencies."""
+    return (text.replace("dbtrace 1", "dbtrace 2")
+            .replace("base/16384/16397\n", "base/16384/16397 direct\n")
+            .replace("1000 0 0 read p3 8192", "1000 0 0 read p3 8192 +40")
+            .replace("1041 1 1 fdatasync", "1041 1 1 fdatasync +9")
+            .replace("2102 2 3 fsync", "2102 2 3 fsync +0"))
+
 
 def _mutations(text):
     yield "no end", text.replace("end 14\n", "")
@@ -451,7 +470,16 @@ def _mutations(text):
     yield "negative", text.replace("read p3 8192", "read -3 8192")
     yield "huge", text.replace("read p3 8192", "read 9223372036854775808 8192")
     yield "late decl", text.replace("end 14", "stream 9 late\nend 14")
-    yield "version", text.replace("dbtrace 1", "dbtrace 2")
+    yield "version", text.replace("dbtrace 1", "dbtrace 3")
+    yield "direct in v1", text.replace("pg_wal/000000010000000000000001",
+                                       "pg_wal/000000010000000000000001 direct")
+    yield "latency in v1", text.replace("1012 0 0 read p7 8192", "1012 0 0 read p7 8192 +5")
+    v2 = _v2(text)
+    yield "bad flag", v2.replace(" direct", " Direct")
+    yield "direct dir", v2.replace("file 2 directory 0 0 pg_wal", "file 2 directory 0 0 pg_wal direct")
+    yield "bad latency", v2.replace("+40", "+4x")
+    yield "latency alone", v2.replace("2101 2 2 fsync", "2101 2 2 +3")
+    yield "latency overflow", v2.replace("+40", "+9223372036854775807")
     yield "empty", ""
     yield "long line", text.replace("# relation", "#" + "x" * 5000)
     yield "unknown op", text.replace("fdatasync", "fdatasink")
@@ -461,6 +489,17 @@ def _mutations(text):
 
 def test_reader_errors_match_c(tmp_path):
     text = doc_example(tmp_path).read_text()
+    v2 = tmp_path / "v2.trace"
+    v2.write_text(_v2(text))
+    assert c_check(v2)["records"] == 14
+    r = tool("check", v2)
+    assert r.returncode == 0 and "14 records" in r.stdout, r.stderr
+    doc = (REPO / "docs" / "dbtrace-format.md").read_text()
+    block = re.search(r"## Version 2[^\n]*\n.*?```\n(.*?)```", doc, re.S).group(1)
+    v2doc = tmp_path / "v2doc.trace"
+    v2doc.write_text(block)
+    assert c_check(v2doc)["records"] == 6
+    assert tool("check", v2doc).returncode == 0
     seen = set()
     for what, bad in _mutations(text):
         assert bad != text, what
@@ -530,7 +569,8 @@ def _mutate(rng, text):
             lines[i] = " ".join(toks)
     else:               # an operation or role swapped for another
         words = ["read", "write", "fsync", "fdatasync", "sync_file_range", "trim", "truncate",
-                 "create", "unlink", "data", "directory", "log", "-", "end", "stream", "file"]
+                 "create", "unlink", "data", "directory", "log", "-", "end", "stream", "file",
+                 "direct", "+7", "+"]
         toks = lines[i].split(" ")
         if len(toks) > 1:
             toks[rng.randrange(len(toks))] = rng.choice(words)
@@ -538,10 +578,11 @@ def _mutate(rng, text):
     return "\n".join(lines)
 
 
-def test_reader_differential(tmp_path):
-    """Mutated copies of the format document's example: this tool's reader and
-    the C parser accept the same traces with the same record counts, and
-    refuse the others with the same message."""
+@pytest.mark.parametrize("version", [1, 2])
+def test_reader_differential(tmp_path, version):
+    """Mutated copies of the format document's example (and of its version-2
+    form): this tool's reader and the C parser accept the same traces with
+    the same record counts, and refuse the others with the same message."""
     import random
     sys.path.insert(0, str(REPO / "scripts"))
     try:
@@ -549,6 +590,8 @@ def test_reader_differential(tmp_path):
     finally:
         sys.path.pop(0)
     text = doc_example(tmp_path).read_text()
+    if version == 2:
+        text = _v2(text)
     rng = random.Random(4)
     paths = []
     for i in range(400):

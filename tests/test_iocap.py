@@ -2,8 +2,11 @@
 attach --tracer bpf, against truth nobody here wrote: fio's own engines
 (psync, libaio, io_uring, io_uring with registered files) do known I/O and
 log it with write_iolog; the trace must hold the same reads and writes (file,
-offset, length, count) and the same syncs. Each trace is then replayed by the
-dbreplay engine, every record. Bad input gets one line, and no BPF program is
+offset, length, count) and the same syncs, its file is `direct` exactly when
+fio ran with direct=1, and its completion times give psync a depth of 1 and
+the queueing engines more (at most fio's iodepth). Each trace is then
+replayed by the dbreplay engine, every record, reaching the captured depth;
+an O_DIRECT one is refused on ramfs (no O_DIRECT) unless dbr_direct=try. Bad input gets one line, and no BPF program is
 left attached after any run (bpftool prog)."""
 import collections
 import json
@@ -89,6 +92,24 @@ def trace_ops(path: Path, name: str):
     return io, syncs, n
 
 
+def trace_depths(path: Path):
+    """Per stream, the largest number of its requests in flight at once, from
+    the trace's issue times and +LATENCY completions (dbtrace 2), written
+    here from the format's definition; and the file flags by path."""
+    recs, direct = [], {}
+    for ln in path.read_text().splitlines():
+        tok = ln.split()
+        if tok and tok[0] == "file":
+            direct[tok[5]] = tok[6:] == ["direct"]
+        elif tok and tok[0][0].isdigit() and tok[-1].startswith("+"):
+            recs.append((int(tok[0]), int(tok[0]) + int(tok[-1][1:]), tok[1]))
+    depth = collections.Counter()
+    for i, (t, _, s) in enumerate(recs):
+        d = 1 + sum(1 for t2, e2, s2 in recs[:i] if s2 == s and t2 <= t < e2)
+        depth[s] = max(depth[s], d)
+    return depth, direct, len(recs)
+
+
 FIO_RUNS = {
     "psync": ["--ioengine=psync", "--fsync=16"],
     "libaio": ["--ioengine=libaio", "--iodepth=16", "--direct=1", "--fsync=16"],
@@ -104,7 +125,7 @@ FIO_RUNS = {
 
 
 @pytest.mark.parametrize("engine", sorted(FIO_RUNS))
-def test_fio_engine_captured_as_its_iolog(engine, tmp_path):
+def test_fio_engine_captured_as_its_iolog(engine, tmp_path, ramfs_dir):
     data = tmp_path / "data"
     data.mkdir()
     target = data / "f"
@@ -112,9 +133,10 @@ def test_fio_engine_captured_as_its_iolog(engine, tmp_path):
         f.write(os.urandom(4 << 20))
     iolog = tmp_path / "fio.iolog"
     ready = tmp_path / "ready"
+    fio_json = tmp_path / "fio.json"
     job = [str(FIO), "--name=cap", f"--filename={target}", "--size=4m", "--bs=4k",
            "--rw=randrw", "--number_ios=600", f"--write_iolog={iolog}",
-           "--output=/dev/null", *FIO_RUNS[engine]]
+           "--output-format=json", f"--output={fio_json}", *FIO_RUNS[engine]]
     # the workload waits until the capture is attached, then becomes fio
     w = subprocess.Popen(["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.01; done; exec "$@"',
                           str(ready), *job])
@@ -130,18 +152,58 @@ def test_fio_engine_captured_as_its_iolog(engine, tmp_path):
     assert got_syncs == want_syncs
     assert (want_syncs > 0) == any("sync" in o for o in FIO_RUNS[engine])
     assert "capture: iocap -p" in out.read_text().splitlines()[3]
-    # the replay replays every record
+    # O_DIRECT as fio opened the file (direct=1), and every request's completion
+    direct = "--direct=1" in FIO_RUNS[engine]
+    depth, flags, with_lat = trace_depths(out)
+    assert out.read_text().startswith("dbtrace 2\n")
+    assert flags == {"f": direct}
+    assert with_lat == n
+    # the depth the trace shows per stream: fio's one thread; psync is one call
+    # at a time, the queueing engines go deeper (buffered io_uring may complete
+    # a request at its submission), never beyond fio's iodepth
+    fio_depth = json.loads(fio_json.read_text())["jobs"][0]["iodepth_level"]
+    assert len(depth) == 1
+    captured = max(depth.values())
+    if engine == "psync":
+        assert captured == 1
+    else:
+        assert 1 <= captured <= 16
+        if direct or engine == "libaio":
+            assert captured > 1, depth
+            assert sum(float(v) for k, v in fio_depth.items() if k not in ("1", "2")) > 0
+    # the replay replays every record, and reaches the depth of the capture
     rep = tmp_path / "rep.jsonl"
     target_dir = tmp_path / "replay"
     target_dir.mkdir()
     res = run_fio(["--name=replay", f"--ioengine=external:{DBR_ENGINE}", f"--dbr_trace={out}",
                    f"--dbr_target={target_dir}", f"--dbr_report_file={rep}",
-                   "--dbr_report=none"]).ok()
+                   "--dbr_io_api=io_uring", "--iodepth=16", "--dbr_report=none"]).ok()
     report = json.loads(rep.read_text())
     assert report["replayed"] == report["trace_records"] == n
+    assert report["depth"] == "captured" and report["captured_depth"] == captured
+    assert report["replay_stream_depth"] == captured, report
+    assert report["fidelity"] == []
+    assert report["direct_files"] == int(direct)
+    assert report["direct_files_replayed_direct"] is direct
     job_json = res.job()
     assert job_json["read"]["total_ios"] == sum(v for (op, _, _), v in got_io.items()
                                                 if op == "read")
+    # on a target without O_DIRECT (ramfs) the O_DIRECT trace is refused in one
+    # line by default, and replayed through the page cache, said, with dbr_direct=try
+    args = ["--name=replay", f"--ioengine=external:{DBR_ENGINE}", f"--dbr_trace={out}",
+            f"--dbr_target={ramfs_dir}", "--dbr_fill=sparse", f"--dbr_report_file={rep}",
+            "--dbr_io_api=io_uring", "--iodepth=16"]
+    res = run_fio(args)
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("dbreplay:")]
+    if not direct:
+        assert res.rc == 0 and not any("O_DIRECT" in ln for ln in lines), res.stderr
+        return
+    assert res.rc != 0 and len(lines) == 1 and "refuses O_DIRECT" in lines[0], res.stderr
+    assert os.listdir(ramfs_dir) == []
+    res = run_fio(args + ["--dbr_direct=try"]).ok()
+    report = json.loads(rep.read_text().splitlines()[-1])
+    assert report["replayed"] == n and report["direct_files_replayed_direct"] is False
+    assert len(report["fidelity"]) == 1 and "refuses O_DIRECT" in report["fidelity"][0]
 
 
 def test_bad_input(tmp_path):
@@ -171,6 +233,47 @@ def test_bad_input(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("iocap: ") and "permission" in r.stderr \
         and len(r.stderr.splitlines()) == 1, r.stderr
     assert not out.exists()
+
+
+# Opens its files before the capture (one with O_DIRECT), waits for the
+# capture, then reads and writes through them.
+PRE_OPENED = r"""
+import mmap, os, sys, time
+d, ready = sys.argv[1], sys.argv[2]
+fd_d = os.open(os.path.join(d, "direct.dat"), os.O_RDWR | os.O_DIRECT)
+fd_b = os.open(os.path.join(d, "buffered.dat"), os.O_RDWR)
+buf = mmap.mmap(-1, 4096)
+while not os.path.exists(ready):
+    time.sleep(0.01)
+for i in range(8):
+    os.pwritev(fd_d, [buf], 4096 * i)
+    os.preadv(fd_b, [buf], 4096 * i)
+"""
+
+
+@pytest.mark.parametrize("tracer", ["bpf", "strace"])
+def test_o_direct_of_descriptors_opened_before_the_capture(tmp_path, tracer):
+    """A descriptor the database opened before attach: its O_DIRECT comes
+    from /proc/PID/fdinfo (flags:), sampled at attach, with either tracer."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("direct.dat", "buffered.dat"):
+        (data / name).write_bytes(os.urandom(32768))
+    ready = tmp_path / "ready"
+    w = subprocess.Popen([sys.executable, "-c", PRE_OPENED, str(data), str(ready)])
+    out = tmp_path / "pre.trace"
+    try:
+        time.sleep(0.5)         # the files are open before the capture starts
+        r = tool("attach", "--tracer", tracer, "--pid", w.pid, "--datadir", data, "--db",
+                 "generic", "--ready", ready, "-o", out)
+        assert w.wait(timeout=60) == 0
+    finally:
+        if w.poll() is None:
+            w.kill()
+    assert r.returncode == 0, r.stderr
+    depth, flags, with_lat = trace_depths(out)
+    assert flags == {"direct.dat": True, "buffered.dat": False}, out.read_text()
+    assert with_lat == 16 and max(depth.values()) == 1
 
 
 def test_detaches_when_the_process_ends(tmp_path):

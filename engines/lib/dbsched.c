@@ -45,6 +45,7 @@ struct dbsched {
 	int free_head;
 	int win_head, win_tail;
 	unsigned count, inflight;
+	unsigned stream_max;		/* most records one stream had in flight */
 	uint64_t seq;
 	struct stream *st;		/* DBTRACE_MAX_STREAMS */
 	struct file *fl;		/* DBTRACE_MAX_FILES */
@@ -129,6 +130,11 @@ unsigned dbsched_inflight(const struct dbsched *s)
 	return s->inflight;
 }
 
+unsigned dbsched_stream_max(const struct dbsched *s)
+{
+	return s->stream_max;
+}
+
 int dbsched_full(const struct dbsched *s)
 {
 	return s->count >= s->cfg.capacity;
@@ -209,7 +215,7 @@ static void evaluate(struct dbsched *s, uint32_t id)
 	}
 	h = &s->slot[st->q_head];
 	if (st->barrier || (h->kind != DBSCHED_DATA && st->inflight) ||
-	    st->inflight >= s->cfg.stream_depth) {
+	    st->inflight >= (h->it.depth ? h->it.depth : s->cfg.stream_depth)) {
 		st->state = ST_SELF;
 		return;
 	}
@@ -254,6 +260,12 @@ static void wake_list(struct dbsched *s, int *head)
 int dbsched_push(struct dbsched *s, const struct dbtrace_rec *rec, enum dbtrace_role role,
 		 uint64_t due_ns, uint64_t now_ns)
 {
+	return dbsched_push_depth(s, rec, role, due_ns, now_ns, 0);
+}
+
+int dbsched_push_depth(struct dbsched *s, const struct dbtrace_rec *rec, enum dbtrace_role role,
+		       uint64_t due_ns, uint64_t now_ns, unsigned depth)
+{
 	int i = s->free_head;
 	struct stream *st = &s->st[rec->stream % DBTRACE_MAX_STREAMS];
 	struct file *f = &s->fl[rec->file % DBTRACE_MAX_FILES];
@@ -272,6 +284,7 @@ int dbsched_push(struct dbsched *s, const struct dbtrace_rec *rec, enum dbtrace_
 	sl->it.role = role;
 	sl->it.seq = s->seq++;
 	sl->it.due_ns = due_ns;
+	sl->it.depth = depth;
 	sl->kind = dbsched_kind_of(rec->op, role);
 	sl->used = 1;
 	s->count++;
@@ -346,6 +359,8 @@ int dbsched_pick(struct dbsched *s, uint64_t now_ns, uint64_t *wake_ns)
 	sl->issued = 1;
 	st->inflight++;
 	s->inflight++;
+	if (st->inflight > s->stream_max)
+		s->stream_max = st->inflight;
 	if (sl->kind != DBSCHED_DATA)
 		st->barrier = 1;
 	evaluate(s, id);

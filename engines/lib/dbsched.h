@@ -9,6 +9,14 @@
  *  - each stream issues its records in its own order; up to stream_depth of
  *    its reads, writes, trims and sync_file_ranges may be in flight at once
  *    (1: the stream is one thread doing synchronous calls);
+ *  - captured depth: a record pushed with a depth D (> 0) replaces
+ *    stream_depth for itself: it is issued only while fewer than D of its
+ *    stream's records are in flight, so that with it at most D are, the
+ *    in-flight count its stream had in the capture when the database issued
+ *    it (dbdepth.h computes D from the trace's completion times). The stream
+ *    reaches D whenever the replay issues faster than records complete (asap
+ *    replay on a device no slower than the captured one) and never exceeds
+ *    it; a synchronous thread's records all have D = 1;
  *  - fsync and fdatasync are barriers: they wait until the stream's earlier
  *    records have completed, and the stream's later records wait for them;
  *  - namespace operations (create, unlink, truncate) on a file wait for every
@@ -48,6 +56,7 @@ struct dbsched_item {
 	enum dbtrace_role role;
 	uint64_t seq;		/* position in the trace among pushed records, from 0 */
 	uint64_t due_ns;	/* not issued before (0: as soon as possible) */
+	unsigned depth;		/* captured depth (0: stream_depth applies) */
 	/* free for the caller while the record is in the window: */
 	uint64_t issue_ns;
 	void *user;
@@ -63,6 +72,8 @@ void dbsched_free(struct dbsched *s);
 /* Records in the window (pushed, not done), and of those, issued ones. */
 unsigned dbsched_count(const struct dbsched *s);
 unsigned dbsched_inflight(const struct dbsched *s);
+/* The most records one stream had in flight at once, since dbsched_new(). */
+unsigned dbsched_stream_max(const struct dbsched *s);
 int dbsched_full(const struct dbsched *s);
 
 /*
@@ -72,6 +83,9 @@ int dbsched_full(const struct dbsched *s);
  */
 int dbsched_push(struct dbsched *s, const struct dbtrace_rec *rec, enum dbtrace_role role,
 		 uint64_t due_ns, uint64_t now_ns);
+/* The same with the record's captured depth (0: the configured stream_depth). */
+int dbsched_push_depth(struct dbsched *s, const struct dbtrace_rec *rec, enum dbtrace_role role,
+		       uint64_t due_ns, uint64_t now_ns, unsigned depth);
 
 /*
  * The slot of the next record to issue at @now_ns, which is from then on in

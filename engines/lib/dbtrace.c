@@ -1,8 +1,8 @@
 /*
- * Database page-replay traces: streaming parser and writer (dbtrace.h, format
- * in docs/dbtrace-format.md).
+ * Database page-replay traces: the streaming parser (dbtrace.h, format
+ * in docs/dbtrace-format.md); the writer is dbtrace_write.c.
  *
- * One function, parse_line(), knows the format: the reader feeds it the
+ * One function, dbtrace_parse_line(), knows the format: the reader feeds it the
  * lines it reads, the writer the lines it formats, so what the writer writes
  * the reader reads. Everything a record is checked against (declarations,
  * per-stream time, per-file extent) lives in arrays bounded by the limits in
@@ -24,59 +24,8 @@
 #include <zlib.h>
 
 #include "dbtrace.h"
+#include "dbtrace_impl.h"
 #include "errmsg.h"
-
-#define BUF_SIZE	(64 * 1024)
-#define MAX_TOKENS	8
-
-enum state {
-	ST_MAGIC,	/* expecting "dbtrace 1" */
-	ST_HEADER,	/* header lines and declarations */
-	ST_RECORDS,	/* after the first record */
-	ST_END,		/* after "end": only blank and comment lines */
-	ST_DONE,	/* end of input after "end" */
-	ST_ERROR,
-};
-
-struct dbtrace {
-	enum state state;
-	uint64_t line;
-	uint64_t nrec;
-	char name[256];
-	char err[640];
-
-	/* header */
-	struct dbtrace_header h;
-	struct dbtrace_file *files;
-	struct dbtrace_stream *streams;
-	unsigned files_cap, streams_cap;
-	uint16_t file_idx[DBTRACE_MAX_FILES];		/* index + 1; 0: undeclared */
-	uint16_t stream_idx[DBTRACE_MAX_STREAMS];
-	char *source;
-	char *incomplete[DBTRACE_MAX_INCOMPLETE];
-	uint64_t page_line, unit_line, source_line;	/* 0: not given yet */
-
-	/* input */
-	FILE *f;
-	int own_f;
-	const unsigned char *mem;
-	size_t mem_len, mem_pos;
-	int in_eof;
-	int gz;
-	int z_init;
-	int z_member_done;	/* the last gzip member ended (Z_STREAM_END) */
-	z_stream z;
-	unsigned char in[BUF_SIZE];
-	unsigned char out[BUF_SIZE];
-	const unsigned char *bp;	/* decoded bytes not consumed yet */
-	size_t bl;
-	int pending;		/* open() read the first record into rec_pending */
-	struct dbtrace_rec rec_pending;
-	char linebuf[DBTRACE_MAX_LINE + 2];
-
-	/* output */
-	FILE *w;
-};
 
 static const char *const op_names[DBTRACE_OP_NR] = {
 	[DBTRACE_READ] = "read",
@@ -136,8 +85,8 @@ uint64_t dbtrace_time_unit_ns(enum dbtrace_time_unit u)
 }
 
 /* Records "NAME line N: reason" as the error; always returns -1. */
-static int __attribute__((format(printf, 3, 4)))
-fail_at(struct dbtrace *t, uint64_t line, const char *fmt, ...)
+int __attribute__((format(printf, 3, 4)))
+dbtrace_fail_at(struct dbtrace *t, uint64_t line, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -149,7 +98,6 @@ fail_at(struct dbtrace *t, uint64_t line, const char *fmt, ...)
 	return -1;
 }
 
-#define fail(t, ...)	fail_at(t, (t)->line, __VA_ARGS__)
 
 /* ---- Numbers ---- */
 
@@ -285,8 +233,8 @@ static int parse_file_decl(struct dbtrace *t, char **tok, int ntok)
 	uint32_t id;
 	int role;
 
-	if (ntok != 6)
-		return fail(t, "expected 'file ID ROLE SIZE MAXSIZE PATH'");
+	if (ntok != 6 && ntok != 7)
+		return fail(t, "expected 'file ID ROLE SIZE MAXSIZE PATH [direct]'");
 	if (parse_id(t, tok[1], "file", DBTRACE_MAX_FILES, &id))
 		return -1;
 	if (t->file_idx[id])
@@ -314,6 +262,15 @@ static int parse_file_decl(struct dbtrace *t, char **tok, int ntok)
 		return fail(t, "file %u: path '%.60s' %s", id, tok[5], why);
 	if (!fd.exists && !strcmp(tok[5], "."))
 		return fail(t, "file %u: the target directory '.' always exists (size 0, not '-')", id);
+	if (ntok == 7) {
+		if (strcmp(tok[6], "direct"))
+			return fail(t, "file %u: unknown flag '%.40s' (direct)", id, tok[6]);
+		if (t->h.version < 2)
+			return fail(t, "file %u: 'direct' needs 'dbtrace 2' (this trace is version 1)", id);
+		if (role == DBTRACE_ROLE_DIRECTORY)
+			return fail(t, "file %u: a directory is not read or written: no 'direct'", id);
+		fd.direct = 1;
+	}
 
 	if (t->h.nfiles == t->files_cap) {
 		unsigned cap = t->files_cap ? 2 * t->files_cap : 16;
@@ -438,21 +395,21 @@ static int check_paths(struct dbtrace *t)
 			a = pb;
 			b = pa;
 		}
-		return fail_at(t, b->line, "file %u: path '%.60s' already declared by file %u on line %" PRIu64,
+		return dbtrace_fail_at(t, b->line, "file %u: path '%.60s' already declared by file %u on line %" PRIu64,
 			       b->id, b->path, a->id, a->line);
 	}
 	/* a, not a directory, has b below it */
 	if (b->line > a->line)
-		return fail_at(t, b->line,
+		return dbtrace_fail_at(t, b->line,
 			       "file %u: path '%.60s' is below '%.60s', file %u (line %" PRIu64 ") of role %s, not a directory",
 			       b->id, b->path, a->path, a->id, a->line, role_names[a->role]);
-	return fail_at(t, a->line,
+	return dbtrace_fail_at(t, a->line,
 		       "file %u: path '%.60s' of role %s has file %u '%.60s' (line %" PRIu64 ") below it",
 		       a->id, a->path, role_names[a->role], b->id, b->path, b->line);
 }
 
 /* The header is over (first record or "end"): complete and consistent? */
-static int finish_header(struct dbtrace *t, const char *what)
+int dbtrace_finish_header(struct dbtrace *t, const char *what)
 {
 	if (header_keys_done(t, what))
 		return -1;
@@ -546,7 +503,7 @@ static int parse_incomplete(struct dbtrace *t, char *text)
 
 /* ---- Records ---- */
 
-static int nargs_of(enum dbtrace_op op)
+int dbtrace_nargs(enum dbtrace_op op)
 {
 	switch (op) {
 	case DBTRACE_READ:
@@ -566,13 +523,29 @@ static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_
 {
 	struct dbtrace_stream *s;
 	struct dbtrace_file *f;
-	uint64_t time = DBTRACE_NO_TIME, end;
+	uint64_t time = DBTRACE_NO_TIME, end, lat = 0;
 	uint32_t sid, fid;
-	int op, nargs, r;
+	int op, nargs, r, has_lat = 0;
 
 	memset(rec, 0, sizeof(*rec));
 	if (ntok < 4)
-		return fail(t, "expected 'TIME STREAM FILE OPERATION [ARGUMENTS]'");
+		return fail(t, "expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'");
+	if (tok[ntok - 1][0] == '+') {
+		if (t->h.version < 2)
+			return fail(t, "a latency '%.40s' needs 'dbtrace 2' (this trace is version 1)",
+				    tok[ntok - 1]);
+		if (t->h.time_unit == DBTRACE_TIME_NONE)
+			return fail(t, "a latency '%.40s' in an untimed trace (timeunit none)",
+				    tok[ntok - 1]);
+		r = parse_dec(tok[ntok - 1] + 1, &lat);
+		if (r == -1)
+			return fail(t, "bad latency '%.40s'", tok[ntok - 1]);
+		if (r == -2)
+			return fail(t, "latency '%.40s' is beyond 2^63-1", tok[ntok - 1]);
+		has_lat = 1;
+		if (--ntok < 4)
+			return fail(t, "expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'");
+	}
 	if (!strcmp(tok[0], "-")) {
 		if (t->h.time_unit != DBTRACE_TIME_NONE)
 			return fail(t, "time '-' in a timed trace (timeunit %s)",
@@ -604,7 +577,7 @@ static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_
 	if (op == DBTRACE_OP_NR)
 		return fail(t, "unknown operation '%.40s' (read, write, fsync, fdatasync, "
 			    "sync_file_range, trim, truncate, create, unlink)", tok[3]);
-	nargs = nargs_of(op);
+	nargs = dbtrace_nargs(op);
 	if (ntok - 4 != nargs)
 		return fail(t, nargs == 2 ? "%s takes OFFSET LENGTH" : nargs == 1 ?
 			    "%s takes SIZE" : "%s takes no arguments", op_names[op]);
@@ -617,6 +590,8 @@ static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_
 	if (time != DBTRACE_NO_TIME && s->records && time < s->last_time)
 		return fail(t, "time %" PRIu64 " goes back from %" PRIu64 " in stream %u",
 			    time, s->last_time, sid);
+	if (has_lat && lat > DBTRACE_MAX_OFFSET - time)
+		return fail(t, "time %" PRIu64 " + latency %" PRIu64 " is beyond 2^63-1", time, lat);
 
 	end = 0;
 	if (nargs == 2) {
@@ -650,6 +625,8 @@ static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_
 	rec->stream = sid;
 	rec->file = fid;
 	rec->op = op;
+	rec->has_lat = has_lat;
+	rec->lat = lat;
 	if (time != DBTRACE_NO_TIME)
 		s->last_time = time;
 	s->records++;
@@ -680,7 +657,7 @@ static int parse_end(struct dbtrace *t, char **tok, int ntok)
  * One line (NUL-terminated in a buffer it may modify, @len bytes): 1 with a
  * record in @rec, 0 for any other good line, -1 on error (t->err).
  */
-static int parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace_rec *rec)
+int dbtrace_parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace_rec *rec)
 {
 	char *tok[MAX_TOKENS], *p = line;
 	int ntok = 0;
@@ -694,11 +671,12 @@ static int parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace_
 	}
 	if (t->state == ST_MAGIC) {
 		if (strncmp(line, "dbtrace ", 8))
-			return fail(t, "not a dbtrace trace: the first line must be 'dbtrace %d'",
-				    DBTRACE_VERSION);
-		if (strcmp(line + 8, "1"))
-			return fail(t, "unsupported dbtrace version '%.40s' (this parser reads version %d)",
-				    line + 8, DBTRACE_VERSION);
+			return fail(t, "not a dbtrace trace: the first line must be 'dbtrace 1' or "
+				    "'dbtrace 2'");
+		if (strcmp(line + 8, "1") && strcmp(line + 8, "2"))
+			return fail(t, "unsupported dbtrace version '%.40s' (this parser reads versions "
+				    "1 and 2)", line + 8);
+		t->h.version = line[8] - '0';
 		t->state = ST_HEADER;
 		return 0;
 	}
@@ -731,14 +709,14 @@ static int parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace_
 	}
 	if ((tok[0][0] >= '0' && tok[0][0] <= '9') || tok[0][0] == '-') {
 		if (t->state == ST_HEADER) {
-			if (finish_header(t, "record"))
+			if (dbtrace_finish_header(t, "record"))
 				return -1;
 			t->state = ST_RECORDS;
 		}
 		return parse_record(t, tok, ntok, rec) ? -1 : 1;
 	}
 	if (!strcmp(tok[0], "end")) {
-		if (t->state == ST_HEADER && finish_header(t, "'end'"))
+		if (t->state == ST_HEADER && dbtrace_finish_header(t, "'end'"))
 			return -1;
 		return parse_end(t, tok, ntok);
 	}
@@ -896,16 +874,16 @@ static int read_record(struct dbtrace *t, struct dbtrace_rec *rec)
 				return 0;
 			}
 			if (t->state == ST_MAGIC)
-				return fail_at(t, 1, "empty input: not a dbtrace trace");
-			return fail_at(t, t->line + 1, "the trace ends without its 'end' line (truncated?)");
+				return dbtrace_fail_at(t, 1, "empty input: not a dbtrace trace");
+			return dbtrace_fail_at(t, t->line + 1, "the trace ends without its 'end' line (truncated?)");
 		}
-		r = parse_line(t, t->linebuf, len, rec);
+		r = dbtrace_parse_line(t, t->linebuf, len, rec);
 		if (r)
 			return r;
 	}
 }
 
-static struct dbtrace *new_trace(const char *name)
+struct dbtrace *dbtrace_new(const char *name)
 {
 	struct dbtrace *t = calloc(1, sizeof(*t));
 
@@ -927,7 +905,7 @@ static struct dbtrace *start(struct dbtrace *t, char *err, size_t errlen)
 	if (n >= 2 && t->in[0] == 0x1f && t->in[1] == 0x8b) {
 		t->gz = 1;
 		if (inflateInit2(&t->z, 16 + MAX_WBITS) != Z_OK) {
-			fail_at(t, 1, "cannot start gzip decompression");
+			dbtrace_fail_at(t, 1, "cannot start gzip decompression");
 			goto out;
 		}
 		t->z_init = 1;
@@ -952,7 +930,7 @@ out:
 
 struct dbtrace *dbtrace_open_file(FILE *f, const char *name, char *err, size_t errlen)
 {
-	struct dbtrace *t = new_trace(name);
+	struct dbtrace *t = dbtrace_new(name);
 
 	if (!t) {
 		pack_errf(err, errlen, "%s: out of memory", name ? name : "trace");
@@ -974,7 +952,7 @@ struct dbtrace *dbtrace_open(const char *path, char *err, size_t errlen)
 		pack_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	t = new_trace(path);
+	t = dbtrace_new(path);
 	if (!t) {
 		fclose(f);
 		pack_errf(err, errlen, "%s: out of memory", path);
@@ -989,7 +967,7 @@ struct dbtrace *dbtrace_open_mem(const void *buf, size_t len, const char *name,
 				 char *err, size_t errlen)
 {
 	static const unsigned char empty;
-	struct dbtrace *t = new_trace(name);
+	struct dbtrace *t = dbtrace_new(name);
 
 	if (!t) {
 		pack_errf(err, errlen, "%s: out of memory", name ? name : "trace");
@@ -1090,149 +1068,4 @@ void dbtrace_close(struct dbtrace *t)
 	for (i = 0; i < t->h.nincomplete; i++)
 		free(t->incomplete[i]);
 	free(t);
-}
-
-/* ---- Writing ---- */
-
-/*
- * Line @i of @h's header into @buf: 1, or 0 past the last line, or -1 if
- * it does not fit a line.
- */
-static int header_line(const struct dbtrace_header *h, unsigned i, char *buf, size_t len)
-{
-	const struct dbtrace_file *f;
-	char size[24];
-	int n;
-
-	if (i == 0)
-		n = snprintf(buf, len, "dbtrace %d", DBTRACE_VERSION);
-	else if (i == 1)
-		n = snprintf(buf, len, "pagesize %" PRIu32, h->page_size);
-	else if (i == 2)
-		n = snprintf(buf, len, "timeunit %s", dbtrace_time_unit_name(h->time_unit));
-	else if (i == 3)
-		n = snprintf(buf, len, "source %s", h->source ? h->source : "");
-	else if ((i -= 4) < h->nincomplete)
-		n = snprintf(buf, len, "incomplete %s", h->incomplete[i] ? h->incomplete[i] : "");
-	else if ((i -= h->nincomplete) < h->nfiles) {
-		f = &h->files[i];
-		if (f->exists)
-			snprintf(size, sizeof(size), "%" PRIu64, f->size);
-		else
-			snprintf(size, sizeof(size), "-");
-		n = snprintf(buf, len, "file %" PRIu32 " %s %s %" PRIu64 " %s", f->id,
-			     dbtrace_role_name(f->role), size, f->max_size, f->path ? f->path : "");
-	} else if ((i -= h->nfiles) < h->nstreams) {
-		n = snprintf(buf, len, "stream %" PRIu32 " %s", h->streams[i].id,
-			     h->streams[i].name ? h->streams[i].name : "");
-	} else {
-		return 0;
-	}
-	return n >= 0 && (size_t)n <= DBTRACE_MAX_LINE && (size_t)n < len ? 1 : -1;
-}
-
-/* Runs a formatted line through the parser; the line in @buf stays intact. */
-static int check_line(struct dbtrace *t, const char *buf, struct dbtrace_rec *rec)
-{
-	size_t n = strlen(buf);
-
-	memcpy(t->linebuf, buf, n + 1);
-	return parse_line(t, t->linebuf, n, rec);
-}
-
-struct dbtrace *dbtrace_write_header(FILE *out, const struct dbtrace_header *h,
-				     char *err, size_t errlen)
-{
-	char buf[DBTRACE_MAX_LINE + 2];
-	struct dbtrace_rec rec;
-	struct dbtrace *t = new_trace("output");
-	unsigned i;
-	int r;
-
-	if (!t) {
-		pack_errf(err, errlen, "output: out of memory");
-		return NULL;
-	}
-	for (i = 0; (r = header_line(h, i, buf, sizeof(buf))) > 0; i++) {
-		t->line++;
-		if (check_line(t, buf, &rec))
-			goto bad;
-	}
-	if (r < 0) {
-		fail_at(t, t->line + 1, "header line longer than %d bytes", DBTRACE_MAX_LINE);
-		goto bad;
-	}
-	if (finish_header(t, "record"))
-		goto bad;
-	for (i = 0; header_line(h, i, buf, sizeof(buf)) > 0; i++)
-		fprintf(out, "%s\n", buf);
-	if (ferror(out)) {
-		pack_errf(err, errlen, "output: write error: %s", strerror(errno));
-		dbtrace_close(t);
-		return NULL;
-	}
-	t->w = out;
-	t->state = ST_RECORDS;
-	return t;
-bad:
-	pack_errf(err, errlen, "%s", t->err);
-	dbtrace_close(t);
-	return NULL;
-}
-
-static void fmt_off(char *buf, size_t len, uint64_t v, uint32_t page)
-{
-	if (v % page == 0)
-		snprintf(buf, len, "p%" PRIu64, v / page);
-	else
-		snprintf(buf, len, "%" PRIu64, v);
-}
-
-int dbtrace_write_record(struct dbtrace *w, const struct dbtrace_rec *rec)
-{
-	char buf[256], tm[24], off[24];
-	struct dbtrace_rec parsed;
-	int nargs, n;
-
-	if (!w->w || w->state != ST_RECORDS)
-		return fail_at(w, w->line + 1, "record after the end of the trace");
-	if (rec->time == DBTRACE_NO_TIME)
-		snprintf(tm, sizeof(tm), "-");
-	else
-		snprintf(tm, sizeof(tm), "%" PRIu64, rec->time);
-	if ((unsigned)rec->op >= DBTRACE_OP_NR)
-		return fail_at(w, w->line + 1, "unknown operation %d", (int)rec->op);
-	nargs = nargs_of(rec->op);
-	if (nargs == 2) {
-		fmt_off(off, sizeof(off), rec->off, w->h.page_size);
-		n = snprintf(buf, sizeof(buf), "%s %" PRIu32 " %" PRIu32 " %s %s %" PRIu64, tm,
-			     rec->stream, rec->file, op_names[rec->op], off, rec->len);
-	} else if (nargs == 1) {
-		n = snprintf(buf, sizeof(buf), "%s %" PRIu32 " %" PRIu32 " %s %" PRIu64, tm,
-			     rec->stream, rec->file, op_names[rec->op], rec->size);
-	} else {
-		n = snprintf(buf, sizeof(buf), "%s %" PRIu32 " %" PRIu32 " %s", tm,
-			     rec->stream, rec->file, op_names[rec->op]);
-	}
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return fail_at(w, w->line + 1, "record does not fit a line");
-	w->line++;
-	if (check_line(w, buf, &parsed) < 0) {
-		w->line--;
-		return -1;
-	}
-	if (fprintf(w->w, "%s\n", buf) < 0)
-		return fail(w, "write error: %s", strerror(errno));
-	return 0;
-}
-
-int dbtrace_write_end(struct dbtrace *w)
-{
-	if (!w->w || w->state != ST_RECORDS)
-		return fail_at(w, w->line + 1, "the trace is already ended");
-	w->line++;
-	w->state = ST_END;
-	if (fprintf(w->w, "end %" PRIu64 "\n", w->nrec) < 0 || fflush(w->w))
-		return fail(w, "write error: %s", strerror(errno));
-	return 0;
 }

@@ -21,7 +21,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define DBTRACE_VERSION		1
+/*
+ * Versions this parser reads: 1, and 2 which adds a file's "direct" flag and
+ * a record's "+LATENCY" (docs/dbtrace-format.md). A version-1 trace is a
+ * valid version-2 trace with "dbtrace 1" as its first line.
+ */
+#define DBTRACE_VERSION		2
 
 /* Limits (docs/dbtrace-format.md, "Limits"). */
 #define DBTRACE_MAX_LINE	4096		/* bytes of a line, without its newline */
@@ -74,6 +79,7 @@ struct dbtrace_file {
 	uint64_t size;		/* size before the first record (0 if !exists) */
 	uint64_t max_size;	/* no record reaches beyond it: the span the file needs */
 	const char *path;	/* relative to the target directory; "." is the target itself */
+	int direct;		/* version 2: the database read and wrote it with O_DIRECT */
 	uint64_t line;		/* line of the declaration */
 	uint64_t extent;	/* parser: highest range end or truncate size seen so far */
 };
@@ -88,6 +94,8 @@ struct dbtrace_stream {
 
 /* The header as parsed, or as handed to the writer. Arrays in declaration order. */
 struct dbtrace_header {
+	/* 1 or 2 (the writer: 0 means 1); direct files and latencies need 2 */
+	unsigned version;
 	uint32_t page_size;
 	enum dbtrace_time_unit time_unit;
 	const char *source;
@@ -111,6 +119,12 @@ struct dbtrace_rec {
 	enum dbtrace_op op;
 	uint64_t off, len;	/* read, write, sync_file_range, trim; else 0 */
 	uint64_t size;		/* truncate; else 0 */
+	/*
+	 * Version 2, timed traces: the record completed @lat time units after
+	 * @time (the capture saw its completion). has_lat 0: not known.
+	 */
+	int has_lat;
+	uint64_t lat;
 };
 
 struct dbtrace;
@@ -158,7 +172,7 @@ void dbtrace_close(struct dbtrace *t);
 /* ---- Writing ---- */
 
 /*
- * Writes "dbtrace 1" and the header @h to @out and returns a writer (NULL
+ * Writes "dbtrace V" (V = h->version, 0 meaning 1) and the header @h to @out and returns a writer (NULL
  * with a one-line message in @err if @h is not a valid header: every
  * declaration is checked as the parser checks it). @h is copied.
  */

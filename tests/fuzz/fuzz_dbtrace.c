@@ -63,6 +63,8 @@ static void check_header(const struct dbtrace *t)
 	char why[128];
 	unsigned i;
 
+	if (h->version < 1 || h->version > DBTRACE_VERSION)
+		abort();
 	if (h->page_size < DBTRACE_MIN_PAGE || h->page_size > DBTRACE_MAX_PAGE ||
 	    (h->page_size & (h->page_size - 1)) || !h->source || !h->source[0])
 		abort();
@@ -71,7 +73,8 @@ static void check_header(const struct dbtrace *t)
 
 		if (dbtrace_path_check(f->path, f->role, why, sizeof(why)) || escapes(f->path) ||
 		    f->size > f->max_size || f->max_size > DBTRACE_MAX_OFFSET ||
-		    (f->role == DBTRACE_ROLE_DIRECTORY && f->max_size) ||
+		    (f->role == DBTRACE_ROLE_DIRECTORY && (f->max_size || f->direct)) ||
+		    (f->direct && h->version < 2) ||
 		    dbtrace_file_by_id(t, f->id) != f)
 			abort();
 	}
@@ -99,19 +102,25 @@ static void check_rec(const struct dbtrace *t, const struct dbtrace_rec *r, uint
 		abort();
 	if (r->time != DBTRACE_NO_TIME && prev_time != DBTRACE_NO_TIME && r->time < prev_time)
 		abort();
+	if (r->has_lat && (dbtrace_header(t)->version < 2 || r->time == DBTRACE_NO_TIME ||
+			   r->lat > DBTRACE_MAX_OFFSET - r->time))
+		abort();
+	if (!r->has_lat && r->lat)
+		abort();
 }
 
 static int same_header(const struct dbtrace_header *a, const struct dbtrace_header *b)
 {
 	unsigned i;
 
-	if (a->page_size != b->page_size || a->time_unit != b->time_unit ||
+	if (a->version != b->version || a->page_size != b->page_size || a->time_unit != b->time_unit ||
 	    strcmp(a->source, b->source) || a->nfiles != b->nfiles || a->nstreams != b->nstreams)
 		return 0;
 	for (i = 0; i < a->nfiles; i++)
 		if (a->files[i].id != b->files[i].id || a->files[i].role != b->files[i].role ||
 		    a->files[i].exists != b->files[i].exists || a->files[i].size != b->files[i].size ||
 		    a->files[i].max_size != b->files[i].max_size ||
+		    a->files[i].direct != b->files[i].direct ||
 		    strcmp(a->files[i].path, b->files[i].path))
 			return 0;
 	for (i = 0; i < a->nstreams; i++)
@@ -150,7 +159,7 @@ static void round_trip(const struct dbtrace *t, size_t n)
 			abort();
 		if (r.time != kept[i].time || r.stream != kept[i].stream || r.file != kept[i].file ||
 		    r.op != kept[i].op || r.off != kept[i].off || r.len != kept[i].len ||
-		    r.size != kept[i].size)
+		    r.size != kept[i].size || r.has_lat != kept[i].has_lat || r.lat != kept[i].lat)
 			abort();
 	}
 	if (dbtrace_next(t2, &r) != 0)

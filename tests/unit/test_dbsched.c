@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbdepth.h"
 #include "dbsched.h"
 #include "rng.h"
 #include "test.h"
@@ -197,6 +198,142 @@ TEST(dbsched_depth4_and_fsync_barrier)
 	done(&h, 7, 0);
 	CHECK(dbsched_count(h.s) == 0 && dbsched_inflight(h.s) == 0);
 	dbsched_free(h.s);
+}
+
+/* Pushes a read with a captured depth; returns its seq. */
+static unsigned PD(struct h *h, uint32_t stream, unsigned depth)
+{
+	struct dbtrace_rec r = { .stream = stream, .file = 1, .op = DBTRACE_READ,
+				 .off = 8192 * h->n, .len = 8192 };
+	unsigned seq = h->n++;
+	int slot = dbsched_push_depth(h->s, &r, DBTRACE_ROLE_DATA, 0, 0, depth);
+
+	CHECK(slot >= 0);
+	h->slot[seq] = slot;
+	if (slot >= 0)
+		CHECK(dbsched_item(h->s, slot)->depth == depth);
+	return seq;
+}
+
+/*
+ * Captured depth: each record goes only while fewer than its depth of its
+ * stream's records are in flight, whatever stream_depth says; records
+ * without one (0) keep stream_depth.
+ */
+TEST(dbsched_captured_depth)
+{
+	struct h h;
+
+	if (!h_init(&h, 32, 1))
+		return;
+	PD(&h, 0, 1);		/* 0: the stream's first request */
+	PD(&h, 0, 2);		/* 1: queued while 0 is in flight */
+	PD(&h, 0, 3);		/* 2 */
+	PD(&h, 0, 3);		/* 3: one of 0..2 had completed in the trace */
+	PD(&h, 0, 1);		/* 4: everything before had completed */
+	PD(&h, 1, 2);		/* 5: another stream, its own count */
+	P(&h, 0, 1, DBTRACE_READ, 0, 0);	/* 6: no depth: stream_depth 1 */
+	PICK(&h, 0);
+	PICK(&h, 1);
+	PICK(&h, 2);
+	PICK(&h, 5);		/* stream 0's 3 waits: 3 in flight, its depth is 3 */
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK(&h, 3);		/* 2 in flight: 3 may go, making 3 */
+	PICK_NONE(&h);
+	CHECK(dbsched_stream_max(h.s) == 3);
+	done(&h, 0, 0);
+	done(&h, 2, 0);
+	PICK_NONE(&h);		/* 4 (depth 1) waits for every earlier one */
+	done(&h, 3, 0);
+	PICK(&h, 4);
+	PICK_NONE(&h);
+	done(&h, 4, 0);
+	PICK(&h, 6);
+	done(&h, 6, 0);
+	done(&h, 5, 0);
+	CHECK(dbsched_count(h.s) == 0 && dbsched_inflight(h.s) == 0);
+	dbsched_free(h.s);
+
+	/* a captured depth below stream_depth limits too; a barrier still waits for all */
+	if (!h_init(&h, 32, 8))
+		return;
+	PD(&h, 0, 1);		/* 0 */
+	PD(&h, 0, 1);		/* 1 */
+	P(&h, 0, 1, DBTRACE_FSYNC, 0, 0);	/* 2 */
+	PICK(&h, 0);
+	PICK_NONE(&h);
+	done(&h, 0, 0);
+	PICK(&h, 1);
+	PICK_NONE(&h);
+	done(&h, 1, 0);
+	PICK(&h, 2);
+	done(&h, 2, 0);
+	dbsched_free(h.s);
+}
+
+/* The captured depth of each record, from issue and completion times. */
+TEST(dbdepth_from_completions)
+{
+	struct dbdepth *d = dbdepth_new();
+	struct dbtrace_rec r = { .has_lat = 1 };
+	static const struct { uint32_t stream; uint64_t time, lat; int has_lat, want; } c[] = {
+		{ 0, 100, 50, 1, 1 },	/* completes at 150 */
+		{ 0, 110, 10, 1, 2 },	/* 120 */
+		{ 0, 115, 100, 1, 3 },	/* 215 */
+		{ 1, 116, 1, 1, 1 },	/* another stream: its own */
+		{ 0, 120, 5, 1, 3 },	/* 110's completed at 120 (not after): 100, 115 + itself */
+		{ 0, 130, 0, 0, 0 },	/* no latency: not known, not counted */
+		{ 0, 149, 1, 1, 3 },	/* 150, 215 in flight (125 done) */
+		{ 0, 150, 0, 1, 2 },	/* 150 completed at 150: 215 */
+		{ 0, 215, 3, 1, 1 },	/* all done */
+		{ 0, 218, 2, 1, 1 },	/* sync: the last completed at 218 */
+	};
+	unsigned i;
+
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		r.stream = c[i].stream;
+		r.time = c[i].time;
+		r.lat = c[i].lat;
+		r.has_lat = c[i].has_lat;
+		if (dbdepth_next(d, &r) != c[i].want) {
+			printf("  record %u: depth %d\n", i, dbdepth_next(d, &r));
+			CHECK(!"depth");
+		}
+	}
+	CHECK(dbdepth_max(d, 0) == 3 && dbdepth_max(d, 1) == 1 && dbdepth_max(d, 2) == 0);
+	r.time = DBTRACE_NO_TIME;
+	CHECK(dbdepth_next(d, &r) == 0);
+	dbdepth_reset(d);
+	CHECK(dbdepth_max(d, 0) == 0);
+	r.stream = 0;
+	r.time = 1;
+	r.lat = 1;
+	CHECK(dbdepth_next(d, &r) == 1);	/* nothing left from before the reset */
+
+	/* beyond DBDEPTH_MAX in flight: counted as DBDEPTH_MAX, exactly after */
+	dbdepth_reset(d);
+	r.stream = 7;
+	for (i = 0; i < DBDEPTH_MAX + 500; i++) {
+		int got;
+
+		r.time = 1000 + i;
+		r.lat = 1000000;		/* all still in flight */
+		got = dbdepth_next(d, &r);
+		if (got != (int)(i + 1 > DBDEPTH_MAX ? DBDEPTH_MAX : i + 1)) {
+			printf("  record %u: depth %d\n", i, got);
+			CHECK(!"saturated depth");
+			break;
+		}
+	}
+	r.time = 1000000 + 1000 + DBDEPTH_MAX + 200;	/* records 0 .. 1224 completed */
+	r.lat = 1;
+	CHECK(dbdepth_next(d, &r) == DBDEPTH_MAX + 500 - 1225 + 1);
+	CHECK(dbdepth_max(d, 7) == DBDEPTH_MAX);
+	dbdepth_free(d);
 }
 
 TEST(dbsched_fdatasync_is_a_barrier_too)
@@ -693,6 +830,7 @@ struct mrec {
 	enum dbtrace_role role;
 	enum dbsched_kind kind;
 	uint64_t due;
+	unsigned depth;		/* captured depth, 0: the model's */
 	int state;		/* 0 not pushed, 1 waiting, 2 in flight, 3 done */
 	int slot;
 };
@@ -741,7 +879,7 @@ static int m_may_go(const struct model *m, unsigned i, uint64_t now, int ignore_
 		    (q->kind == DBSCHED_FILE_NS || r->kind == DBSCHED_FILE_NS))
 			return 0;
 	}
-	if (mine >= m->depth)
+	if (mine >= (r->depth ? r->depth : m->depth))
 		return 0;
 	return ignore_time || r->due <= now;
 }
@@ -802,6 +940,7 @@ static void m_trace(struct model *m, unsigned n, int timed)
 			r->rec.len = 4096;
 		}
 		r->kind = dbsched_kind_of(r->rec.op, r->role);
+		r->depth = rnd(3) ? 0 : 1 + (unsigned)rnd(4);	/* a captured depth, or none */
 		if (timed) {
 			/* per stream, times never decrease; sometimes equal */
 			st_time[s] += rnd(3) ? rnd(40) : 0;
@@ -835,7 +974,7 @@ static int m_run(struct dbsched *s, struct model *m, unsigned capacity, uint64_t
 
 		if (m->pushed < m->n && in_window < capacity && act < 3) {
 			struct mrec *r = &m->r[m->pushed];
-			int slot = dbsched_push(s, &r->rec, r->role, r->due, now);
+			int slot = dbsched_push_depth(s, &r->rec, r->role, r->due, now, r->depth);
 			struct dbsched_item *it;
 
 			if (slot < 0 || slot >= (int)capacity || slot_owner[slot] != -1) {

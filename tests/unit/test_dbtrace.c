@@ -152,12 +152,14 @@ static char *write_trace(const struct dbtrace_header *h, const struct dbtrace_re
 static int same_file(const struct dbtrace_file *a, const struct dbtrace_file *b)
 {
 	return a->id == b->id && a->role == b->role && a->exists == b->exists &&
-	       a->size == b->size && a->max_size == b->max_size && !strcmp(a->path, b->path);
+	       a->size == b->size && a->max_size == b->max_size && !strcmp(a->path, b->path) &&
+	       a->direct == b->direct;
 }
 
 static int same_rec(const struct dbtrace_rec *a, const struct dbtrace_rec *b)
 {
 	return a->time == b->time && a->stream == b->stream && a->file == b->file &&
+	       a->has_lat == b->has_lat && a->lat == b->lat &&
 	       a->op == b->op && a->off == b->off && a->len == b->len && a->size == b->size;
 }
 
@@ -367,9 +369,10 @@ TEST(dbtrace_incomplete_lines)
 TEST(dbtrace_header_errors)
 {
 	BAD("", "t line 1: empty input: not a dbtrace trace");
-	BAD("hello\n", "t line 1: not a dbtrace trace: the first line must be 'dbtrace 1'");
-	BAD("# dbtrace 1\n", "t line 1: not a dbtrace trace: the first line must be 'dbtrace 1'");
-	BAD("dbtrace 2\n", "t line 1: unsupported dbtrace version '2' (this parser reads version 1)");
+	BAD("hello\n", "t line 1: not a dbtrace trace: the first line must be 'dbtrace 1' or 'dbtrace 2'");
+	BAD("# dbtrace 1\n", "t line 1: not a dbtrace trace: the first line must be 'dbtrace 1' or 'dbtrace 2'");
+	BAD("dbtrace 3\n", "t line 1: unsupported dbtrace version '3' (this parser reads versions 1 and 2)");
+	BAD("dbtrace 2.0\n", "t line 1: unsupported dbtrace version '2.0' (this parser reads versions 1 and 2)");
 	BAD("dbtrace 1\n", "t line 2: the trace ends without its 'end' line (truncated?)");
 	BAD("dbtrace 1\npagesize 8192\npagesize 8192\n",
 	    "t line 3: duplicate pagesize (first on line 2)");
@@ -398,7 +401,7 @@ TEST(dbtrace_header_errors)
 
 TEST(dbtrace_declaration_errors)
 {
-	BAD(HDR "file 9 data 0 0\n", "t line 12: expected 'file ID ROLE SIZE MAXSIZE PATH'");
+	BAD(HDR "file 9 data 0 0\n", "t line 12: expected 'file ID ROLE SIZE MAXSIZE PATH [direct]'");
 	BAD(HDR "file 16384 data 0 0 x\n",
 	    "t line 12: file id '16384' must be an integer from 0 to 16383");
 	BAD(HDR "file -1 data 0 0 x\n",
@@ -462,7 +465,7 @@ TEST(dbtrace_record_errors)
 	BAD(HDR "12 0 0 READ 0 1\n",
 	    "t line 12: unknown operation 'READ' (read, write, fsync, fdatasync, "
 	    "sync_file_range, trim, truncate, create, unlink)");
-	BAD(HDR "12 0 0\n", "t line 12: expected 'TIME STREAM FILE OPERATION [ARGUMENTS]'");
+	BAD(HDR "12 0 0\n", "t line 12: expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'");
 	BAD(HDR "12 0 0 read 0 1 2 3 4 5\n", "t line 12: too many fields");
 	BAD(HDR "12 3 0 fsync\n", "t line 12: undeclared stream 3");
 	BAD(HDR "12 0 9 fsync\n", "t line 12: undeclared file 9");
@@ -656,6 +659,146 @@ TEST(dbtrace_truncated_gzip)
 	test_rm(path);
 	free(gz);
 	free(buf);
+}
+
+/* Version 2: a file's "direct" flag and a record's "+LATENCY". */
+#define HDR2								\
+	"dbtrace 2\n"							\
+	"pagesize 4096\n"						\
+	"timeunit us\n"							\
+	"source unit test: version 2\n"					\
+	"file 0 data 0 p16 d direct\n"					\
+	"file 1 log - 65536 l\n"						\
+	"file 2 directory 0 0 .\n"					\
+	"stream 0 s0\n"							\
+	"stream 1 s1\n"
+
+TEST(dbtrace_version2)
+{
+	static const char text[] = HDR2
+		"10 0 0 read p1 4096 +25\n"
+		"11 0 0 read p2 4096\n"
+		"12 1 1 write 0 512 +0\n"
+		"13 1 1 fdatasync\t+100\n"
+		"14 0 2 fsync +7\n"
+		"end 5\n";
+	struct dbtrace_rec rec;
+	struct dbtrace *t = dbtrace_open_mem(text, sizeof(text) - 1, "t", err, sizeof(err));
+	const struct dbtrace_header *h;
+
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	h = dbtrace_header(t);
+	CHECK(h->version == 2);
+	CHECK(dbtrace_file_by_id(t, 0)->direct == 1);
+	CHECK(dbtrace_file_by_id(t, 1)->direct == 0);
+	CHECK(dbtrace_next(t, &rec) == 1 && rec.has_lat && rec.lat == 25 && rec.time == 10);
+	CHECK(dbtrace_next(t, &rec) == 1 && !rec.has_lat && rec.lat == 0);
+	CHECK(dbtrace_next(t, &rec) == 1 && rec.has_lat && rec.lat == 0 && rec.len == 512);
+	CHECK(dbtrace_next(t, &rec) == 1 && rec.has_lat && rec.lat == 100 &&
+	      rec.op == DBTRACE_FDATASYNC);
+	CHECK(dbtrace_next(t, &rec) == 1 && rec.has_lat && rec.lat == 7);
+	CHECK(dbtrace_next(t, &rec) == 0);
+	dbtrace_close(t);
+
+	/* version 1 keeps parsing as before; a version-1 trace reports 1 */
+	t = dbtrace_open_mem(HDR "end\n", strlen(HDR "end\n"), "t", err, sizeof(err));
+	CHECK(t != NULL && dbtrace_header(t)->version == 1);
+	dbtrace_close(t);
+
+	/* the additions are errors in a version-1 trace, with the version named */
+	BAD(HDR "file 9 data 0 0 x direct\n",
+	    "t line 12: file 9: 'direct' needs 'dbtrace 2' (this trace is version 1)");
+	BAD(HDR "12 0 0 read 0 1 +5\n",
+	    "t line 12: a latency '+5' needs 'dbtrace 2' (this trace is version 1)");
+	BAD(HDR2 "file 9 data 0 0 x Direct\n", "t line 10: file 9: unknown flag 'Direct' (direct)");
+	BAD(HDR2 "file 9 data 0 0 x direct 1\n",
+	    "t line 10: expected 'file ID ROLE SIZE MAXSIZE PATH [direct]'");
+	BAD(HDR2 "file 9 directory 0 0 x direct\n",
+	    "t line 10: file 9: a directory is not read or written: no 'direct'");
+	BAD(HDR2 "10 0 0 read 0 1 +x\n", "t line 10: bad latency '+x'");
+	BAD(HDR2 "10 0 0 read 0 1 +\n", "t line 10: bad latency '+'");
+	BAD(HDR2 "10 0 0 read 0 1 +-1\n", "t line 10: bad latency '+-1'");
+	BAD(HDR2 "10 0 0 read 0 1 +99999999999999999999\n",
+	    "t line 10: latency '+99999999999999999999' is beyond 2^63-1");
+	BAD(HDR2 "9223372036854775800 0 0 read 0 1 +8\n",
+	    "t line 10: time 9223372036854775800 + latency 8 is beyond 2^63-1");
+	BAD(HDR2 "10 0 0 read 0 1 +1 +2\n", "t line 10: read takes OFFSET LENGTH");
+	BAD(HDR2 "10 0 0 fsync +1 0\n", "t line 10: fsync takes no arguments");
+	BAD(HDR2 "10 0 0 +1\n",
+	    "t line 10: expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'");
+	BAD("dbtrace 2\npagesize 4096\ntimeunit none\nsource x\nfile 0 data 0 9 d\n"
+	    "stream 0 s\n- 0 0 read 0 1 +3\n",
+	    "t line 7: a latency '+3' in an untimed trace (timeunit none)");
+}
+
+TEST(dbtrace_version2_round_trip)
+{
+	static const struct dbtrace_file files[] = {
+		{ .id = 3, .role = DBTRACE_ROLE_DATA, .exists = 1, .size = 8192, .max_size = 8192,
+		  .path = "a", .direct = 1 },
+		{ .id = 4, .role = DBTRACE_ROLE_LOG, .exists = 1, .size = 0, .max_size = 4096,
+		  .path = "b" },
+	};
+	static const struct dbtrace_stream streams[] = { { .id = 0, .name = "t" } };
+	struct dbtrace_header h = {
+		.version = 2, .page_size = 4096, .time_unit = DBTRACE_TIME_NS, .source = "rt",
+		.files = files, .nfiles = 2, .streams = streams, .nstreams = 1,
+	};
+	struct dbtrace_rec r[] = {
+		{ .time = 5, .file = 3, .op = DBTRACE_READ, .off = 0, .len = 4096, .has_lat = 1,
+		  .lat = 1000 },
+		{ .time = 6, .file = 4, .op = DBTRACE_WRITE, .off = 1, .len = 10 },
+		{ .time = 6, .file = 4, .op = DBTRACE_FSYNC, .has_lat = 1, .lat = 0 },
+	}, got;
+	struct dbtrace *t;
+	size_t len, i;
+	char *buf = write_trace(&h, r, 3, &len), *w1;
+	FILE *f;
+
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	CHECK(strstr(buf, "dbtrace 2\n") == buf);
+	CHECK(strstr(buf, "file 3 data 8192 8192 a direct\n") != NULL);
+	CHECK(strstr(buf, "5 0 3 read p0 4096 +1000\n") != NULL);
+	CHECK(strstr(buf, "6 0 4 fsync +0\n") != NULL);
+	t = dbtrace_open_mem(buf, len, "t", err, sizeof(err));
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(same_file(dbtrace_file_by_id(t, 3), &files[0]));
+		CHECK(same_file(dbtrace_file_by_id(t, 4), &files[1]));
+		for (i = 0; i < 3; i++)
+			CHECK(dbtrace_next(t, &got) == 1 && same_rec(&got, &r[i]));
+		dbtrace_close(t);
+	}
+	free(buf);
+
+	/* a version-1 writer refuses what version 1 cannot say, and writes nothing */
+	h.version = 0;
+	f = open_memstream(&w1, &len);
+	CHECK(dbtrace_write_header(f, &h, err, sizeof(err)) == NULL);
+	CHECK(!strcmp(err, "output line 5: file 3: 'direct' needs 'dbtrace 2' (this trace is version 1)"));
+	h.nfiles = 0;
+	{
+		static const struct dbtrace_file plain = { .id = 4, .role = DBTRACE_ROLE_LOG,
+			.exists = 1, .max_size = 4096, .path = "b" };
+		struct dbtrace *w;
+
+		h.files = &plain;
+		h.nfiles = 1;
+		w = dbtrace_write_header(f, &h, err, sizeof(err));
+		CHECK(w != NULL);
+		if (w) {
+			CHECK(dbtrace_write_record(w, &r[2]) == -1);
+			CHECK(strstr(dbtrace_error(w), "needs 'dbtrace 2'") != NULL);
+			dbtrace_close(w);
+		}
+	}
+	fclose(f);
+	CHECK(strstr(w1, "+0") == NULL);
+	free(w1);
 }
 
 TEST(dbtrace_writer_checks)
