@@ -899,6 +899,8 @@ def main(argv):
     work = tempfile.mkdtemp(prefix="bpm-work.", dir="/tmp")
     snap = {}
     try:
+        # a snapshot of build/NAME.so (a loader) could not find its engine
+        a.engine = sf.engine_build(a.fio, a.engine)
         for key in ("fio", "engine", "pm_sim"):
             src = getattr(a, key)
             dst = os.path.join(work, os.path.basename(src))
