@@ -7,7 +7,8 @@ Run as root (it mounts a tmpfs), from anywhere:
 
 See --help for the full description (it reads like a man page).
 Only the Python standard library is used; the generic helpers (process
-runner, Markdown tables, machine description) are bench-smallfile.py's.
+runner, Markdown tables, machine description) are bench-smallfile.py's, the
+loop device of the loop-ext4/loop-xfs file systems is bench-cold.py's.
 """
 
 import argparse
@@ -28,15 +29,18 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _load_smallfile_helpers():
-    path = os.path.join(REPO, "scripts", "bench-smallfile.py")
-    spec = importlib.util.spec_from_file_location("bench_smallfile", path)
+def _load_script(name):
+    """scripts/bench-NAME.py as a module (the file names have hyphens)."""
+    path = os.path.join(REPO, "scripts", "bench-%s.py" % name)
+    spec = importlib.util.spec_from_file_location("bench_" + name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
-sf = _load_smallfile_helpers()
+sf = _load_script("smallfile")
+# the loop device (image written in full, --direct-io=on, mkfs, mount,
+# cleanup) is bench-cold.py's, loaded only when a loop-* file system is asked for
 log, run, Report, fs_of, machine_info = sf.log, sf.run, sf.Report, sf.fs_of, sf.machine_info
 
 DESCRIPTION = """\
@@ -112,10 +116,21 @@ DESCRIPTION
              81-byte buffer) and unmounted at the end, also on errors,
              Ctrl-C, SIGTERM and SIGHUP.
       disk   a private directory below --disk-dir (default /var/tmp), made
-             and removed by this script. `sync` runs (untimed) before every
-             run on both file systems, so a run does not pay for the previous
-             run's writeback; the page cache is not dropped (PostMark never
-             reads a file it did not just write).
+             and removed by this script.
+      loop-ext4, loop-xfs
+             a block device of its own, made once: an image of --image-mib
+             below --image-dir written in full from /dev/urandom, attached
+             with `losetup --direct-io=on` (bench-cold.py's LoopDevice); then
+             before EVERY single run (calibration probes included) of either
+             program: umount, mkfs.ext4 -F / mkfs.xfs -f, mount. Each run
+             starts on a fresh file system, so what one run left behind
+             (writeback, journal, fragmented free space, an aged directory)
+             cannot slow the next: the variance that made the `disk` ratios
+             unreadable. Unmounted, detached and removed at exit, also on
+             errors, Ctrl-C, SIGTERM and SIGHUP. Repeats: --disk-repeats.
+    `sync` runs (untimed) before every run on every file system, so a run
+    does not pay for the previous run's writeback; the page cache is not
+    dropped (PostMark never reads a file it did not just write).
 
     Also recorded per run: the process's user and system CPU seconds
     (getrusage of the children: fio's job process is fio's child), its wall
@@ -178,6 +193,8 @@ EXAMPLES
     sudo /usr/bin/python3 scripts/bench-postmark.py --filesystems tmpfs --configs defaults \\
          --transactions 2000000
     sudo /usr/bin/python3 scripts/bench-postmark.py --disk-dir /srv/scratch --disk-repeats 2
+    sudo /usr/bin/python3 scripts/bench-postmark.py --filesystems loop-ext4,loop-xfs \\
+         --configs defaults,pts --disk-repeats 3
 """
 
 SEED = 42
@@ -347,13 +364,16 @@ def out_of_files_cap(a, workdir, cfg, n):
 
 
 class Runner:
-    def __init__(self, a, workdir):
+    def __init__(self, a, workdir, remake=None):
         self.a = a
         self.workdir = workdir   # configs, reports, opstats (not on the fs under test)
         self.seq = 0
+        self.remake = remake or {}   # base -> makes a fresh file system there
 
     def _fresh_dir(self, base):
         self.seq += 1
+        if base in self.remake:
+            self.remake[base]()
         d = os.path.join(base, "r%03d" % self.seq)
         os.mkdir(d)
         if len(d) > MAX_LOCATION:
@@ -459,12 +479,34 @@ def compare_counters(p, e):
 # ---------------------------------------------------------------- file systems
 
 class Places:
-    """The tmpfs mount and the disk directory; cleaned up at exit."""
+    """The tmpfs mount, the disk directory and the loop device; cleaned up
+    at exit."""
 
     def __init__(self):
         self.base = tempfile.mkdtemp(prefix="bpm.", dir="/tmp")
         self.mnt = None
         self.disk = None
+        self.loop = None
+
+    def make_loop(self, a, fs):
+        """The loop device (made on first use, shared by the file systems)
+        and a function that puts a fresh `fs` on it: (base, remake, desc)."""
+        if self.loop is None:
+            cold = _load_script("cold")
+            dev = cold.LoopDevice(a.image_dir, a.image_mib)
+            self.loop = dev
+            dev.setup()
+        dev = self.loop
+        base = os.path.join(dev.mnt, "tree")
+
+        def remake():
+            if dev.mkfs_mount(fs) != base:
+                raise RuntimeError("loop device mounted elsewhere than %s" % base)
+        remake()
+        desc = ("%s on %s: a %d MiB image in %s (%s) written in full from /dev/urandom, "
+                "`losetup --direct-io=on`; umount, mkfs.%s, mount before every run"
+                % (fs, dev.dev, a.image_mib, a.image_dir, fs_of(a.image_dir), fs))
+        return base, remake, desc
 
     def mount_tmpfs(self, size_bytes):
         mp = os.path.join(self.base, "t")
@@ -497,6 +539,9 @@ class Places:
         if self.disk:
             shutil.rmtree(self.disk, ignore_errors=True)
             self.disk = None
+        if self.loop:
+            self.loop.cleanup()
+            self.loop = None
         shutil.rmtree(self.base, ignore_errors=True)
 
 
@@ -731,7 +776,7 @@ def parse_args(argv):
     p.add_argument("--raw", metavar="FILE",
                    help="also write every measurement as JSON to FILE")
     p.add_argument("--filesystems", default="tmpfs,disk", metavar="LIST",
-                   help="which of tmpfs,disk to run (default both)")
+                   help="which of tmpfs,disk,loop-ext4,loop-xfs to run (default tmpfs,disk)")
     p.add_argument("--configs", default=",".join(c[0] for c in CONFIGS), metavar="LIST",
                    help="which configurations (default %s)" % ",".join(c[0] for c in CONFIGS))
     p.add_argument("--disk-dir", default="/var/tmp", metavar="DIR",
@@ -740,7 +785,12 @@ def parse_args(argv):
     p.add_argument("--repeats", type=int, metavar="N",
                    help="runs of each program per configuration on tmpfs (default 3, quick 1)")
     p.add_argument("--disk-repeats", type=int, metavar="N",
-                   help="the same on the disk (default: --repeats)")
+                   help="the same on the disk and the loop device (default: --repeats)")
+    p.add_argument("--image-dir", default="/var/tmp", metavar="DIR",
+                   help="loop-*: where the image file goes (default /var/tmp); removed at exit")
+    p.add_argument("--image-mib", type=int, metavar="MIB",
+                   help="loop-*: image size (default 2 x number x size_high of the largest "
+                        "configuration + 1 GiB, at most 8192)")
     p.add_argument("--transactions", metavar="N|NAME=N,...",
                    help="fix the transaction count (for all configurations, or per "
                         "configuration as article=N,pts=N,...) instead of calibrating")
@@ -780,8 +830,9 @@ def parse_args(argv):
     a.min_seconds = a.min_seconds or (2 if q else 60)
     a.filesystems = [x.strip() for x in a.filesystems.split(",") if x.strip()]
     a.configs = [x.strip() for x in a.configs.split(",") if x.strip()]
-    if not set(a.filesystems) <= {"tmpfs", "disk"} or not a.filesystems:
-        p.error("--filesystems takes tmpfs,disk")
+    if not set(a.filesystems) <= {"tmpfs", "disk", "loop-ext4", "loop-xfs"} \
+            or not a.filesystems:
+        p.error("--filesystems takes tmpfs,disk,loop-ext4,loop-xfs")
     bad = [c for c in a.configs if c not in CONFIG_BY_NAME]
     if bad or not a.configs:
         p.error("unknown configuration(s) %s; known: %s" % (
@@ -799,6 +850,12 @@ def parse_args(argv):
             else:
                 for k in CONFIG_BY_NAME:
                     a.tx_fixed[k] = int(part)
+    if not a.image_mib:
+        big = max(2 * CONFIG_BY_NAME[c][2]["number"] * CONFIG_BY_NAME[c][2]["size"][1]
+                  for c in a.configs)
+        a.image_mib = min(8192, (big >> 20) + 1024)
+    if a.image_mib > 8192:
+        p.error("--image-mib at most 8192")
     a.engine = os.path.abspath(a.engine)
     a.fio = os.path.abspath(a.fio)
     return a
@@ -842,6 +899,8 @@ def main(argv):
     work = tempfile.mkdtemp(prefix="bpm-work.", dir="/tmp")
     snap = {}
     try:
+        # a snapshot of build/NAME.so (a loader) could not find its engine
+        a.engine = sf.engine_build(a.fio, a.engine)
         for key in ("fio", "engine", "pm_sim"):
             src = getattr(a, key)
             dst = os.path.join(work, os.path.basename(src))
@@ -885,6 +944,7 @@ def main(argv):
     mismatches = []
     try:
         fss = []
+        remake = {}
         cfgs = [CONFIG_BY_NAME[n] for n in a.configs]
         for fsname in a.filesystems:
             if fsname == "tmpfs":
@@ -893,17 +953,26 @@ def main(argv):
                 base = places.mount_tmpfs(need)
                 desc = "tmpfs mounted at %s by this script (%s)" % (base, fs_of(base))
                 repeats = a.repeats
-            else:
+            elif fsname == "disk":
                 base = places.make_disk(a.disk_dir)
                 desc = "private directory %s (%s)" % (base, fs_of(base))
                 repeats = a.disk_repeats
+            else:
+                fss.append((fsname, None, "a fresh %s on a loop device before every run "
+                            "(below)" % fsname[len("loop-"):], a.disk_repeats))  # made in turn
+                continue
             fss.append((fsname, base, desc, repeats))
         rep.add("File systems: " + "; ".join("**%s**: %s, %d repeat(s)" % (f, d, r)
                                             for f, _, d, r in fss) + ".")
         rep.add("`sync` (untimed) before every run; the page cache is not dropped.")
         rep.add()
-        rn = Runner(a, work)
+        rn = Runner(a, work, remake)
         for fsname, base, desc, repeats in fss:
+            if fsname.startswith("loop-"):
+                # one device, one file system on it at a time
+                base, remake_fn, desc = places.make_loop(a, fsname[len("loop-"):])
+                remake.clear()
+                remake[base] = remake_fn
             fs_res = []
             results["fs"][fsname] = {"where": desc, "configs": fs_res}
             for name, title, cfg in cfgs:

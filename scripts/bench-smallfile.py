@@ -391,6 +391,16 @@ def machine_info(args, fio_version):
     return rows
 
 
+def engine_build(fio, engine):
+    """The engine .so to snapshot for @fio. build/NAME.so is a loader that
+    opens fio-VERSION/NAME.so beside itself, which a copy of it in a work
+    directory cannot find; the per-version build, when there is one, is
+    the engine itself."""
+    version = run([fio, "--version"])[0].strip()
+    real = os.path.join(os.path.dirname(engine), version, os.path.basename(engine))
+    return real if os.path.exists(real) else engine
+
+
 def fs_of(path):
     r = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", path],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
