@@ -20,7 +20,9 @@ DESCRIPTION
     10,000 rows) for MariaDB.
 
     Reports each run's tps, the ratio of each captured run to the round's
-    run alone, their medians and range; for each capture the trace records
+    run alone, their medians and range; the CPU time per transaction of
+    the server and the benchmark's client, captured / alone (less swayed by
+    other load on the machine than tps); for each capture the trace records
     per second of the benchmark (and, for BPF, the events iocap saw), the
     CPU time (user+sys) of the capture's processes while the benchmark ran
     (dbcapture.py and its tracer, iocap or strace, per second: the cost on
@@ -200,6 +202,31 @@ def bpf_prog_time():
     return (sum(p.get("run_time_ns", 0) for p in progs), sum(p.get("run_cnt", 0) for p in progs))
 
 
+def server_cpu(pid):
+    """User+sys CPU seconds of the server: its live processes' and those they
+    have reaped (PostgreSQL's backends end with their connection)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        f = stat[stat.rindex(")") + 2:].split()
+        total += sum(int(x) for x in f[11:15]) / TICK
+    return total
+
+
+def bench_cpu(db, pid):
+    """db.bench() and the CPU per transaction of the server and the client."""
+    s0, c0 = server_cpu(pid), children_cpu()
+    tps, _ = db.bench()
+    cpu = server_cpu(pid) - s0 + children_cpu() - c0
+    return tps, {"db_cpu_s": cpu, "db_cpu_per_tx_ms": 1e3 * cpu / (tps * db.a.seconds)}
+
+
 def children_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -242,7 +269,7 @@ def captured(db, pid, tracer, base):
     before = tree_cpu(cap.pid)
     prog0 = bpf_prog_time() if tracer == "bpf" else (0, 0)
     t_ready = time.monotonic()
-    tps, _ = db.bench()
+    tps, dbcpu = bench_cpu(db, pid)
     # the capture's processes (dbcapture.py and its tracer) while the benchmark ran
     during = tree_cpu(cap.pid)
     span = time.monotonic() - t_ready
@@ -251,7 +278,7 @@ def captured(db, pid, tracer, base):
     t_stop = time.monotonic()
     cap.send_signal(signal.SIGINT)
     _, err = cap.communicate(timeout=1800)
-    info = {"complete": cap.returncode == 0, "rc": cap.returncode, "span_s": span,
+    info = {**dbcpu, "complete": cap.returncode == 0, "rc": cap.returncode, "span_s": span,
             "stop_s": time.monotonic() - t_stop,
             # everything the capture's process tree used, from start to its exit
             "cpu_total_s": children_cpu() - cpu0}
@@ -301,6 +328,16 @@ def report(runs):
         line = (f"- {t}: median captured / alone **{med:.2f}** (costs {100 * (1 - med):.0f}% of "
                 f"tps; range {min(ratios):.2f} to {max(ratios):.2f}, {len(ratios)} rounds)")
         facts = [r[t] for _, r in rounds]
+        both = [r for _, r in rounds if "db_cpu_per_tx_ms" in r[t] and
+                "db_cpu_per_tx_ms" in r["alone"]]
+        if both:
+            per = [r[t]["db_cpu_per_tx_ms"] / r["alone"]["db_cpu_per_tx_ms"] for r in both]
+            full = [(r[t]["db_cpu_s"] + r[t]["cpu_capture_s"]) / r[t]["tps"] /
+                    (r["alone"]["db_cpu_s"] / r["alone"]["tps"]) for r in both]
+            line += (f"; CPU per transaction (server and client) captured / alone: median "
+                     f"{statistics.median(per):.2f} (range {min(per):.2f} to {max(per):.2f}), "
+                     f"{statistics.median(full):.2f} with the capture's processes "
+                     f"({len(both)} rounds)")
         eps = [f["records"] / f["span_s"] for f in facts if f.get("records") is not None]
         if eps:
             line += f"; {statistics.median(eps):,.0f} trace records/s"
@@ -406,7 +443,8 @@ def main(argv=None) -> int:
             got = {}
             for kind in order:
                 if kind == "alone":
-                    got[kind] = {"tps": db.bench()[0]}
+                    tps, dbcpu = bench_cpu(db, pid)
+                    got[kind] = {"tps": tps, **dbcpu}
                 else:
                     tps, facts = captured(db, pid, kind, base)
                     got[kind] = {"tps": tps, **facts}
