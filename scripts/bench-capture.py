@@ -5,6 +5,8 @@ SYNOPSIS
     sudo scripts/bench-capture.py [--db postgresql|mariadb] [--rounds N]
                                   [--seconds S] [--scale K] [--clients C]
                                   [--tracers strace,bpf] [--output FILE.md]
+                                  [--json FILE.json] [--bpf-stats]
+    scripts/bench-capture.py --combine FILE.json... [--output FILE.md]
 
 DESCRIPTION
     Starts a private database server (PostgreSQL 15: initdb in a temporary
@@ -18,17 +20,32 @@ DESCRIPTION
     10,000 rows) for MariaDB.
 
     Reports each run's tps, the ratio of each captured run to the round's
-    run alone and their medians, the BPF capture's events per second and
-    its user-space CPU time, and whether the trace is complete, with the
-    command lines used, as Markdown (stdout, and --output). The server is
-    removed at the end.
+    run alone, their medians and range; the CPU time per transaction of
+    the server and the benchmark's client, captured / alone (less swayed by
+    other load on the machine than tps); for each capture the trace records
+    per second of the benchmark (and, for BPF, the events iocap saw), the
+    CPU time (user+sys) of the capture's processes while the benchmark ran
+    (dbcapture.py and its tracer, iocap or strace, per second: the cost on
+    the database's host beyond what the tracing costs the database's own
+    threads) and their whole CPU time including stopping and converting,
+    with --bpf-stats the time iocap's BPF programs ran in the kernel (on
+    every task's system calls; those of untraced tasks return at once;
+    kernel.bpf_stats_enabled on for the run, then put back); the events the BPF capture lost (its ring buffer full: the trace's
+    "incomplete" lines) and whether each trace is complete; the machine's
+    CPUs and load average before and after; and the command lines used, as
+    Markdown (stdout, and --output), and each run's figures as JSON (--json)
+    to combine several invocations: --combine A.json B.json... runs nothing
+    and reports their rounds together. The server is removed at the end.
 
     A benchmark, not a test: the machine is shared; run it on a quiet one.
     Needs root, and Debian's postgresql-15 or mariadb-server and sysbench.
 """
 import argparse
+import gzip
+import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -153,14 +170,93 @@ class MariaDB:
                 f"`sysbench oltp_read_write --threads={self.a.clients} --time={self.a.seconds}`")
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid):
+    """{pid: (comm, user+sys CPU seconds)} of PID and its live descendants."""
+    out, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        f = stat[stat.rindex(")") + 2:].split()
+        out[p] = (comm, (int(f[11]) + int(f[12])) / TICK)
+    return out
+
+
+def bpf_prog_time():
+    """(ns, runs) of iocap's BPF programs so far: kernel.bpf_stats_enabled's
+    counters (zero while it is off)."""
+    r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
+    try:
+        progs = json.loads(r.stdout or "[]")
+    except ValueError:
+        progs = []
+    progs = [p for p in progs if p.get("name", "").startswith("iocap")]
+    return (sum(p.get("run_time_ns", 0) for p in progs), sum(p.get("run_cnt", 0) for p in progs))
+
+
+def server_cpu(pid):
+    """User+sys CPU seconds of the server: its live processes' and those they
+    have reaped (PostgreSQL's backends end with their connection)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        f = stat[stat.rindex(")") + 2:].split()
+        total += sum(int(x) for x in f[11:15]) / TICK
+    return total
+
+
+def bench_cpu(db, pid):
+    """db.bench() and the CPU per transaction of the server and the client."""
+    s0, c0 = server_cpu(pid), children_cpu()
+    tps, _ = db.bench()
+    cpu = server_cpu(pid) - s0 + children_cpu() - c0
+    return tps, {"db_cpu_s": cpu, "db_cpu_per_tx_ms": 1e3 * cpu / (tps * db.a.seconds)}
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def trace_facts(path):
+    """(records, [(count, what)] of the header's incomplete lines) of a trace."""
+    records, incomplete = None, []
+    try:
+        with gzip.open(path, "rt", errors="replace") as f:
+            for ln in f:
+                if ln.startswith("incomplete "):
+                    n, _, what = ln[11:].strip().partition(" ")
+                    incomplete.append((int(n) if n.isdigit() else 0, what))
+                elif ln.startswith("end "):
+                    records = int(ln.split()[1])
+    except (OSError, EOFError, ValueError):
+        pass
+    return records, incomplete
+
+
 def captured(db, pid, tracer, base):
-    """The benchmark under `dbcapture.py attach --tracer TRACER`: (tps, notes)."""
-    ready = base / "ready"
+    """The benchmark under `dbcapture.py attach --tracer TRACER`: (tps, facts)."""
+    ready, trace = base / "ready", base / "bench.trace.gz"
     ready.unlink(missing_ok=True)
+    trace.unlink(missing_ok=True)
     cmd = [sys.executable, str(REPO / "scripts" / "dbcapture.py"), "attach", "--datadir",
            str(db.data), "--db", "postgresql" if isinstance(db, PostgreSQL) else "mariadb",
            "--pid", str(pid), "--tracer", tracer, "--source", "bench-capture.py",
-           "-o", str(base / "bench.trace.gz"), "--ready", str(ready)]
+           "-o", str(trace), "--ready", str(ready)]
     cap = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                            cwd=base)
     t0 = time.monotonic()
@@ -169,18 +265,127 @@ def captured(db, pid, tracer, base):
             sys.exit(f"bench-capture: the {tracer} capture did not attach: "
                      f"{cap.communicate()[1]}")
         time.sleep(0.05)
-    tps, _ = db.bench()
+    # the CPU the capture's processes used while attaching: not the capture's cost
+    before = tree_cpu(cap.pid)
+    prog0 = bpf_prog_time() if tracer == "bpf" else (0, 0)
+    t_ready = time.monotonic()
+    tps, dbcpu = bench_cpu(db, pid)
+    # the capture's processes (dbcapture.py and its tracer) while the benchmark ran
+    during = tree_cpu(cap.pid)
+    span = time.monotonic() - t_ready
+    prog1 = bpf_prog_time() if tracer == "bpf" else (0, 0)
+    cpu0 = children_cpu()
+    t_stop = time.monotonic()
     cap.send_signal(signal.SIGINT)
     _, err = cap.communicate(timeout=1800)
-    info = {"complete": cap.returncode == 0, "rc": cap.returncode}
+    info = {**dbcpu, "complete": cap.returncode == 0, "rc": cap.returncode, "span_s": span,
+            "stop_s": time.monotonic() - t_stop,
+            # everything the capture's process tree used, from start to its exit
+            "cpu_total_s": children_cpu() - cpu0}
+    if prog1[1] > prog0[1]:
+        # the BPF programs' own time, in the kernel, on the tasks they trace
+        info["bpf_prog_s"], info["bpf_prog_runs"] = (prog1[0] - prog0[0]) / 1e9, \
+            prog1[1] - prog0[1]
+    info["cpu_capture_s"] = sum(c - before.get(p, ("", 0))[1] for p, (_, c) in during.items())
+    info["cpu_by_comm"] = {}
+    for p, (comm, c) in during.items():
+        info["cpu_by_comm"][comm] = info["cpu_by_comm"].get(comm, 0) + \
+            c - before.get(p, ("", 0))[1]
     m = re.search(r"the BPF capture: (\d+) events in ([\d.]+) s, ([\d.]+) s of CPU", err)
     if m:
-        info["events_per_s"] = int(m.group(1)) / float(m.group(2))
-        info["cpu_s"] = float(m.group(3))
-        info["span_s"] = float(m.group(2))
+        info["tool_events"] = int(m.group(1))
+        info["tool_cpu_s"] = float(m.group(3))
     if cap.returncode not in (0, 3):
-        sys.exit(f"bench-capture: the {tracer} capture failed: {err.strip()[-2000:]}")
+        # the benchmark ran under the capture all the same: its tps counts
+        info["failed"] = (err.strip().splitlines() or ["?"])[-1]
+        print(f"bench-capture: the {tracer} capture failed: {info['failed']}", file=sys.stderr)
+    info["records"], info["incomplete"] = trace_facts(trace)
+    info["ringbuf_lost"] = sum(n for n, what in info["incomplete"] if "ring buffer" in what)
+    trace.unlink(missing_ok=True)
     return tps, info
+
+
+def load_now():
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def report(runs):
+    """The Markdown report of one or more invocations' runs (their JSON)."""
+    tracers = [t for t in runs[0]["tracers"]]
+    rounds = [(n + 1, r) for n, run in enumerate(runs) for r in run["rounds"]]
+    many = len(runs) > 1
+    head = "| round | " + ("invocation | " if many else "") + "alone (tps) | " + " | ".join(
+        f"{t} capture (tps) | {t} / alone" for t in tracers) + " |"
+    out = [head, "|" + "---|" * (2 + many + 2 * len(tracers))]
+    for i, (n, r) in enumerate(rounds):
+        cells = [f"{r[t]['tps']:.0f} | {r[t]['tps'] / r['alone']['tps']:.2f}" for t in tracers]
+        out.append(f"| {i + 1} | " + (f"{n} | " if many else "") + f"{r['alone']['tps']:.0f} | "
+                   + " | ".join(cells) + " |")
+    out.append("")
+    for t in tracers:
+        ratios = [r[t]["tps"] / r["alone"]["tps"] for _, r in rounds]
+        med = statistics.median(ratios)
+        line = (f"- {t}: median captured / alone **{med:.2f}** (costs {100 * (1 - med):.0f}% of "
+                f"tps; range {min(ratios):.2f} to {max(ratios):.2f}, {len(ratios)} rounds)")
+        facts = [r[t] for _, r in rounds]
+        both = [r for _, r in rounds if "db_cpu_per_tx_ms" in r[t] and
+                "db_cpu_per_tx_ms" in r["alone"]]
+        if both:
+            per = [r[t]["db_cpu_per_tx_ms"] / r["alone"]["db_cpu_per_tx_ms"] for r in both]
+            full = [(r[t]["db_cpu_s"] + r[t]["cpu_capture_s"]) / r[t]["tps"] /
+                    (r["alone"]["db_cpu_s"] / r["alone"]["tps"]) for r in both]
+            line += (f"; CPU per transaction (server and client) captured / alone: median "
+                     f"{statistics.median(per):.2f} (range {min(per):.2f} to {max(per):.2f}), "
+                     f"{statistics.median(full):.2f} with the capture's processes "
+                     f"({len(both)} rounds)")
+        eps = [f["records"] / f["span_s"] for f in facts if f.get("records") is not None]
+        if eps:
+            line += f"; {statistics.median(eps):,.0f} trace records/s"
+        if t == "bpf":
+            tev = [f["tool_events"] / f["span_s"] for f in facts if "tool_events" in f]
+            if tev:
+                line += f" ({statistics.median(tev):,.0f} events/s seen by iocap)"
+        cpu = statistics.median(f["cpu_capture_s"] / f["span_s"] for f in facts)
+        by = {}
+        for f in facts:
+            for comm, c in f["cpu_by_comm"].items():
+                by.setdefault(comm, []).append(c / f["span_s"])
+        parts = ", ".join(f"{comm} {100 * statistics.median(v):.1f}%" for comm, v in
+                          sorted(by.items()))
+        line += (f"; the capture's CPU (user+sys) while the benchmark ran {100 * cpu:.1f}% of "
+                 f"one core ({parts}); its whole CPU, stopping and converting included, "
+                 f"{statistics.median(f['cpu_total_s'] for f in facts):.1f} s per run")
+        prog = [f for f in facts if "bpf_prog_s" in f]
+        if prog:
+            line += (f"; the BPF programs' time in the kernel (kernel.bpf_stats_enabled) "
+                     f"{100 * statistics.median(f['bpf_prog_s'] / f['span_s'] for f in prog):.1f}"
+                     "% of one core, "
+                     f"{statistics.median(f['bpf_prog_runs'] / f['span_s'] for f in prog):,.0f} "
+                     "runs/s, "
+                     f"{statistics.median(1e9 * f['bpf_prog_s'] / f['bpf_prog_runs'] for f in prog):.0f}"
+                     " ns a run")
+        if t == "bpf":
+            line += f"; events lost (ring buffer full): {sum(f['ringbuf_lost'] for f in facts)}"
+        failed = [f["failed"] for f in facts if "failed" in f]
+        if failed:
+            line += (f"; captures that failed after the benchmark (no trace; their tps kept): "
+                     f"{len(failed)} of {len(rounds)} ({'; '.join(sorted(set(failed)))})")
+        incomplete = sum(1 for f in facts if not f.get("complete") and "failed" not in f)
+        line += f"; traces incomplete: {incomplete} of {len(rounds) - len(failed)}"
+        whats = sorted({w for f in facts for _, w in f["incomplete"]})
+        if whats:
+            line += " (" + "; ".join(whats) + ")"
+        out.append(line)
+    out.append("")
+    for n, run in enumerate(runs):
+        out.append(("- " if many else "") + (f"Invocation {n + 1}: " if many else "") +
+                   f"{run['start']} to {run['end']}; {run['nproc']} CPUs (nproc); load average "
+                   f"(1, 5, 15 min) {run['load_before']} before, {run['load_after']} after. "
+                   f"`{shlex.join(['scripts/bench-capture.py'] + run['argv'])}`")
+    out += ["", f"Set-up: {runs[0]['setup']}; each round runs alone and each capture in a "
+                "rotating order. Captures: `scripts/dbcapture.py attach --datadir DATA --db "
+                f"{runs[0]['db']} --pid SERVER --tracer T`."]
+    return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
@@ -196,55 +401,65 @@ def main(argv=None) -> int:
     ap.add_argument("--tracers", default="strace,bpf",
                     help="comma-separated: strace, bpf (default both)")
     ap.add_argument("--output", help="also write the Markdown report here")
+    ap.add_argument("--json", help="also write each run's figures here, as JSON")
+    ap.add_argument("--bpf-stats", action="store_true",
+                    help="turn kernel.bpf_stats_enabled on during the run to measure the BPF "
+                         "programs' time (it costs a little itself)")
+    ap.add_argument("--combine", nargs="+", metavar="JSON",
+                    help="run nothing: one report of the rounds of these --json files")
     a = ap.parse_args(argv)
+    if a.combine:
+        try:
+            runs = [json.loads(Path(f).read_text()) for f in a.combine]
+        except (OSError, ValueError) as e:
+            sys.exit(f"bench-capture: --combine: {e}")
+        if len({(r["db"], tuple(r["tracers"])) for r in runs}) != 1:
+            sys.exit("bench-capture: --combine: the files are of different databases or tracers")
+        text = report(runs)
+        print(text)
+        if a.output:
+            Path(a.output).write_text(text)
+        return 0
     tracers = [t for t in a.tracers.split(",") if t]
     if not tracers or any(t not in ("strace", "bpf") for t in tracers):
         sys.exit("bench-capture: --tracers: strace and/or bpf, comma-separated")
     if os.geteuid() != 0:
         sys.exit("bench-capture: run as root")
+    run = {"db": a.db, "argv": sys.argv[1:] if argv is None else argv, "tracers": tracers,
+           "nproc": os.cpu_count(), "load_before": load_now(),
+           "start": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": []}
     base = Path(tempfile.mkdtemp(prefix="bench-capture.", dir="/tmp"))
     db = (PostgreSQL if a.db == "postgresql" else MariaDB)(base, a)
     kinds = ["alone"] + tracers
-    rounds = []
+    stats_knob = Path("/proc/sys/kernel/bpf_stats_enabled")
+    stats_was = stats_knob.read_text().strip() if a.bpf_stats else None
     try:
+        if a.bpf_stats:
+            stats_knob.write_text("1\n")
         pid = db.start()
+        run["setup"] = db.setup_text()
         for k in range(a.rounds):
             order = kinds[k % len(kinds):] + kinds[:k % len(kinds)]
             got = {}
             for kind in order:
                 if kind == "alone":
-                    got[kind] = (db.bench()[0], {})
+                    tps, dbcpu = bench_cpu(db, pid)
+                    got[kind] = {"tps": tps, **dbcpu}
                 else:
-                    got[kind] = captured(db, pid, kind, base)
-                print(f"round {k + 1}: {kind} {got[kind][0]:.0f} tps", file=sys.stderr)
-            rounds.append(got)
+                    tps, facts = captured(db, pid, kind, base)
+                    got[kind] = {"tps": tps, **facts}
+                print(f"round {k + 1}: {kind} {got[kind]['tps']:.0f} tps", file=sys.stderr)
+            run["rounds"].append(got)
     finally:
+        if stats_was is not None:
+            stats_knob.write_text(stats_was + "\n")
         db.stop()
         shutil.rmtree(base, ignore_errors=True)
-    head = "| round | alone (tps) | " + " | ".join(
-        f"{t} capture (tps) | {t} / alone" for t in tracers) + " |"
-    out = [head, "|" + "---|" * (2 + 2 * len(tracers))]
-    for i, r in enumerate(rounds):
-        cells = [f"{r[t][0]:.0f} | {r[t][0] / r['alone'][0]:.2f}" for t in tracers]
-        out.append(f"| {i + 1} | {r['alone'][0]:.0f} | " + " | ".join(cells) + " |")
-    out.append("")
-    for t in tracers:
-        med = statistics.median(r[t][0] / r["alone"][0] for r in rounds)
-        line = f"- {t}: median captured / alone **{med:.2f}** (costs {100 * (1 - med):.0f}% of tps)"
-        if t == "bpf":
-            eps = [r[t][1]["events_per_s"] for r in rounds if "events_per_s" in r[t][1]]
-            cpu = [r[t][1]["cpu_s"] / r[t][1]["span_s"] for r in rounds if "cpu_s" in r[t][1]]
-            if eps:
-                line += (f"; {statistics.median(eps):,.0f} events/s captured, the tool's user-space"
-                         f" CPU {100 * statistics.median(cpu):.1f}% of one core")
-        incomplete = sum(1 for r in rounds if not r[t][1].get("complete"))
-        line += f"; traces incomplete: {incomplete} of {len(rounds)}"
-        out.append(line)
-    out += ["", f"Set-up: {db.setup_text()}; each round runs alone and each capture in a "
-                "rotating order. Captures: `scripts/dbcapture.py attach --datadir DATA --db "
-                f"{a.db} --pid SERVER --tracer T`. This report: "
-                f"`{shlex.join(['scripts/bench-capture.py'] + (argv or sys.argv[1:]))}`."]
-    text = "\n".join(out) + "\n"
+    run["end"] = time.strftime("%H:%M UTC", time.gmtime())
+    run["load_after"] = load_now()
+    if a.json:
+        Path(a.json).write_text(json.dumps(run, indent=1) + "\n")
+    text = report([run])
     print(text)
     if a.output:
         Path(a.output).write_text(text)
