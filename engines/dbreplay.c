@@ -2653,19 +2653,4 @@ static struct ioengine_ops ioengine = {
 	.option_struct_size	= sizeof(struct dr_options),
 };
 
-static void fio_init fio_dbreplay_register(void)
-{
-	register_ioengine(&ioengine);
-}
-
-static void fio_exit fio_dbreplay_unregister(void)
-{
-	unregister_ioengine(&ioengine);
-}
-
-/* fio's entry point for external engines loaded with ioengine=external:PATH */
-void get_ioengine(struct ioengine_ops **ioengine_ptr) __attribute__((visibility("default")));
-void get_ioengine(struct ioengine_ops **ioengine_ptr)
-{
-	*ioengine_ptr = &ioengine;
-}
+PACK_EXPORT_ENGINE(ioengine)
