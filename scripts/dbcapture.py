@@ -520,6 +520,12 @@ class Converter:
                 # a new call while one is unfinished: strace lost the resumption
                 self.pending.pop(pid)
                 self.dropped.add("unfinished calls never resumed")
+        if text.endswith("<detached ...>"):
+            # strace let go of the thread (the capture ended) in the middle of
+            # this call: its result is not known, as for a call still
+            # unfinished at the end
+            self.dropped.add("calls still unfinished at the end of the capture")
+            return
         if text.endswith(_UNFINISHED) or text.endswith("<unfinished ...>"):
             head = text[:text.rindex("<unfinished ...>")].rstrip(" ")
             cm = _CALL.match(head)

@@ -422,6 +422,26 @@ def test_converter_exact_on_synthetic_capture(tmp_path, checker):
         assert why in r.stderr, r.stderr
 
 
+def test_converter_drops_calls_strace_detached_from(tmp_path, checker):
+    """strace ends a call it detaches from in the middle (the capture's end)
+    with '<detached ...>', fresh or resumed: the call is dropped and counted
+    as unfinished at the end, the rest converts as without it."""
+    raw = tmp_path / "detached.strace"
+    raw.write_text(SYNTHETIC.replace(
+        "101  1000.000250 fsync(4</db/data.db>(deleted) <unfinished ...>\n",
+        "101  1000.000250 fsync(4</db/data.db>(deleted) <unfinished ...>\n"
+        "100  1000.000260 pread64(5</db/data.db>, <detached ...>\n"
+        "101  1000.000270 <... fsync resumed> <detached ...>\n"))
+    (tmp_path / "listing").write_text("f 20480 data.db\n")
+    (tmp_path / "procinfo").write_text("100 name main-100\n101 name writer-101\n")
+    out = tmp_path / "d.trace"
+    r = ok(tool("convert", raw, "--datadir", "/db", "--db", "sqlite", "--listing",
+                tmp_path / "listing", "--procinfo", tmp_path / "procinfo", "-o", out))
+    assert out.read_text().split("stream 1 writer-101\n")[1] == SYNTHETIC_RECORDS
+    assert "dropped 2 calls still unfinished at the end of the capture" in r.stderr, r.stderr
+    c_check(checker, out)
+
+
 # Version 2: strace -T durations become latencies, O_DIRECT from the open
 # flags, from fcntl(F_SETFL) and (descriptors open before the capture) from
 # the procinfo's odirect list; io_submit's duration is not its requests'.
