@@ -6,11 +6,12 @@
 #                   directory and print a short summary
 #   make check      build, then run the C unit tests, the fio tests, and the
 #                   same fio tests with the engines built under ASan+UBSan
-#   make install    install engines and job files (PREFIX, DESTDIR)
+#   make install    install engines, job files and fio-pack (PREFIX, DESTDIR)
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib/fio-pack
 DATADIR ?= $(PREFIX)/share/fio-pack
+BINDIR  ?= $(PREFIX)/bin
 BUILD   := build
 CC      ?= gcc
 PYTHON  ?= /usr/bin/python3
@@ -64,8 +65,8 @@ help:
 	@echo 'make check-engines   the engine tests alone (FIO_SRC=DIR: against that fio)'
 	@echo 'make check-second-fio  build for fio 3.41 from upstream, run the engine tests on it'
 	@echo 'make demo            run jobs/smallfile-mail.fio on a temporary directory'
-	@echo 'make bench           the small-file benchmark (scripts/bench-*.py: the others)'
-	@echo 'make install         the engines, pmrc2fio and the job files (LIBDIR, DATADIR)'
+	@echo 'make bench           the small-file benchmark (scripts/fio-pack bench --help: the others)'
+	@echo 'make install         the engines, pmrc2fio, the job files and fio-pack (LIBDIR, DATADIR, BINDIR)'
 	@echo 'make compile_commands.json  the compile commands, for clangd and clang-tidy (bear)'
 	@echo 'make clean           remove the engines, objects and unit tests (distclean: all of build/)'
 .PHONY: help
@@ -214,7 +215,7 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 
 # pyflakes on every Python file: unused imports, names never defined,
 # f-strings without fields fail the check.
-PY_FILES = $(shell find scripts tests jobs -name '*.py')
+PY_FILES = scripts/fio-pack $(shell find scripts tests jobs -name '*.py')
 lint: $(TEST_DEPS_STAMP)
 	$(PYTHON) -m pyflakes $(PY_FILES)
 .PHONY: lint
@@ -239,16 +240,16 @@ check-second-fio:
 		$(MAKE) --no-print-directory check-engines FIO_SRC=$$src FIO=
 .PHONY: check-second-fio
 
-# The BPF capture tool (tools/iocap; scripts/dbcapture.py --tracer bpf), in
+# The BPF capture tool (tools/iocap; scripts/fio-pack capture --tracer bpf), in
 # the shape of the kernel's libbpf-tools: vmlinux.h from the running
 # kernel's BTF and the skeleton are generated here, never committed. A
-# kernel without BTF gets no iocap (dbcapture.py falls back to strace).
+# kernel without BTF gets no iocap (fio-pack capture falls back to strace).
 BTF_VMLINUX ?= /sys/kernel/btf/vmlinux
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
 IOCAP_GEN := $(BUILD)/iocap-gen
 iocap: | $(DEPS_STAMP)
 	@if [ -r $(BTF_VMLINUX) ]; then $(MAKE) --no-print-directory $(BUILD)/iocap; \
-	else echo "iocap: not built: this kernel has no BTF ($(BTF_VMLINUX)); dbcapture.py uses strace" >&2; fi
+	else echo "iocap: not built: this kernel has no BTF ($(BTF_VMLINUX)); fio-pack capture uses strace" >&2; fi
 $(IOCAP_GEN)/vmlinux.h: | $(DEPS_STAMP)
 	@mkdir -p $(IOCAP_GEN)
 	bpftool btf dump file $(BTF_VMLINUX) format c > $@.tmp && mv -f $@.tmp $@
@@ -273,8 +274,11 @@ $(BUILD)/faultinject.so: tests/faultinject/faultinject.c
 demo: engines
 	sh scripts/demo.sh
 
+# fio-pack goes to DATADIR/scripts beside the jobs/ and reference/ it reads
+# (the package finds them as it does in a checkout); BINDIR/fio-pack is a
+# symbolic link to its launcher, which Python follows to find the package.
 install: engines $(BUILD)/pmrc2fio
-	install -d $(DESTDIR)$(LIBDIR)/$(FIO_VERSION) $(DESTDIR)$(DATADIR)/jobs
+	install -d $(DESTDIR)$(LIBDIR)/$(FIO_VERSION) $(DESTDIR)$(DATADIR)/jobs $(DESTDIR)$(BINDIR)
 	install -m 0755 $(ENGINES:%=$(BUILD)/%.so) $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(ENGINES:%=$(VDIR)/%.so) $(DESTDIR)$(LIBDIR)/$(FIO_VERSION)/
 	install -m 0755 $(BUILD)/pmrc2fio $(DESTDIR)$(LIBDIR)/
@@ -287,6 +291,12 @@ install: engines $(BUILD)/pmrc2fio
 		*) install -m 0644 $$f $(DESTDIR)$(DATADIR)/$$f ;; \
 		esac; \
 	done
+	for d in $$(find scripts/fiopack reference -type d -not -name __pycache__); do \
+		install -d $(DESTDIR)$(DATADIR)/$$d; done
+	for f in $$(find scripts/fiopack -name '*.py') $$(find reference -type f); do \
+		install -m 0644 $$f $(DESTDIR)$(DATADIR)/$$f; done
+	install -m 0755 scripts/fio-pack $(DESTDIR)$(DATADIR)/scripts/fio-pack
+	ln -sf $(DATADIR)/scripts/fio-pack $(DESTDIR)$(BINDIR)/fio-pack
 
 clean:
 	rm -rf $(BUILD)/*.so $(BUILD)/fio-*/*.so $(BUILD)/fio-*/asan/*.so $(BUILD)/unit-tests* \
@@ -352,13 +362,13 @@ $(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
 $(BUILD)/dbtrace-check: $(OBJ)/tools/dbtrace-check.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/errmsg.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 
-# The benchmarks' minimal C loop (scripts/bench-smallfile.py): the engine's
+# The benchmarks' minimal C loop (scripts/fio-pack bench smallfile): the engine's
 # system calls for a file operation, with the engine's own lib objects.
 $(BUILD)/bench/minloop: $(OBJ)/bench/minloop.o \
 		$(addprefix $(OBJ)/lib/,tree.o sizedist.o content.o units.o errmsg.o)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)
-# The trace parser's own speed (scripts/bench-dbreplay.py).
+# The trace parser's own speed (scripts/fio-pack bench dbreplay).
 $(BUILD)/bench/dbtrace-bench: $(OBJ)/tools/dbtrace-bench.o $(OBJ)/lib/dbtrace.o \
 		$(OBJ)/lib/dbtrace_write.o $(OBJ)/lib/errmsg.o
 	@mkdir -p $(@D)
@@ -376,7 +386,7 @@ $(BUILD)/pmrc2fio: $(OBJ)/tools/pmrc2fio.o $(OBJ)/lib/postmark.o $(OBJ)/lib/errm
 # Benchmarks (not tests): engine vs a minimal C loop and fio's own file engines.
 # Needs root (mounts tmpfs). See docs/benchmarks.md.
 bench: engines
-	$(PYTHON) scripts/bench-smallfile.py $(BENCH_ARGS)
+	$(PYTHON) scripts/fio-pack bench smallfile $(BENCH_ARGS)
 
 # A check in under a minute: the C unit tests, then each engine run through
 # fio: the mail job's tree, PostMark's reference counts, the documented trace

@@ -20,4 +20,4 @@ trap cleanup EXIT INT TERM
 echo "Running jobs/smallfile-mail.fio on $SMALLFILE_DIR (layout, then 20 s of mail traffic)..."
 export SMALLFILE_DIR
 SMALLFILE_OPSTATS=$ops ./build/fio jobs/smallfile-mail.fio --output-format=json >"$out"
-/usr/bin/python3 scripts/fio-summary.py "$out" "$ops"
+scripts/fio-pack summary "$out" "$ops"

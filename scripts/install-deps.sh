@@ -5,7 +5,7 @@
 # user names no fio and has none; scripts/fio-source.sh), liburing/libaio
 # headers, dpkg-dev for `apt-get source`, clang, libbpf-dev and bpftool for the
 # BPF capture tool (tools/iocap); with --test also python3-pytest for
-# the tests, python3-matplotlib for the plots of scripts/analyze.py, strace
+# the tests, python3-matplotlib for the plots of scripts/fio-pack analyze, strace
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
 # peer the PostMark engine is checked against, blktrace (blkparse) for
 # the trace importer tests, and sqlite3, postgresql, mariadb-server and

@@ -1,4 +1,4 @@
-"""scripts/analyze.py and scripts/fioresults.py: reading, normalising, tables, plots,
+"""scripts/fio-pack analyze and scripts/fiopack/results/data.py: reading, normalising, tables, plots,
 reproduction reports and regression checks.
 
 Every fixture is a real fio output produced here by build/fio: local multi-job
@@ -6,11 +6,10 @@ files with several groups, clones without group_reporting, group_reporting,
 json+, a client/server run against two fio servers on loopback ports, the
 PostMark and smallfile engines, and a queue-depth sweep over three targets run
 twice (repeats). The end-to-end test runs the sysbench-rndrd study of
-jobs/catalogue.json with scripts/study.py on a tmpfs and on an ext4 file
+jobs/catalogue.json with scripts/fio-pack study on a tmpfs and on an ext4 file
 system on a loop device (root only). Runs are tiny (1 MiB files, runtime=1).
 """
 import csv
-import importlib
 import io
 import json
 import re
@@ -25,21 +24,20 @@ from pathlib import Path
 import pytest
 
 from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers
+from fiopack.results import data as fr
 
-ANALYZE = REPO / "scripts" / "analyze.py"
-STUDY = REPO / "scripts" / "study.py"
+ANALYZE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "analyze"]
+STUDY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "study"]
 FIGURES = REPO / "reference" / "figures.json"
 TIMEOUT = 300
 
-sys.path.insert(0, str(REPO / "scripts"))
-fr = importlib.import_module("fioresults")
 
 # Python analysis code: the sanitizer run (engines built with ASan) adds nothing here
 pytestmark = pytest.mark.nosan
 
 
 def analyze(*args, cwd=None):
-    return subprocess.run([sys.executable, str(ANALYZE)] + [str(a) for a in args],
+    return subprocess.run(ANALYZE + [str(a) for a in args],
                           capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd or REPO)
 
 
@@ -494,7 +492,7 @@ def test_plot_iops_against_queue_depth(out, tmp_path):
 
 def svg_labels(path: Path) -> dict:
     """{"x": [...], "y": [...], "legend": [...]}: the tick labels and legend
-    entries as the SVG that analyze.py wrote holds them (its text is text)."""
+    entries as the SVG that fio-pack analyze wrote holds them (its text is text)."""
     ns = "{http://www.w3.org/2000/svg}"
     out = {"x": [], "y": [], "legend": []}
     for g in ET.parse(path).getroot().iter(ns + "g"):
@@ -606,7 +604,7 @@ def host_study(tmp_path_factory):
     target = base / "target"
     target.mkdir()
     with fio_servers(base, hostnames=HOSTS) as ports:
-        p = subprocess.run([sys.executable, str(STUDY), "sysbench-rndrd", "--sweep",
+        p = subprocess.run([*STUDY, "sysbench-rndrd", "--sweep",
                             "threads=1,2,4", "--target", f"ssd={target}", "--set", "runtime=1",
                             "--set", "size=4m", "--fio", FIO, "--engine-dir", ENGINE_DIR,
                             "--out", base / "study", "--quiet"]
@@ -879,7 +877,7 @@ def two_targets(tmp_path):
 
 
 def run_study(target, out_dir, *extra):
-    p = subprocess.run([sys.executable, str(STUDY), "sysbench-rndrd", "--sweep", "threads=1,2,4",
+    p = subprocess.run([*STUDY, "sysbench-rndrd", "--sweep", "threads=1,2,4",
                         "--target", target, "--set", "runtime=1", "--set", "size=4m",
                         "--out", str(out_dir), "--quiet", *extra],
                        capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO)

@@ -1,11 +1,11 @@
-"""scripts/dbcapture.py: strace captures of real databases as dbtrace traces.
+"""scripts/fio-pack capture: strace captures of real databases as dbtrace traces.
 
 Every trace is read back by the C parser (engines/lib/dbtrace.c, through a
-small checker compiled here) and by scripts/dbtrace.py check. The captures are
-real: sqlite3 loading rows under `dbcapture.py run`, a small C program doing
+small checker compiled here) and by scripts/fio-pack trace check. The captures are
+real: sqlite3 loading rows under `fio-pack capture run`, a small C program doing
 known calls from two threads under strace, and (as root, with Debian's
 PostgreSQL 15 installed) a PostgreSQL server started in a temporary directory
-with pgbench running while `dbcapture.py attach` is attached (with the BPF
+with pgbench running while `fio-pack capture attach` is attached (with the BPF
 capture, held against pg_stat_database.blks_read, pg_stat_bgwriter's buffers
 and pg_stat_wal's writes and syncs: exactly equal), and Debian's
 MariaDB 10.11 under sysbench oltp_read_write, whose trace is held against
@@ -27,23 +27,16 @@ from pathlib import Path
 import pytest
 
 from conftest import DBR_ENGINE, free_port, run_fio
+from fiopack.capture import cli as dbcapture
 
 REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "scripts" / "dbcapture.py"
-DBTRACE = REPO / "scripts" / "dbtrace.py"
+TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
+DBTRACE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "trace"]
 TRACES = REPO / "jobs" / "dbreplay" / "traces"
 IS_ROOT = os.geteuid() == 0
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
-def _load_dbcapture():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("dbcapture", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-dbcapture_mod = _load_dbcapture()
+dbcapture_mod = dbcapture
 
 # Pure Python plus strace: nothing for the sanitizer pass to add.
 pytestmark = pytest.mark.nosan
@@ -73,14 +66,14 @@ def c_check(checker, path):
 
 
 def py_check(path):
-    r = subprocess.run([sys.executable, str(DBTRACE), "check", str(path)], capture_output=True,
+    r = subprocess.run([*DBTRACE, "check", str(path)], capture_output=True,
                        text=True, env=_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
 
 def tool(*args, stdin=None, cwd=None, timeout=300):
-    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True,
+    return subprocess.run([*TOOL, *map(str, args)], capture_output=True,
                           text=True, env=_env(), stdin=stdin, cwd=cwd, timeout=timeout)
 
 
@@ -128,7 +121,7 @@ def by_path(files, path):
 
 
 # ---------------------------------------------------------------------------
-# (1) sqlite3 under dbcapture.py run
+# (1) sqlite3 under fio-pack capture run
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("tracer", ["strace", "bpf"])
@@ -268,11 +261,6 @@ def prog(tmp_path_factory):
 
 
 def trace_set():
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        import dbcapture
-    finally:
-        sys.path.pop(0)
     return dbcapture.TRACE_SET
 
 
@@ -408,7 +396,7 @@ def test_converter_exact_on_synthetic_capture(tmp_path, checker):
     assert text.startswith(      # one call with its strace -T duration: version 2
         "dbtrace 2\npagesize 4096\ntimeunit us\n"
         "source SQLite database; capture: strace -f -ttt -yy -o synthetic.strace; "
-        "dbcapture.py convert --db sqlite\n"
+        "fio-pack capture convert --db sqlite\n"
         "file 0 data 20480 20480 data.db\n"
         "file 1 log - 160 data.db-wal\n"
         "file 2 directory - 0 sub\n"
@@ -540,24 +528,24 @@ def test_incomplete_capture_is_recorded_checked_and_refused(tmp_path, checker):
     header = text.split("\nfile ")[0].splitlines()
     assert header[4:] == HOLE_LINES, header
     last = r.stderr.splitlines()[-1]
-    assert last == (f"dbcapture.py: {out}: written, but incomplete: 3 class(es) of I/O not seen, "
-                    "listed above and in its header (dbtrace.py check shows them); pass "
+    assert last == (f"fio-pack capture: {out}: written, but incomplete: 3 class(es) of I/O not seen, "
+                    "listed above and in its header (fio-pack trace check shows them); pass "
                     "--accept-incomplete to accept such a trace"), r.stderr
     for ln in HOLE_LINES:
-        assert f"dbcapture.py: {out}: incomplete capture: {ln[11:]}" in r.stderr
+        assert f"fio-pack capture: {out}: incomplete capture: {ln[11:]}" in r.stderr
     # what it saw is there: the read and the fsync of the file it knows
     assert re.findall(r"^\d+ \d+ \d+ (\w+)", text, re.M) == ["read", "fsync"]
     assert c_check(checker, out) == 2
     r = ok(tool(*args, "--accept-incomplete"))
     assert out.read_text() == text
-    assert f"dbcapture.py: {out}: incomplete capture (accepted): 2 io_uring_enter" in r.stderr
+    assert f"fio-pack capture: {out}: incomplete capture (accepted): 2 io_uring_enter" in r.stderr
     assert "pass --accept-incomplete" not in r.stderr
 
-    r = subprocess.run([sys.executable, str(DBTRACE), "check", str(out)], capture_output=True,
+    r = subprocess.run([*DBTRACE, "check", str(out)], capture_output=True,
                        text=True, env=_env(), timeout=120)
     assert r.returncode == 3, r.stderr
     assert r.stdout.splitlines()[1:] == [f"{out}: incomplete: {ln[11:]}" for ln in HOLE_LINES]
-    r = subprocess.run([sys.executable, str(DBTRACE), "export-iolog", str(out), "-o",
+    r = subprocess.run([*DBTRACE, "export-iolog", str(out), "-o",
                         str(tmp_path / "x.iolog"), "--quiet"], capture_output=True, text=True,
                        env=_env(), timeout=120)
     assert r.returncode == 0 and r.stderr.count("is incomplete, and so is the iolog") == 3
@@ -637,7 +625,7 @@ def test_bad_input(tmp_path, text, db, extra, msg):
              cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("dbcapture.py: " + msg), r.stderr
+    assert len(lines) == 1 and lines[0].startswith("fio-pack capture: " + msg), r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.strace"]   # no output left
 
 
@@ -689,19 +677,19 @@ def test_usage_errors_and_manual(tmp_path):
     assert not (tmp_path / "x.trace").exists()
     for cmd in ("run", "attach", "convert"):
         r = ok(tool(cmd, "--help"))
-        assert r.stdout.startswith("NAME\n    dbcapture.py " + cmd)
+        assert r.stdout.startswith("NAME\n    fio-pack capture " + cmd)
     r = ok(tool("--help"))
     assert "SYNOPSIS" in r.stdout and "convert STRACE_OUT" in r.stdout
     assert "pg_wal/*" in ok(tool("help", "convert")).stdout
 
 
 # ---------------------------------------------------------------------------
-# (4) PostgreSQL: pgbench under dbcapture.py attach
+# (4) PostgreSQL: pgbench under fio-pack capture attach
 # ---------------------------------------------------------------------------
 
 def attach_postgresql(data, pid, ready, source, out, tracer="auto"):
-    """dbcapture.py attach to the postmaster @pid, once the tracer is attached."""
-    cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--datadir", str(data),
+    """fio-pack capture attach to the postmaster @pid, once the tracer is attached."""
+    cap = subprocess.Popen([*TOOL, "attach", "--datadir", str(data),
                             "--db", "postgresql", "--pid", str(pid), "--ready", str(ready),
                             "--source", source, "-o", str(out), "--tracer", tracer],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -1160,7 +1148,7 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# (4b) MariaDB: sysbench under dbcapture.py attach, against InnoDB's counters
+# (4b) MariaDB: sysbench under fio-pack capture attach, against InnoDB's counters
 # ---------------------------------------------------------------------------
 
 # InnoDB's tablespaces: what Innodb_data_reads and Innodb_data_writes count
@@ -1266,7 +1254,7 @@ def capture_mariadb(db: MariaDB, out: Path, *extra):
     ready = db.base / "ready"
     ready.unlink(missing_ok=True)
     db.quiesce()    # the counters at attach time are the capture's start
-    cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--datadir", str(db.data),
+    cap = subprocess.Popen([*TOOL, "attach", "--datadir", str(db.data),
                             "--db", "mariadb", "--pid", str(db.proc.pid), "--ready", str(ready),
                             "--source", "MariaDB 10.11 sysbench oltp_read_write", "-o", str(out),
                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -1386,7 +1374,7 @@ def test_mariadb_native_aio_capture_is_incomplete(mariadb, checker, tmp_path):
         hole = "io_submit requests strace did not print"
     holes = [ln for ln in head.get("incomplete", []) if hole in ln]
     assert len(holes) == 1 and int(holes[0].split()[0]) > 0, head.get("incomplete")
-    assert f"dbcapture.py: {out}: written, but incomplete" in err.splitlines()[-1]
+    assert f"fio-pack capture: {out}: written, but incomplete" in err.splitlines()[-1]
     # what is lost: the writes (all of them), not the reads (only read-ahead)
     assert truth["Innodb_data_writes"] > 100 and seen["Innodb_data_writes"] == 0, (truth, seen)
     assert 0.9 * truth["Innodb_data_reads"] <= seen["Innodb_data_reads"] \
@@ -1396,7 +1384,7 @@ def test_mariadb_native_aio_capture_is_incomplete(mariadb, checker, tmp_path):
     assert_innodb_equal(seen, truth, ["Innodb_log_writes"])
     print(f"MariaDB default (native AIO): InnoDB counters {truth}, in the trace {seen}")
     c_check(checker, out)
-    r = subprocess.run([sys.executable, str(DBTRACE), "check", str(out)], capture_output=True,
+    r = subprocess.run([*DBTRACE, "check", str(out)], capture_output=True,
                        text=True, env=_env(), timeout=120)
     assert r.returncode == 3 and f"{out}: incomplete: {holes[0]}" in r.stdout, r.stdout + r.stderr
     target = tmp_path / "replay"

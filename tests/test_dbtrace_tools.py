@@ -1,4 +1,4 @@
-"""scripts/dbtrace.py: fio iolog and blkparse importers, the iolog exporter and
+"""scripts/fio-pack trace: fio iolog and blkparse importers, the iolog exporter and
 the Python reader/writer of the dbtrace format (docs/dbtrace-format.md).
 
 Every trace the tool writes is read back by the C parser (engines/lib/dbtrace.c)
@@ -30,8 +30,10 @@ from pathlib import Path
 
 import pytest
 
+from fiopack.trace import dbtrace
+
 REPO = Path(__file__).resolve().parent.parent
-TOOL = REPO / "scripts" / "dbtrace.py"
+TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "trace"]
 FIO = Path(os.environ.get("FIO", str(REPO / "build" / "fio")))
 CHECKER = REPO / "build" / "dbtrace-check"
 IS_ROOT = os.geteuid() == 0
@@ -81,7 +83,7 @@ def c_check(path, ok=True):
 
 
 def tool(*args, cwd=None, stdin=None):
-    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True,
+    return subprocess.run([*TOOL, *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, input=stdin, env=_env(), timeout=120)
 
 
@@ -153,7 +155,7 @@ def test_help_pages():
     assert r.stdout.startswith("NAME") and "SYNOPSIS" in r.stdout
     for cmd in ("import-iolog", "import-blkparse", "export-iolog", "check"):
         r = ok(tool(cmd, "--help"))
-        assert r.stdout.startswith("NAME\n    dbtrace.py " + cmd), r.stdout[:200]
+        assert r.stdout.startswith("NAME\n    fio-pack trace " + cmd), r.stdout[:200]
         for section in ("SYNOPSIS", "DESCRIPTION"):
             assert section in r.stdout
         assert ok(tool("help", cmd)).stdout == r.stdout
@@ -278,7 +280,7 @@ def test_iolog_streams(fio_log, tmp_path):
         [f"{log}:{p}" for log in ("x.iolog", "y.iolog") for p in paths]
     assert c["records"] == 2 * n
     r = tool("import-iolog", log2, log2)
-    assert r.returncode == 2 and r.stderr == f"dbtrace.py: {log2} given twice\n"
+    assert r.returncode == 2 and r.stderr == f"fio-pack trace: {log2} given twice\n"
 
     # standard output, when no -o
     r = ok(tool("import-iolog", fio_log["log"]))
@@ -354,7 +356,7 @@ def test_iolog_bad_input(tmp_path, text, line, reason):
     r = tool("import-iolog", log, "-o", out)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith(f"dbtrace.py: {log} line {line}: "), r.stderr
+    assert r.stderr.startswith(f"fio-pack trace: {log} line {line}: "), r.stderr
     assert reason in r.stderr, r.stderr
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["bad.iolog"]
@@ -418,7 +420,7 @@ def test_export_mapping(tmp_path):
     v2.write_text(_v2(ex.read_text()))
     r = ok(tool("export-iolog", v2, "-o", out, "--prefix", "/srv/pg/", "--quiet"))
     assert out.read_text().splitlines()[3] == f"0 {rel} read 24576 8192"
-    assert r.stderr == (f"dbtrace.py: warning: 1 file(s) of {v2} were opened with O_DIRECT "
+    assert r.stderr == (f"fio-pack trace: warning: 1 file(s) of {v2} were opened with O_DIRECT "
                         "(base/16384/16397); fio's iolog cannot say so: replay it with direct=1 "
                         "to match\n")
     r = ok(tool("export-iolog", v2, "-o", out))
@@ -433,7 +435,7 @@ def test_export_bad_trace(tmp_path):
     r = tool("export-iolog", cut, "-o", out)
     n = cut.read_text().count("\n")
     assert r.returncode == 2 and r.stderr == \
-        f"dbtrace.py: {cut} line {n + 1}: the trace ends without its 'end' line (truncated?)\n"
+        f"fio-pack trace: {cut} line {n + 1}: the trace ends without its 'end' line (truncated?)\n"
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == \
         ["cut.trace", "example.trace"]
 
@@ -508,7 +510,7 @@ def test_reader_errors_match_c(tmp_path):
         c_err = c_check(p, ok=False)
         r = tool("check", p)
         assert r.returncode == 2, (what, r.stdout)
-        assert r.stderr == f"dbtrace.py: {c_err}\n", what
+        assert r.stderr == f"fio-pack trace: {c_err}\n", what
         seen.add(what)
 
 
@@ -534,9 +536,9 @@ def test_reader_gzip_like_c(tmp_path):
         assert r.returncode == 2, what
         # same line; zlib's wording of a corrupt stream may differ
         c_at = c_err.split(": ", 1)[0]
-        assert r.stderr.startswith(f"dbtrace.py: {c_at}: "), (what, c_err, r.stderr)
+        assert r.stderr.startswith(f"fio-pack trace: {c_at}: "), (what, c_err, r.stderr)
         if what != "corrupt":
-            assert r.stderr == f"dbtrace.py: {c_err}\n", what
+            assert r.stderr == f"fio-pack trace: {c_err}\n", what
 
 
 def _mutate(rng, text):
@@ -584,11 +586,6 @@ def test_reader_differential(tmp_path, version):
     form): this tool's reader and the C parser accept the same traces with
     the same record counts, and refuse the others with the same message."""
     import random
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        import dbtrace
-    finally:
-        sys.path.pop(0)
     text = doc_example(tmp_path).read_text()
     if version == 2:
         text = _v2(text)
@@ -738,7 +735,7 @@ def test_blkparse_bad_input(tmp_path, line, reason):
     out = tmp_path / "out.trace"
     r = tool("import-blkparse", inp, "-o", out)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith(f"dbtrace.py: {inp} line 3: ") and reason in r.stderr, r.stderr
+    assert r.stderr.startswith(f"fio-pack trace: {inp} line 3: ") and reason in r.stderr, r.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["bad.txt"]
 
 

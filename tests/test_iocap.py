@@ -1,4 +1,4 @@
-"""The BPF capture (tools/iocap, build/iocap) through scripts/dbcapture.py
+"""The BPF capture (tools/iocap, build/iocap) through scripts/fio-pack capture
 attach --tracer bpf, against truth nobody here wrote: fio's own engines
 (psync, libaio, io_uring, io_uring with registered files) do known I/O and
 log it with write_iolog; the trace must hold the same reads and writes (file,
@@ -21,7 +21,7 @@ import pytest
 
 from conftest import DBR_ENGINE, FIO, REPO, run_fio
 
-TOOL = REPO / "scripts" / "dbcapture.py"
+TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
 IOCAP = REPO / "build" / "iocap"
 IS_ROOT = os.geteuid() == 0
 
@@ -53,7 +53,7 @@ def nothing_left_attached():
 
 
 def tool(*args, timeout=300):
-    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True,
+    return subprocess.run([*TOOL, *map(str, args)], capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -219,7 +219,7 @@ def test_bad_input(tmp_path):
     dead.wait()
     r = tool("attach", "--tracer", "bpf", "--pid", dead.pid, "--datadir", data, "--db",
              "generic", "-o", out)
-    assert r.returncode == 2 and r.stderr.strip() == f"dbcapture.py: --pid {dead.pid}: no such process"
+    assert r.returncode == 2 and r.stderr.strip() == f"fio-pack capture: --pid {dead.pid}: no such process"
     r = tool("attach", "--tracer", "bpf", "--pid", os.getpid(), "--datadir", tmp_path / "nope",
              "--db", "generic", "-o", out)
     assert r.returncode == 2 and "--datadir" in r.stderr and len(r.stderr.splitlines()) == 1
@@ -346,7 +346,7 @@ def cgroup2_root(tmp_path):
 
 
 def stop_capture(cap, ready: Path):
-    """A failed test's capture: dbcapture.py stops iocap (its pid in @ready) at
+    """A failed test's capture: fio-pack capture stops iocap (its pid in @ready) at
     SIGINT; if it does not, iocap, in its own session, is killed too."""
     cap.send_signal(subprocess.signal.SIGINT)
     try:
@@ -400,7 +400,7 @@ def test_cgroup_scope(tmp_path, cgroup2_root):
         outside = subprocess.Popen(["sh", "-c", f'while :; do echo x >> "{data}/other"; '
                                     'sleep 0.01; done'])
         out = tmp_path / "cg.trace"
-        cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--tracer", "bpf",
+        cap = subprocess.Popen([*TOOL, "attach", "--tracer", "bpf",
                                 "--cgroup", str(cg), "--datadir", str(data), "--db", "generic",
                                 "--ready", str(ready), "--source", "cgroup test", "-o", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -434,12 +434,12 @@ def test_cgroup_bad_input(tmp_path, cgroup2_root):
     for bad, why in ((tmp_path / "nope", "not a directory"),
                      (tmp_path, "not a cgroup v2 directory")):
         r = tool("attach", "--cgroup", bad, "--datadir", data, "--db", "generic", "-o", out)
-        assert r.returncode == 2 and r.stderr == f"dbcapture.py: --cgroup {bad}: {why}\n"
+        assert r.returncode == 2 and r.stderr == f"fio-pack capture: --cgroup {bad}: {why}\n"
     cg = cgroup2_root
     r = tool("attach", "--cgroup", cg, "--tracer", "strace", "--datadir", data, "--db", "generic",
              "-o", out)
     assert r.returncode == 2 and r.stderr == \
-        "dbcapture.py: --cgroup: needs --tracer bpf (strace follows processes, not cgroups)\n"
+        "fio-pack capture: --cgroup: needs --tracer bpf (strace follows processes, not cgroups)\n"
     r = tool("attach", "--cgroup", cg, "--pid", os.getpid(), "--datadir", data, "--db",
              "generic", "-o", out)
     assert r.returncode == 2 and "--pid PID (repeatable) or --cgroup CGROUP" in r.stderr

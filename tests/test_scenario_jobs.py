@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ENGINE_DIR, FIO, REPO, run_fio
+from fiopack.gen import iozone_grid
 
 JOBS = REPO / "jobs"
 CATALOGUE = JOBS / "catalogue.json"
@@ -38,9 +39,9 @@ SCENARIO_IDS = ["hdparm-t", "hdparm-T", "seeker", "dd-write-10g", "dd-read-10g",
                 "bonnie-files", "fio-randread-64", "fio-randwrite-64", "phoronix-disk-2010"]
 HEADER_WORDS = ("Reproduces:", "Original:", "Identical", "Not identical", "Measures",
                 "Headline", "Run from the repository root", "Environment", "Sizing")
-IOZONE_GEN = JOBS / "001-iozone-mtron" / "iozone-grid.py"
-BONNIE_GEN = JOBS / "004-phoronix-raid" / "bonnie-seq.py"
-GENERATED = {"iozone-auto.fio": IOZONE_GEN, "bonnie-seq.fio": BONNIE_GEN}
+FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
+IOZONE_GEN = [*FIO_PACK, "gen", "iozone-grid"]
+BONNIE_GEN = [*FIO_PACK, "gen", "bonnie-seq"]
 
 # Shrinking: option lines replaced in the copy that is run (each must be present).
 SHRINK = {
@@ -205,12 +206,12 @@ def runnable_copy(path: Path, tmp_path: Path, target: Path) -> Path:
     """A small copy of path to run, with its data in target."""
     if path.name == "iozone-auto.fio":
         out = tmp_path / "grid"
-        subprocess.run([sys.executable, str(IOZONE_GEN), "--max-file", "64k",
+        subprocess.run([*IOZONE_GEN, "--max-file", "64k",
                         "--data-dir", str(target), "--out", str(out)], check=True, cwd=REPO)
         return out / "iozone-auto.fio"
     if path.name == "bonnie-seq.fio":
         out = tmp_path / "bonnie"
-        subprocess.run([sys.executable, str(BONNIE_GEN), "--size", "2m", "--byte-io", "64k",
+        subprocess.run([*BONNIE_GEN, "--size", "2m", "--byte-io", "64k",
                         "--data-dir", str(target), "--out", str(out)], check=True, cwd=REPO)
         return out / "bonnie-seq.fio"
     return shrunken_copy(path, tmp_path, SHRINK[path.name])
@@ -404,16 +405,15 @@ def test_metrics_of_existing_postmark_jobs(tmp_path):
 # ---------------------------------------------------------------------------
 
 def test_generated_job_files_are_current(tmp_path):
-    for name, gen, args in (
-            ("iozone-auto.fio", IOZONE_GEN, ["--max-file", "256k"]),
-            ("bonnie-seq.fio", BONNIE_GEN, [])):
-        shipped_dir = gen.parent
-        out = tmp_path / gen.stem
-        subprocess.run([sys.executable, str(gen), *args, "--out", str(out)], check=True, cwd=REPO)
+    for name, gen, shipped_dir, args in (
+            ("iozone-auto.fio", IOZONE_GEN, JOBS / "001-iozone-mtron", ["--max-file", "256k"]),
+            ("bonnie-seq.fio", BONNIE_GEN, JOBS / "004-phoronix-raid", [])):
+        out = tmp_path / gen[-1]
+        subprocess.run([*gen, *args, "--out", str(out)], check=True, cwd=REPO)
         rel = str(shipped_dir.relative_to(REPO))
         text = (out / name).read_text().replace(str(out), rel)
         assert text == (shipped_dir / name).read_text(), \
-            f"{name} differs from what {gen.name} writes: regenerate it (see its docstring)"
+            f"{name} differs from what fio-pack gen {gen[-1]} writes: regenerate it (see its docstring)"
         for log in (out / "iolog").iterdir():
             assert (shipped_dir / "iolog" / log.name).read_text() == log.read_text(), log.name
         shipped_logs = {p.name for p in (shipped_dir / "iolog").iterdir()}
@@ -423,8 +423,7 @@ def test_generated_job_files_are_current(tmp_path):
 
 
 def test_iozone_offsets_follow_iozone_c():
-    ns = {"__name__": "iozone_grid"}
-    exec(compile(IOZONE_GEN.read_text(), str(IOZONE_GEN), "exec"), ns)
+    ns = vars(iozone_grid)
     k = 4096
     # backward: last record first
     assert ns["backward_offsets"](16 * k, k) == [i * k for i in range(15, -1, -1)]
@@ -440,8 +439,8 @@ def test_iozone_offsets_follow_iozone_c():
 
 
 def test_compare_syscalls_script_help():
-    """scripts/compare-syscalls.py (docs/syscall-patterns.md) at least starts and explains itself."""
-    p = subprocess.run([sys.executable, str(REPO / "scripts" / "compare-syscalls.py"), "--help"],
+    """scripts/fio-pack syscalls (docs/syscall-patterns.md) at least starts and explains itself."""
+    p = subprocess.run([*FIO_PACK, "syscalls", "--help"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "strace" in p.stdout, p.stderr
 

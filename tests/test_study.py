@@ -1,4 +1,4 @@
-"""scripts/study.py, the study runner, and reference/figures.json.
+"""scripts/fio-pack study, the study runner, and reference/figures.json.
 
 Every study here runs the real fio (build/fio) on real directories, a real
 loop device and real fio servers on loopback ports; job files and the
@@ -6,7 +6,6 @@ catalogue are written under tmp_path, so the tests do not depend on
 jobs/catalogue.json. Runs are tiny (1 MiB files, runtime=1).
 """
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -19,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from fiopack import study
+
 from conftest import (ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers, free_port, kill_group,
                       needs_root, snapshot)
 
-STUDY = REPO / "scripts" / "study.py"
+STUDY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "study"]
 FIGURES = REPO / "reference" / "figures.json"
 TIMEOUT = 180
 
@@ -103,14 +104,7 @@ dbr_report=none
 """
 
 
-def load_study_module():
-    spec = importlib.util.spec_from_file_location("study", STUDY)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-study_mod = load_study_module()
+study_mod = study
 
 
 def scenario(sid, job, env="STUDY_TEST_DIR", kind="dir", writes=True, params=None,
@@ -167,7 +161,7 @@ def lab(tmp_path):
         def run(self, *args, env=None, timeout=TIMEOUT):
             full = dict(os.environ)
             full.update(env or {})
-            cmd = [sys.executable, str(STUDY), *map(str, args)]
+            cmd = [*STUDY, *map(str, args)]
             if args and args[0] != "list" and "--resume" not in args:
                 cmd += ["--catalogue", str(self.catalogue), "--fio", str(FIO),
                         "--engine-dir", str(ENGINE_DIR)]
@@ -209,7 +203,7 @@ def assert_refused(p, message, lab, watched=()):
     assert p.returncode == 2, describe(p)
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1, describe(p)
-    assert lines[0].startswith("study.py: "), describe(p)
+    assert lines[0].startswith("fio-pack study: "), describe(p)
     if isinstance(message, str):
         assert message in lines[0], describe(p)
     else:
@@ -305,7 +299,7 @@ def test_grouped_order_and_grid(lab):
 
 def test_interrupt_and_resume(lab):
     """Ctrl-C keeps complete runs only; --resume runs what is missing."""
-    cmd = [sys.executable, str(STUDY), "tiny-randread", "--catalogue", str(lab.catalogue),
+    cmd = [*STUDY, "tiny-randread", "--catalogue", str(lab.catalogue),
            "--fio", str(FIO), "--target", f"ssd={lab.ssd}", "--sweep", "threads=1,2",
            "--set", "runtime=3", "--out", str(lab.out)]
     p = subprocess.Popen(cmd, cwd=lab.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -574,7 +568,7 @@ def test_server_missing_engine(lab, servers):
                 "--out", lab.out)
     assert p.returncode == 2, describe(p)
     assert p.stderr.strip().splitlines() == [
-        f"study.py: server 127.0.0.1:{port}: cannot load {ENGINE_DIR}/nothere.so: "
+        f"fio-pack study: server 127.0.0.1:{port}: cannot load {ENGINE_DIR}/nothere.so: "
         f"no such file on the server" for port in (p1, p2)]
     assert not lab.out.exists() and snapshot(lab.ssd) == before
 
@@ -797,7 +791,7 @@ def test_incomplete_precondition_fails_the_run(lab, tmp_path):
         last = p.stderr.strip().splitlines()[-1]
         assert last.startswith("run them again, once fixed, with: "), describe(p)
         cmd = shlex.split(last.split(": ", 1)[1])
-        assert cmd[1:4] == ["run", "--resume", str(lab.out.resolve())], cmd
+        assert cmd[1:5] == ["study", "run", "--resume", str(lab.out.resolve())], cmd
         again = subprocess.run([sys.executable, *cmd], capture_output=True, text=True,
                                timeout=TIMEOUT, cwd=lab.work)
         assert again.returncode == 1 and "1 runs: 0 ok, 1 failed" in again.stderr, \
@@ -867,6 +861,6 @@ def test_resume_checks_the_servers_first(lab, tmp_path):
     p = lab.run("run", "--resume", lab.out)
     assert p.returncode == 2, describe(p)
     lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and re.match(rf"study.py: server 127\.0\.0\.1:{port}: unreachable",
+    assert len(lines) == 1 and re.match(rf"fio-pack study: server 127\.0\.0\.1:{port}: unreachable",
                                         lines[0]), describe(p)
     assert mp.read_text() == before        # nothing was run

@@ -15,8 +15,8 @@ set -euo pipefail
 what=${1:?usage: capture.sh sqlite-load|pgbench|mariadb-load|mariadb-dump|all [OUTDIR]}
 out=$(realpath "${2:-jobs/dbreplay/traces}")
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-cap="/usr/bin/python3 $repo/scripts/dbcapture.py"
-gen="/usr/bin/python3 $repo/jobs/dbreplay/gen-dump.py"
+cap="/usr/bin/python3 $repo/scripts/fio-pack capture"
+gen="/usr/bin/python3 $repo/scripts/fio-pack gen dbreplay-dump"
 mkdir -p "$out"
 work=$(mktemp -d /tmp/dbcapture-work.XXXXXX)
 chmod 755 "$work"
@@ -34,7 +34,7 @@ sqlite_load() {
 	$gen --dialect sqlite -o "$work/dump-sqlite.sql"
 	mkdir "$work/sqlite"
 	$cap run --datadir "$work/sqlite" --db sqlite -o "$out/sqlite-load.trace.gz" \
-		--source "SQLite $v (Debian 12 sqlite3 shell), bulk load of jobs/dbreplay/gen-dump.py --dialect sqlite (3 tables, 74923 rows, one INSERT of 500 rows per transaction, rollback journal), ext4" \
+		--source "SQLite $v (Debian 12 sqlite3 shell), bulk load of scripts/fio-pack gen dbreplay-dump --dialect sqlite (3 tables, 74923 rows, one INSERT of 500 rows per transaction, rollback journal), ext4" \
 		-- sqlite3 "$work/sqlite/load.db" < "$work/dump-sqlite.sql"
 }
 
@@ -105,7 +105,7 @@ mariadb_load() {
 	rm -f "$work/ready"
 	$cap attach --datadir "$d/data" --db mariadb --pid "$(cat "$d/mariadbd.pid")" \
 		--ready "$work/ready" -o "$out/mariadb-load.trace.gz" \
-		--source "MariaDB $v (Debian 12) InnoDB, innodb_use_native_aio=0 innodb_log_file_size=16M innodb_buffer_pool_size=8M (smaller than the data: pages are written back during the load), flush method O_DIRECT (the default), binlog off; load of jobs/dbreplay/gen-dump.py (mysqldump-style, 3 tables, 74923 rows, 500-row INSERTs) with mariadb test < dump.sql, then innodb_max_dirty_pages_pct=0 until no page is dirty, ext4" &
+		--source "MariaDB $v (Debian 12) InnoDB, innodb_use_native_aio=0 innodb_log_file_size=16M innodb_buffer_pool_size=8M (smaller than the data: pages are written back during the load), flush method O_DIRECT (the default), binlog off; load of scripts/fio-pack gen dbreplay-dump (mysqldump-style, 3 tables, 74923 rows, 500-row INSERTs) with mariadb test < dump.sql, then innodb_max_dirty_pages_pct=0 until no page is dirty, ext4" &
 	local c=$!
 	while [ ! -e "$work/ready" ]; do sleep 0.1; kill -0 $c; done
 	mariadb --socket="$d/sock" -uroot test < "$work/dump.sql"
@@ -135,7 +135,7 @@ mariadb_dump() {
 	rm -f "$work/ready"
 	$cap attach --datadir "$d/data" --db mariadb --pid "$(cat "$d/mariadbd.pid")" \
 		--ready "$work/ready" -o "$out/mariadb-dump.trace.gz" \
-		--source "MariaDB $v (Debian 12) InnoDB, innodb_use_native_aio=0 innodb_buffer_pool_size=8M, restarted (buffer pool not loaded, page cache dropped) after loading jobs/dbreplay/gen-dump.py; mariadb-dump --all-databases > /dev/null, ext4" &
+		--source "MariaDB $v (Debian 12) InnoDB, innodb_use_native_aio=0 innodb_buffer_pool_size=8M, restarted (buffer pool not loaded, page cache dropped) after loading scripts/fio-pack gen dbreplay-dump; mariadb-dump --all-databases > /dev/null, ext4" &
 	local c=$!
 	while [ ! -e "$work/ready" ]; do sleep 0.1; kill -0 $c; done
 	mariadb-dump --socket="$d/sock" -uroot --all-databases > /dev/null

@@ -1,20 +1,19 @@
-#!/usr/bin/python3
 """NAME
-    dbtrace.py - import fio iologs and blkparse output as dbtrace traces, export
+    fio-pack trace - import fio iologs and blkparse output as dbtrace traces, export
     traces as fio iologs, check traces
 
 SYNOPSIS
-    dbtrace.py import-iolog    IOLOG... [-o OUT.trace[.gz]] [--streams log|file]
+    fio-pack trace import-iolog    IOLOG... [-o OUT.trace[.gz]] [--streams log|file]
                                [--iolog-unit us|ms|ns] [--pagesize BYTES]
                                [--source TEXT] [--quiet]
-    dbtrace.py import-blkparse IN [-o OUT.trace[.gz]] [--event Q|D|C]
+    fio-pack trace import-blkparse IN [-o OUT.trace[.gz]] [--event Q|D|C]
                                [--streams pid|single] [--pagesize BYTES]
                                [--source TEXT] [--quiet]
-    dbtrace.py export-iolog    TRACE -o OUT.iolog [--prefix DIR] [--stream ID]...
+    fio-pack trace export-iolog    TRACE -o OUT.iolog [--prefix DIR] [--stream ID]...
                                [--iolog-unit us|ms|ns]
                                [--sync-file-range drop|datasync] [--quiet]
-    dbtrace.py check           TRACE...
-    dbtrace.py help [COMMAND]
+    fio-pack trace check           TRACE...
+    fio-pack trace help [COMMAND]
 
 DESCRIPTION
     Converts between the dbtrace trace format of the page-replay engine
@@ -40,10 +39,10 @@ DESCRIPTION
     to standard output, after the whole input has been read and checked.
 
     Notes about what a conversion dropped or changed go to standard error, one
-    line each, starting with "dbtrace.py: note:" (--quiet: none).
+    line each, starting with "fio-pack trace: note:" (--quiet: none).
 
 COMMANDS
-    Each command's --help (or dbtrace.py help COMMAND) is its manual page.
+    Each command's --help (or fio-pack trace help COMMAND) is its manual page.
 
 EXIT STATUS
     0 success; 2 bad input (a malformed line, named as "FILE line N: reason"),
@@ -58,7 +57,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-PROG = "dbtrace.py"
+PROG = "fio-pack trace"
 
 # ---------------------------------------------------------------------------
 # The dbtrace format (docs/dbtrace-format.md), versions 1 and 2
@@ -91,7 +90,7 @@ ENC = "latin-1"
 
 
 class Error(Exception):
-    """A one-line error; main() prints it after "dbtrace.py: "."""
+    """A one-line error; main() prints it after "fio-pack trace: "."""
 
 
 class TraceError(Error):
@@ -830,10 +829,10 @@ HELP = {}
 
 HELP["import-iolog"] = """\
 NAME
-    dbtrace.py import-iolog - fio iologs (versions 2 and 3) as a dbtrace trace
+    fio-pack trace import-iolog - fio iologs (versions 2 and 3) as a dbtrace trace
 
 SYNOPSIS
-    dbtrace.py import-iolog IOLOG... [-o OUT.trace[.gz]] [--streams log|file]
+    fio-pack trace import-iolog IOLOG... [-o OUT.trace[.gz]] [--streams log|file]
                             [--iolog-unit us|ms|ns] [--pagesize BYTES]
                             [--source TEXT] [--quiet]
 
@@ -850,7 +849,7 @@ DESCRIPTION
                       TIME FILE read|write|trim|sync|datasync OFFSET LENGTH
     Fields are separated by blanks; numbers are plain decimal; LENGTH fits 32
     bits (fio reads it with %u). Blank lines are skipped. Anything else is an
-    error ("dbtrace.py: IOLOG line N: reason", exit status 2, no output).
+    error ("fio-pack trace: IOLOG line N: reason", exit status 2, no output).
 
 MAPPING
     Files      each file name becomes a file declaration, ids in order of first
@@ -883,7 +882,7 @@ MAPPING
                trace is order-only (timeunit none).
     Header     pagesize --pagesize (default 4096: it only decides which
                offsets are written as pN); source "fio iolog vN IOLOG...
-               imported by dbtrace.py import-iolog", or --source TEXT.
+               imported by fio-pack trace import-iolog", or --source TEXT.
 
 OPTIONS
     -o, --output FILE   the trace (.gz: compressed); default standard output
@@ -895,7 +894,7 @@ OPTIONS
 
 EXAMPLE
     fio --name=x --filename=/tmp/db --size=64m --rw=randrw --write_iolog=x.iolog
-    dbtrace.py import-iolog x.iolog -o x.trace.gz
+    fio-pack trace import-iolog x.iolog -o x.trace.gz
 """
 
 
@@ -923,7 +922,7 @@ IOLOG_FILE = ("add", "open", "close")
 def cmd_import_iolog(a) -> int:
     notes = Notes(a.quiet)
     if not a.inputs:
-        raise Error("import-iolog: no IOLOG given (see dbtrace.py import-iolog --help)")
+        raise Error("import-iolog: no IOLOG given (see fio-pack trace import-iolog --help)")
     pagesize = _pagesize(a.pagesize)
     unit = a.iolog_unit
     files: Dict[str, FileDecl] = {}          # iolog file name -> declaration
@@ -1096,10 +1095,10 @@ def _pagesize(v) -> int:
 
 HELP["import-blkparse"] = """\
 NAME
-    dbtrace.py import-blkparse - blkparse text output as a dbtrace trace
+    fio-pack trace import-blkparse - blkparse text output as a dbtrace trace
 
 SYNOPSIS
-    dbtrace.py import-blkparse IN [-o OUT.trace[.gz]] [--event Q|D|C]
+    fio-pack trace import-blkparse IN [-o OUT.trace[.gz]] [--event Q|D|C]
                                [--streams pid|single] [--pagesize BYTES]
                                [--source TEXT] [--quiet]
 
@@ -1118,7 +1117,7 @@ DESCRIPTION
     and writes one trace of the events of one ACTION (--event): Q, queued by a
     process; D (default), issued to the device driver; C, completed. The
     per-CPU and total statistics blkparse prints at the end are skipped; any
-    other line that is not an event line is an error ("dbtrace.py: IN line N:
+    other line that is not an event line is an error ("fio-pack trace: IN line N:
     reason", exit status 2, no output). Custom formats (blkparse -f/-F) are
     not read.
 
@@ -1149,7 +1148,7 @@ MAPPING
                Within a stream times must not go back (blkparse sorts its
                output by time; an error otherwise).
     Header     pagesize --pagesize (default 4096); source "blkparse output IN
-               (event D) imported by dbtrace.py import-blkparse", or --source.
+               (event D) imported by fio-pack trace import-blkparse", or --source.
 
 OPTIONS
     -o, --output FILE     the trace (.gz: compressed); default standard output
@@ -1161,7 +1160,7 @@ OPTIONS
 
 EXAMPLE
     blktrace -d /dev/sdb -w 30 -o - | blkparse -i - > sdb.txt
-    dbtrace.py import-blkparse sdb.txt --event D -o sdb.trace.gz
+    fio-pack trace import-blkparse sdb.txt --event D -o sdb.trace.gz
 """
 
 _EVENT = re.compile(r"[ \t]*(\d+),(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)\.(\d+)[ \t]+(\d+)"
@@ -1334,10 +1333,10 @@ def cmd_import_blkparse(a) -> int:
 
 HELP["export-iolog"] = """\
 NAME
-    dbtrace.py export-iolog - a dbtrace trace as a fio iolog
+    fio-pack trace export-iolog - a dbtrace trace as a fio iolog
 
 SYNOPSIS
-    dbtrace.py export-iolog TRACE -o OUT.iolog [--prefix DIR] [--stream ID]...
+    fio-pack trace export-iolog TRACE -o OUT.iolog [--prefix DIR] [--stream ID]...
                             [--iolog-unit us|ms|ns]
                             [--sync-file-range drop|datasync] [--quiet]
 
@@ -1346,7 +1345,7 @@ DESCRIPTION
     fio --read_iolog=OUT.iolog: version 3 ("fio version 3 iolog", a time on
     every line) for a timed trace, version 2 for an order-only one. The trace
     is read with the same checks as the C parser; an invalid trace is an
-    error ("dbtrace.py: TRACE line N: reason", exit status 2, no output).
+    error ("fio-pack trace: TRACE line N: reason", exit status 2, no output).
 
 MAPPING
     Records    all streams, in the order of the trace's lines (an iolog is one
@@ -1384,7 +1383,7 @@ OPTIONS
     --quiet                        no notes on stderr
 
 EXAMPLE
-    dbtrace.py export-iolog pgbench.trace.gz --prefix /mnt/ssd/pg -o pgbench.iolog
+    fio-pack trace export-iolog pgbench.trace.gz --prefix /mnt/ssd/pg -o pgbench.iolog
     fio --name=replay --read_iolog=pgbench.iolog --ioengine=psync
 """
 
@@ -1392,7 +1391,7 @@ EXAMPLE
 def cmd_export_iolog(a) -> int:
     notes = Notes(a.quiet)
     if not a.output:
-        raise Error("export-iolog: -o OUT.iolog is required (see dbtrace.py export-iolog --help)")
+        raise Error("export-iolog: -o OUT.iolog is required (see fio-pack trace export-iolog --help)")
     unit_ns = UNIT_NS[a.iolog_unit]
     gen = read_trace(a.input)
     p = next(gen)
@@ -1506,10 +1505,10 @@ def cmd_export_iolog(a) -> int:
 
 HELP["check"] = """\
 NAME
-    dbtrace.py check - read traces and say what they hold
+    fio-pack trace check - read traces and say what they hold
 
 SYNOPSIS
-    dbtrace.py check TRACE...
+    fio-pack trace check TRACE...
 
 DESCRIPTION
     Reads each TRACE (plain or gzip; "-" standard input) with this tool's
@@ -1519,12 +1518,12 @@ DESCRIPTION
       TRACE: N records, F files, S streams, timeunit U, pagesize P, ops read=R write=W ...
 
     A trace whose capture could not see some of the I/O (its header's
-    "incomplete" lines, written by dbcapture.py) gets one more line for each,
+    "incomplete" lines, written by fio-pack capture) gets one more line for each,
     after its summary:
 
       TRACE: incomplete: TEXT
 
-    The first invalid trace stops the command: "dbtrace.py: TRACE line N:
+    The first invalid trace stops the command: "fio-pack trace: TRACE line N:
     reason", exit status 2.
 
 EXIT STATUS
@@ -1535,7 +1534,7 @@ EXIT STATUS
 
 def cmd_check(a) -> int:
     if not a.inputs:
-        raise Error("check: no TRACE given (see dbtrace.py check --help)")
+        raise Error("check: no TRACE given (see fio-pack trace check --help)")
     incomplete = False
     for path in a.inputs:
         gen = read_trace(path)
@@ -1594,7 +1593,7 @@ COMMANDS = {"import-iolog": cmd_import_iolog, "import-blkparse": cmd_import_blkp
 
 def pick_command(argv, doc, prog, commands):
     """The command of a `PROG COMMAND [OPTIONS]` tool (this one and
-    dbcapture.py): (command, its arguments), or the exit status once the
+    fio-pack capture): (command, its arguments), or the exit status once the
     usage is printed (no command: on stderr, status 2; -h, --help, `help`:
     on stdout, 0; `help COMMAND` is `COMMAND --help`) or an unknown command
     is said (2)."""
@@ -1631,8 +1630,3 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         return 0
 
-
-if __name__ == "__main__":
-    import signal
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(main())

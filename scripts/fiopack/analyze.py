@@ -1,28 +1,28 @@
-#!/usr/bin/python3
 """NAME
-    analyze.py - tables, plots, reproduction reports and regression checks from fio
+    fio-pack analyze - tables, plots, reproduction reports and regression checks from fio
     results
 
 SYNOPSIS
-    analyze.py rows    RESULTS... [--format csv|json|jsonl] [-o FILE] [INPUT OPTIONS]
-    analyze.py metrics RESULTS... [INPUT OPTIONS]
-    analyze.py table   RESULTS... --metric NAME [--metric NAME]... [--rows P[,P]]
+    fio-pack analyze rows    RESULTS... [--format csv|json|jsonl] [-o FILE]
+                             [INPUT OPTIONS]
+    fio-pack analyze metrics RESULTS... [INPUT OPTIONS]
+    fio-pack analyze table   RESULTS... --metric NAME [--metric NAME]... [--rows P[,P]]
                        [--cols P[,P]] [--baseline COLUMN] [--ratio auto|col/base|base/col]
                        [--cells auto|range|cv|columns] [--stats auto|LIST]
                        [--combine sum|mean|min|max] [--format md|csv|html]
                        [--precision N] [-o FILE] [INPUT OPTIONS]
-    analyze.py plot    RESULTS... --metric NAME --x PARAM [--series P[,P]]
+    fio-pack analyze plot    RESULTS... --metric NAME --x PARAM [--series P[,P]]
                        [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
                        [--xscale auto|linear|log2] -o FILE.png|FILE.svg [-o ...]
                        [INPUT OPTIONS]
-    analyze.py plot    RESULTS... --percentiles [--direction DIR] [--series P[,P]]
+    fio-pack analyze plot    RESULTS... --percentiles [--direction DIR] [--series P[,P]]
                        -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
-    analyze.py report  RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
+    fio-pack analyze report  RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
                        [--cols P[,P]] [--pair METRIC=PUBLISHED]... [--format md|csv|html]
                        [-o FILE]
-    analyze.py compare OLD NEW --threshold METRIC=LIMIT[%]... [--ignore NAME]...
+    fio-pack analyze compare OLD NEW --threshold METRIC=LIMIT[%]... [--ignore NAME]...
                        [--format md|csv|json] [-o FILE] [INPUT OPTIONS]
-    analyze.py help [COMMAND]
+    fio-pack analyze help [COMMAND]
 
 DESCRIPTION
     Reads fio results and turns them into what a benchmark report needs: the
@@ -33,7 +33,7 @@ DESCRIPTION
     two result sets for a lab's CI.
 
     RESULTS are any mix of
-      * study results directories written by scripts/study.py: the runner's
+      * study results directories written by scripts/fio-pack study: the runner's
         meta files give each run's scenario, target label, sweep point
         (e.g. threads), repeat and host;
       * fio JSON or json+ output files (fio --output-format=json[+]), from
@@ -50,7 +50,7 @@ DESCRIPTION
     numbers; --scenario overrides), and runs with the same jobs, options, host
     and target are repeats of one another, numbered in time order.
 
-    The normalised view ("analyze.py rows") has one row per run, host, job,
+    The normalised view ("fio-pack analyze rows") has one row per run, host, job,
     direction and operation. Direction is total (the whole job entry: summed
     iops and bandwidth, CPU, the catalogue metrics), read, write, trim or sync
     (fsync latencies; PostMark transactions). Operations are the engines'
@@ -77,7 +77,7 @@ METRICS
     stddev,pNN}_{ns,us,ms,s} (clat_p95_ms, clat_p99.9_us, read.lat_mean_ms,
     sync.lat_p99_ms, write:create.clat_p99_ms, transaction.lat_mean_ms, stat.iops).
     Unqualified iops/bandwidth/CPU are the job's totals; an unqualified latency
-    is the one direction with I/O. `analyze.py metrics RESULTS` lists them.
+    is the one direction with I/O. `fio-pack analyze metrics RESULTS` lists them.
 
 INPUT OPTIONS (every command)
     --where NAME=V[,V]    keep rows whose field or parameter NAME is one of the
@@ -96,7 +96,7 @@ INPUT OPTIONS (every command)
     --quiet               no notes on stderr about what was left out.
 
 COMMANDS
-    Each command's --help (or analyze.py help COMMAND) is its manual page.
+    Each command's --help (or fio-pack analyze help COMMAND) is its manual page.
 
 FILES
     jobs/catalogue.json    scenarios and their metric expressions
@@ -115,13 +115,12 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fioresults as fr  # noqa: E402
-import fioaxes  # noqa: E402
-import fiohosts  # noqa: E402
-import fioreport  # noqa: E402
+from fiopack.results import axes as fioaxes
+from fiopack.results import data as fr
+from fiopack.results import hosts as fiohosts
+from fiopack.results import report as fioreport
 
-PROG = "analyze.py"
+PROG = "fio-pack analyze"
 
 INPUT_OPTIONS = """\
 INPUT OPTIONS
@@ -140,11 +139,11 @@ HELP = {}
 
 HELP["rows"] = """\
 NAME
-    analyze.py rows - the normalised view of fio results, one row per run,
+    fio-pack analyze rows - the normalised view of fio results, one row per run,
     host, job, direction and operation
 
 SYNOPSIS
-    analyze.py rows RESULTS... [--format csv|json|jsonl] [-o FILE] [INPUT OPTIONS]
+    fio-pack analyze rows RESULTS... [--format csv|json|jsonl] [-o FILE] [INPUT OPTIONS]
 
 DESCRIPTION
     Prints every row of the normalised view: the run (study#NNNN for study
@@ -166,8 +165,8 @@ OPTIONS
 
 """ + INPUT_OPTIONS + """
 EXAMPLES
-    analyze.py rows results/sysbench-rndrd-20240101T120000Z > rows.csv
-    analyze.py rows run1.json run2.json --format json --where direction=read
+    fio-pack analyze rows results/sysbench-rndrd-20240101T120000Z > rows.csv
+    fio-pack analyze rows run1.json run2.json --format json --where direction=read
 
 EXIT STATUS
     0 success; 2 bad input (the message names the file or parameter).
@@ -175,10 +174,10 @@ EXIT STATUS
 
 HELP["metrics"] = """\
 NAME
-    analyze.py metrics - which metrics, parameters and fields results have
+    fio-pack analyze metrics - which metrics, parameters and fields results have
 
 SYNOPSIS
-    analyze.py metrics RESULTS... [INPUT OPTIONS]
+    fio-pack analyze metrics RESULTS... [INPUT OPTIONS]
 
 DESCRIPTION
     Lists the runs found (per study or file), the catalogue metrics of their
@@ -189,7 +188,7 @@ DESCRIPTION
 
 """ + INPUT_OPTIONS + """
 EXAMPLES
-    analyze.py metrics results/sysbench-rndrd-20240101T120000Z
+    fio-pack analyze metrics results/sysbench-rndrd-20240101T120000Z
 
 EXIT STATUS
     0 success; 2 bad input.
@@ -197,11 +196,11 @@ EXIT STATUS
 
 HELP["table"] = """\
 NAME
-    analyze.py table - pivot tables of fio results with ratio columns and
+    fio-pack analyze table - pivot tables of fio results with ratio columns and
     statistics over repeats
 
 SYNOPSIS
-    analyze.py table RESULTS... --metric NAME [--metric NAME]... [--rows P[,P]]
+    fio-pack analyze table RESULTS... --metric NAME [--metric NAME]... [--rows P[,P]]
                      [--cols P[,P]] [--baseline COLUMN] [--ratio auto|col/base|base/col]
                      [--cells auto|range|cv|columns]
                      [--stats auto|median,min,max,mean,stdev,cv,n]
@@ -216,7 +215,7 @@ DESCRIPTION
     and with --baseline a ratio column per other column against the baseline
     column. This is the 002 article's shape:
 
-        analyze.py table results/sb --rows threads --cols target \\
+        fio-pack analyze table results/sb --rows threads --cols target \\
             --metric throughput --metric "response time p95" --baseline raid10
 
     gives | threads | intel320 | raid10 | intel320/raid10 | for the
@@ -240,7 +239,7 @@ DESCRIPTION
 
 OPTIONS
     --metric NAME         catalogue metric name, expr:EXPRESSION or generic
-                          name (see analyze.py --help, METRICS). Repeatable:
+                          name (see fio-pack analyze --help, METRICS). Repeatable:
                           one table each.
     --rows P[,P]          parameters or fields for the rows (default: the
                           study's sweep parameters, else none).
@@ -267,14 +266,14 @@ OPTIONS
 
 """ + INPUT_OPTIONS + """
 EXAMPLES
-    analyze.py table results/sb --rows threads --metric throughput --baseline raid10
-    analyze.py table results/sb --rows threads --metric throughput --precision 0
-    analyze.py table results/sb --rows threads --metric throughput --cells columns
-    analyze.py table a.json b.json c.json --rows iodepth --cols target \\
+    fio-pack analyze table results/sb --rows threads --metric throughput --baseline raid10
+    fio-pack analyze table results/sb --rows threads --metric throughput --precision 0
+    fio-pack analyze table results/sb --rows threads --metric throughput --cells columns
+    fio-pack analyze table a.json b.json c.json --rows iodepth --cols target \\
         --metric read.iops --label /mnt/ssd=ssd --format html -o iops.html
-    analyze.py table results/pm --rows target --cols op --metric write.iops \\
+    fio-pack analyze table results/pm --rows target --cols op --metric write.iops \\
         --where direction=write
-    analyze.py table results/3-servers --rows threads --cols host \\
+    fio-pack analyze table results/3-servers --rows threads --cols host \\
         --metric throughput --baseline db1
 
 EXIT STATUS
@@ -283,15 +282,15 @@ EXIT STATUS
 
 HELP["plot"] = """\
 NAME
-    analyze.py plot - plots of fio results (PNG, SVG) that record what
+    fio-pack analyze plot - plots of fio results (PNG, SVG) that record what
     produced them
 
 SYNOPSIS
-    analyze.py plot RESULTS... --metric NAME --x PARAM [--series P[,P]]
+    fio-pack analyze plot RESULTS... --metric NAME --x PARAM [--series P[,P]]
                     [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
                     [--combine HOW] [--xscale auto|linear|log2] [--logx] [--logy]
                     [--title TEXT] -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
-    analyze.py plot RESULTS... --percentiles [--direction DIR] [--series P[,P]]
+    fio-pack analyze plot RESULTS... --percentiles [--direction DIR] [--series P[,P]]
                     [--x-max PCT] -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
 
 DESCRIPTION
@@ -324,7 +323,7 @@ DESCRIPTION
     holds the plotted numbers.
 
 OPTIONS
-    --metric NAME         the y metric (see analyze.py --help, METRICS).
+    --metric NAME         the y metric (see fio-pack analyze --help, METRICS).
     --x PARAM             parameter or field on the x axis. Numbers are
                           placed by value, sizes (bs) and text in order.
     --series P[,P]        one line per value of these (default target; and
@@ -349,12 +348,12 @@ OPTIONS
 
 """ + INPUT_OPTIONS + """
 EXAMPLES
-    analyze.py plot results/qd --metric read.iops --x iodepth -o iops-qd.svg
-    analyze.py plot results/sb --metric throughput --x threads --xscale linear \\
+    fio-pack analyze plot results/qd --metric read.iops --x iodepth -o iops-qd.svg
+    fio-pack analyze plot results/sb --metric throughput --x threads --xscale linear \\
         -o tp-linear.svg
-    analyze.py plot results/sb --metric throughput --x threads \\
+    fio-pack analyze plot results/sb --metric throughput --x threads \\
         --reference reference/figures.json --map intel320=ssd -o sb.png
-    analyze.py plot lat+.json --percentiles --direction read -o lat.svg
+    fio-pack analyze plot lat+.json --percentiles --direction read -o lat.svg
 
 EXIT STATUS
     0 success; 2 bad input (including matplotlib missing: install
@@ -363,11 +362,11 @@ EXIT STATUS
 
 HELP["report"] = """\
 NAME
-    analyze.py report - a study's results beside the published figures it
+    fio-pack analyze report - a study's results beside the published figures it
     reproduces
 
 SYNOPSIS
-    analyze.py report RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
+    fio-pack analyze report RESULTS... [--reference FIGURES] [--map DEVICE=TARGET]...
                       [--cols P[,P]] [--pair METRIC=PUBLISHED_METRIC]... [--no-unmapped]
                       [--format md|csv|html] [--precision N] [-o FILE]
                       [INPUT OPTIONS]
@@ -412,10 +411,10 @@ OPTIONS
 
 """ + INPUT_OPTIONS + """
 EXAMPLES
-    analyze.py report results/sysbench-rndrd-20240101T120000Z \\
+    fio-pack analyze report results/sysbench-rndrd-20240101T120000Z \\
         --map intel320=ssd --map raid10-8sas=raid
-    analyze.py report results/sb --map intel320=ssd --format html -o report.html
-    analyze.py report results/3-servers --map intel320=ssd --where hostname=db1
+    fio-pack analyze report results/sb --map intel320=ssd --format html -o report.html
+    fio-pack analyze report results/3-servers --map intel320=ssd --where hostname=db1
 
 EXIT STATUS
     0 success; 2 bad input (no scenario, unknown device or target in --map).
@@ -423,10 +422,10 @@ EXIT STATUS
 
 HELP["compare"] = """\
 NAME
-    analyze.py compare - regression check between two result sets
+    fio-pack analyze compare - regression check between two result sets
 
 SYNOPSIS
-    analyze.py compare OLD NEW --threshold METRIC=LIMIT[%] [--threshold ...]
+    fio-pack analyze compare OLD NEW --threshold METRIC=LIMIT[%] [--threshold ...]
                        [--ignore NAME]... [--higher-is-better METRIC]...
                        [--lower-is-better METRIC]... [--format md|csv|json]
                        [-o FILE] [INPUT OPTIONS]
@@ -459,9 +458,9 @@ OPTIONS
 
 """ + INPUT_OPTIONS + """
 EXAMPLES
-    analyze.py compare results/baseline results/today --threshold iops=5% \\
+    fio-pack analyze compare results/baseline results/today --threshold iops=5% \\
         --threshold clat_p99_ms=10%
-    analyze.py compare old.json new.json --threshold read.bw_mib=3% --ignore host
+    fio-pack analyze compare old.json new.json --threshold read.bw_mib=3% --ignore host
 
 EXIT STATUS
     0 no threshold exceeded; 1 a threshold exceeded or a measurement missing
@@ -616,7 +615,7 @@ def cmd_rows(a) -> int:
             w.writerow(["" if v is None else fr._csv_val(v) for v in line])
         emit(a, buf.getvalue())
     elif fmt == "json":
-        emit(a, json.dumps({"provenance": fr.provenance(ds, [PROG] + sys.argv[1:]),
+        emit(a, json.dumps({"provenance": fr.provenance(ds, [PROG] + ARGV),
                             "rows": fr.rows_json(rows)}, indent=1, default=str) + "\n")
     else:
         emit(a, "".join(json.dumps(r, default=str) + "\n" for r in fr.rows_json(rows)))
@@ -687,7 +686,7 @@ def cmd_table(a) -> int:
         t.form = cells
     runs = set().union(*(t.runs for t in tables))
     acc = fiohosts.runs_used(ds, runs, where, a.where, what=", ".join(a.metric))
-    prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"runs_in_tables": len(runs),
+    prov = fr.provenance(ds, [PROG] + ARGV, {"runs_in_tables": len(runs),
                                                      "runs_used": acc,
                                                      "runs_text": fiohosts.runs_text(acc)})
     if fmt == "md":
@@ -754,7 +753,7 @@ def cmd_plot(a) -> int:
             raise Usage(f"{PROG} plot: give one --metric and --x PARAM (or --percentiles)")
         ds = load_inputs(a, a.results, exprs=exprs_of(a.metric))
         fig, data, desc = plot_metric(plt, ds, a)
-    prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"plot": desc,
+    prov = fr.provenance(ds, [PROG] + ARGV, {"plot": desc,
                                                      "outputs": [str(o) for o in a.output]})
     save_plot(fig, a.output, prov, data)
     plt.close(fig)
@@ -764,7 +763,7 @@ def cmd_plot(a) -> int:
 def save_plot(fig, outputs, prov, data) -> None:
     meta_json = json.dumps(prov, separators=(",", ":"), default=str)
     title = prov["plot"].get("title", "fio-pack plot")
-    software = f"fio-pack scripts/analyze.py {prov['pack_version']}"
+    software = f"fio-pack analyze {prov['pack_version']}"
     summary = (f"{title}; {prov['runs']} runs; fio {', '.join(prov['fio_versions']) or '?'}; "
                f"inputs: {', '.join(prov['arguments'])}; command: {prov['command']}")
     for o in outputs:
@@ -1048,7 +1047,7 @@ def cmd_report(a) -> int:
     acc = fiohosts.runs_used(ds, rep["runs_used"], where, a.where,
                              targets=[t for _, t in rep["mapping"]],
                              what="the report's metrics")
-    prov = fr.provenance(ds, [PROG] + sys.argv[1:], {"reference": doc["_path"],
+    prov = fr.provenance(ds, [PROG] + ARGV, {"reference": doc["_path"],
                                                      "reference_sha256": doc["_sha256"],
                                                      "runs_used": acc,
                                                      "runs_text": fiohosts.runs_text(acc)})
@@ -1142,8 +1141,13 @@ COMMANDS = {"rows": cmd_rows, "metrics": cmd_metrics, "table": cmd_table, "plot"
             "report": cmd_report, "compare": cmd_compare}
 
 
+# the command line as given (after the command name), for provenance
+ARGV: list = []
+
+
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    global ARGV
+    argv = ARGV = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if argv else 2
@@ -1172,8 +1176,3 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         return 0
 
-
-if __name__ == "__main__":
-    import signal
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(main())

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write bonnie-seq.fio (bonnie++'s sequential tests) and its rewrite iolog.
 
 bonnie++ 2.00 (Debian; bonnie++.cpp TestFileOps, bon_io.cpp) runs, on one
@@ -26,12 +25,12 @@ an absolute path fixed here (--data-dir, default /tmp), and the iolog names
 its file through replay_redirect=. The shipped
 jobs/004-phoronix-raid/bonnie-seq.fio was written by
 
-  python3 jobs/004-phoronix-raid/bonnie-seq.py --out jobs/004-phoronix-raid
+  scripts/fio-pack gen bonnie-seq --out jobs/004-phoronix-raid
 
 from the repository root (SIZE 16m, iolog paths relative to that root). A
 real run, bonnie++'s rule of twice the RAM (24 GiB here):
 
-  python3 jobs/004-phoronix-raid/bonnie-seq.py --size 48g --data-dir /mnt/raid --out /data/bonnie
+  scripts/fio-pack gen bonnie-seq --size 48g --data-dir /mnt/raid --out /data/bonnie
   fio --output-format=json /data/bonnie/bonnie-seq.fio
 
 (the iolog has two lines per 8 KiB chunk: ~440 MB for 48g; the job reads it
@@ -39,29 +38,11 @@ in chunks, read_iolog_chunked=1).
 """
 import argparse
 import os
-import sys
 
-KIB = 1024
-MIB = 1024 * KIB
+from fiopack.units import parse_size, size_name
+
 DATA_FILE = "fio-pack.bonnie.dat"
 IOLOG_FILE = "Bonnie.tmp"
-
-
-def parse_size(text: str) -> int:
-    text = text.strip().lower()
-    mult = 1
-    for suffix, m in (("k", KIB), ("m", MIB), ("g", 1024 * MIB)):
-        if text.endswith(suffix):
-            text, mult = text[:-1], m
-            break
-    return int(text) * mult
-
-
-def size_name(n: int) -> str:
-    for suffix, m in (("g", 1024 * MIB), ("m", MIB), ("k", KIB)):
-        if n % m == 0:
-            return f"{n // m}{suffix}"
-    return str(n)
 
 
 def write_rewrite_iolog(path: str, size: int, chunk: int):
@@ -98,7 +79,7 @@ HEADER = """\
 ;
 ; This file: SIZE {size}, data file
 ;   {data}
-; written by jobs/004-phoronix-raid/bonnie-seq.py (--size, --data-dir).
+; written by scripts/fio-pack gen bonnie-seq (--size, --data-dir).
 ; Identical: the system calls of bonnie++ 2.00 for each test (ioengine=sync:
 ; write()/read() of 1 byte or 8 KiB, buffered, sequential; the rewrite
 ; replayed from iolog/{iolog} as read, lseek,
@@ -129,7 +110,7 @@ HEADER = """\
 ; place (bonnie++ deletes its file; delete it by hand). For another
 ; directory or SIZE, write a new job file (the environment cannot be used
 ; here: fio 3.33 crashes replaying an iolog with directory= set):
-;   python3 jobs/004-phoronix-raid/bonnie-seq.py --size 48g \\
+;   scripts/fio-pack gen bonnie-seq --size 48g \\
 ;       --data-dir /mnt/raid --out DIR
 ;
 ; Sizing: bonnie++ uses SIZE = 2x RAM (it refuses less without -r); the
@@ -182,7 +163,7 @@ size={size_name(size)}
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    ap = argparse.ArgumentParser(prog="fio-pack gen bonnie-seq", description=__doc__.split("\n")[0],
                                  epilog=__doc__.split("\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", default="16m", help="bonnie++ -s: file size (default 16m; bonnie++: 2x RAM)")
@@ -207,6 +188,3 @@ def main(argv=None) -> int:
                           os.path.join(args.data_dir, DATA_FILE), iolog))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

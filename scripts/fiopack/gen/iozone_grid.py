@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write an fio job file reproducing `iozone -a`, with the iologs it replays.
 
 IOzone's automatic mode (-a) runs, for every file size from 64 KiB to
@@ -32,14 +31,14 @@ other jobs, to use the same file.
 
 The shipped jobs/001-iozone-mtron/iozone-auto.fio was written by
 
-  python3 jobs/001-iozone-mtron/iozone-grid.py --max-file 256k \\
+  scripts/fio-pack gen iozone-grid --max-file 256k \\
       --out jobs/001-iozone-mtron
 
 run from the repository root; the iolog paths in the job file are the --out
 directory as given, so run the job file from the same directory (or give an
 absolute --out). The full IOzone grid on a file system mounted at /mnt/ssd:
 
-  python3 jobs/001-iozone-mtron/iozone-grid.py --max-file 512m \\
+  scripts/fio-pack gen iozone-grid --max-file 512m \\
       --data-dir /mnt/ssd --out /data/iozone-grid
   fio --output-format=json /data/iozone-grid/iozone-auto.fio
 
@@ -48,10 +47,9 @@ prints the record numbers one backward or stride read visits instead.
 """
 import argparse
 import os
-import sys
 
-KIB = 1024
-MIB = 1024 * KIB
+from fiopack.units import KIB, MIB, parse_size, size_name
+
 STRIDE = 17                 # iozone.c: #define STRIDE 17
 CROSSOVER = 16 * MIB        # iozone.c: CROSSOVER (16*1024) KiB: above it, records start at LARGE_REC
 LARGE_REC = 64 * KIB        # iozone.c: #define LARGE_REC 65536
@@ -61,23 +59,6 @@ DATA_FILE = "fio-pack.iozone.tmp"   # the job's data file, in --data-dir
 IOLOG_FILE = "iozone.tmp"          # the name inside the iologs (replay_redirect maps it)
 TESTS = ("write", "rewrite", "read", "reread", "randread", "randwrite",
          "bkwdread", "recrewrite", "strideread")
-
-
-def parse_size(text: str) -> int:
-    text = text.strip().lower()
-    mult = 1
-    for suffix, m in (("k", KIB), ("m", MIB), ("g", 1024 * MIB)):
-        if text.endswith(suffix):
-            text, mult = text[:-1], m
-            break
-    return int(text) * mult
-
-
-def size_name(n: int) -> str:
-    for suffix, m in (("g", 1024 * MIB), ("m", MIB), ("k", KIB)):
-        if n % m == 0:
-            return f"{n // m}{suffix}"
-    return str(n)
 
 
 def grid(min_file: int, max_file: int):
@@ -147,7 +128,7 @@ HEADER = """\
 ; This file: the grid from {min_file} to {max_file} ({pairs} file/record pairs,
 ; {njobs} jobs), data file
 ;   {data}
-; written by jobs/001-iozone-mtron/iozone-grid.py (its docstring says how;
+; written by scripts/fio-pack gen iozone-grid (its docstring says how;
 ; --max-file 512m writes IOzone's full grid).
 ; Per pair F (file size) and R (record size), in IOzone's order:
 ;   write.F.R       new file, sequential write() of R bytes (the previous pair
@@ -189,9 +170,9 @@ HEADER = """\
 ; Environment: none. The job WRITES its data file (above) and removes it
 ; after each file/record pair. To run on another file system, write a grid
 ; for it:
-;   python3 jobs/001-iozone-mtron/iozone-grid.py --data-dir /mnt/ssd --out DIR
+;   scripts/fio-pack gen iozone-grid --data-dir /mnt/ssd --out DIR
 ; (a directory from the environment cannot be used here: fio 3.33 crashes
-; replaying an iolog with directory= set, see iozone-grid.py).
+; replaying an iolog with directory= set, see fio-pack gen iozone-grid).
 ; RAID-0 stripe sizes (iozone-raid0-stripe): build the array per stripe size
 ; and run the grid on each, e.g. (DESTROYS the disks' contents)
 ;   mdadm --create /dev/md0 --level=0 --raid-devices=2 --chunk=64 \\
@@ -199,7 +180,7 @@ HEADER = """\
 ;   mke2fs -b 4096 -R stride=16 -j -J size=384 -m 0 -O dir_index /dev/md0
 ;   mount -o noatime,reservation,data=writeback,commit=300 /dev/md0 /mnt/raid
 ;   sysctl vm.dirty_writeback_centisecs=3000
-;   python3 jobs/001-iozone-mtron/iozone-grid.py --max-file 512m \\
+;   scripts/fio-pack gen iozone-grid --max-file 512m \\
 ;       --data-dir /mnt/raid --out /tmp/grid-raid
 ;   fio /tmp/grid-raid/iozone-auto.fio
 ; (the article's mke2fs and mount options; stride= is the chunk size in 4 KiB
@@ -254,7 +235,7 @@ def job_file(min_file: int, max_file: int, iolog_dir: str, name: str, data_dir: 
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    ap = argparse.ArgumentParser(prog="fio-pack gen iozone-grid", description=__doc__.split("\n")[0],
                                  epilog=__doc__.split("\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--min-file", default="64k", help="smallest file size (IOzone -n; default 64k)")
@@ -289,6 +270,3 @@ def main(argv=None) -> int:
         fh.write(job_file(min_file, max_file, iolog_dir, args.name, args.data_dir))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

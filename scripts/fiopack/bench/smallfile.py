@@ -1,36 +1,33 @@
-#!/usr/bin/python3
 """Benchmark the smallfile fio engine against its practical limit and its peers.
 
 Run as root (it mounts tmpfs file systems), from anywhere:
 
-    sudo /usr/bin/python3 scripts/bench-smallfile.py --output docs/benchmarks.md
+    sudo scripts/fio-pack bench smallfile --output docs/benchmarks.md
 
 See --help for the full description (it reads like a man page).
 Only the Python standard library is used.
 """
 
-import argparse
 import json
 import os
-import platform
-import resource
 import shutil
-import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from fiopack import REPO
+from fiopack.bench import harness
+from fiopack.bench.harness import (Report, Timeout, fmt_rate, fs_of, log, machine_info,
+                                     run, save_report, stats, unwind_on_signals)
 
 DESCRIPTION = """\
 NAME
-    bench-smallfile.py - measure the smallfile fio engine against a minimal
+    fio-pack bench smallfile - measure the smallfile fio engine against a minimal
     C loop ("the practical limit") and against fio's own file engines
 
 SYNOPSIS
-    sudo /usr/bin/python3 scripts/bench-smallfile.py [--quick] [--output FILE]
+    sudo scripts/fio-pack bench smallfile [--quick] [--output FILE]
          [--disk-dir DIR] [--sections B1,B2,B3] [more options below]
 
 DESCRIPTION
@@ -122,52 +119,13 @@ EXIT STATUS
     still printed, with the error); 2 usage error or not root.
 
 EXAMPLES
-    sudo /usr/bin/python3 scripts/bench-smallfile.py --quick
-    sudo /usr/bin/python3 scripts/bench-smallfile.py --output docs/benchmarks.md
-    sudo /usr/bin/python3 scripts/bench-smallfile.py --sections B2 --files 200000
-    sudo /usr/bin/python3 scripts/bench-smallfile.py --disk-dir /srv/scratch
+    sudo scripts/fio-pack bench smallfile --quick
+    sudo scripts/fio-pack bench smallfile --output docs/benchmarks.md
+    sudo scripts/fio-pack bench smallfile --sections B2 --files 200000
+    sudo scripts/fio-pack bench smallfile --disk-dir /srv/scratch
 """
 
 MINLOOP_CMD = ["make", "-s", "--no-print-directory", "build/bench/minloop"]
-
-
-def log(msg):
-    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
-    sys.stderr.flush()
-
-
-class Timeout(Exception):
-    pass
-
-
-def run(cmd, timeout=None, cwd=None):
-    """Runs @cmd in its own process group; kills that group on timeout.
-    Returns (stdout, stderr, wall seconds); run.cpu is the user+system CPU
-    seconds of the command and every process it waited for."""
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, cwd=cwd, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        raise Timeout("%s: timed out after %s s" % (cmd[0], timeout))
-    except BaseException:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.communicate()
-        raise
-    wall = time.monotonic() - t0
-    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run.cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
-    if p.returncode != 0:
-        raise RuntimeError("command failed (%d): %s\n%s%s" % (
-            p.returncode, " ".join(cmd), out[-2000:], err[-2000:]))
-    return out, err, wall
 
 
 # ---------------------------------------------------------------- mounts
@@ -299,19 +257,6 @@ def cpu_rate(job, ddir):
     return job[ddir]["total_ios"] / cpu if cpu > 0 else None
 
 
-def stats(xs):
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return None
-    return min(xs), statistics.median(xs), max(xs)
-
-
-def fmt_rate(x):
-    if x is None:
-        return "-"
-    return "{:,.0f}".format(x)
-
-
 def fmt_triplet(xs, f=fmt_rate):
     s = stats(xs)
     if not s:
@@ -337,74 +282,6 @@ def ratio_cell(num, den):
 
 def mib(b):
     return "-" if b is None else "%.1f" % (b / 1048576.0)
-
-
-# ---------------------------------------------------------------- report
-
-class Report:
-    def __init__(self):
-        self.parts = []
-
-    def add(self, text=""):
-        self.parts.append(text)
-
-    def table(self, header, rows):
-        self.add("| " + " | ".join(header) + " |")
-        self.add("|" + "|".join("---" for _ in header) + "|")
-        for r in rows:
-            self.add("| " + " | ".join(str(c) for c in r) + " |")
-        self.add()
-
-    def text(self):
-        return "\n".join(self.parts) + "\n"
-
-
-def machine_info(args, fio_version):
-    def sh(cmd):
-        try:
-            return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  text=True).stdout.strip()
-        except OSError:
-            return "?"
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem = "?"
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal"):
-                    mem = "%.1f GiB" % (int(line.split()[1]) / 1048576.0)
-    except OSError:
-        pass
-    rows = [("nproc", sh(["nproc"])), ("CPU", cpu), ("memory", mem),
-            ("kernel (uname -r)", platform.release()),
-            ("fio", "%s (%s)" % (fio_version, args.fio)),
-            ("engine", args.engine),
-            ("load average at start", " ".join("%.2f" % x for x in os.getloadavg()))]
-    return rows
-
-
-def engine_build(fio, engine):
-    """The engine .so to snapshot for @fio. build/NAME.so is a loader that
-    opens fio-VERSION/NAME.so beside itself, which a copy of it in a work
-    directory cannot find; the per-version build, when there is one, is
-    the engine itself."""
-    version = run([fio, "--version"])[0].strip()
-    real = os.path.join(os.path.dirname(engine), version, os.path.basename(engine))
-    return real if os.path.exists(real) else engine
-
-
-def fs_of(path):
-    r = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", path],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    return r.stdout.strip() or "?"
 
 
 # ---------------------------------------------------------------- B1
@@ -577,16 +454,10 @@ def b3_memory(b, sc, big_tree, big_files):
 # ---------------------------------------------------------------- main
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
-        prog="bench-smallfile.py", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="sudo /usr/bin/python3 scripts/bench-smallfile.py [options]")
+    p = harness.parser("smallfile", DESCRIPTION, EPILOG)
     p.add_argument("--quick", action="store_true",
                    help="fast smoke run: smaller counts (see QUICK MODE)")
-    p.add_argument("--output", "-o", metavar="FILE",
-                   help="write the Markdown report to FILE (default: stdout)")
-    p.add_argument("--raw", metavar="FILE",
-                   help="also write every measurement as JSON to FILE")
+    harness.add_output_options(p)
     p.add_argument("--sections", default="B1,B2,B3", metavar="LIST",
                    help="which of B1,B2,B3 to run (default all; B2 and B3 "
                         "lay out their own tree if B1 is not run)")
@@ -611,10 +482,7 @@ def parse_args(argv):
                    help="also run B1 and B2 in a private directory below DIR")
     p.add_argument("--disk-files", type=int, default=100000, metavar="N",
                    help="files for the --disk-dir runs (default 100000)")
-    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),
-                   help="fio binary (default build/fio)")
-    p.add_argument("--engine", default=os.path.join(REPO, "build/smallfile.so"),
-                   help="engine shared object (default build/smallfile.so)")
+    harness.add_build_options(p, "smallfile")
     a = p.parse_args(argv)
     q = a.quick
     if a.files is None:
@@ -638,35 +506,6 @@ def build_minloop():
     os.makedirs(os.path.join(REPO, "build/bench"), exist_ok=True)
     log("building minloop: " + " ".join(MINLOOP_CMD))
     subprocess.run(MINLOOP_CMD, cwd=REPO, check=True)
-
-
-def unwind_on_signals():
-    """SIGTERM and SIGHUP unwind like Ctrl-C, so that a benchmark's finally
-    clauses unmount its tmpfs and remove its work directories."""
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt("signal %d" % signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
-
-
-def save_report(a, rep, results, error, json_default=None):
-    """The end of every benchmark's report (this one's, bench-postmark.py's,
-    bench-dbreplay.py's): the error the run stopped with, if any; the
-    Markdown to --output (or stdout); the measurements to --raw."""
-    if error:
-        rep.add()
-        rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
-    text = rep.text()
-    if a.output:
-        with open(a.output, "w") as f:
-            f.write(text)
-        log("report written to %s" % a.output)
-    else:
-        sys.stdout.write(text)
-    if a.raw:
-        with open(a.raw, "w") as f:
-            json.dump(results, f, indent=1, default=json_default)
-        log("raw measurements written to %s" % a.raw)
 
 
 def write_report(a, rep, results, error, t_start):
@@ -732,13 +571,9 @@ def b2_report(rep, r, ios, files, where):
 
 def main(argv):
     a = parse_args(argv)
-    if os.geteuid() != 0:
-        sys.stderr.write("bench-smallfile.py: must run as root (it mounts tmpfs)\n")
-        return 2
-    for path in (a.fio, a.engine):
-        if not os.path.exists(path):
-            sys.stderr.write("bench-smallfile.py: %s not found (run make)\n" % path)
-            return 2
+    refused = harness.preflight("smallfile", a, "it mounts tmpfs")
+    if refused:
+        return refused
     t_start = time.monotonic()
 
     unwind_on_signals()
@@ -749,8 +584,7 @@ def main(argv):
     rep = Report()
     results = {"args": {k: (sorted(v) if isinstance(v, set) else v)
                         for k, v in vars(a).items()}}
-    cmdline = "sudo /usr/bin/python3 scripts/bench-smallfile.py" + (
-        " " + " ".join(argv) if argv else "")
+    cmdline = harness.command_line("smallfile", argv)
     rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
                                     "quick mode" if a.quick else "full mode"))
     rep.add()
@@ -867,6 +701,3 @@ def main(argv):
     write_report(a, rep, results, error, t_start)
     return 1 if error else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,19 +1,18 @@
-#!/usr/bin/python3
-"""bench-capture.py - what a capture costs a running database: strace and BPF
+"""fio-pack bench capture - what a capture costs a running database: strace and BPF
 
 SYNOPSIS
-    sudo scripts/bench-capture.py [--db postgresql|mariadb] [--rounds N]
+    sudo scripts/fio-pack bench capture [--db postgresql|mariadb] [--rounds N]
                                   [--seconds S] [--scale K] [--clients C]
                                   [--tracers strace,bpf] [--output FILE.md]
                                   [--json FILE.json] [--bpf-stats]
-    scripts/bench-capture.py --combine FILE.json... [--output FILE.md]
+    scripts/fio-pack bench capture --combine FILE.json... [--output FILE.md]
 
 DESCRIPTION
     Starts a private database server (PostgreSQL 15: initdb in a temporary
     directory; MariaDB: mariadb-install-db, Debian's defaults, so io_uring
     on), no TCP listener, loads a benchmark's tables, then runs N rounds.
     Each round runs the benchmark alone and under each tracer's capture
-    (scripts/dbcapture.py attach --tracer T on the server's process), in an
+    (scripts/fio-pack capture attach --tracer T on the server's process), in an
     order that rotates from round to round, as a DBA would capture
     production. The benchmark is pgbench -c C -j C -T S (scale K) for
     PostgreSQL, sysbench oltp_read_write --threads=C --time=S (K tables of
@@ -25,7 +24,7 @@ DESCRIPTION
     other load on the machine than tps); for each capture the trace records
     per second of the benchmark (and, for BPF, the events iocap saw), the
     CPU time (user+sys) of the capture's processes while the benchmark ran
-    (dbcapture.py and its tracer, iocap or strace, per second: the cost on
+    (fio-pack capture and its tracer, iocap or strace, per second: the cost on
     the database's host beyond what the tracing costs the database's own
     threads) and their whole CPU time including stopping and converting,
     with --bpf-stats the time iocap's BPF programs ran in the kernel (on
@@ -56,7 +55,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import fiopack
+
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 AS_PG = ["runuser", "-u", "postgres", "--"]
 
@@ -249,14 +249,15 @@ def trace_facts(path):
 
 
 def captured(db, pid, tracer, base):
-    """The benchmark under `dbcapture.py attach --tracer TRACER`: (tps, facts)."""
+    """The benchmark under `fio-pack capture attach --tracer TRACER`: (tps, facts)."""
     ready, trace = base / "ready", base / "bench.trace.gz"
     ready.unlink(missing_ok=True)
     trace.unlink(missing_ok=True)
-    cmd = [sys.executable, str(REPO / "scripts" / "dbcapture.py"), "attach", "--datadir",
-           str(db.data), "--db", "postgresql" if isinstance(db, PostgreSQL) else "mariadb",
-           "--pid", str(pid), "--tracer", tracer, "--source", "bench-capture.py",
-           "-o", str(trace), "--ready", str(ready)]
+    cmd = fiopack.command(
+        "capture", "attach", "--datadir",
+        str(db.data), "--db", "postgresql" if isinstance(db, PostgreSQL) else "mariadb",
+        "--pid", str(pid), "--tracer", tracer, "--source", "fio-pack bench capture",
+        "-o", str(trace), "--ready", str(ready))
     cap = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                            cwd=base)
     t0 = time.monotonic()
@@ -270,7 +271,7 @@ def captured(db, pid, tracer, base):
     prog0 = bpf_prog_time() if tracer == "bpf" else (0, 0)
     t_ready = time.monotonic()
     tps, dbcpu = bench_cpu(db, pid)
-    # the capture's processes (dbcapture.py and its tracer) while the benchmark ran
+    # the capture's processes (fio-pack capture and its tracer) while the benchmark ran
     during = tree_cpu(cap.pid)
     span = time.monotonic() - t_ready
     prog1 = bpf_prog_time() if tracer == "bpf" else (0, 0)
@@ -381,15 +382,15 @@ def report(runs):
         out.append(("- " if many else "") + (f"Invocation {n + 1}: " if many else "") +
                    f"{run['start']} to {run['end']}; {run['nproc']} CPUs (nproc); load average "
                    f"(1, 5, 15 min) {run['load_before']} before, {run['load_after']} after. "
-                   f"`{shlex.join(['scripts/bench-capture.py'] + run['argv'])}`")
+                   f"`{shlex.join(['scripts/fio-pack bench capture'] + run['argv'])}`")
     out += ["", f"Set-up: {runs[0]['setup']}; each round runs alone and each capture in a "
-                "rotating order. Captures: `scripts/dbcapture.py attach --datadir DATA --db "
+                "rotating order. Captures: `scripts/fio-pack capture attach --datadir DATA --db "
                 f"{runs[0]['db']} --pid SERVER --tracer T`."]
     return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].split(" - ")[1],
+    ap = argparse.ArgumentParser(prog="fio-pack bench capture", description=__doc__.split("\n\n")[0].split(" - ")[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__[__doc__.index("DESCRIPTION"):])
     ap.add_argument("--db", choices=("postgresql", "mariadb"), default="postgresql")
@@ -465,6 +466,3 @@ def main(argv=None) -> int:
         Path(a.output).write_text(text)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

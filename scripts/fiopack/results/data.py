@@ -1,9 +1,8 @@
-#!/usr/bin/python3
 """fioresults - fio results as one normalised table, and what is computed from it.
 
-Library behind scripts/analyze.py (docs/analysis.md). It reads:
+Library behind scripts/fio-pack analyze (docs/analysis.md). It reads:
 
-  * study results directories written by scripts/study.py (study.json,
+  * study results directories written by scripts/fio-pack study (study.json,
     runs/NNNN.json with runs/NNNN.meta.json: the runner's metadata gives the
     scenario, target label, sweep point, repeat and host of every run);
   * any fio --output-format=json or json+ output: local jobs[], client/server
@@ -35,14 +34,10 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-import study as _study  # noqa: E402  (the catalogue's metric-expression evaluator)
+from fiopack import REPO
+from fiopack import catalogue  # the catalogue's metric expressions
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
 DEFAULT_FIGURES = REPO / "reference" / "figures.json"
@@ -191,7 +186,7 @@ def parse_fio_text(text: str, where: str):
     and, in client mode, the servers' lines before the document; the document
     starts at the first line that is "{" (or the first line starting with "{").
     """
-    pre, js = _study.split_json(text)
+    pre, js = catalogue.split_json(text)
     if js is None or not js.lstrip().startswith("{"):
         m = re.search(r"^\{", text, re.M)
         if not m:
@@ -446,14 +441,14 @@ def entry_rows(entry: dict, base: dict, params: dict, cat_metrics: list, exprs: 
         if m.get("job") and m["job"] != entry.get("jobname"):
             continue
         try:
-            v = _study.eval_metric(m["expr"], entry)
+            v = catalogue.eval_metric(m["expr"], entry)
         except (KeyError, TypeError, ValueError, ZeroDivisionError, IndexError):
             continue
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             total["m:" + m["name"]] = v
     for ex in exprs:
         try:
-            v = _study.eval_metric(ex, entry)
+            v = catalogue.eval_metric(ex, entry)
         except (KeyError, TypeError, ValueError, ZeroDivisionError, IndexError):
             continue
         if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -587,7 +582,7 @@ class Loader:
             for m in ms:
                 e = [x for x in entries if x.get("jobname") == m["job"]]
                 try:
-                    v = _study.eval_metric(m["expr"], e[0])
+                    v = catalogue.eval_metric(m["expr"], e[0])
                 except Exception:
                     good = False
                     break
@@ -1562,7 +1557,7 @@ def provenance_html(prov: dict) -> str:
 def provenance(ds: Dataset, argv, extra=None) -> dict:
     import datetime
     import shlex
-    p = {"tool": "fio-pack scripts/analyze.py",
+    p = {"tool": "fio-pack analyze",
          "command": " ".join(shlex.quote(a) for a in argv),
          "generated": datetime.datetime.now(datetime.timezone.utc).strftime(
              "%Y-%m-%dT%H:%M:%SZ"),
@@ -1638,7 +1633,7 @@ def rows_json(rows) -> list:
 
 
 # ---------------------------------------------------------------------------
-# Published figures (the report itself: fioreport.py)
+# Published figures (the report itself: fiopack/results/report.py)
 # ---------------------------------------------------------------------------
 
 UNITS = {"B/s": ("bw", 1), "KiB/s": ("bw", 1024), "MiB/s": ("bw", 1 << 20),

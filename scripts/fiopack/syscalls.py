@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Run a benchmark tool and the pack's fio job for it under strace; compare their system calls.
 
 For the scenario jobs whose original tool is in Debian (hdparm -t/-T, dd,
@@ -19,13 +18,13 @@ bonnie++'s seek coordinator) are listed but not compared.
 
 Usage (from the repository root, after `make`; root for the loop device):
 
-  scripts/compare-syscalls.py > /tmp/syscalls.md
-  scripts/compare-syscalls.py --only dd,hdparm --size-mib 8
+  scripts/fio-pack syscalls > /tmp/syscalls.md
+  scripts/fio-pack syscalls --only dd,hdparm --size-mib 8
 
 The job files are run as copies with their sizes shrunk to --size-mib and
 their run times to 1-2 s; FIO_DIR points into the scratch directory (the
 IOzone-style generated jobs, bonnie-seq, are generated there with
-jobs/004-phoronix-raid/bonnie-seq.py --data-dir). Nothing outside the
+scripts/fio-pack gen bonnie-seq --data-dir). Nothing outside the
 scratch directory is written. Tools missing from PATH are reported and
 skipped (install: apt-get install hdparm sysbench bonnie++ strace).
 """
@@ -39,7 +38,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import fiopack
+from fiopack import REPO
+
 MIB = 1024 * 1024
 TRACE_SET = ("clone,clone3,fork,vfork,open,openat,openat2,creat,close,read,write,pread64,pwrite64,readv,writev,"
              "lseek,fsync,fdatasync,sync,syncfs,fadvise64,ioctl,ftruncate,fallocate,"
@@ -589,8 +590,8 @@ def cmp_bonnie(ctx: Ctx):
             "-f1", "-u", "root", "-q", "-x", "1", "-z", "1"]
     tool_t = lambda p: os.path.basename(p).startswith("Bonnie.")
     gen = ctx.work / "bonnie-job"
-    run([sys.executable, REPO / "jobs/004-phoronix-raid/bonnie-seq.py", "--size", f"{size}m",
-         "--byte-io", "1m", "--data-dir", d, "--out", gen])
+    run(fiopack.command("gen", "bonnie-seq", "--size", f"{size}m",
+                        "--byte-io", "1m", "--data-dir", d, "--out", str(gen)))
     job_t = lambda p: os.path.basename(p) == "fio-pack.bonnie.dat"
 
     def cleanup():
@@ -679,7 +680,7 @@ COMPARISONS = {"hdparm": cmp_hdparm, "dd": cmp_dd, "sysbench": cmp_sysbench,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__.split("\n", 2)[2],
+    ap = argparse.ArgumentParser(prog="fio-pack syscalls", description=__doc__.split("\n")[0], epilog=__doc__.split("\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fio", default=str(REPO / "build" / "fio"), help="fio binary (default build/fio)")
     ap.add_argument("--only", default=",".join(COMPARISONS),
@@ -694,7 +695,7 @@ def main(argv=None) -> int:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="fio-pack-syscalls."))
     work.mkdir(parents=True, exist_ok=True)
     ctx = Ctx(work, Path(args.fio), args.size_mib)
-    ctx.emit(f"<!-- scripts/compare-syscalls.py --only {args.only} --size-mib {args.size_mib} -->\n")
+    ctx.emit(f"<!-- scripts/fio-pack syscalls --only {args.only} --size-mib {args.size_mib} -->\n")
     try:
         for name in args.only.split(","):
             COMPARISONS[name](ctx)
@@ -704,6 +705,3 @@ def main(argv=None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

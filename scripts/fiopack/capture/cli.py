@@ -1,16 +1,15 @@
-#!/usr/bin/python3
 """NAME
-    dbcapture.py - capture the file I/O of a real database with strace and
+    fio-pack capture - capture the file I/O of a real database with strace and
     write it as a dbtrace trace for the page-replay engine
 
 SYNOPSIS
-    dbcapture.py run     --datadir DIR --db DB -o OUT.trace[.gz] [OPTIONS] -- COMMAND...
-    dbcapture.py attach  --datadir DIR --db DB -o OUT.trace[.gz] --pid PID [--pid PID]...
+    fio-pack capture run     --datadir DIR --db DB -o OUT.trace[.gz] [OPTIONS] -- COMMAND...
+    fio-pack capture attach  --datadir DIR --db DB -o OUT.trace[.gz] --pid PID [--pid PID]...
                          | --cgroup CGROUP
                          [--duration SECONDS] [--no-children] [--ready FILE] [OPTIONS]
-    dbcapture.py convert STRACE_OUT --datadir DIR --db DB -o OUT.trace[.gz]
+    fio-pack capture convert STRACE_OUT --datadir DIR --db DB -o OUT.trace[.gz]
                          [--listing FILE] [--procinfo FILE] [--cwd DIR] [OPTIONS]
-    dbcapture.py help [COMMAND]
+    fio-pack capture help [COMMAND]
 
 DESCRIPTION
     Turns what a database process really did to its files into a trace in the
@@ -36,12 +35,12 @@ DESCRIPTION
 
     Output is written to a temporary file beside OUT and renamed into place
     when complete: on any error no output file is left. Notes about what was
-    dropped go to standard error, one line each, "dbcapture.py: note: ..."
+    dropped go to standard error, one line each, "fio-pack capture: note: ..."
     (--quiet: none).
 
 COMMANDS
-    Each command's --help (or dbcapture.py help COMMAND) is its manual page;
-    "dbcapture.py help convert" also says exactly what is mapped and dropped.
+    Each command's --help (or fio-pack capture help COMMAND) is its manual page;
+    "fio-pack capture help convert" also says exactly what is mapped and dropped.
 
 EXIT STATUS
     0 success; 2 bad input (named as "FILE line N: reason"), a bad option, a
@@ -65,14 +64,14 @@ import time
 from fnmatch import fnmatchcase
 from typing import Dict, List, Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import dbtrace as dt  # noqa: E402  (the format's reader/writer, beside this script)
+from fiopack import REPO
+from fiopack.trace import dbtrace as dt  # the format's reader/writer
 
-PROG = "dbcapture.py"
+PROG = "fio-pack capture"
 
 
 class Error(Exception):
-    """A one-line error; main() prints it after "dbcapture.py: "."""
+    """A one-line error; main() prints it after "fio-pack capture: "."""
 
 
 # ---------------------------------------------------------------------------
@@ -1363,7 +1362,7 @@ class Converter:
         if len(lines) > dt.MAX_INCOMPLETE:
             rest = len(lines) - dt.MAX_INCOMPLETE + 1
             lines = lines[:dt.MAX_INCOMPLETE - 1] + [f"{rest} more classes of I/O not seen "
-                                                     "(dbcapture.py's notes list them)"]
+                                                     "(fio-pack capture's notes list them)"]
         return lines
 
 
@@ -1598,8 +1597,7 @@ def _tasks_of_walk(pids: List[int]) -> List[tuple]:
 # The BPF capture (build/iocap, tools/iocap)
 # ---------------------------------------------------------------------------
 
-IOCAP = os.environ.get("IOCAP") or os.path.join(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))), "build", "iocap")
+IOCAP = os.environ.get("IOCAP") or os.path.join(REPO, "build", "iocap")
 URING_OPS = {6: "POLL_ADD", 7: "POLL_REMOVE", 9: "SENDMSG", 10: "RECVMSG", 11: "TIMEOUT",
              13: "ACCEPT", 16: "CONNECT", 17: "FALLOCATE", 18: "OPENAT", 19: "CLOSE",
              21: "STATX", 24: "FADVISE", 25: "MADVISE", 26: "SEND", 27: "RECV",
@@ -1741,7 +1739,7 @@ def compose_source(a, db, capture: str) -> str:
         raise Error("--source: no control characters (the source is one line)")
     if DB_NAMES[db].lower() not in what.lower() and db not in what.lower():
         what = f"{DB_NAMES[db]}: {what}"
-    conv = f"dbcapture.py convert --db {db}"
+    conv = f"fio-pack capture convert --db {db}"
     text = f"{what}; capture: {capture}; {conv}"
     text = "".join("?" if c < " " or c == "\x7f" else c for c in text)
     return text[:dt.MAX_LINE - 8]
@@ -1793,7 +1791,7 @@ def capture_status(a, res: dict) -> int:
     if not lines or a.accept_incomplete:
         return 0
     print(f"{PROG}: {a.output}: written, but incomplete: {len(lines)} class(es) of I/O not "
-          "seen, listed above and in its header (dbtrace.py check shows them); pass "
+          "seen, listed above and in its header (fio-pack trace check shows them); pass "
           "--accept-incomplete to accept such a trace", file=sys.stderr)
     return 3
 
@@ -1910,7 +1908,7 @@ def run_bpf(a, db, work: str, raw: str) -> dict:
 def cmd_run(a) -> int:
     db = prepare(a)
     if not a.command:
-        raise Error("run: no COMMAND given after '--' (see dbcapture.py run --help)")
+        raise Error("run: no COMMAND given after '--' (see fio-pack capture run --help)")
     if not os.path.isdir(a.datadir):
         raise Error(f"--datadir {a.datadir}: not a directory")
     a.datadir = os.path.realpath(a.datadir)
@@ -2152,7 +2150,7 @@ def cmd_attach(a) -> int:
 def cmd_convert(a) -> int:
     db = prepare(a)
     if not a.input:
-        raise Error("convert: no STRACE_OUT given (see dbcapture.py convert --help)")
+        raise Error("convert: no STRACE_OUT given (see fio-pack capture convert --help)")
     listing = read_listing(a.listing, a.datadir) if a.listing else None
     procinfo = read_procinfo(a.procinfo) if a.procinfo else None
     capture = a.capture or f"strace output {os.path.basename(a.input)}"
@@ -2189,7 +2187,7 @@ COMMON_OPTIONS = """\
                            requests, descriptors of unknown files): the
                            trace is written either way, with one
                            "incomplete" line in its header per class of I/O
-                           it lacks, which dbtrace.py check and the replay
+                           it lacks, which fio-pack trace check and the replay
                            repeat (the replay refuses it unless
                            dbr_accept_incomplete=1)
     --quiet                no notes on stderr
@@ -2213,20 +2211,20 @@ RULES_TEXT = "\n".join(
 HELP = {}
 HELP["run"] = f"""\
 NAME
-    dbcapture.py run - start a command under strace and convert its file I/O
+    fio-pack capture run - start a command under strace and convert its file I/O
 
 SYNOPSIS
-    dbcapture.py run --datadir DIR --db DB -o OUT.trace[.gz] [OPTIONS] -- COMMAND...
+    fio-pack capture run --datadir DIR --db DB -o OUT.trace[.gz] [OPTIONS] -- COMMAND...
 
 DESCRIPTION
     Lists DIR (the sizes the trace declares), then runs
 
       strace -f -ttt -yy -qq -s 0 -T --seccomp-bpf -e trace=CALLS -o strace.out -- COMMAND...
 
-    (CALLS: the calls "dbcapture.py help convert" lists), follows every
+    (CALLS: the calls "fio-pack capture help convert" lists), follows every
     thread and process COMMAND starts, and when COMMAND ends converts the
     output (see convert). COMMAND's standard input, output and error are
-    dbcapture.py's own; SIGINT (Ctrl-C) goes to COMMAND only. A COMMAND that
+    fio-pack capture's own; SIGINT (Ctrl-C) goes to COMMAND only. A COMMAND that
     exits with a non-zero status is an error: no trace is written. With
     --tracer bpf (the default where it can run), COMMAND starts held until
     build/iocap has attached to it, then runs captured from the kernel.
@@ -2239,22 +2237,22 @@ OPTIONS
 {COMMON_OPTIONS}\
 {TRACER_OPTION}\
     --keep DIR             keep strace's output, the listing and the process
-                           names in DIR (for dbcapture.py convert)
+                           names in DIR (for fio-pack capture convert)
     --strace PATH          the strace binary (default strace)
     --no-seccomp           trace without --seccomp-bpf (slower: every system
                            call stops the database, not only the traced ones)
 
 EXAMPLE
-    dbcapture.py run --datadir /tmp/db --db sqlite -o load.trace.gz \\
+    fio-pack capture run --datadir /tmp/db --db sqlite -o load.trace.gz \\
         --source "SQLite 3.40.1 bulk load" -- sqlite3 /tmp/db/app.db < dump.sql
 """
 
 HELP["attach"] = f"""\
 NAME
-    dbcapture.py attach - capture the file I/O of running processes
+    fio-pack capture attach - capture the file I/O of running processes
 
 SYNOPSIS
-    dbcapture.py attach --datadir DIR --db DB -o OUT.trace[.gz] --pid PID [--pid PID]...
+    fio-pack capture attach --datadir DIR --db DB -o OUT.trace[.gz] --pid PID [--pid PID]...
                         | --cgroup CGROUP
                         [--duration SECONDS] [--no-children] [--ready FILE] [OPTIONS]
 
@@ -2269,7 +2267,7 @@ DESCRIPTION
     PID. Threads and processes started later are followed (-f). Once strace
     has attached to every thread, a line "attached to ..." goes to stderr and
     --ready FILE is written; the capture then lasts --duration SECONDS, or
-    until dbcapture.py gets SIGINT (Ctrl-C) or SIGTERM, or (with --pid) the
+    until fio-pack capture gets SIGINT (Ctrl-C) or SIGTERM, or (with --pid) the
     processes end.
     strace then detaches (the database keeps running) and the output is
     converted (see convert). Calls still in progress when strace detaches are
@@ -2307,17 +2305,17 @@ OPTIONS
     --strace PATH          the strace binary (default strace)
 
 EXAMPLE
-    dbcapture.py attach --datadir /var/lib/postgresql/15/main --db postgresql \\
+    fio-pack capture attach --datadir /var/lib/postgresql/15/main --db postgresql \\
         --pid $(head -1 /var/lib/postgresql/15/main/postmaster.pid) --duration 10 \\
         --source "PostgreSQL 15 pgbench -c 4 -T 10" -o pgbench.trace.gz
 """
 
 HELP["convert"] = f"""\
 NAME
-    dbcapture.py convert - strace output as a dbtrace trace
+    fio-pack capture convert - strace output as a dbtrace trace
 
 SYNOPSIS
-    dbcapture.py convert STRACE_OUT --datadir DIR --db DB -o OUT.trace[.gz]
+    fio-pack capture convert STRACE_OUT --datadir DIR --db DB -o OUT.trace[.gz]
                          [--listing FILE] [--procinfo FILE] [--cwd DIR]
                          [--capture TEXT] [OPTIONS]
 
@@ -2431,7 +2429,7 @@ OPTIONS
 
 EXAMPLE
     strace -f -ttt -yy -qq -s 0 -e trace=%file,%desc -o pg.strace -p 4242
-    dbcapture.py convert pg.strace --datadir /srv/pg --db postgresql \\
+    fio-pack capture convert pg.strace --datadir /srv/pg --db postgresql \\
         --capture "strace -f -ttt -yy -p 4242" -o pg.trace.gz
 """
 
@@ -2494,7 +2492,7 @@ def main(argv=None) -> int:
     try:
         if cmd == "run":
             if "--" not in rest:
-                raise Error("run: put the COMMAND after '--' (see dbcapture.py run --help)")
+                raise Error("run: put the COMMAND after '--' (see fio-pack capture run --help)")
             k = rest.index("--")
             a = parser(cmd).parse_args(rest[:k])
             if a.command:
@@ -2512,6 +2510,3 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

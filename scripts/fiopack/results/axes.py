@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-"""fioaxes - the axes of analyze.py's plots, as a storage engineer draws them.
+"""fioaxes - the axes of fio-pack analyze's plots, as a storage engineer draws them.
 
 Threads, queue depths and job counts are swept in powers of two (1, 2, 4, 8,
 ...): such an x axis is a log2 axis with a tick at each value, labelled 1 2 4
@@ -10,7 +9,7 @@ no 1e6 factor above the axis). See docs/analysis.md, Plots.
 """
 import math
 
-from fioresults import AnalysisError
+from fiopack.results.data import AnalysisError
 
 XSCALES = ("auto", "linear", "log2")
 

@@ -1,15 +1,14 @@
-#!/usr/bin/python3
-"""study.py - run a scenario of the job library over a parameter sweep
+"""fio-pack study - run a scenario of the job library over a parameter sweep
 
 SYNOPSIS
-    study.py [run] SCENARIO --target LABEL=PATH [--target LABEL=PATH ...]
+    fio-pack study [run] SCENARIO --target LABEL=PATH [--target LABEL=PATH ...]
              [--sweep PARAM=V1,V2,...]... [--set OPTION=VALUE]... [--repeats N]
              [--order interleaved|grouped] [--server HOST[:PORT]]...
              [--confirm-overwrite DEVICE] [--out DIR] [--catalogue FILE]
              [--fio PATH] [--engine-dir DIR] [--remote-engine-dir DIR]
              [--remote-repo DIR] [--dry-run] [--quiet]
-    study.py run --resume DIR [--fio PATH] [--quiet]
-    study.py list [--catalogue FILE]
+    fio-pack study run --resume DIR [--fio PATH] [--quiet]
+    fio-pack study list [--catalogue FILE]
 
 DESCRIPTION
     A study is one scenario of jobs/catalogue.json (e.g. sysbench-rndrd, the
@@ -50,14 +49,14 @@ DESCRIPTION
     refuses any job that would write.
 
 RUN OPTIONS
-    SCENARIO              scenario id from the catalogue (`study.py list`)
+    SCENARIO              scenario id from the catalogue (`fio-pack study list`)
     --target LABEL=PATH   a directory, file or device to run on, labelled
                           LABEL in the results (letters, digits, . _ -).
                           Repeatable. With --server the path is the path on
                           each server. Not used by scenarios whose target
                           kind is "none".
     --sweep PARAM=V1,V2   values of one of the scenario's sweep parameters
-                          (`study.py list` shows them, e.g. threads ->
+                          (`fio-pack study list` shows them, e.g. threads ->
                           numjobs). Repeatable: several sweeps make a grid,
                           the first given varying slowest.
     --set OPTION=VALUE    a fixed fio option for every run (runtime=60,
@@ -127,14 +126,14 @@ RESULTS
     study holds complete runs only. docs/study.md describes every field.
 
 EXAMPLES
-    study.py list
-    study.py sysbench-rndrd --sweep threads=1,2,4,8,16,32 --repeats 3 \\
+    fio-pack study list
+    fio-pack study sysbench-rndrd --sweep threads=1,2,4,8,16,32 --repeats 3 \\
         --target intel320=/mnt/ssd/sb --target raid10=/mnt/raid/sb \\
         --set runtime=60 --set size=8g
-    study.py fio-randread-64 --target sdb=/dev/sdb --repeats 5
-    study.py sysbench-rndrd --sweep threads=1,8 --target ssd=/srv/sb \\
+    fio-pack study fio-randread-64 --target sdb=/dev/sdb --repeats 5
+    fio-pack study sysbench-rndrd --sweep threads=1,8 --target ssd=/srv/sb \\
         --server db1 --server db2:8766 --remote-engine-dir /opt/fio-pack/lib
-    study.py run --resume results/sysbench-rndrd-20240101T120000Z
+    fio-pack study run --resume results/sysbench-rndrd-20240101T120000Z
 
 EXIT STATUS
     0 every run succeeded; 1 at least one run failed (the study went on and
@@ -142,7 +141,6 @@ EXIT STATUS
     (nothing was run or written); 130 interrupted.
 """
 import argparse
-import ast
 import datetime
 import difflib
 import hashlib
@@ -161,7 +159,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from fiopack import REPO
+from fiopack.catalogue import eval_metric, split_json
+
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
 DEFAULT_PORT = 8765
 PROBE_TIMEOUT = 60
@@ -253,19 +253,6 @@ def value_of(text: str):
     return int(text) if re.fullmatch(r"-?\d+", text) else text
 
 
-def split_json(stdout: str):
-    """(text before the JSON document, JSON text or None).
-
-    fio prints error notes (and in client mode the servers' text output)
-    before its JSON; the document starts at the first line that is "{".
-    """
-    m = re.search(r"^\{\s*$", stdout, re.M)
-    start = m.start() if m else stdout.find("{")
-    if start < 0:
-        return stdout, None
-    return stdout[:start], stdout[start:]
-
-
 # ---------------------------------------------------------------------------
 # Catalogue
 # ---------------------------------------------------------------------------
@@ -297,7 +284,7 @@ def find_scenario(cat: dict, sid: str, path: Path) -> dict:
     close = difflib.get_close_matches(sid, ids, n=5, cutoff=0.5)
     close += [i for i in ids if sid.lower() in i.lower() and i not in close]
     hint = f"; close matches: {', '.join(close[:6])}" if close else \
-        f"; `study.py list` shows all {len(ids)}"
+        f"; `fio-pack study list` shows all {len(ids)}"
     raise StudyError(f"unknown scenario {sid!r} in {path}{hint}")
 
 
@@ -365,7 +352,7 @@ def read_job_lines(path: Path, nested=False) -> list:
                 inc = REPO / name if (REPO / name).exists() else path.parent / name
             if not inc.is_file():
                 raise StudyError(f"job file {path}: include {name}: not found")
-            out.append(f"; study.py: inlined include {name}")
+            out.append(f"; fio-pack study: inlined include {name}")
             out += read_job_lines(inc, nested=True)
             continue
         out.append(line)
@@ -874,30 +861,6 @@ def check_server(fio: str, server: dict, engines: list, engine_dir: str,
 # Metrics for the progress line
 # ---------------------------------------------------------------------------
 
-def eval_metric(expr: str, entry: dict):
-    """Evaluates a catalogue metric ("read.bw_bytes / 1048576") on one job entry."""
-    def ev(node):
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
-            return node.value
-        if isinstance(node, ast.Name):
-            return entry[node.id]
-        if isinstance(node, ast.Attribute):
-            return ev(node.value)[node.attr]
-        if isinstance(node, ast.Subscript):
-            return ev(node.value)[ev(node.slice)]
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if isinstance(node, ast.BinOp):
-            ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-                   ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
-            if type(node.op) in ops:
-                return ops[type(node.op)](ev(node.left), ev(node.right))
-        raise ValueError("unsupported expression")
-    return ev(ast.parse(expr, mode="eval"))
-
-
 def headline(sc: dict, result: dict) -> str:
     entries = [e for e in (result.get("jobs") or result.get("client_stats") or [])
                if e.get("jobname") != "All clients"]
@@ -1006,7 +969,7 @@ class Study:
         remote = run["host"] != "local"
         engine_dir = self.cfg["remote_engine_dir"] if remote else self.cfg["engine_dir"]
         desc = " ".join(f"{k}={v}" for k, v in run["values"].items())
-        header = [f"derived by scripts/study.py: run {run['run']} of study "
+        header = [f"derived by scripts/fio-pack study: run {run['run']} of study "
                   f"{self.sc['id']}, repeat {run['repeat']}, host {run['host']}",
                   f"target {t['label']}={t['path']}" + (f"  sweep {desc}" if desc else ""),
                   "from " + ", ".join(f"{j['path']} (sha256 {j['sha256'][:16]})"
@@ -1170,7 +1133,7 @@ class Study:
             self.cfg["status"] = "interrupted"
             self.cfg["ended"] = utc_now()
             write_json_atomic(self.out / "study.json", self.cfg)
-            print(f"study.py: interrupted; complete runs are kept: continue with "
+            print(f"fio-pack study: interrupted; complete runs are kept: continue with "
                   f"{resume_command(self.out, self.fio)}", file=sys.stderr)
             return 130
         self.cfg["status"] = "complete" if not failed else "complete with failures"
@@ -1193,7 +1156,7 @@ class Study:
 
 def resume_command(out: Path, fio: str) -> str:
     """The exact command that resumes the study in @out with this fio."""
-    cmd = [str(REPO / "scripts" / "study.py"), "run", "--resume", str(Path(out).resolve())]
+    cmd = [str(REPO / "scripts" / "fio-pack"), "study", "run", "--resume", str(Path(out).resolve())]
     try:
         default = find_fio(None)
     except StudyError:
@@ -1253,7 +1216,7 @@ class _Parser(argparse.ArgumentParser):
 
 def run_parser() -> argparse.ArgumentParser:
     ap = _Parser(
-        prog="study.py", description=__doc__, add_help=False,
+        prog="fio-pack study", description=__doc__, add_help=False,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage=argparse.SUPPRESS)
     ap.add_argument("-h", "--help", action="store_true")
@@ -1278,7 +1241,7 @@ def run_parser() -> argparse.ArgumentParser:
 
 
 def cmd_list(argv: list) -> int:
-    ap = _Parser(prog="study.py list", formatter_class=argparse.RawDescriptionHelpFormatter,
+    ap = _Parser(prog="fio-pack study list", formatter_class=argparse.RawDescriptionHelpFormatter,
                  description="Lists the scenarios of the catalogue: id, source article, "
                  "status,\nsweep parameters (name -> fio option), target kind and title.")
     ap.add_argument("--catalogue", default=str(DEFAULT_CATALOGUE),
@@ -1335,7 +1298,7 @@ def prepare(a, argv) -> tuple:
         cfg.setdefault("resumed", []).append({"command": argv, "at": utc_now()})
         return cfg, out, fio
     if not a.scenario:
-        raise StudyError("no scenario given (study.py list shows them; study.py --help)")
+        raise StudyError("no scenario given (fio-pack study list shows them; fio-pack study --help)")
     cat_path = Path(a.catalogue) if a.catalogue else DEFAULT_CATALOGUE
     cat = load_catalogue(cat_path)
     sc = find_scenario(cat, a.scenario, cat_path)
@@ -1410,7 +1373,7 @@ def prepare(a, argv) -> tuple:
     cfg = {
         "format": 1,
         "command": argv,
-        "command_line": shlex.join(["scripts/study.py"] + argv),
+        "command_line": shlex.join(["scripts/fio-pack", "study"] + argv),
         "cwd": os.getcwd(),
         "catalogue": repo_relative(cat_path),
         "scenario": sc,
@@ -1466,10 +1429,10 @@ def main(argv=None) -> int:
         return study.execute(resume=bool(a.resume))
     except StudyError as e:
         for line in str(e).splitlines():
-            print(f"study.py: {line}", file=sys.stderr)
+            print(f"fio-pack study: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("study.py: interrupted", file=sys.stderr)
+        print("fio-pack study: interrupted", file=sys.stderr)
         return 130
 
 
@@ -1479,7 +1442,7 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
-if __name__ == "__main__":
+def on_signals() -> None:
+    """SIGTERM stops a study as Ctrl-C does (the running fio is stopped, its
+    run not recorded)."""
     signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `study.py --help | head`
-    sys.exit(main())

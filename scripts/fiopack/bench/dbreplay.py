@@ -1,18 +1,16 @@
-#!/usr/bin/python3
 """Benchmark the dbreplay fio engine against fio's own read_iolog replay.
 
 Run as root (it mounts a tmpfs), from anywhere:
 
-    sudo /usr/bin/python3 scripts/bench-dbreplay.py --output /tmp/bdr.md
+    sudo scripts/fio-pack bench dbreplay --output /tmp/bdr.md
 
 See --help for the full description (it reads like a man page).
 Only the Python standard library is used; the generic helpers (process
-runner, Markdown tables, machine description) are bench-smallfile.py's.
+runner, Markdown tables, machine description) are fio-pack bench smallfile's.
 """
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import os
 import resource
@@ -23,30 +21,19 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load_script(name):
-    """scripts/bench-NAME.py as a module (the file names have hyphens)."""
-    path = os.path.join(REPO, "scripts", "bench-%s.py" % name)
-    spec = importlib.util.spec_from_file_location("bench_" + name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-sf = _load_script("smallfile")
-log, run, Report, fs_of, machine_info = sf.log, sf.run, sf.Report, sf.fs_of, sf.machine_info
-stats = sf.stats
+import fiopack
+from fiopack import REPO
+from fiopack.bench import harness
+from fiopack.bench.harness import Report, fs_of, log, machine_info, run, stats
 
 DESCRIPTION = """\
 NAME
-    bench-dbreplay.py - records per second of the dbreplay fio engine against
+    fio-pack bench dbreplay - records per second of the dbreplay fio engine against
     fio's read_iolog replay of the same trace; the trace parser's rate on its
     own; peak memory of the parser and the engine at 1M and 10M records
 
 SYNOPSIS
-    sudo /usr/bin/python3 scripts/bench-dbreplay.py [--records N] [--repeats R]
+    sudo scripts/fio-pack bench dbreplay [--records N] [--repeats R]
          [--big] [--target-dir DIR] [--output FILE] [--raw FILE] [more below]
 
 DESCRIPTION
@@ -64,7 +51,7 @@ DESCRIPTION
     an 8 KiB read (70 %) or write (30 %) of a uniformly random page of the
     data file by a random backend. Times grow by 1..100 us a step (asap
     replay ignores them). Exactly --records records (seed 1). The generator's
-    own counts are checked against scripts/dbtrace.py check (the independent
+    own counts are checked against scripts/fio-pack trace check (the independent
     Python reader) and against what both replays did.
 
     A. Replay rate. The trace is replayed as fast as possible on the same
@@ -92,7 +79,7 @@ DESCRIPTION
     dbreplay runs with --dbr_timing=asap --dbr_fill=data --dbr_keep=1 on its
     own directory of the target (an untimed warm-up run lays the files out
     first, so every measured run finds them at their sizes, as fio's do);
-    EXPORT is `scripts/dbtrace.py export-iolog TRACE -o EXPORT --prefix DIR`
+    EXPORT is `scripts/fio-pack trace export-iolog TRACE -o EXPORT --prefix DIR`
     (iolog v3; fsync -> sync, fdatasync -> datasync; nothing is dropped from
     this trace), DIR a directory of the same target holding the two files,
     written with random data at their sizes by this script before the runs
@@ -184,7 +171,7 @@ FILES
     build/fio                      the fio the engine is built for (--fio)
     build/dbreplay.so              the engine (--engine)
     build/bench/dbtrace-bench      compiled here from tools/dbtrace-bench.c
-    scripts/dbtrace.py             export-iolog and check
+    scripts/fio-pack trace             export-iolog and check
     /tmp/bdr-work.XXXXXX           copies of fio and the engine (removed at exit)
     /tmp/bdr.XXXXXX                private mount point (removed at exit)
 
@@ -195,10 +182,10 @@ EXIT STATUS
     error, not root, or a binary missing.
 
 EXAMPLES
-    sudo /usr/bin/python3 scripts/bench-dbreplay.py
-    sudo /usr/bin/python3 scripts/bench-dbreplay.py --big --output /tmp/bdr.md --raw /tmp/bdr.json
-    sudo /usr/bin/python3 scripts/bench-dbreplay.py --records 1000000 --repeats 5 --sections A
-    sudo /usr/bin/python3 scripts/bench-dbreplay.py --target-dir /var/tmp --no-tmpfs-a --sections A
+    sudo scripts/fio-pack bench dbreplay
+    sudo scripts/fio-pack bench dbreplay --big --output /tmp/bdr.md --raw /tmp/bdr.json
+    sudo scripts/fio-pack bench dbreplay --records 1000000 --repeats 5 --sections A
+    sudo scripts/fio-pack bench dbreplay --target-dir /var/tmp --no-tmpfs-a --sections A
 """
 
 GEN_ARGS = ["--seed", "1", "--streams", "4", "--io", "8192", "--data-mib", "64",
@@ -346,20 +333,20 @@ def expected(counts):
 
 
 def python_check(a, path, counts):
-    out = run([sys.executable, os.path.join(REPO, "scripts/dbtrace.py"), "check", path],
+    out = run(fiopack.command("trace", "check", path),
               timeout=3600)[0]
     want = "%d records, 2 files, 5 streams, timeunit us, pagesize 8192, ops fdatasync=%d read=%d " \
            "write=%d" % (counts["records"], counts["log_fdatasync"], counts["data_read"],
                          counts["data_write"] + counts["log_write"])
     if want not in out:
-        raise RuntimeError("scripts/dbtrace.py check disagrees with the generator:\n%s\nwanted: %s"
+        raise RuntimeError("scripts/fio-pack trace check disagrees with the generator:\n%s\nwanted: %s"
                            % (out, want))
 
 
 def export_iolog(path, iolog, prefix):
     t0 = time.monotonic()
-    run([sys.executable, os.path.join(REPO, "scripts/dbtrace.py"), "export-iolog", path,
-         "-o", iolog, "--prefix", prefix, "--quiet"], timeout=3600)
+    run(fiopack.command("trace", "export-iolog", path,
+                        "-o", iolog, "--prefix", prefix, "--quiet"), timeout=3600)
     return time.monotonic() - t0
 
 
@@ -680,7 +667,7 @@ PACED_DESCRIPTION = """\
     the repository root, with DBR_DIR on each target and DBR_REPORT a
     private file:
       tmpfs      a fresh tmpfs mounted by this script;
-      loop-ext4  bench-cold.py's loop device: an image of --image-mib below
+      loop-ext4  fio-pack bench cold's loop device: an image of --image-mib below
                  --image-dir written in full from /dev/urandom, `losetup
                  --direct-io=on`, and a fresh mkfs.ext4 + mount before every
                  run.
@@ -738,7 +725,7 @@ def paced_run(a, work, name, job, extra, target, label):
 
 
 def paced_main(a, argv):
-    sf.unwind_on_signals()
+    harness.unwind_on_signals()
     t_start = time.monotonic()
     work = tempfile.mkdtemp(prefix="bdr-paced.", dir="/tmp")
     names = sorted(f[len("dbreplay-"):-len(".fio")] for f in os.listdir(os.path.join(REPO, "jobs"))
@@ -746,7 +733,7 @@ def paced_main(a, argv):
     if a.traces:
         names = [n for n in names if n in a.traces.split(",")]
     rep = Report()
-    cmdline = "sudo /usr/bin/python3 scripts/bench-dbreplay.py" + (
+    cmdline = "sudo scripts/fio-pack bench dbreplay" + (
         " " + " ".join(argv) if argv else "")
     results = {"command": cmdline, "runs": []}
     rep.add("### Paced replays (dbr_timing=original), run of %s" % time.strftime(
@@ -765,7 +752,7 @@ def paced_main(a, argv):
     error = None
     try:
         mp = places.mount_tmpfs(1 << 30)
-        dev = _load_script("cold").LoopDevice(a.image_dir, a.image_mib)
+        dev = harness.LoopDevice(a.image_dir, a.image_mib)
         dev.setup()
         rep.add("Targets: **tmpfs** mounted at %s by this script; **loop-ext4**: %s over a "
                 "%d MiB image in %s (%s) written in full from /dev/urandom, `losetup "
@@ -816,12 +803,12 @@ def paced_main(a, argv):
         shutil.rmtree(work, ignore_errors=True)
     rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
         time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
-    sf.save_report(a, rep, results, error)
+    harness.save_report(a, rep, results, error)
     return 1 if error else 0
 
 
 def main(argv):
-    p = argparse.ArgumentParser(prog="bench-dbreplay.py", description=DESCRIPTION,
+    p = argparse.ArgumentParser(prog="fio-pack bench dbreplay", description=DESCRIPTION,
                                 epilog="PACED MODE\n" + PACED_DESCRIPTION + "\n" + EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--records", type=int, default=200000,
@@ -857,7 +844,7 @@ def main(argv):
     a = p.parse_args(argv)
     if a.paced:
         if os.geteuid() != 0:
-            sys.stderr.write("bench-dbreplay.py: must run as root (losetup, mkfs, mount)\n")
+            sys.stderr.write("fio-pack bench dbreplay: must run as root (losetup, mkfs, mount)\n")
             return 2
         if a.image_mib > 8192 or a.repeats < 1:
             p.error("--image-mib at most 8192, --repeats at least 1")
@@ -869,23 +856,23 @@ def main(argv):
     if a.records < 1000 or a.repeats < 1:
         p.error("--records >= 1000, --repeats >= 1")
     if os.geteuid() != 0:
-        sys.stderr.write("bench-dbreplay.py: must run as root (it mounts a tmpfs)\n")
+        sys.stderr.write("fio-pack bench dbreplay: must run as root (it mounts a tmpfs)\n")
         return 2
     a.fio, a.engine = os.path.abspath(a.fio), os.path.abspath(a.engine)
     for path in (a.fio, a.engine, "/usr/bin/time"):
         if not os.path.exists(path):
-            sys.stderr.write("bench-dbreplay.py: %s not found (make; apt-get install time)\n"
+            sys.stderr.write("fio-pack bench dbreplay: %s not found (make; apt-get install time)\n"
                              % path)
             return 2
     t_start = time.monotonic()
 
-    sf.unwind_on_signals()
+    harness.unwind_on_signals()
 
     work = tempfile.mkdtemp(prefix="bdr-work.", dir="/tmp")
     snap = {}
     try:
         # a snapshot of build/NAME.so (a loader) could not find its engine
-        a.engine = sf.engine_build(a.fio, a.engine)
+        a.engine = harness.engine_build(a.fio, a.engine)
         for key in ("fio", "engine"):
             src = getattr(a, key)
             dst = os.path.join(work, os.path.basename(src))
@@ -901,7 +888,7 @@ def main(argv):
         shutil.rmtree(work, ignore_errors=True)
         raise
     rep = Report()
-    cmdline = "sudo /usr/bin/python3 scripts/bench-dbreplay.py" + (
+    cmdline = "sudo scripts/fio-pack bench dbreplay" + (
         " " + " ".join(argv) if argv else "")
     results = {"command": cmdline, "args": {k: (sorted(v) if isinstance(v, set) else v)
                                             for k, v in vars(a).items()}}
@@ -944,7 +931,7 @@ def main(argv):
         python_check(a, trace, counts)
         results["trace"] = counts
         rep.add("Trace of part A: %s records (%s), %.1f MiB: %s data reads, %s data writes, "
-                "%s log writes, %s log fdatasyncs; checked by `scripts/dbtrace.py check`."
+                "%s log writes, %s log fdatasyncs; checked by `scripts/fio-pack trace check`."
                 % (fmt_n(a.records), " ".join(["gen", "--records", str(a.records)] + GEN_ARGS),
                    os.path.getsize(trace) / 1048576.0, fmt_n(counts["data_read"]),
                    fmt_n(counts["data_write"]), fmt_n(counts["log_write"]),
@@ -1106,9 +1093,6 @@ def main(argv):
             rep.add("* `%s`" % m)
     results["mismatches"] = rn.mismatches
     results["error"] = error
-    sf.save_report(a, rep, results, error, json_default=str)
+    harness.save_report(a, rep, results, error, json_default=str)
     return 1 if (error or rn.mismatches) else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

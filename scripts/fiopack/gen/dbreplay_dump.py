@@ -1,9 +1,8 @@
-#!/usr/bin/python3
 """NAME
-    gen-dump.py - a deterministic mysqldump-style SQL dump to load into a database
+    fio-pack gen dbreplay-dump - a deterministic mysqldump-style SQL dump to load into a database
 
 SYNOPSIS
-    gen-dump.py [--dialect mysql|sqlite] [--scale N] [--rows-per-insert N] [-o FILE]
+    fio-pack gen dbreplay-dump [--dialect mysql|sqlite] [--scale N] [--rows-per-insert N] [-o FILE]
 
 DESCRIPTION
     Writes the dump a customer database of the 000 article's kind would give
@@ -25,14 +24,9 @@ DESCRIPTION
     loaded as it is, every INSERT commits on its own.
 
     The captures in jobs/dbreplay/ load it with
-      gen-dump.py -o dump.sql && mariadb test < dump.sql
-      gen-dump.py --dialect sqlite -o dump-sqlite.sql && sqlite3 load.db < dump-sqlite.sql
+      fio-pack gen dbreplay-dump -o dump.sql && mariadb test < dump.sql
+      fio-pack gen dbreplay-dump --dialect sqlite -o dump-sqlite.sql && sqlite3 load.db < dump-sqlite.sql
 
-OPTIONS
-    --dialect mysql|sqlite   (default mysql)
-    --scale N                row counts as above (default 1)
-    --rows-per-insert N      rows in one extended INSERT (default 500)
-    -o FILE                  output (default standard output)
 """
 import argparse
 import random
@@ -126,18 +120,21 @@ def create(dialect, name, cols, pk, keys):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--dialect", choices=("mysql", "sqlite"), default="mysql")
-    ap.add_argument("--scale", type=int, default=1)
-    ap.add_argument("--rows-per-insert", type=int, default=500)
-    ap.add_argument("-o", "--output")
-    ap.add_argument("-h", "--help", action="store_true")
+    # the manual is the docstring (NAME, SYNOPSIS, DESCRIPTION) and the options
+    ap = argparse.ArgumentParser(prog="fio-pack gen dbreplay-dump", usage=argparse.SUPPRESS,
+                                 description=__doc__.strip(),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dialect", choices=("mysql", "sqlite"), default="mysql",
+                    help="mysql (mysqldump's layout) or sqlite (for the sqlite3 shell); "
+                         "default mysql")
+    ap.add_argument("--scale", type=int, default=1, metavar="N",
+                    help="row counts as above (default 1)")
+    ap.add_argument("--rows-per-insert", type=int, default=500, metavar="N",
+                    help="rows in one extended INSERT (default 500)")
+    ap.add_argument("-o", "--output", metavar="FILE", help="output (default standard output)")
     a = ap.parse_args(argv)
-    if a.help:
-        print(__doc__.strip())
-        return 0
     if a.scale < 1 or a.rows_per_insert < 1:
-        print("gen-dump.py: --scale and --rows-per-insert must be at least 1", file=sys.stderr)
+        print("fio-pack gen dbreplay-dump: --scale and --rows-per-insert must be at least 1", file=sys.stderr)
         return 2
     rnd = random.Random(20080123)
     ncust, nord = 10000 * a.scale, 20000 * a.scale
@@ -147,7 +144,7 @@ def main(argv=None) -> int:
     my = a.dialect == "mysql"
     w = out.write
     if my:
-        w("-- MySQL dump 10.13  (mysqldump-style, written by jobs/dbreplay/gen-dump.py)\n--\n"
+        w("-- MySQL dump 10.13  (mysqldump-style, written by scripts/fio-pack gen dbreplay-dump)\n--\n"
           "-- Host: localhost    Database: test\n"
           "-- ------------------------------------------------------\n\n"
           "/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;\n"
@@ -159,7 +156,7 @@ def main(argv=None) -> int:
           "/*!40101 SET @OLD_SQL_MODE=@@SQL_MODE, SQL_MODE='NO_AUTO_VALUE_ON_ZERO' */;\n"
           "/*!40111 SET @OLD_SQL_NOTES=@@SQL_NOTES, SQL_NOTES=0 */;\n\n")
     else:
-        w("-- SQL dump for sqlite3 (written by jobs/dbreplay/gen-dump.py --dialect sqlite)\n\n")
+        w("-- SQL dump for sqlite3 (written by scripts/fio-pack gen dbreplay-dump --dialect sqlite)\n\n")
     for name, cols, pk, keys in TABLES:
         w(f"--\n-- Table structure for table `{name}`\n--\n\n")
         w(f"DROP TABLE IF EXISTS `{name}`;\n")
@@ -189,6 +186,3 @@ def main(argv=None) -> int:
         out.close()
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,4 @@
-#!/usr/bin/python3
-"""fio-summary - a short human-readable summary of an fio JSON result.
-
-Usage: fio-summary.py RESULT.json [OPSTATS.jsonl]
+"""fio-pack summary - a short human-readable summary of an fio JSON result.
 
 Prints, for every job in fio's --output-format=json result, the operations
 per second, bandwidth and latency percentiles of each direction that did
@@ -11,6 +8,7 @@ creates/deliveries/appends/layout, trim = deletes); if an opstats file
 (the engine's opstats_file, JSON lines) is given, the per-operation counts
 are printed too. Exit status 1 if a job reported an error.
 """
+import argparse
 import json
 import sys
 
@@ -42,12 +40,21 @@ def load(path):
     return json.loads(text[start:])
 
 
-def main(argv):
-    if len(argv) < 2 or argv[1] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0 if len(argv) >= 2 else 2
+def parser():
+    title, text = __doc__.split("\n\n", 1)
+    ap = argparse.ArgumentParser(prog="fio-pack summary", description=text,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("result", metavar="RESULT.json",
+                    help="fio's --output-format=json result (notes before the JSON are skipped)")
+    ap.add_argument("opstats", metavar="OPSTATS.jsonl", nargs="?",
+                    help="the smallfile engine's opstats_file: adds the per-operation counts")
+    return ap
+
+
+def main(argv=None):
+    a = parser().parse_args(argv)
     try:
-        result = load(argv[1])
+        result = load(a.result)
     except (OSError, ValueError) as e:
         print("fio-summary: %s" % e, file=sys.stderr)
         return 2
@@ -76,11 +83,11 @@ def main(argv):
                 label, st.get("iops", 0.0), unit, human_bytes(st.get("bw_bytes", 0)),
                 pct(clat, "50.000000"), pct(clat, "99.000000"),
                 st.get("total_ios", 0), human_bytes(st.get("io_bytes", 0))))
-    if len(argv) > 2:
+    if a.opstats:
         totals = {}
         warm = []
         try:
-            with open(argv[2]) as f:
+            with open(a.opstats) as f:
                 for line in f:
                     if not line.strip():
                         continue
@@ -93,7 +100,7 @@ def main(argv):
                         for k in t:
                             t[k] += s.get(k, 0)
         except (OSError, ValueError) as e:
-            print("fio-summary: %s: %s" % (argv[2], e), file=sys.stderr)
+            print("fio-summary: %s: %s" % (a.opstats, e), file=sys.stderr)
             return 2
         if totals:
             print("per operation (all jobs):")
@@ -109,6 +116,3 @@ def main(argv):
             print("note: %s: reads after the first pass may come from the page cache" % w)
     return 1 if failed else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

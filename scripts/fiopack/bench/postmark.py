@@ -1,19 +1,17 @@
-#!/usr/bin/python3
 """Benchmark the postmark fio engine against the real PostMark.
 
 Run as root (it mounts a tmpfs), from anywhere:
 
-    sudo /usr/bin/python3 scripts/bench-postmark.py --output /tmp/bpm.md
+    sudo scripts/fio-pack bench postmark --output /tmp/bpm.md
 
 See --help for the full description (it reads like a man page).
 Only the Python standard library is used; the generic helpers (process
-runner, Markdown tables, machine description) are bench-smallfile.py's, the
-loop device of the loop-ext4/loop-xfs file systems is bench-cold.py's.
+runner, Markdown tables, machine description) are fio-pack bench smallfile's, the
+loop device of the loop-ext4/loop-xfs file systems is fio-pack bench cold's.
 """
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import math
 import os
@@ -26,30 +24,17 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load_script(name):
-    """scripts/bench-NAME.py as a module (the file names have hyphens)."""
-    path = os.path.join(REPO, "scripts", "bench-%s.py" % name)
-    spec = importlib.util.spec_from_file_location("bench_" + name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-sf = _load_script("smallfile")
-# the loop device (image written in full, --direct-io=on, mkfs, mount,
-# cleanup) is bench-cold.py's, loaded only when a loop-* file system is asked for
-log, run, Report, fs_of, machine_info = sf.log, sf.run, sf.Report, sf.fs_of, sf.machine_info
+from fiopack import REPO
+from fiopack.bench import harness
+from fiopack.bench.harness import Report, fs_of, log, machine_info, run
 
 DESCRIPTION = """\
 NAME
-    bench-postmark.py - transactions per second of the postmark fio engine
+    fio-pack bench postmark - transactions per second of the postmark fio engine
     against the real PostMark 1.53, same configuration, same file system
 
 SYNOPSIS
-    sudo /usr/bin/python3 scripts/bench-postmark.py [--quick] [--output FILE]
+    sudo scripts/fio-pack bench postmark [--quick] [--output FILE]
          [--raw FILE] [--disk-dir DIR] [--repeats N] [more options below]
 
 DESCRIPTION
@@ -120,7 +105,7 @@ DESCRIPTION
       loop-ext4, loop-xfs
              a block device of its own, made once: an image of --image-mib
              below --image-dir written in full from /dev/urandom, attached
-             with `losetup --direct-io=on` (bench-cold.py's LoopDevice); then
+             with `losetup --direct-io=on` (fio-pack bench cold's LoopDevice); then
              before EVERY single run (calibration probes included) of either
              program: umount, mkfs.ext4 -F / mkfs.xfs -f, mount. Each run
              starts on a fresh file system, so what one run left behind
@@ -188,12 +173,12 @@ EXIT STATUS
     error); 2 usage error, not root, or a binary missing.
 
 EXAMPLES
-    sudo /usr/bin/python3 scripts/bench-postmark.py --quick
-    sudo /usr/bin/python3 scripts/bench-postmark.py --output /tmp/bpm.md --raw /tmp/bpm.json
-    sudo /usr/bin/python3 scripts/bench-postmark.py --filesystems tmpfs --configs defaults \\
+    sudo scripts/fio-pack bench postmark --quick
+    sudo scripts/fio-pack bench postmark --output /tmp/bpm.md --raw /tmp/bpm.json
+    sudo scripts/fio-pack bench postmark --filesystems tmpfs --configs defaults \\
          --transactions 2000000
-    sudo /usr/bin/python3 scripts/bench-postmark.py --disk-dir /srv/scratch --disk-repeats 2
-    sudo /usr/bin/python3 scripts/bench-postmark.py --filesystems loop-ext4,loop-xfs \\
+    sudo scripts/fio-pack bench postmark --disk-dir /srv/scratch --disk-repeats 2
+    sudo scripts/fio-pack bench postmark --filesystems loop-ext4,loop-xfs \\
          --configs defaults,pts --disk-repeats 3
 """
 
@@ -492,8 +477,7 @@ class Places:
         """The loop device (made on first use, shared by the file systems)
         and a function that puts a fresh `fs` on it: (base, remake, desc)."""
         if self.loop is None:
-            cold = _load_script("cold")
-            dev = cold.LoopDevice(a.image_dir, a.image_mib)
+            dev = harness.LoopDevice(a.image_dir, a.image_mib)
             self.loop = dev
             dev.setup()
         dev = self.loop
@@ -766,9 +750,9 @@ def runs_table(rep, rows_res):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
-        prog="bench-postmark.py", description=DESCRIPTION, epilog=EPILOG,
+        prog="fio-pack bench postmark", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="sudo /usr/bin/python3 scripts/bench-postmark.py [options]")
+        usage="sudo scripts/fio-pack bench postmark [options]")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: ~5 s transaction phases, 1 repeat (see QUICK MODE)")
     p.add_argument("--output", "-o", metavar="FILE",
@@ -873,17 +857,17 @@ def write_out(a, rep, results, error, t_start, mismatches):
         rep.add()
         for m in mismatches:
             rep.add("* `%s`" % m)
-    sf.save_report(a, rep, results, error)
+    harness.save_report(a, rep, results, error)
 
 
 def main(argv):
     a = parse_args(argv)
     if os.geteuid() != 0:
-        sys.stderr.write("bench-postmark.py: must run as root (it mounts a tmpfs)\n")
+        sys.stderr.write("fio-pack bench postmark: must run as root (it mounts a tmpfs)\n")
         return 2
     for path in (a.fio, a.engine, a.postmark, a.pm_sim):
         if not os.path.exists(path):
-            sys.stderr.write("bench-postmark.py: %s not found (make; apt-get install postmark)\n"
+            sys.stderr.write("fio-pack bench postmark: %s not found (make; apt-get install postmark)\n"
                              % path)
             return 2
     t_start = time.monotonic()
@@ -892,7 +876,7 @@ def main(argv):
     os.dup2(devnull, 0)
     os.close(devnull)
 
-    sf.unwind_on_signals()
+    harness.unwind_on_signals()
 
     # Measure snapshots: a rebuild of build/ during the run must not mix
     # two engines (or two fios) in one report.
@@ -900,7 +884,7 @@ def main(argv):
     snap = {}
     try:
         # a snapshot of build/NAME.so (a loader) could not find its engine
-        a.engine = sf.engine_build(a.fio, a.engine)
+        a.engine = harness.engine_build(a.fio, a.engine)
         for key in ("fio", "engine", "pm_sim"):
             src = getattr(a, key)
             dst = os.path.join(work, os.path.basename(src))
@@ -915,7 +899,7 @@ def main(argv):
         shutil.rmtree(work, ignore_errors=True)
         raise
     rep = Report()
-    cmdline = "sudo /usr/bin/python3 scripts/bench-postmark.py" + (
+    cmdline = "sudo scripts/fio-pack bench postmark" + (
         " " + " ".join(argv) if argv else "")
     results = {"args": {k: v for k, v in vars(a).items()}, "command": cmdline, "fs": {}}
     rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
@@ -1032,6 +1016,3 @@ def main(argv):
     write_out(a, rep, results, error, t_start, mismatches)
     return 1 if (error or mismatches) else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

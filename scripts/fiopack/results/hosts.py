@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """fiohosts - the host as a dimension of tables, reports and plots, and which
 runs a table used.
 
@@ -18,7 +17,7 @@ share a name and are shown as NAME:PORT.
 """
 import re
 
-import fioresults as fr
+from fiopack.results import data as fr
 
 
 def hosts_of(rows) -> list:

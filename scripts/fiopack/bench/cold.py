@@ -1,47 +1,32 @@
-#!/usr/bin/python3
 """Cold whole-file reads of the smallfile engine on a real block device.
 
 Run as root (it makes a loop device, file systems and mounts):
 
-    sudo /usr/bin/python3 scripts/bench-cold.py --quick
+    sudo scripts/fio-pack bench cold --quick
 
 See --help. The helpers (command runner, Markdown tables, machine
-description, signal unwinding) are bench-smallfile.py's, imported.
+description, signal unwinding) are fio-pack bench smallfile's, imported.
 Only the Python standard library is used.
 """
 
-import argparse
-import importlib.util
-import json
 import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load_smallfile_helpers():
-    path = os.path.join(REPO, "scripts", "bench-smallfile.py")
-    spec = importlib.util.spec_from_file_location("bench_smallfile", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-sf = _load_smallfile_helpers()
-log, run, Report, machine_info = sf.log, sf.run, sf.Report, sf.machine_info
-fmt_rate, stats = sf.fmt_rate, sf.stats
+from fiopack.bench import harness
+from fiopack.units import parse_size
+from fiopack.bench.harness import (LoopDevice, Report, fio_json, fmt_rate, log, machine_info,
+                                     run, stats)
 
 DESCRIPTION = """\
 NAME
-    bench-cold.py - cold whole-file reads of the smallfile engine (sync and
+    fio-pack bench cold - cold whole-file reads of the smallfile engine (sync and
     io_uring) against what the block device under them can serve
 
 SYNOPSIS
-    sudo /usr/bin/python3 scripts/bench-cold.py [--quick] [--output FILE]
+    sudo scripts/fio-pack bench cold [--quick] [--output FILE]
          [--fs ext4,xfs] [--files N] [--ios M] [more options below]
 
 DESCRIPTION
@@ -102,88 +87,15 @@ EXIT STATUS
     with the error); 2 usage error or not root.
 
 EXAMPLES
-    sudo /usr/bin/python3 scripts/bench-cold.py --quick
-    sudo /usr/bin/python3 scripts/bench-cold.py --fs ext4 --repeats 5 --output /tmp/cold.md
+    sudo scripts/fio-pack bench cold --quick
+    sudo scripts/fio-pack bench cold --fs ext4 --repeats 5 --output /tmp/cold.md
 """
-
-
-def sh(cmd, **kw):
-    log("$ " + " ".join(cmd))
-    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, **kw).stdout
-
-
-class LoopDevice:
-    """An image written in full, a loop device with direct I/O over it and
-    a mount point; cleanup() undoes whatever was done."""
-
-    def __init__(self, image_dir, size_mib, fill="urandom"):
-        self.fill = fill
-        self.base = tempfile.mkdtemp(prefix="bench-cold.", dir="/tmp")
-        self.image = os.path.join(image_dir, "bench-cold-%d.img" % os.getpid())
-        self.mnt = os.path.join(self.base, "mnt")
-        os.mkdir(self.mnt)
-        self.dev = None
-        self.mounted = False
-        self.created = False
-        self.size_mib = size_mib
-
-    def setup(self):
-        if os.path.exists(self.image):
-            raise RuntimeError("%s exists" % self.image)
-        self.created = True
-        sh(["dd", "if=/dev/" + self.fill, "of=" + self.image, "bs=1M", "count=%d" % self.size_mib,
-            "oflag=direct", "status=none"])
-        self.dev = sh(["losetup", "--direct-io=on", "--show", "-f", self.image]).strip()
-        self.stat = "/sys/block/%s/stat" % os.path.basename(self.dev)
-
-    def reads(self):
-        with open(self.stat) as f:
-            return int(f.read().split()[0])
-
-    def mkfs_mount(self, fs):
-        self.umount()
-        if fs == "xfs":
-            sh(["mkfs.xfs", "-q", "-f", self.dev])
-        else:
-            sh(["mkfs." + fs, "-q", "-F", self.dev])
-        sh(["mount", self.dev, self.mnt])
-        self.mounted = True
-        tree = os.path.join(self.mnt, "tree")
-        os.mkdir(tree)
-        return tree
-
-    def umount(self):
-        if self.mounted:
-            for attempt in range(5):
-                if subprocess.run(["umount", self.mnt]).returncode == 0:
-                    break
-                time.sleep(0.5 * (attempt + 1))
-            else:
-                subprocess.run(["umount", "-l", self.mnt])
-            self.mounted = False
-
-    def cleanup(self):
-        self.umount()
-        if self.dev:
-            subprocess.run(["losetup", "-d", self.dev])
-            self.dev = None
-        if self.created and os.path.exists(self.image):
-            os.unlink(self.image)
-        try:
-            os.rmdir(self.mnt)
-            os.rmdir(self.base)
-        except OSError as e:
-            log("cannot remove %s: %s" % (self.base, e))
 
 
 def drop_caches():
     subprocess.run(["sync"], check=True)
     with open("/proc/sys/vm/drop_caches", "w") as f:
         f.write("3\n")
-
-
-def fio_json(out):
-    return json.loads(out[out.index("{"):])
 
 
 def device_run(a, dev, d):
@@ -340,24 +252,14 @@ def human(n):
     return "%d B" % n
 
 
-def parse_size(s):
-    m = {"k": 1 << 10, "m": 1 << 20}
-    s = s.strip().lower()
-    return int(s[:-1]) * m[s[-1]] if s[-1] in m else int(s)
-
-
 def ints(s):
     return [int(x) for x in s.split(",") if x.strip()]
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
-        prog="bench-cold.py", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="sudo /usr/bin/python3 scripts/bench-cold.py [options]")
+    p = harness.parser("cold", DESCRIPTION, EPILOG)
     p.add_argument("--quick", action="store_true", help="a few minutes (see QUICK MODE)")
-    p.add_argument("--output", "-o", metavar="FILE", help="Markdown report (default: stdout)")
-    p.add_argument("--raw", metavar="FILE", help="every measurement as JSON")
+    harness.add_output_options(p)
     p.add_argument("--fs", default="ext4,xfs", help="file systems, one series each (ext4,xfs)")
     p.add_argument("--files", type=int, help="files in the tree (60000; quick 20000)")
     p.add_argument("--size", default="16k", help="file size = the engine's bs (16k)")
@@ -373,9 +275,7 @@ def parse_args(argv):
                    help="what the image is written with first (random)")
     p.add_argument("--image-mib", type=int,
                    help="image size (default: 2 x the data + 1 GiB, at most 8 GiB)")
-    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"), help="fio (build/fio)")
-    p.add_argument("--engine", default=os.path.join(REPO, "build/smallfile.so"),
-                   help="engine (build/smallfile.so)")
+    harness.add_build_options(p, "smallfile")
     a = p.parse_args(argv)
     q = a.quick
     a.size = parse_size(a.size)
@@ -396,28 +296,23 @@ def parse_args(argv):
 
 def main(argv):
     a = parse_args(argv)
-    if os.geteuid() != 0:
-        sys.stderr.write("bench-cold.py: must run as root (losetup, mkfs, mount)\n")
-        return 2
-    for path in (a.fio, a.engine):
-        if not os.path.exists(path):
-            sys.stderr.write("bench-cold.py: %s not found (run make)\n" % path)
-            return 2
+    refused = harness.preflight("cold", a, "losetup, mkfs, mount")
+    if refused:
+        return refused
     for fs in a.fs:
         if not any(os.access(os.path.join(d, "mkfs." + fs), os.X_OK)
                    for d in os.environ.get("PATH", "/usr/sbin:/sbin").split(":") + ["/usr/sbin", "/sbin"]):
-            sys.stderr.write("bench-cold.py: mkfs.%s not found\n" % fs)
+            sys.stderr.write("fio-pack bench cold: mkfs.%s not found\n" % fs)
             return 2
     t_start = time.monotonic()
-    sf.unwind_on_signals()
+    harness.unwind_on_signals()
     fio_version = run([a.fio, "--version"])[0].strip()
     rep = Report()
     results = {"args": vars(a)}
     rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
                                     "quick mode" if a.quick else "full mode"))
     rep.add()
-    rep.add("Command: `sudo /usr/bin/python3 scripts/bench-cold.py%s`" % (
-        " " + " ".join(argv) if argv else ""))
+    rep.add("Command: `%s`" % harness.command_line("cold", argv))
     rep.add()
     rep.table(["machine", ""], machine_info(a, fio_version))
     error = None
@@ -443,9 +338,6 @@ def main(argv):
             dev.cleanup()
     rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
         time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
-    sf.save_report(a, rep, results, error)
+    harness.save_report(a, rep, results, error)
     return 1 if error else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

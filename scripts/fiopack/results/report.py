@@ -1,20 +1,19 @@
-#!/usr/bin/python3
 """fioreport - a study's results beside the published figures it reproduces.
 
-The reproduction report of scripts/analyze.py ("analyze.py report",
+The reproduction report of scripts/fio-pack analyze ("fio-pack analyze report",
 docs/analysis.md): for each catalogue metric that a published figure of
 reference/figures.json pairs with, a table with a row per published sweep
 point and, for each --map DEVICE=TARGET, the measured median beside the
 published value and their ratio; the article's ratio columns beside the same
 ratio measured; and the published results that have no number. The data
-model, metrics and figure pairing are fioresults.py's.
+model, metrics and figure pairing are fiopack/results/data.py's.
 """
 import csv
 import html
 import io
 import re
 
-from fioresults import (HTML_STYLE, AnalysisError, Stats, _csv_val, _devices, _order,
+from fiopack.results.data import (HTML_STYLE, AnalysisError, Stats, _csv_val, _devices, _order,
                         _order_keys, check_homogeneous, check_names, fmt_num, pair_metrics,
                         parse_metric, per_run_values, provenance_html, provenance_line,
                         resolve_maps, select, sort_key, text_of, unit_factor)

@@ -1,0 +1,283 @@
+"""What every benchmark of the pack shares: running a command with its CPU
+time and a timeout, the loop device the cold-cache benchmarks build, the
+Markdown report and its machine table, the end of a run (report, raw
+measurements, unwinding on signals) and the options every benchmark has."""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from fiopack import REPO
+
+def log(msg):
+    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+class Timeout(Exception):
+    pass
+
+
+def run(cmd, timeout=None, cwd=None):
+    """Runs @cmd in its own process group; kills that group on timeout.
+    Returns (stdout, stderr, wall seconds); run.cpu is the user+system CPU
+    seconds of the command and every process it waited for."""
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=cwd, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise Timeout("%s: timed out after %s s" % (cmd[0], timeout))
+    except BaseException:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.communicate()
+        raise
+    wall = time.monotonic() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run.cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    if p.returncode != 0:
+        raise RuntimeError("command failed (%d): %s\n%s%s" % (
+            p.returncode, " ".join(cmd), out[-2000:], err[-2000:]))
+    return out, err, wall
+
+
+def sh(cmd, **kw):
+    log("$ " + " ".join(cmd))
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, **kw).stdout
+
+
+class LoopDevice:
+    """An image written in full, a loop device with direct I/O over it and
+    a mount point; cleanup() undoes whatever was done."""
+
+    def __init__(self, image_dir, size_mib, fill="urandom"):
+        self.fill = fill
+        self.base = tempfile.mkdtemp(prefix="bench-cold.", dir="/tmp")
+        self.image = os.path.join(image_dir, "bench-cold-%d.img" % os.getpid())
+        self.mnt = os.path.join(self.base, "mnt")
+        os.mkdir(self.mnt)
+        self.dev = None
+        self.mounted = False
+        self.created = False
+        self.size_mib = size_mib
+
+    def setup(self):
+        if os.path.exists(self.image):
+            raise RuntimeError("%s exists" % self.image)
+        self.created = True
+        sh(["dd", "if=/dev/" + self.fill, "of=" + self.image, "bs=1M", "count=%d" % self.size_mib,
+            "oflag=direct", "status=none"])
+        self.dev = sh(["losetup", "--direct-io=on", "--show", "-f", self.image]).strip()
+        self.stat = "/sys/block/%s/stat" % os.path.basename(self.dev)
+
+    def reads(self):
+        with open(self.stat) as f:
+            return int(f.read().split()[0])
+
+    def mkfs_mount(self, fs):
+        self.umount()
+        if fs == "xfs":
+            sh(["mkfs.xfs", "-q", "-f", self.dev])
+        else:
+            sh(["mkfs." + fs, "-q", "-F", self.dev])
+        sh(["mount", self.dev, self.mnt])
+        self.mounted = True
+        tree = os.path.join(self.mnt, "tree")
+        os.mkdir(tree)
+        return tree
+
+    def umount(self):
+        if self.mounted:
+            for attempt in range(5):
+                if subprocess.run(["umount", self.mnt]).returncode == 0:
+                    break
+                time.sleep(0.5 * (attempt + 1))
+            else:
+                subprocess.run(["umount", "-l", self.mnt])
+            self.mounted = False
+
+    def cleanup(self):
+        self.umount()
+        if self.dev:
+            subprocess.run(["losetup", "-d", self.dev])
+            self.dev = None
+        if self.created and os.path.exists(self.image):
+            os.unlink(self.image)
+        try:
+            os.rmdir(self.mnt)
+            os.rmdir(self.base)
+        except OSError as e:
+            log("cannot remove %s: %s" % (self.base, e))
+
+
+def fio_json(out):
+    return json.loads(out[out.index("{"):])
+
+
+def stats(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return min(xs), statistics.median(xs), max(xs)
+
+
+def fmt_rate(x):
+    if x is None:
+        return "-"
+    return "{:,.0f}".format(x)
+
+
+# ---------------------------------------------------------------- report
+
+class Report:
+    def __init__(self):
+        self.parts = []
+
+    def add(self, text=""):
+        self.parts.append(text)
+
+    def table(self, header, rows):
+        self.add("| " + " | ".join(header) + " |")
+        self.add("|" + "|".join("---" for _ in header) + "|")
+        for r in rows:
+            self.add("| " + " | ".join(str(c) for c in r) + " |")
+        self.add()
+
+    def text(self):
+        return "\n".join(self.parts) + "\n"
+
+
+def machine_info(args, fio_version):
+    def sh(cmd):
+        try:
+            return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True).stdout.strip()
+        except OSError:
+            return "?"
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    mem = "%.1f GiB" % (int(line.split()[1]) / 1048576.0)
+    except OSError:
+        pass
+    rows = [("nproc", sh(["nproc"])), ("CPU", cpu), ("memory", mem),
+            ("kernel (uname -r)", platform.release()),
+            ("fio", "%s (%s)" % (fio_version, args.fio)),
+            ("engine", args.engine),
+            ("load average at start", " ".join("%.2f" % x for x in os.getloadavg()))]
+    return rows
+
+
+def engine_build(fio, engine):
+    """The engine .so to snapshot for @fio. build/NAME.so is a loader that
+    opens fio-VERSION/NAME.so beside itself, which a copy of it in a work
+    directory cannot find; the per-version build, when there is one, is
+    the engine itself."""
+    version = run([fio, "--version"])[0].strip()
+    real = os.path.join(os.path.dirname(engine), version, os.path.basename(engine))
+    return real if os.path.exists(real) else engine
+
+
+def fs_of(path):
+    r = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return r.stdout.strip() or "?"
+
+
+def unwind_on_signals():
+    """SIGTERM and SIGHUP unwind like Ctrl-C, so that a benchmark's finally
+    clauses unmount its tmpfs and remove its work directories."""
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+
+def save_report(a, rep, results, error, json_default=None):
+    """The end of every benchmark's report (this one's, fio-pack bench postmark's,
+    fio-pack bench dbreplay's): the error the run stopped with, if any; the
+    Markdown to --output (or stdout); the measurements to --raw."""
+    if error:
+        rep.add()
+        rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
+    text = rep.text()
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+        log("report written to %s" % a.output)
+    else:
+        sys.stdout.write(text)
+    if a.raw:
+        with open(a.raw, "w") as f:
+            json.dump(results, f, indent=1, default=json_default)
+        log("raw measurements written to %s" % a.raw)
+
+
+def parser(name, description, epilog):
+    """The parser of `fio-pack bench NAME`: its man page is the description
+    and the epilog, as written."""
+    return argparse.ArgumentParser(
+        prog="fio-pack bench " + name, description=description, epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="sudo scripts/fio-pack bench %s [options]" % name)
+
+
+def add_output_options(p):
+    """--output and --raw: where the report and the measurements go."""
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the Markdown report to FILE (default: stdout)")
+    p.add_argument("--raw", metavar="FILE",
+                   help="also write every measurement as JSON to FILE")
+
+
+def add_build_options(p, engine):
+    """--fio and --engine: the build the benchmark measures."""
+    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),
+                   help="fio binary (default build/fio)")
+    p.add_argument("--engine", default=os.path.join(REPO, "build/%s.so" % engine),
+                   help="engine shared object (default build/%s.so)" % engine)
+
+
+def preflight(name, a, why_root):
+    """The refusals every benchmark of a built engine starts with: not root
+    (@why_root says what needs it), or fio or the engine not built. The
+    exit status: 0 to go on, 2 refused (said in one line)."""
+    if os.geteuid() != 0:
+        sys.stderr.write("fio-pack bench %s: must run as root (%s)\n" % (name, why_root))
+        return 2
+    for path in (a.fio, a.engine):
+        if not os.path.exists(path):
+            sys.stderr.write("fio-pack bench %s: %s not found (run make)\n" % (name, path))
+            return 2
+    return 0
+
+
+def command_line(name, argv):
+    """The command that reproduces this run, for the report."""
+    return "sudo scripts/fio-pack bench %s%s" % (name, " " + " ".join(argv) if argv else "")

@@ -1,0 +1,81 @@
+"""fio-pack: the one command of the pack's Python side.
+
+`fio-pack COMMAND [ARGS]` runs one tool; `fio-pack COMMAND --help` is that
+tool's manual, `fio-pack --help` the list below. The groups `bench` and
+`gen` take a second name (`fio-pack bench smallfile --help`).
+"""
+import argparse
+import importlib
+import signal
+import sys
+
+# command -> (module, one line for the list); a group maps to its own table
+COMMANDS = {
+    "study": ("fiopack.study", "run a scenario of jobs/catalogue.json over a parameter sweep"),
+    "analyze": ("fiopack.analyze", "fio JSON results to tables, plots, reports and comparisons"),
+    "summary": ("fiopack.summary", "a short human-readable summary of one fio JSON result"),
+    "capture": ("fiopack.capture.cli", "capture a database's I/O as a dbtrace trace"),
+    "trace": ("fiopack.trace.dbtrace", "import, export and check dbtrace traces"),
+    "syscalls": ("fiopack.syscalls",
+                 "compare the system calls of the original tools and their job files"),
+    "bench": {
+        "smallfile": ("fiopack.bench.smallfile",
+                      "the smallfile engine against a minimal C loop and fio's file engines"),
+        "postmark": ("fiopack.bench.postmark", "the postmark engine against PostMark 1.53"),
+        "dbreplay": ("fiopack.bench.dbreplay",
+                     "the dbreplay engine against fio's read_iolog replay"),
+        "capture": ("fiopack.bench.capture", "the cost of capture on a loaded database"),
+        "cold": ("fiopack.bench.cold",
+                 "cold small-file reads against what the block device serves"),
+    },
+    "gen": {
+        "iozone-grid": ("fiopack.gen.iozone_grid",
+                        "write the job file and iologs of `iozone -a`"),
+        "bonnie-seq": ("fiopack.gen.bonnie_seq",
+                       "write bonnie-seq.fio and its rewrite iolog"),
+        "dbreplay-dump": ("fiopack.gen.dbreplay_dump",
+                          "a deterministic mysqldump-style SQL dump"),
+    },
+}
+
+# commands whose output is often piped into head: a closed pipe ends them
+# quietly, as it ends cat
+PIPED = {"study", "analyze", "trace"}
+
+
+def parser(prog: str, table: dict) -> argparse.ArgumentParser:
+    """The list of the commands of @table, as --help prints it."""
+    ap = argparse.ArgumentParser(
+        prog=prog, description=__doc__.split("\n\n", 1)[1] if prog == "fio-pack" else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name, entry in table.items():
+        if isinstance(entry, dict):
+            sub.add_parser(name, help="; ".join(f"{n}: {e[1]}" for n, e in entry.items()))
+        else:
+            sub.add_parser(name, help=entry[1])
+    return ap
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog, table, path = "fio-pack", COMMANDS, []
+    while True:
+        if not argv or argv[0] in ("-h", "--help"):
+            parser(prog, table).print_help(sys.stdout if argv else sys.stderr)
+            return 0 if argv else 2
+        name, argv = argv[0], argv[1:]
+        if name not in table:
+            print(f"{prog}: unknown command {name!r}; commands: {', '.join(table)} "
+                  f"(see {prog} --help)", file=sys.stderr)
+            return 2
+        path.append(name)
+        if not isinstance(table[name], dict):
+            break
+        prog, table = f"{prog} {name}", table[name]
+    module = importlib.import_module(table[name][0])
+    if path[0] in PIPED:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if hasattr(module, "on_signals"):
+        module.on_signals()
+    return module.main(argv)
