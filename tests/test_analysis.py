@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers
-from fiopack.results import data as fr
+from fiopack.results.data import load
+from fiopack.results.metrics import select
 
 ANALYZE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "analyze"]
 STUDY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "study"]
@@ -184,7 +185,7 @@ def test_local_multi_job_groups_clones_json_plus(out):
     text = out["multi"].read_text()
     assert not text.startswith("{"), "fio printed its note before the JSON (preamble expected)"
     doc = fio_doc(out["multi"])
-    ds = fr.load([out["multi"]])
+    ds = load([out["multi"]])
     assert len(ds.runs) == 1
     run = ds.runs[0]
     assert run.fio_version == doc["fio version"]
@@ -229,7 +230,7 @@ def test_client_server_all_clients(client_server):
     text = path.read_text()
     assert text.lstrip().startswith("<"), "the servers' text lines come before the JSON"
     doc = fio_doc(path)
-    ds = fr.load([path])
+    ds = load([path])
     hosts = {f"127.0.0.1:{p}" for p in ports}
     reads = rows_of(ds, job="cs-read", direction="read", op="")
     assert {r["host"] for r in reads} == hosts
@@ -243,7 +244,7 @@ def test_client_server_all_clients(client_server):
     (agg,) = rows_of(ds, job="All clients", direction="read")
     assert agg["host"] == "all" and agg["ios"] == allc["read"]["total_ios"]
     assert agg["ios"] == sum(r["ios"] for r in reads)
-    assert not [r for r in fr.select(ds.rows, []) if r["job"] == "All clients"]
+    assert not [r for r in select(ds.rows, []) if r["job"] == "All clients"]
     p = ok(analyze("table", path, "--rows", "host", "--cols", "job", "--metric", "read.ios",
                    "--format", "csv"))
     lines = list(csv.reader(io.StringIO(p.stdout)))
@@ -258,7 +259,7 @@ def test_client_server_all_clients(client_server):
 def test_engine_operations(out):
     doc = fio_doc(out["postmark"])
     (job,) = doc["jobs"]
-    ds = fr.load([out["postmark"]])
+    ds = load([out["postmark"]])
     prios = {p["prio"]: p for p in job["write"]["prios"]}
     (create,) = rows_of(ds, direction="write", op="create")
     (append,) = rows_of(ds, direction="write", op="append")
@@ -286,7 +287,7 @@ def test_engine_operations(out):
 
     # smallfile: the opstats_file's operation classes, two clones merged
     lines = [json.loads(l) for l in out["opstats"].read_text().splitlines()]
-    ds = fr.load([out["smallfile"]])
+    ds = load([out["smallfile"]])
     mix = [l for l in lines if l["job"] == "mix"]
     assert len(mix) == 2
     for op, d in (("read", "read"), ("stat", "read"), ("append", "write")):

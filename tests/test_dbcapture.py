@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DBR_ENGINE, free_port, run_fio
-from fiopack.capture import cli as dbcapture
+from fiopack.capture import procs, rules
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
@@ -35,8 +35,6 @@ DBTRACE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "trace"]
 TRACES = REPO / "jobs" / "dbreplay" / "traces"
 IS_ROOT = os.geteuid() == 0
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-dbcapture_mod = dbcapture
 
 # Pure Python plus strace: nothing for the sanitizer pass to add.
 pytestmark = pytest.mark.nosan
@@ -261,7 +259,7 @@ def prog(tmp_path_factory):
 
 
 def trace_set():
-    return dbcapture.TRACE_SET
+    return rules.TRACE_SET
 
 
 def test_converter_on_known_program(tmp_path, prog, checker):
@@ -652,14 +650,14 @@ def test_tasks_of_finds_every_descendant():
     try:
         # python's 3 threads, and per thread a sh with its 2 sleeps
         t0 = time.monotonic()
-        while len(dbcapture_mod._tasks_of_walk([p.pid])) < 9:
+        while len(procs._tasks_of_walk([p.pid])) < 9:
             assert p.poll() is None and time.monotonic() - t0 < 30, "the process tree did not start"
             time.sleep(0.05)
-        walk = sorted(dbcapture_mod._tasks_of_walk([p.pid]))
-        got = sorted(dbcapture_mod.tasks_of([p.pid]))
+        walk = sorted(procs._tasks_of_walk([p.pid]))
+        got = sorted(procs.tasks_of([p.pid]))
         assert got == walk and len(got) == 9, (got, walk)
         assert sum(1 for pid, tid in got if pid == p.pid) == 3
-        assert sorted(dbcapture_mod.tasks_of([p.pid, p.pid])) == got
+        assert sorted(procs.tasks_of([p.pid, p.pid])) == got
     finally:
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
@@ -818,7 +816,7 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
         assert f"postgres: 15/{name}: checkpointer" in titles, titles
         children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
                                   text=True).stdout.split()
-        labels = {dbcapture_mod.task_label(int(c), int(c)) for c in children}
+        labels = {procs.task_label(int(c), int(c)) for c in children}
         assert {"checkpointer", "background-writer", "walwriter"} <= labels, (labels, titles)
         r = run("pgbench", "-h", sock, "-p", port, "-i", "-s", "1", "-q", "postgres")
         assert r.returncode == 0, r.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fiopack import study
+from fiopack.study import jobfile
 
 from conftest import (ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers, free_port, kill_group,
                       needs_root, snapshot)
@@ -103,8 +103,6 @@ dbr_target=${STUDY_TEST_DIR}
 dbr_report=none
 """
 
-
-study_mod = study
 
 
 def scenario(sid, job, env="STUDY_TEST_DIR", kind="dir", writes=True, params=None,
@@ -606,7 +604,7 @@ def test_derive_semantics(tmp_path):
         assert r.returncode == 0, r.stderr
         return {j["jobname"]: j["read"]["total_ios"] for j in json.loads(r.stdout)["jobs"]}
 
-    text = study_mod.derive_job([a, b], [], {}, "/eng", ["header"])
+    text = jobfile.derive_job([a, b], [], {}, "/eng", ["header"])
     assert "include" not in text.replace("inlined include", "")
     derived = tmp_path / "derived.fio"
     derived.write_text(text)
@@ -618,8 +616,8 @@ def test_derive_overrides_and_engines(tmp_path):
     job.write_text("; comment ${NOT_TOUCHED}\n[global]\nnumjobs=3\nrw=read\n"
                    "ioengine=external:build/smallfile.so\n[one]\ntree_dir=${T}\n"
                    "; trailing comment\n\n[two]\nreadwrite=write\nnumjobs=5\n")
-    ov = [({"numjobs"}, "numjobs=2"), (study_mod.option_names(str(FIO), "rw"), "rw=randread")]
-    text = study_mod.derive_job([job], ov, {"T": "/data"}, "/opt/eng/", [])
+    ov = [({"numjobs"}, "numjobs=2"), (jobfile.option_names(str(FIO), "rw"), "rw=randread")]
+    text = jobfile.derive_job([job], ov, {"T": "/data"}, "/opt/eng/", [])
     sections = re.split(r"^\[", text, flags=re.M)
     glob, one, two = sections[1], sections[2], sections[3]
     assert "numjobs=2" in glob and "numjobs=3" not in glob and "rw=randread" in glob
@@ -632,9 +630,9 @@ def test_derive_overrides_and_engines(tmp_path):
     # replay logs named relative to the repository: absolute, for the fio
     # that reads them (a server's working directory is not the repository)
     job.write_text("[r]\nread_iolog=README.md\n[s]\nread_iolog=not/in/the/repo.log\n")
-    text = study_mod.derive_job([job], [], {}, "/eng", [])
+    text = jobfile.derive_job([job], [], {}, "/eng", [])
     assert f"read_iolog={REPO}/README.md" in text and "read_iolog=not/in/the/repo.log" in text
-    text = study_mod.derive_job([job], [], {}, "/eng", [], "/srv/fio-pack")
+    text = jobfile.derive_job([job], [], {}, "/eng", [], "/srv/fio-pack")
     assert "read_iolog=/srv/fio-pack/README.md" in text
 
 
@@ -807,14 +805,14 @@ def test_incomplete_precondition_is_found_from_its_bytes():
     text = PRECOND_JOB.replace("${STUDY_TEST_DIR}", "/x")
     ok = [{"jobname": "precondition", "error": 0, "write": {"io_bytes": 4 << 20}},
           {"jobname": "readback", "error": 0, "write": {"io_bytes": 0}}]
-    assert study_mod.precondition_problem(text, ok) is None
+    assert jobfile.precondition_problem(text, ok) is None
     short = [dict(ok[0], write={"io_bytes": 492 << 10}), ok[1]]
-    assert study_mod.precondition_problem(text, short) == (
+    assert jobfile.precondition_problem(text, short) == (
         f"precondition precondition wrote {492 << 10} of {4 << 20} bytes: the measured jobs "
         "would read space never written")
-    assert study_mod.precondition_sizes(text.replace("size=4m", "size=2g")) == \
+    assert jobfile.precondition_sizes(text.replace("size=4m", "size=2g")) == \
         {"precondition": 2 << 30}
-    assert study_mod.precondition_sizes(text.replace("size=4m", "size=50%")) == \
+    assert jobfile.precondition_sizes(text.replace("size=4m", "size=50%")) == \
         {"precondition": None}
 
 
@@ -827,16 +825,16 @@ def test_no_catalogue_precondition_is_shortened():
     seen = []
     for sc in cat["scenarios"]:
         paths = [REPO / j for j in sc["jobs"]]
-        text = study_mod.derive_job(paths, shortening, {}, "/eng", [])
-        _, sections = study_mod.parse_sections(text.splitlines())
+        text = jobfile.derive_job(paths, shortening, {}, "/eng", [])
+        _, sections = jobfile.parse_sections(text.splitlines())
         glob = {}
         for name, _, body in sections:
-            opts = {study_mod.line_key(l): l.split("=", 1)[1].strip() if "=" in l else "1"
-                    for l in body if study_mod.line_key(l)}
+            opts = {jobfile.line_key(l): l.split("=", 1)[1].strip() if "=" in l else "1"
+                    for l in body if jobfile.line_key(l)}
             if name == "global":
                 glob = opts
                 continue
-            if not study_mod.is_precondition(name):
+            if not jobfile.is_precondition(name):
                 continue
             merged = dict(glob, **opts)
             seen.append(sc["id"])

@@ -116,9 +116,19 @@ import sys
 from pathlib import Path
 
 from fiopack.results import axes as fioaxes
-from fiopack.results import data as fr
 from fiopack.results import hosts as fiohosts
 from fiopack.results import report as fioreport
+from fiopack.results.data import (AnalysisError, DEFAULT_FIGURES, Dataset, FIELDS, load,
+                                  sort_key, text_of)
+from fiopack.results.metrics import (COMBINE, Metric, SIMPLE, Stats, _ambiguity, _dim_value,
+                                     check_homogeneous, check_names, parse_metric,
+                                     parse_where, per_run_values, select)
+from fiopack.results.tables import (_csv_val, _order, _order_keys, build_table, key_text,
+                                    provenance, provenance_line, render_csv, render_html,
+                                    render_markdown, rows_json, rows_table)
+from fiopack.results.figures import (_devices, load_figures, pair_metrics, resolve_maps,
+                                     unit_factor)
+from fiopack.results.regress import compare, key_label, parse_threshold, varying_keys
 
 PROG = "fio-pack analyze"
 
@@ -468,7 +478,7 @@ EXIT STATUS
 """
 
 
-class Usage(fr.AnalysisError):
+class Usage(AnalysisError):
     pass
 
 
@@ -499,7 +509,7 @@ def parser(cmd: str) -> argparse.ArgumentParser:
         ap.add_argument("--precision", type=int, default=2)
     if cmd in ("table", "plot"):
         ap.add_argument("--metric", action="append", default=[])
-        ap.add_argument("--combine", choices=sorted(fr.COMBINE))
+        ap.add_argument("--combine", choices=sorted(COMBINE))
     if cmd == "table":
         ap.add_argument("--rows")
         ap.add_argument("--cols")
@@ -522,7 +532,7 @@ def parser(cmd: str) -> argparse.ArgumentParser:
         ap.add_argument("--title")
     if cmd == "report":
         ap.add_argument("--cols")
-        ap.add_argument("--reference", default=str(fr.DEFAULT_FIGURES))
+        ap.add_argument("--reference", default=str(DEFAULT_FIGURES))
         ap.add_argument("--map", action="append", default=[])
         ap.add_argument("--pair", action="append", default=[])
         ap.add_argument("--no-unmapped", action="store_true")
@@ -545,15 +555,15 @@ def parse_labels(items) -> dict:
     for it in items:
         old, sep, new = it.partition("=")
         if not sep or not old or not new:
-            raise fr.AnalysisError(f"--label {it!r}: expected OLD=NEW")
+            raise AnalysisError(f"--label {it!r}: expected OLD=NEW")
         out[old] = new
     return out
 
 
-def load_inputs(a, paths, exprs=(), keep_bins=False) -> fr.Dataset:
+def load_inputs(a, paths, exprs=(), keep_bins=False) -> Dataset:
     if not paths:
         raise Usage(f"{PROG}: no RESULTS given (see {PROG} --help)")
-    return fr.load(paths, catalogue=a.catalogue, scenario=a.scenario,
+    return load(paths, catalogue=a.catalogue, scenario=a.scenario,
                    include_failed=a.include_failed, labels=parse_labels(a.label),
                    exprs=exprs, keep_bins=keep_bins, warn=lambda m: note(a, m))
 
@@ -603,28 +613,28 @@ def default_rows(ds) -> list:
 def cmd_rows(a) -> int:
     fmt = out_format(a, "csv", ("csv", "json", "jsonl"))
     ds = load_inputs(a, a.results)
-    rows = fr.select(ds.rows, fr.parse_where(a.where))
+    rows = select(ds.rows, parse_where(a.where))
     if fmt == "csv":
         import csv
         import io
-        head, body = fr.rows_table(ds, rows)
+        head, body = rows_table(ds, rows)
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(head)
         for line in body:
-            w.writerow(["" if v is None else fr._csv_val(v) for v in line])
+            w.writerow(["" if v is None else _csv_val(v) for v in line])
         emit(a, buf.getvalue())
     elif fmt == "json":
-        emit(a, json.dumps({"provenance": fr.provenance(ds, [PROG] + ARGV),
-                            "rows": fr.rows_json(rows)}, indent=1, default=str) + "\n")
+        emit(a, json.dumps({"provenance": provenance(ds, [PROG] + ARGV),
+                            "rows": rows_json(rows)}, indent=1, default=str) + "\n")
     else:
-        emit(a, "".join(json.dumps(r, default=str) + "\n" for r in fr.rows_json(rows)))
+        emit(a, "".join(json.dumps(r, default=str) + "\n" for r in rows_json(rows)))
     return 0
 
 
 def cmd_metrics(a) -> int:
     ds = load_inputs(a, a.results)
-    rows = fr.select(ds.rows, fr.parse_where(a.where))
+    rows = select(ds.rows, parse_where(a.where))
     p = print
     p("Inputs:")
     for i in ds.inputs:
@@ -638,7 +648,7 @@ def cmd_metrics(a) -> int:
               + (f"  (job {m['job']})" if m.get("job") else ""))
     quals = sorted({r["direction"] + (":" + r["op"] if r["op"] else "") for r in rows})
     p("\nDirections and operations (qualifiers of generic metrics): " + ", ".join(quals))
-    names = sorted(fr.SIMPLE) + ["{lat,clat,slat}_{mean,min,max,stddev,pNN}_{ns,us,ms,s}"]
+    names = sorted(SIMPLE) + ["{lat,clat,slat}_{mean,min,max,stddev,pNN}_{ns,us,ms,s}"]
     p("Generic metric names: " + ", ".join(names))
     pct = sorted({k.split("_")[1] for r in rows for k in r if re.match(r"c?lat_p", k)},
                  key=lambda s: float(s[1:]))
@@ -646,13 +656,13 @@ def cmd_metrics(a) -> int:
         p("Percentiles present: " + ", ".join(pct))
     p("\nParameters (values):")
     for n in ds.param_names(rows):
-        vals = fr._order({r["params"].get(n) for r in rows if n in r["params"]})
-        shown = ", ".join(fr.text_of(v)[:40] for v in vals[:8])
+        vals = _order({r["params"].get(n) for r in rows if n in r["params"]})
+        shown = ", ".join(text_of(v)[:40] for v in vals[:8])
         p(f"  {n}: {shown}" + (f" ... ({len(vals)} values)" if len(vals) > 8 else ""))
-    p("\nFields: " + ", ".join(fr.FIELDS))
+    p("\nFields: " + ", ".join(FIELDS))
     for f in ("target", "host", "job"):
-        vals = fr._order([r.get(f) for r in rows])
-        p(f"  {f}: " + ", ".join(fr.text_of(v) for v in vals[:12]))
+        vals = _order([r.get(f) for r in rows])
+        p(f"  {f}: " + ", ".join(text_of(v) for v in vals[:12]))
     return 0
 
 
@@ -673,30 +683,30 @@ def cmd_table(a) -> int:
                                  if fmt == "csv" else "--stats chooses columns: give one"))
     ds = load_inputs(a, a.results, exprs=exprs_of(a.metric))
     rows_d = split_dims(a.rows) if a.rows is not None else default_rows(ds)
-    where = fr.parse_where(a.where)
-    sel = fr.select(ds.rows, where)
+    where = parse_where(a.where)
+    sel = select(ds.rows, where)
     names = fiohosts.host_names(sel)
     cols_d = split_dims(a.cols) if a.cols is not None else \
         fiohosts.default_dims(sel, ["target"], rows_d)
     baseline = fiohosts.baseline_address(a.baseline, cols_d, names)
-    tables = [fr.build_table(ds, m, rows_d, cols_d, where, baseline, a.ratio, a.stats,
+    tables = [build_table(ds, m, rows_d, cols_d, where, baseline, a.ratio, a.stats,
                              a.combine) for m in a.metric]
     for t in tables:
         fiohosts.relabel_table(t, names)
         t.form = cells
     runs = set().union(*(t.runs for t in tables))
     acc = fiohosts.runs_used(ds, runs, where, a.where, what=", ".join(a.metric))
-    prov = fr.provenance(ds, [PROG] + ARGV, {"runs_in_tables": len(runs),
+    prov = provenance(ds, [PROG] + ARGV, {"runs_in_tables": len(runs),
                                                      "runs_used": acc,
                                                      "runs_text": fiohosts.runs_text(acc)})
     if fmt == "md":
-        emit(a, fr.render_markdown(tables, fr.provenance_line(prov), a.precision))
+        emit(a, render_markdown(tables, provenance_line(prov), a.precision))
     elif fmt == "csv":
-        emit(a, fr.render_csv(tables))
+        emit(a, render_csv(tables))
     else:
         title = ", ".join(t.metric.text for t in tables)
         sc = sorted({r.scenario for r in ds.runs if r.scenario})
-        emit(a, fr.render_html(tables, (" / ".join(sc) + ": " if sc else "") + title, prov,
+        emit(a, render_html(tables, (" / ".join(sc) + ": " if sc else "") + title, prov,
                                a.precision))
     return 0
 
@@ -713,17 +723,17 @@ def _pyplot():
         matplotlib.rcParams["svg.fonttype"] = "none"
         import matplotlib.pyplot as plt
     except ImportError:
-        raise fr.AnalysisError("plot needs matplotlib: apt-get install python3-matplotlib "
+        raise AnalysisError("plot needs matplotlib: apt-get install python3-matplotlib "
                                "(scripts/install-deps.sh --test installs it)")
     return plt
 
 
 def _x_positions(values):
     """(numeric?, {value: position}, tick labels)."""
-    vals = fr._order(values)
+    vals = _order(values)
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
         return True, {v: v for v in vals}, None
-    return False, {v: i for i, v in enumerate(vals)}, [fr.text_of(v) for v in vals]
+    return False, {v: i for i, v in enumerate(vals)}, [text_of(v) for v in vals]
 
 
 def series_label(dims, key, names=None) -> str:
@@ -731,8 +741,8 @@ def series_label(dims, key, names=None) -> str:
     hosts (hosts by name), else NAME=VALUE pairs."""
     key = fiohosts.show(dims, key, names or {})
     if set(dims) <= {"target", "host"}:
-        return fr.key_text(key)
-    return ", ".join(f"{d}={fr.text_of(v)}" for d, v in zip(dims, key))
+        return key_text(key)
+    return ", ".join(f"{d}={text_of(v)}" for d, v in zip(dims, key))
 
 
 def cmd_plot(a) -> int:
@@ -753,7 +763,7 @@ def cmd_plot(a) -> int:
             raise Usage(f"{PROG} plot: give one --metric and --x PARAM (or --percentiles)")
         ds = load_inputs(a, a.results, exprs=exprs_of(a.metric))
         fig, data, desc = plot_metric(plt, ds, a)
-    prov = fr.provenance(ds, [PROG] + ARGV, {"plot": desc,
+    prov = provenance(ds, [PROG] + ARGV, {"plot": desc,
                                                      "outputs": [str(o) for o in a.output]})
     save_plot(fig, a.output, prov, data)
     plt.close(fig)
@@ -781,34 +791,34 @@ def save_plot(fig, outputs, prov, data) -> None:
 
 
 def plot_metric(plt, ds, a):
-    where = fr.parse_where(a.where)
-    rows = fr.select(ds.rows, where)
+    where = parse_where(a.where)
+    rows = select(ds.rows, where)
     names = fiohosts.host_names(rows)
     series_d = split_dims(a.series) if a.series is not None else \
         fiohosts.default_dims(rows, ["target"], [a.x])
-    fr.check_names(ds.rows, series_d + [a.x], "plot by")
+    check_names(ds.rows, series_d + [a.x], "plot by")
     if not rows:
-        raise fr.AnalysisError("no rows left after --where")
-    metric = fr.parse_metric(a.metric[0], ds, rows)
+        raise AnalysisError("no rows left after --where")
+    metric = parse_metric(a.metric[0], ds, rows)
     dims = series_d + [a.x]
-    per = fr.per_run_values(metric, rows, dims, a.combine,
+    per = per_run_values(metric, rows, dims, a.combine,
                             any_op=any(w[0] == "op" for w in where))
     if not per:
-        raise fr.AnalysisError(f"metric {metric.text}: no row of the selected results has it")
-    fr.check_homogeneous(per, dims, metric)
+        raise AnalysisError(f"metric {metric.text}: no row of the selected results has it")
+    check_homogeneous(per, dims, metric)
     ns = len(series_d)
     series = {}
     for key, runs in per.items():
-        series.setdefault(key[:ns], {})[key[ns]] = fr.Stats([v for v, _ in runs.values()],
+        series.setdefault(key[:ns], {})[key[ns]] = Stats([v for v, _ in runs.values()],
                                                             list(runs))
     numeric, pos, labels = _x_positions([k[ns] for k in per])
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     data = {"x": a.x, "metric": metric.text, "unit": metric.unit,
             "definition": metric.describe(), "series": [], "published": []}
     colours = {}
-    for skey in fr._order_keys(list(series)):
+    for skey in _order_keys(list(series)):
         pts = series[skey]
-        xs = sorted(pts, key=fr.sort_key)
+        xs = sorted(pts, key=sort_key)
         med = [pts[x].median for x in xs]
         lo = [pts[x].median - pts[x].min for x in xs]
         hi = [pts[x].max - pts[x].median for x in xs]
@@ -857,33 +867,33 @@ def plot_metric(plt, ds, a):
 
 
 def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, data):
-    doc = fr.load_figures(a.reference)
+    doc = load_figures(a.reference)
     sids = sorted({r["scenario"] for r in rows if r["scenario"]})
     if len(sids) != 1:
-        raise fr.AnalysisError("--reference: the results must hold one scenario "
+        raise AnalysisError("--reference: the results must hold one scenario "
                                f"(they hold {', '.join(sids) or 'none'}); use --where or "
                                f"--scenario")
     if metric.kind != "cat":
-        raise fr.AnalysisError(f"--reference: {metric.text} is not a catalogue metric of "
+        raise AnalysisError(f"--reference: {metric.text} is not a catalogue metric of "
                                f"{sids[0]}; published figures pair with those "
                                f"({', '.join(m['name'] for m in ds.scenarios[sids[0]].get('metrics') or [])})")
     sc = ds.scenarios[sids[0]]
     figs = [f for f in doc["figures"] if f.get("scenario") == sids[0]]
-    pairing = fr.pair_metrics(sc, figs, {})
+    pairing = pair_metrics(sc, figs, {})
     fms = [fm for fm, cm in pairing.items() if cm == metric.text]
     figs_m = [f for f in figs if f["metric"] in fms and f.get("kind") == "measured"
               and a.x in (f.get("params") or {})]
     if not figs_m:
-        raise fr.AnalysisError(f"{a.reference}: no published {metric.text} of {sids[0]} "
+        raise AnalysisError(f"{a.reference}: no published {metric.text} of {sids[0]} "
                                f"against {a.x}")
     targets = {r["target"] for r in rows}
-    mapping = fr.resolve_maps(a.map, figs, targets)
-    devs = fr._devices(figs_m)
+    mapping = resolve_maps(a.map, figs, targets)
+    devs = _devices(figs_m)
     chosen = [(d, t) for d, t in mapping if d in devs]
     if a.all_published:
         chosen += [(d, None) for d in devs if d not in dict(chosen)]
     if not chosen:
-        raise fr.AnalysisError("--reference: say which published devices to draw with "
+        raise AnalysisError("--reference: say which published devices to draw with "
                                "--map DEVICE=TARGET or --all-published (devices: "
                                + ", ".join(f"{k} ({v})" for k, v in devs.items()) + ")")
     src = doc.get("sources", {}).get(sc.get("source"), {})
@@ -897,11 +907,11 @@ def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, da
                 x = int(x)
             if x not in pos and not numeric:
                 continue
-            fac = fr.unit_factor(f.get("unit_normalised"), metric.unit)
+            fac = unit_factor(f.get("unit_normalised"), metric.unit)
             if fac is None:
                 continue
             pts.append((x, f["value"] * fac, f["id"]))
-        pts.sort(key=lambda p: fr.sort_key(p[0]))
+        pts.sort(key=lambda p: sort_key(p[0]))
         if not pts:
             continue
         colour = None
@@ -924,41 +934,41 @@ def _nines(p):
 
 
 def plot_percentiles(plt, ds, a):
-    where = fr.parse_where(a.where)
-    rows = fr.select(ds.rows, where)
+    where = parse_where(a.where)
+    rows = select(ds.rows, where)
     names = fiohosts.host_names(rows)
     series_d = split_dims(a.series) if a.series is not None else \
         fiohosts.default_dims(rows, ["target"])
-    fr.check_names(ds.rows, series_d, "plot by")
+    check_names(ds.rows, series_d, "plot by")
     cand = [r for r in rows if r["direction"] not in ("total",) and not r["op"]]
     if a.direction:
         cand = [r for r in cand if r["direction"] == a.direction]
     else:
         dirs = sorted({r["direction"] for r in cand})
         if len(dirs) > 1:
-            raise fr.AnalysisError(f"the results have latencies for {', '.join(dirs)}: "
+            raise AnalysisError(f"the results have latencies for {', '.join(dirs)}: "
                                    f"choose with --direction")
     if not cand:
-        raise fr.AnalysisError("no latency in the selected results"
+        raise AnalysisError("no latency in the selected results"
                                + (f" for direction {a.direction}" if a.direction else ""))
     kind = "lat" if cand[0]["direction"] == "sync" else "clat"
     groups = {}
     for r in cand:
-        skey = tuple(fr._dim_value(r, d) for d in series_d)
+        skey = tuple(_dim_value(r, d) for d in series_d)
         groups.setdefault(skey, {}).setdefault(r["run"], []).append(r)
-    fake = fr.Metric(f"{cand[0]['direction']}.{kind} percentiles", "gen", f"{kind}_percentiles",
+    fake = Metric(f"{cand[0]['direction']}.{kind} percentiles", "gen", f"{kind}_percentiles",
                      "ms", qual=cand[0]["direction"])
     for skey, runs in groups.items():
         for run, rs in runs.items():
             if len(rs) > 1:
-                raise fr.AnalysisError(fr._ambiguity(fake, skey, series_d, run,
+                raise AnalysisError(_ambiguity(fake, skey, series_d, run,
                                                      [(r, 0) for r in rs]))
-    fr.check_homogeneous({k: {run: (0, rs) for run, rs in v.items()} for k, v in groups.items()},
+    check_homogeneous({k: {run: (0, rs) for run, rs in v.items()} for k, v in groups.items()},
                          series_d, fake)
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     data = {"direction": cand[0]["direction"], "latency": kind, "unit": "ms", "series": []}
     fallback = False
-    for skey in fr._order_keys(list(groups)):
+    for skey in _order_keys(list(groups)):
         runs = groups[skey]
         bins = {}
         have_bins = all(r.get(f"{kind}_bins") for rs in runs.values() for r in rs)
@@ -981,15 +991,15 @@ def plot_percentiles(plt, ds, a):
         else:
             fallback = True
             if len(runs) > 1:
-                raise fr.AnalysisError(
-                    f"series {fr.key_text(skey)}: {len(runs)} runs without json+ histograms "
+                raise AnalysisError(
+                    f"series {key_text(skey)}: {len(runs)} runs without json+ histograms "
                     f"cannot be pooled: run fio with --output-format=json+ or pick one run "
                     f"with --where run=ID")
             r = next(iter(runs.values()))[0]
             pts = sorted((float(k.split("_p")[1][:-3]), v) for k, v in r.items()
                          if k.startswith(f"{kind}_p") and k.endswith("_ns"))
             if not pts:
-                raise fr.AnalysisError(f"series {fr.key_text(skey)}: no {kind} percentiles "
+                raise AnalysisError(f"series {key_text(skey)}: no {kind} percentiles "
                                        f"in {r['source']}")
             xs = [p for p, _ in pts if p <= a.x_max]
             ys = [v / 1e6 for p, v in pts if p <= a.x_max]
@@ -1004,7 +1014,7 @@ def plot_percentiles(plt, ds, a):
                                           for p, y in zip(xs, ys)]})
     ticks = [n for n in NINES if n <= a.x_max]
     ax.set_xticks([_nines(n) for n in ticks])
-    ax.set_xticklabels([fr.text_of(n) for n in ticks])
+    ax.set_xticklabels([text_of(n) for n in ticks])
     ax.set_yscale("log")
     ax.set_xlabel("percentile")
     ax.set_ylabel(f"{data['direction']} {'completion ' if kind == 'clat' else ''}latency (ms)")
@@ -1031,15 +1041,15 @@ def plot_percentiles(plt, ds, a):
 def cmd_report(a) -> int:
     fmt = out_format(a, "md", ("md", "csv", "html"))
     ds = load_inputs(a, a.results)
-    doc = fr.load_figures(a.reference)
+    doc = load_figures(a.reference)
     pairs = {}
     for p in a.pair:
         cm, sep, fm = p.partition("=")
         if not sep:
             raise Usage(f"--pair {p!r}: expected METRIC=PUBLISHED_METRIC")
         pairs[fm.strip()] = cm.strip()
-    where = fr.parse_where(a.where)
-    sel = fr.select(ds.rows, where)
+    where = parse_where(a.where)
+    sel = select(ds.rows, where)
     names = fiohosts.host_names(sel)
     cols_d = split_dims(a.cols) if a.cols is not None else fiohosts.default_dims(sel, [])
     rep = fioreport.reproduction(ds, doc, a.map, pairs, where, a.precision,
@@ -1047,7 +1057,7 @@ def cmd_report(a) -> int:
     acc = fiohosts.runs_used(ds, rep["runs_used"], where, a.where,
                              targets=[t for _, t in rep["mapping"]],
                              what="the report's metrics")
-    prov = fr.provenance(ds, [PROG] + ARGV, {"reference": doc["_path"],
+    prov = provenance(ds, [PROG] + ARGV, {"reference": doc["_path"],
                                                      "reference_sha256": doc["_sha256"],
                                                      "runs_used": acc,
                                                      "runs_text": fiohosts.runs_text(acc)})
@@ -1069,24 +1079,24 @@ def cmd_compare(a) -> int:
         raise Usage(f"{PROG} compare: give at least one --threshold METRIC=LIMIT[%] "
                     f"(e.g. --threshold iops=5%)")
     fmt = out_format(a, "md", ("md", "csv", "json"))
-    ths = [fr.parse_threshold(t) for t in a.threshold]
+    ths = [parse_threshold(t) for t in a.threshold]
     exprs = exprs_of([t for t, _, _ in ths])
     old = load_inputs(a, [a.old], exprs=exprs)
     new = load_inputs(a, [a.new], exprs=exprs)
     sense = {m: "higher" for m in a.higher_is_better}
     sense.update({m: "lower" for m in a.lower_is_better})
     for ig in a.ignore:
-        fr.check_names(old.rows + new.rows, [ig], "--ignore")
-    res = fr.compare(old, new, ths, fr.parse_where(a.where), a.ignore, sense)
-    varying = fr.varying_keys(res)
+        check_names(old.rows + new.rows, [ig], "--ignore")
+    res = compare(old, new, ths, parse_where(a.where), a.ignore, sense)
+    varying = varying_keys(res)
     lines = []
     for r in res:
-        lim = (f"{'+' if r['lower_is_better'] else '-'}{fr.text_of(r['limit'])}"
+        lim = (f"{'+' if r['lower_is_better'] else '-'}{text_of(r['limit'])}"
                + ("%" if r["relative"] else f" {r['unit']}"))
         ch = r["change"]
         chs = "-" if ch is None else (f"{ch * 100:+.1f}%" if r["relative"]
                                       else f"{ch:+.4g} {r['unit']}")
-        lines.append({"metric": r["metric"], "unit": r["unit"], "key": fr.key_label(r["key"], varying),
+        lines.append({"metric": r["metric"], "unit": r["unit"], "key": key_label(r["key"], varying),
                       "old": r["old"].median if r["old"] else None,
                       "old_n": r["old"].n if r["old"] else 0,
                       "old_cv": r["old"].cv if r["old"] else None,
@@ -1106,7 +1116,7 @@ def cmd_compare(a) -> int:
                            lineterminator="\n")
         w.writeheader()
         for l in lines:
-            w.writerow({k: "" if v is None else fr._csv_val(v) for k, v in l.items()})
+            w.writerow({k: "" if v is None else _csv_val(v) for k, v in l.items()})
         emit(a, buf.getvalue())
     else:
         def cell(v, n, cv):
@@ -1169,7 +1179,7 @@ def main(argv=None) -> int:
             return 0
         a = parser(cmd).parse_args(rest)
         return COMMANDS[cmd](a)
-    except fr.AnalysisError as e:
+    except AnalysisError as e:
         msg = str(e)
         print(msg if msg.startswith(PROG) else f"{PROG} {cmd}: {msg}", file=sys.stderr)
         return 2

@@ -11,11 +11,11 @@ import sys
 
 # command -> (module, one line for the list); a group maps to its own table
 COMMANDS = {
-    "study": ("fiopack.study", "run a scenario of jobs/catalogue.json over a parameter sweep"),
+    "study": ("fiopack.study.cli", "run a scenario of jobs/catalogue.json over a parameter sweep"),
     "analyze": ("fiopack.analyze", "fio JSON results to tables, plots, reports and comparisons"),
     "summary": ("fiopack.summary", "a short human-readable summary of one fio JSON result"),
     "capture": ("fiopack.capture.cli", "capture a database's I/O as a dbtrace trace"),
-    "trace": ("fiopack.trace.dbtrace", "import, export and check dbtrace traces"),
+    "trace": ("fiopack.trace.cli", "import, export and check dbtrace traces"),
     "syscalls": ("fiopack.syscalls",
                  "compare the system calls of the original tools and their job files"),
     "bench": {

@@ -16,13 +16,14 @@ given, so without a name the address is shown. Two servers on one machine
 share a name and are shown as NAME:PORT.
 """
 import re
+from fiopack.results.tables import _order
+from fiopack.results.metrics import select
 
-from fiopack.results import data as fr
 
 
 def hosts_of(rows) -> list:
     """The hosts of the rows in order, without the "All clients" aggregate."""
-    return fr._order([r["host"] for r in rows if not r.get("aggregate")])
+    return _order([r["host"] for r in rows if not r.get("aggregate")])
 
 
 def _address(host: str) -> str:
@@ -107,7 +108,7 @@ def runs_used(ds, used, where, where_text, targets=None, what="the metrics") -> 
     --where; targets: the targets the report shows (its --map), or None.
     """
     found = [r.id for r in ds.runs]
-    kept = {r["run"] for r in fr.select(ds.rows, where)}
+    kept = {r["run"] for r in select(ds.rows, where)}
     left, rest = [], [i for i in found if i not in used]
     by_where = [i for i in rest if i not in kept]
     if by_where:

@@ -12,11 +12,13 @@ import csv
 import html
 import io
 import re
+from fiopack.results.data import AnalysisError, sort_key, text_of
+from fiopack.results.tables import (HTML_STYLE, _csv_val, _order, _order_keys, fmt_num,
+                                    provenance_html, provenance_line)
+from fiopack.results.metrics import (Stats, check_homogeneous, check_names, parse_metric,
+                                     per_run_values, select)
+from fiopack.results.figures import _devices, pair_metrics, resolve_maps, unit_factor
 
-from fiopack.results.data import (HTML_STYLE, AnalysisError, Stats, _csv_val, _devices, _order,
-                        _order_keys, check_homogeneous, check_names, fmt_num, pair_metrics,
-                        parse_metric, per_run_values, provenance_html, provenance_line,
-                        resolve_maps, select, sort_key, text_of, unit_factor)
 
 
 def _fig_point(f, keys):

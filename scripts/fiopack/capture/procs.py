@@ -1,0 +1,251 @@
+"""The processes a capture follows and the data directory it lists: the
+listing taken before a capture starts, process names, the tasks of a
+process tree (from /proc), and the watcher that notices new ones."""
+import os
+import re
+import stat as _st
+from typing import Dict, List, Optional
+
+from fiopack.capture.rules import Error
+
+
+# ---------------------------------------------------------------------------
+# Listing and process information
+# ---------------------------------------------------------------------------
+
+def take_listing(datadir: str) -> List[str]:
+    """The data directory now, as find DIR -printf '%y %s %P\\n' prints it."""
+    lines = []
+    for top, dirs, files in os.walk(datadir):
+        for name in dirs + files:
+            p = os.path.join(top, name)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            y = "d" if _st.S_ISDIR(st.st_mode) else "f" if _st.S_ISREG(st.st_mode) else \
+                "l" if _st.S_ISLNK(st.st_mode) else "o"
+            lines.append(f"{y} {st.st_size if y == 'f' else 0} {os.path.relpath(p, datadir)}")
+    return lines
+
+
+def data_lines(path: str):
+    """(line number, fields split on the first two spaces) of each line of the
+    side file @path (a listing, process names) that is not blank or a comment."""
+    try:
+        f = open(path, encoding="latin-1")
+    except OSError as e:
+        raise Error(f"cannot open {path}: {e.strerror}")
+    with f:
+        for n, ln in enumerate(f, 1):
+            ln = ln.rstrip("\n")
+            if ln.strip() and not ln.startswith("#"):
+                yield n, ln.split(" ", 2)
+
+
+def read_listing(path: str, datadir: str) -> Dict[str, tuple]:
+    roots = [os.path.normpath(os.path.abspath(datadir))]
+    out: Dict[str, tuple] = {}
+    for n, parts in data_lines(path):
+        if len(parts) < 2 or len(parts[0]) != 1 or not parts[1].isdigit():
+            raise Error(f"{path} line {n}: expected 'TYPE SIZE PATH' (find DIR -printf "
+                        "'%y %s %P\\n')")
+        rel = parts[2] if len(parts) > 2 else ""
+        if rel.startswith("/") or ".." in rel.split("/"):
+            raise Error(f"{path} line {n}: path '{rel[:60]}' is not relative to the data "
+                        "directory")
+        if parts[0] not in "fd":
+            continue
+        for r in roots:
+            out[os.path.normpath(os.path.join(r, rel)) if rel else r] = \
+                (parts[0], int(parts[1]))
+    return out
+
+
+def read_procinfo(path: str) -> Dict[int, dict]:
+    out: Dict[int, dict] = {}
+    for n, parts in data_lines(path):
+        if len(parts) != 3 or not parts[0].isdigit() or \
+                parts[1] not in ("name", "cwd", "odirect"):
+            raise Error(f"{path} line {n}: expected 'TID name NAME', 'TID cwd PATH' or "
+                        "'TID odirect FD,FD...'")
+        out.setdefault(int(parts[0]), {})[parts[1]] = parts[2]
+    return out
+
+
+def write_procinfo(path: str, info: Dict[int, dict]):
+    with open(path, "w", encoding="latin-1") as f:
+        for tid in sorted(info):
+            for k in ("name", "cwd", "odirect"):
+                if info[tid].get(k):
+                    f.write(f"{tid} {k} {info[tid][k]}\n")
+
+
+PG_AUX = ("checkpointer", "background writer", "walwriter", "autovacuum launcher",
+          "autovacuum worker", "logical replication launcher", "startup", "archiver",
+          "walreceiver", "walsender", "logical replication worker", "parallel worker",
+          "stats collector", "bgworker")
+
+
+def task_label(pid: int, tid: int) -> Optional[str]:
+    """A name for a thread or process: its ps title (PostgreSQL sets one per
+    process) or its comm (thread name)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/comm", encoding="latin-1") as f:
+            comm = f.read().strip()
+    except OSError:
+        return None
+    if tid == pid:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("latin-1").strip()
+        except OSError:
+            cmd = ""
+        if ": " in cmd and not cmd.startswith("/"):
+            title = cmd.split(": ", 1)[1].strip()
+            # "postgres: [CLUSTER_NAME: ]ACTIVITY": Debian sets cluster_name
+            # ("15/main"), so the role may follow a second ": "
+            rest = title.split(": ", 1)[1] if ": " in title else ""
+            for aux in PG_AUX:
+                if title.startswith(aux) or rest.startswith(aux):
+                    return aux.replace(" ", "-")
+            return "backend" if comm == "postgres" else title.split(" ")[0]
+    return comm
+
+
+class Watcher:
+    """Names and working directories of the tasks a strace process traces,
+    sampled from /proc while the capture runs."""
+
+    def __init__(self):
+        self.info: Dict[int, dict] = {}
+        # pid -> its descriptors open with O_DIRECT ("3,7") when first seen:
+        # attach takes them before the capture starts (a slow first sample
+        # would also delay --ready, letting the capture start before it)
+        self.odirect: Dict[int, str] = {}
+
+    def traced_by(self, tracer: int) -> List[tuple]:
+        tasks = []
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                tids = os.listdir(f"/proc/{d}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    with open(f"/proc/{d}/task/{tid}/status", encoding="latin-1") as f:
+                        st = f.read()
+                except OSError:
+                    continue
+                m = re.search(r"^TracerPid:\s*(\d+)", st, re.M)
+                if m and int(m.group(1)) == tracer:
+                    tasks.append((int(d), int(tid)))
+        return tasks
+
+    def sample(self, tracer: int = 0, roots: Optional[List[int]] = None) -> int:
+        """The tasks traced by strace process @tracer, or @roots' threads and
+        their descendants' (the BPF capture)."""
+        tasks = self.traced_by(tracer) if roots is None else tasks_of(roots)
+        for pid, tid in tasks:
+            lab = task_label(pid, tid)
+            ent = self.info.setdefault(tid, {})
+            if lab:
+                ent["name"] = f"{lab}-{tid}"
+            if "cwd" not in ent:
+                try:
+                    ent["cwd"] = os.readlink(f"/proc/{tid}/cwd")
+                except OSError:
+                    pass
+            if "odirect" not in ent:
+                if pid not in self.odirect:
+                    self.odirect[pid] = direct_fds(pid)
+                ent["odirect"] = self.odirect[pid]
+        return len(tasks)
+
+
+def direct_fds(pid: int) -> str:
+    """The descriptors of process @pid opened with O_DIRECT, "3,7" (from the
+    octal flags: line of /proc/PID/fdinfo/FD)."""
+    out = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return ""
+    for fd in fds:
+        try:
+            # regular files only: an io_uring's fdinfo takes the ring's lock
+            # and walks its queues, which a capture must not do to a database
+            if not os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/"):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}", encoding="latin-1") as f:
+                m = re.search(r"^flags:\s*([0-7]+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m and int(m.group(1), 8) & os.O_DIRECT:
+            out.append(int(fd))
+    return ",".join(map(str, sorted(out)))
+
+
+def tasks_of(pids: List[int]) -> List[tuple]:
+    """(pid, tid) of every thread of @pids and of their descendants.
+
+    Sampled every 200 ms for the whole capture, on the database's host: it
+    follows each thread's /proc/PID/task/TID/children down from @pids, and
+    so reads only the files of the traced tasks, not those of every process
+    on the host (descendants(), the fallback for a kernel without
+    CONFIG_PROC_CHILDREN)."""
+    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+        return _tasks_of_walk(pids)
+    out, seen, todo = [], set(), list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for t in tids:
+            out.append((pid, int(t)))
+            try:
+                with open(f"/proc/{pid}/task/{t}/children", encoding="latin-1") as f:
+                    todo += [int(c) for c in f.read().split()]
+            except OSError:
+                pass
+    return out
+
+
+def _tasks_of_walk(pids: List[int]) -> List[tuple]:
+    """tasks_of() from the parent of every process in /proc."""
+    out = []
+    for pid in list(pids) + descendants(pids):
+        try:
+            out += [(pid, int(t)) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            pass
+    return out
+
+
+def descendants(pids: List[int]) -> List[int]:
+    kids: Dict[int, List[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", encoding="latin-1") as f:
+                s = f.read()
+        except OSError:
+            continue
+        ppid = int(s[s.rindex(")") + 2:].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], list(pids)
+    while todo:
+        p = todo.pop()
+        for c in sorted(kids.get(p, [])):
+            if c not in out and c not in pids:
+                out.append(c)
+                todo.append(c)
+    return out

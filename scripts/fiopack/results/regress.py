@@ -1,0 +1,76 @@
+"""The regression check of `fio-pack analyze compare`: two result sets, their
+metrics matched by workload, and the limits a change may not pass."""
+import re
+
+from fiopack.results.data import AnalysisError, IDENTITY_FIELDS, _workload, text_of
+from fiopack.results.metrics import Stats, parse_metric, select
+
+
+# Regression check
+# ---------------------------------------------------------------------------
+
+def parse_threshold(text: str):
+    m = re.fullmatch(r"\s*(.+?)\s*=\s*([+-]?\d+(?:\.\d+)?)\s*(%?)\s*", text)
+    if not m:
+        raise AnalysisError(f"--threshold {text!r}: expected METRIC=PCT% (relative) or "
+                            f"METRIC=NUMBER (absolute, in the metric's unit)")
+    return m.group(1), float(m.group(2)), bool(m.group(3))
+
+
+def compare(old, new, thresholds, where=None, ignore=(), sense=None):
+    """Comparisons of medians per aligned key; returns (results, problems)."""
+    ignore = set(ignore or ())
+    sense = sense or {}
+    results = []
+    for text, limit, rel in thresholds:
+        mo = parse_metric(text, old, old.rows)
+        mn = parse_metric(text, new, new.rows)
+        lower = sense.get(text, "lower" if mo.lower_is_better else "higher") == "lower"
+        vo = _aligned(mo, select(old.rows, where), ignore)
+        vn = _aligned(mn, select(new.rows, where), ignore)
+        if not vo and not vn:
+            raise AnalysisError(f"--threshold {text}: neither result set has metric {text} "
+                                f"({mo.describe()})")
+        for key in sorted(set(vo) | set(vn), key=lambda k: str(k)):
+            a, b = vo.get(key), vn.get(key)
+            res = {"metric": text, "unit": mo.unit, "key": key, "limit": limit, "relative": rel,
+                   "lower_is_better": lower,
+                   "old": Stats(a) if a else None, "new": Stats(b) if b else None}
+            if a is None or b is None:
+                res["verdict"] = "missing in new" if b is None else "new only"
+                res["change"] = None
+            else:
+                o, n = res["old"].median, res["new"].median
+                change = (n - o) / o if rel and o else (n - o) if not rel else None
+                res["change"] = change
+                if change is None:
+                    res["verdict"] = "REGRESSION" if n != o else "ok"   # old value 0
+                else:
+                    lim = limit / 100.0 if rel else limit
+                    worse = (change > lim) if lower else (change < -lim)
+                    better = (change < -lim) if lower else (change > lim)
+                    res["verdict"] = "REGRESSION" if worse else "improved" if better else "ok"
+            results.append(res)
+    return results
+
+
+def _aligned(metric, rows, ignore) -> dict:
+    out = {}
+    for r, v in metric.rows_of(rows):
+        key = tuple((f, text_of(r.get(f))) for f in IDENTITY_FIELDS if f not in ignore) + \
+            tuple((k, v2) for k, v2 in _workload(r["params"]) if k not in ignore)
+        out.setdefault(key, []).append(v)
+    return out
+
+
+def key_label(key, varying) -> str:
+    return " ".join(f"{k}={v}" for k, v in key if k in varying) or "(all)"
+
+
+def varying_keys(results) -> set:
+    vals = {}
+    for r in results:
+        for k, v in r["key"]:
+            vals.setdefault(k, set()).add(v)
+    always = {"target", "job"}
+    return {k for k, vs in vals.items() if len(vs) > 1 or k in always}

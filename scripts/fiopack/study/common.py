@@ -1,0 +1,207 @@
+"""What every part of the study runner shares: the constants, StudyError,
+small helpers (times, hashes, atomic writes) and the catalogue."""
+import datetime
+import difflib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from fiopack import REPO
+
+
+DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
+DEFAULT_PORT = 8765
+PROBE_TIMEOUT = 60
+CONNECT_TIMEOUT = 5
+STDERR_TAIL = 4000
+LABEL_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+VAR_RE = re.compile(r"\$\{([^}]*)\}")
+ENGINE_RE = re.compile(r"^(\s*ioengine\s*=\s*external:)build/")
+ENGINE_NAME_RE = re.compile(r"^\s*ioengine\s*=\s*external:build/([A-Za-z0-9_.-]+)\.so\s*$")
+IOLOG_RE = re.compile(r"^(\s*(?:read_iolog|dbr_trace)\s*=\s*)(\S.*?)\s*$")
+KEY_RE = re.compile(r"^\s*([^=\s]+)\s*(=|$)")
+
+# One probe job per engine: the smallest run that loads the engine and does
+# one operation in a private directory the engine makes on the server.
+ENGINE_PROBES = {
+    "smallfile": ["file_op=layout", "tree_files=1", "number_ios=1"],
+    "postmark": ["pm_number=1", "pm_transactions=10", "pm_report=none"],
+    # {repo}: the repository on the server, whose traces the jobs replay
+    "dbreplay": ["dbr_trace={repo}/jobs/dbreplay/probe.trace", "dbr_report=none"],
+}
+
+
+class StudyError(Exception):
+    """Bad input or a refusal: one line for the user, exit status 2."""
+
+
+# ---------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def hms(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return "%d:%02d:%02d" % (seconds // 3600, seconds // 60 % 60, seconds % 60)
+
+
+def sha256_file(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_atomic(path: Path, data) -> None:
+    """Writes a file under a temporary name and renames it into place."""
+    if isinstance(data, str):
+        data = data.encode()
+    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix="." + path.name + ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json_atomic(path: Path, obj) -> None:
+    write_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def repo_relative(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def pack_version() -> str:
+    try:
+        p = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else "unknown"
+
+
+def value_of(text: str):
+    """A sweep value as stored in params: an int when it is one, else the string."""
+    return int(text) if re.fullmatch(r"-?\d+", text) else text
+
+
+# ---------------------------------------------------------------------------
+# Catalogue
+# ---------------------------------------------------------------------------
+
+def load_catalogue(path: Path) -> dict:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise StudyError(f"catalogue {path}: not found (give --catalogue FILE)")
+    except OSError as e:
+        raise StudyError(f"catalogue {path}: {e.strerror}")
+    try:
+        cat = json.loads(text)
+    except ValueError as e:
+        raise StudyError(f"catalogue {path}: not valid JSON: {e}")
+    if not isinstance(cat, dict) or not isinstance(cat.get("scenarios"), list):
+        raise StudyError(f"catalogue {path}: no \"scenarios\" list")
+    for i, sc in enumerate(cat["scenarios"]):
+        if not isinstance(sc, dict) or not isinstance(sc.get("id"), str):
+            raise StudyError(f"catalogue {path}: scenario #{i + 1} has no id")
+    return cat
+
+
+def find_scenario(cat: dict, sid: str, path: Path) -> dict:
+    ids = [sc["id"] for sc in cat["scenarios"]]
+    for sc in cat["scenarios"]:
+        if sc["id"] == sid:
+            return sc
+    close = difflib.get_close_matches(sid, ids, n=5, cutoff=0.5)
+    close += [i for i in ids if sid.lower() in i.lower() and i not in close]
+    hint = f"; close matches: {', '.join(close[:6])}" if close else \
+        f"; `fio-pack study list` shows all {len(ids)}"
+    raise StudyError(f"unknown scenario {sid!r} in {path}{hint}")
+
+
+def scenario_params(sc: dict) -> dict:
+    """Sweep name -> list of fio options it sets."""
+    out = {}
+    for name, opt in (sc.get("params") or {}).items():
+        out[name] = [opt] if isinstance(opt, str) else list(opt)
+    return out
+
+
+def scenario_target(sc: dict) -> dict:
+    t = sc.get("target") or {}
+    kind = t.get("kind", "none")
+    if kind not in ("dir", "file-or-device", "none"):
+        raise StudyError(f"scenario {sc['id']}: unknown target kind {kind!r}")
+    return {"env": t.get("env"), "kind": kind}
+
+
+def target_envs(tspec: dict) -> list:
+    """The variables the target is given in: one name, or a list when the
+    scenario's job files name it differently (FIO_DIR and PM_LOCATION)."""
+    env = tspec.get("env")
+    if not env:
+        return []
+    return [env] if isinstance(env, str) else list(env)
+
+
+def job_paths(sc: dict) -> list:
+    jobs = sc.get("jobs") or []
+    if not jobs:
+        raise StudyError(f"scenario {sc['id']}: no job files in the catalogue")
+    paths = []
+    for j in jobs:
+        p = Path(j)
+        if not p.is_absolute():
+            p = REPO / p
+        if not p.is_file():
+            raise StudyError(f"scenario {sc['id']}: job file {j} not found")
+        paths.append(p)
+    return paths
+
+
+# ---------------------------------------------------------------------------
+
+
+def find_fio(given) -> str:
+    if given:
+        p = shutil.which(given) if os.sep not in given else given
+        if not p or not os.access(p, os.X_OK):
+            raise StudyError(f"--fio {given}: not an executable")
+        return os.path.abspath(p)
+    local = REPO / "build" / "fio"
+    if os.access(local, os.X_OK):
+        return str(local)
+    p = shutil.which("fio")
+    if not p:
+        raise StudyError("no fio: build/fio does not exist and there is no fio in PATH "
+                         "(run `make`, or give --fio PATH)")
+    return p
+
+
+def fio_version(fio: str) -> str:
+    try:
+        return subprocess.run([fio, "--version"], capture_output=True, text=True,
+                              timeout=30).stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None

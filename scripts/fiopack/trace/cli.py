@@ -1,0 +1,191 @@
+"""NAME
+    fio-pack trace - import fio iologs and blkparse output as dbtrace traces, export
+    traces as fio iologs, check traces
+
+SYNOPSIS
+    fio-pack trace import-iolog    IOLOG... [-o OUT.trace[.gz]] [--streams log|file]
+                               [--iolog-unit us|ms|ns] [--pagesize BYTES]
+                               [--source TEXT] [--quiet]
+    fio-pack trace import-blkparse IN [-o OUT.trace[.gz]] [--event Q|D|C]
+                               [--streams pid|single] [--pagesize BYTES]
+                               [--source TEXT] [--quiet]
+    fio-pack trace export-iolog    TRACE -o OUT.iolog [--prefix DIR] [--stream ID]...
+                               [--iolog-unit us|ms|ns]
+                               [--sync-file-range drop|datasync] [--quiet]
+    fio-pack trace check           TRACE...
+    fio-pack trace help [COMMAND]
+
+DESCRIPTION
+    Converts between the dbtrace trace format of the page-replay engine
+    (docs/dbtrace-format.md; the C parser and writer are engines/lib/dbtrace.h)
+    and what other tools capture or replay:
+
+      import-iolog     fio iologs, versions 2 and 3 (fio --write_iolog)
+      import-blkparse  blkparse's default text output (blktrace | blkparse)
+      export-iolog     a trace as a fio iolog (version 3; version 2 for an
+                       order-only trace), for fio --read_iolog
+      check            read traces with this tool's parser and print what
+                       they hold (the same checks as the C parser)
+
+    Traces are written and read exactly as docs/dbtrace-format.md says. Every
+    line written is first run through the reader's own checks, so the tool
+    cannot write a trace the parser refuses. A trace output whose name ends in
+    .gz is gzip-compressed; trace input is decompressed when it starts with the
+    gzip magic bytes, whatever its name ("-" reads standard input).
+
+    Output files are written to a temporary file beside them and renamed into
+    place when complete: on any error no output file is left behind (nor a
+    partial one over an existing file). Without -o an import writes the trace
+    to standard output, after the whole input has been read and checked.
+
+    Notes about what a conversion dropped or changed go to standard error, one
+    line each, starting with "fio-pack trace: note:" (--quiet: none).
+
+COMMANDS
+    Each command's --help (or fio-pack trace help COMMAND) is its manual page.
+
+EXIT STATUS
+    0 success; 2 bad input (a malformed line, named as "FILE line N: reason"),
+    a bad option, or a file that cannot be read or written.
+"""
+import argparse
+import sys
+from typing import Dict
+
+from fiopack.trace.dbtrace import Error, PROG, read_trace
+from fiopack.trace import blkparse, iolog
+from fiopack.trace.blkparse import cmd_import_blkparse
+from fiopack.trace.iolog import cmd_export_iolog, cmd_import_iolog
+
+
+# ---------------------------------------------------------------------------
+# check
+# ---------------------------------------------------------------------------
+
+HELP = {**iolog.HELP, **blkparse.HELP}
+HELP["check"] = """\
+NAME
+    fio-pack trace check - read traces and say what they hold
+
+SYNOPSIS
+    fio-pack trace check TRACE...
+
+DESCRIPTION
+    Reads each TRACE (plain or gzip; "-" standard input) with this tool's
+    reader, which makes every check docs/dbtrace-format.md lists (the same as
+    the C parser, engines/lib/dbtrace.c), and prints one line per trace:
+
+      TRACE: N records, F files, S streams, timeunit U, pagesize P, ops read=R write=W ...
+
+    A trace whose capture could not see some of the I/O (its header's
+    "incomplete" lines, written by fio-pack capture) gets one more line for each,
+    after its summary:
+
+      TRACE: incomplete: TEXT
+
+    The first invalid trace stops the command: "fio-pack trace: TRACE line N:
+    reason", exit status 2.
+
+EXIT STATUS
+    0 every trace is valid and complete; 3 every trace is valid, and at least
+    one is incomplete; 2 an invalid trace or a bad option.
+"""
+
+
+def cmd_check(a) -> int:
+    if not a.inputs:
+        raise Error("check: no TRACE given (see fio-pack trace check --help)")
+    incomplete = False
+    for path in a.inputs:
+        gen = read_trace(path)
+        p = next(gen)
+        ops: Dict[str, int] = {}
+        for rec in gen:
+            ops[rec.op] = ops.get(rec.op, 0) + 1
+        print(f"{p.name}: {p.nrec} records, {len(p.h.files)} files, {len(p.h.streams)} streams, "
+              f"timeunit {p.h.timeunit}, pagesize {p.h.pagesize}, ops "
+              + " ".join(f"{k}={v}" for k, v in sorted(ops.items())))
+        for text in p.h.incomplete:
+            print(f"{p.name}: incomplete: {text}")
+        incomplete = incomplete or bool(p.h.incomplete)
+    return 3 if incomplete else 0
+
+
+# ---------------------------------------------------------------------------
+# main
+# ---------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise Error(f"{self.prog}: {message} (see {PROG} {self.prog.split()[-1]} --help)")
+
+
+def parser(cmd: str) -> argparse.ArgumentParser:
+    ap = _Parser(prog=f"{PROG} {cmd}", add_help=False, usage=argparse.SUPPRESS)
+    if cmd in ("import-iolog", "check"):
+        ap.add_argument("inputs", nargs="*")
+    else:
+        ap.add_argument("input")
+    if cmd == "check":
+        return ap
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--quiet", action="store_true")
+    if cmd.startswith("import"):
+        ap.add_argument("--pagesize", type=int, default=4096)
+        ap.add_argument("--source")
+    if cmd == "import-iolog":
+        ap.add_argument("--streams", choices=("log", "file"), default="log")
+    if cmd in ("import-iolog", "export-iolog"):
+        ap.add_argument("--iolog-unit", choices=("us", "ms", "ns"), default="us")
+    if cmd == "import-blkparse":
+        ap.add_argument("--event", choices=("Q", "D", "C"), default="D")
+        ap.add_argument("--streams", choices=("pid", "single"), default="pid")
+    if cmd == "export-iolog":
+        ap.add_argument("--prefix")
+        ap.add_argument("--stream", type=int, action="append")
+        ap.add_argument("--sync-file-range", choices=("drop", "datasync"), default="drop")
+    return ap
+
+
+COMMANDS = {"import-iolog": cmd_import_iolog, "import-blkparse": cmd_import_blkparse,
+            "export-iolog": cmd_export_iolog, "check": cmd_check}
+
+
+def pick_command(argv, doc, prog, commands):
+    """The command of a `PROG COMMAND [OPTIONS]` tool (this one and
+    fio-pack capture): (command, its arguments), or the exit status once the
+    usage is printed (no command: on stderr, status 2; -h, --help, `help`:
+    on stdout, 0; `help COMMAND` is `COMMAND --help`) or an unknown command
+    is said (2)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(doc.strip(), file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "help":
+        if not rest:
+            print(doc.strip())
+            return 0
+        cmd, rest = rest[0], ["--help"]
+    if cmd not in commands:
+        print(f"{prog}: unknown command {cmd!r}; commands: {', '.join(commands)} "
+              f"(see {prog} --help)", file=sys.stderr)
+        return 2
+    return cmd, rest
+
+
+def main(argv=None) -> int:
+    got = pick_command(argv, __doc__, PROG, COMMANDS)
+    if isinstance(got, int):
+        return got
+    cmd, rest = got
+    if "-h" in rest or "--help" in rest:
+        print(HELP[cmd].rstrip())
+        return 0
+    try:
+        return COMMANDS[cmd](parser(cmd).parse_args(rest))
+    except Error as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
