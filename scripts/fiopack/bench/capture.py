@@ -56,6 +56,7 @@ import time
 from pathlib import Path
 
 import fiopack
+from fiopack.capture.procs import tasks_of
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 AS_PG = ["runuser", "-u", "postgres", "--"]
@@ -173,17 +174,22 @@ class MariaDB:
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def tree_cpu(pid):
-    """{pid: (comm, user+sys CPU seconds)} of PID and its live descendants."""
-    out, todo = {}, [pid]
-    while todo:
-        p = todo.pop()
+def tree_stats(pid):
+    """/proc/P/stat of PID and each live descendant P (capture's own walk of
+    the process tree, the one its attach follows), as {P: text}."""
+    out = {}
+    for p in dict.fromkeys(p for p, _ in tasks_of([pid])):
         try:
-            stat = Path(f"/proc/{p}/stat").read_text()
-            for task in Path(f"/proc/{p}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
+            out[p] = Path(f"/proc/{p}/stat").read_text()
         except OSError:
             continue
+    return out
+
+
+def tree_cpu(pid):
+    """{pid: (comm, user+sys CPU seconds)} of PID and its live descendants."""
+    out = {}
+    for p, stat in tree_stats(pid).items():
         comm = stat[stat.index("(") + 1:stat.rindex(")")]
         f = stat[stat.rindex(")") + 2:].split()
         out[p] = (comm, (int(f[11]) + int(f[12])) / TICK)
@@ -205,15 +211,8 @@ def bpf_prog_time():
 def server_cpu(pid):
     """User+sys CPU seconds of the server: its live processes' and those they
     have reaped (PostgreSQL's backends end with their connection)."""
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            stat = Path(f"/proc/{p}/stat").read_text()
-            for task in Path(f"/proc/{p}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
+    total = 0.0
+    for stat in tree_stats(pid).values():
         f = stat[stat.rindex(")") + 2:].split()
         total += sum(int(x) for x in f[11:15]) / TICK
     return total
