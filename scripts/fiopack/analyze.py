@@ -933,6 +933,7 @@ def _nines(p):
     return -math.log10(max(1e-12, 1 - p / 100.0))
 
 
+# long: one figure, its axes, series, reference lines and provenance in order
 def plot_percentiles(plt, ds, a):
     where = parse_where(a.where)
     rows = select(ds.rows, where)

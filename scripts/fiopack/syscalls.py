@@ -153,6 +153,7 @@ class Session:
         return sum(self.calls[c] for c in DATA_CALLS)
 
 
+# long: one pass over strace's output, following each descriptor to its file
 def parse_traces(tdir: Path, target) -> tuple:
     """Sessions on paths matching target (a callable), and per-tid call counts.
 

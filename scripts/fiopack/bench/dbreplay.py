@@ -724,6 +724,25 @@ def paced_run(a, work, name, job, extra, target, label):
     return x
 
 
+def paced_table(rep, names, runs):
+    """The lag of each trace on each target: median (min-max) over runs."""
+    rows = []
+    for n in names:
+        for t in ("tmpfs", "loop-ext4"):
+            xs = [x for x in runs if x["trace"] == n and x["target"] == t]
+            if not xs:
+                continue
+
+            def tr(key):
+                v = [x[key] for x in xs]
+                return "%.3f (%.3f–%.3f)" % (statistics.median(v), min(v), max(v))
+            rows.append([n, t, fmt_n(xs[0]["records"]), "%.0f" % xs[0]["trace_ms"],
+                         tr("lag_p50_ms"), tr("lag_p99_ms"), tr("lag_max_ms"),
+                         tr("behind_ms"), "%d" % len(xs)])
+    rep.table(["trace", "target", "records", "trace ms", "lag p50 ms median (min–max)",
+               "lag p99 ms", "lag max ms", "behind at end ms", "runs"], rows)
+
+
 def paced_main(a, argv):
     harness.unwind_on_signals()
     t_start = time.monotonic()
@@ -778,21 +797,7 @@ def paced_main(a, argv):
                     x["repeat"] = r + 1
                     results["runs"].append(x)
         dev.umount()
-        rows = []
-        for n in names:
-            for t in ("tmpfs", "loop-ext4"):
-                xs = [x for x in results["runs"] if x["trace"] == n and x["target"] == t]
-                if not xs:
-                    continue
-
-                def tr(key):
-                    v = [x[key] for x in xs]
-                    return "%.3f (%.3f–%.3f)" % (statistics.median(v), min(v), max(v))
-                rows.append([n, t, fmt_n(xs[0]["records"]), "%.0f" % xs[0]["trace_ms"],
-                             tr("lag_p50_ms"), tr("lag_p99_ms"), tr("lag_max_ms"),
-                             tr("behind_ms"), "%d" % len(xs)])
-        rep.table(["trace", "target", "records", "trace ms", "lag p50 ms median (min–max)",
-                   "lag p99 ms", "lag max ms", "behind at end ms", "runs"], rows)
+        paced_table(rep, names, results["runs"])
     except BaseException as e:
         error = "%s: %s" % (type(e).__name__, e)
         log("error: " + error)
@@ -807,7 +812,8 @@ def paced_main(a, argv):
     return 1 if error else 0
 
 
-def main(argv):
+def parser():
+    """The parser of `fio-pack bench dbreplay` (its options are the manual's)."""
     p = argparse.ArgumentParser(prog="fio-pack bench dbreplay", description=DESCRIPTION,
                                 epilog="PACED MODE\n" + PACED_DESCRIPTION + "\n" + EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -841,6 +847,236 @@ def main(argv):
                    help="--paced: where the loop device's image goes (default /var/tmp)")
     p.add_argument("--image-mib", type=int, default=1024,
                    help="--paced: the image's size (default 1024, at most 8192)")
+    return p
+
+
+def snapshot_build(a, work):
+    """Copies fio and the engine into @work and points @a at the copies;
+    builds the parser driver: ({key: (source, md5, build time)}, fio's
+    version, the driver's make command)."""
+    snap = {}
+    try:
+        # a snapshot of build/NAME.so (a loader) could not find its engine
+        a.engine = harness.engine_build(a.fio, a.engine)
+        for key in ("fio", "engine"):
+            src = getattr(a, key)
+            dst = os.path.join(work, os.path.basename(src))
+            shutil.copy2(src, dst)
+            with open(dst, "rb") as f:
+                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
+                             time.strftime("%Y-%m-%d %H:%M:%S %Z",
+                                           time.localtime(os.stat(dst).st_mtime)))
+            setattr(a, key, dst)
+        fio_version = run([a.fio, "--version"])[0].strip()
+        a.driver, driver_cmd = build_driver()
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return snap, fio_version, driver_cmd
+
+
+def machine_rows(a, fio_version, snap, driver_cmd):
+    """The machine table: the snapshots, the commit, the parser driver."""
+    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
+    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
+    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
+               "commit %s%s" % (snap["engine"] + (git or "?",
+                                                  ", engines/ modified in the work tree"
+                                                  if dirty.strip() else ""))))
+    mi.append(("parser driver", "`%s`" % driver_cmd))
+    return mi
+
+
+def part_a_trace(a, places, mem_n, rep, results):
+    """The tmpfs and part A's trace, generated and checked: (mountpoint,
+    trace directory, trace, its counts)."""
+    need = 2 * sum(s for _, s in FILES) + 2 * (a.records * 100)
+    if "B" in a.sections or "C" in a.sections:
+        need += sum(n * 130 for n in mem_n)
+    mp = places.mount_tmpfs(need + (256 << 20))
+    tdir = os.path.join(mp, "traces")
+    os.mkdir(tdir)
+    rep.add("Target and traces: a fresh tmpfs mounted at %s by this script (%s)."
+            % (mp, fs_of(mp)))
+    rep.add()
+    trace = os.path.join(tdir, "a.trace")
+    log("generating the %d-record trace" % a.records)
+    counts = make_trace(a, a.records, trace, gz="B" in a.sections)
+    python_check(a, trace, counts)
+    results["trace"] = counts
+    rep.add("Trace of part A: %s records (%s), %.1f MiB: %s data reads, %s data writes, "
+            "%s log writes, %s log fdatasyncs; checked by `scripts/fio-pack trace check`."
+            % (fmt_n(a.records), " ".join(["gen", "--records", str(a.records)] + GEN_ARGS),
+               os.path.getsize(trace) / 1048576.0, fmt_n(counts["data_read"]),
+               fmt_n(counts["data_write"]), fmt_n(counts["log_write"]),
+               fmt_n(counts["log_fdatasync"])))
+    rep.add()
+    return mp, tdir, trace, counts
+
+
+def section_a(a, rn, places, mp, tdir, trace, counts, rep, results):
+    """Part A on the tmpfs and (--target-dir) on disk."""
+    targets = []
+    if not (a.target_dir and a.no_tmpfs_a):
+        targets.append(("tmpfs", os.path.join(mp, "a")))
+        os.mkdir(targets[0][1])
+    if a.target_dir:
+        targets.append(("disk", places.make_disk(a.target_dir)))
+    results["A"] = {}
+    for where, target in targets:
+        files_dir = os.path.join(target, "fio")
+        os.mkdir(files_dir)
+        lay_out_fio_files(files_dir)
+        iolog = os.path.join(tdir, "a-%s.iolog" % where)
+        secs = export_iolog(trace, iolog, files_dir)
+        log("%s: exported the iolog in %.1f s" % (where, secs))
+        res = part_a(a, rn, where, trace, counts, target, iolog)
+        results["A"][where] = {"where": "%s (%s)" % (target, fs_of(target)),
+                               "pairs": res, "export_s": secs}
+        part_a_report(rep, a, where, target, res)
+    for where, target in targets:
+        if where == "disk":
+            shutil.rmtree(target, ignore_errors=True)
+
+
+def part_a_report(rep, a, where, target, res):
+    """The tables of part A on one target."""
+    rep.add("#### A. Replay rate, %s (%s, %s)" % (where, target, fs_of(target)))
+    rep.add()
+    rep.add("Records/s = the trace's records (every run's read, write, sync and "
+            "byte counts checked against the trace's; fio's JSON sum read + write + "
+            "trim total_ios + sync.lat_ns.N gives the same number) / fio's "
+            "job_runtime; %d pair(s) per kind, order alternating; ratio = dbreplay "
+            "/ read_iolog of each pair. **Goal: >= 1.0.**" % a.repeats)
+    rep.add()
+    rep.table(["pair", "dbreplay records/s min / median / max",
+               "read_iolog records/s min / median / max",
+               "ratio min / median / max", "undisturbed pairs",
+               "ratio of medians", "whole-process ratio (wall) min / median / max"],
+              ratio_rows(res, a.quiet_cpus))
+    rep.add("The last column compares the wall time of the whole fio process "
+            "instead (start-up, fio's loading of the iolog or dbreplay's check "
+            "pass and layout of existing files, the replay, teardown): "
+            "read_iolog wall / dbreplay wall.")
+    rep.add()
+    rep.add("Medians per side: job_runtime, wall time of the whole fio process, "
+            "the job's CPU time (fio's usr_cpu + sys_cpu x job_runtime) and per "
+            "record, CPU of all processes of the run (getrusage of the children), "
+            "and the most other work seen during a run (CPUs):")
+    rep.add()
+    rep.table(["pair", "side", "job_runtime ms", "wall s", "job CPU s",
+               "job CPU us/record", "process CPU s", "other CPUs (max)"],
+              secondary_rows(res))
+    rep.add("<details><summary>Every run</summary>")
+    rep.add()
+    rep.table(["pair", "#", "side (in order)", "records", "job_runtime ms",
+               "records/s", "wall s", "job CPU s", "other CPUs", "counts"],
+              runs_rows(res))
+    rep.add("</details>")
+    rep.add()
+
+
+def section_b(a, trace, mem_traces, rep, results):
+    """Part B: the parser's rate on the part A trace and the large ones."""
+    plist = [("part A trace, plain", trace, a.records),
+             ("part A trace, gzip", trace + ".gz", a.records)]
+    for n, path, c in mem_traces:
+        if n >= a.mem_records:
+            plist += [("%s records, plain" % fmt_n(n), path, n),
+                      ("%s records, gzip" % fmt_n(n), path + ".gz", n)]
+    rb = part_b(a, plist)
+    results["B"] = rb
+    rep.add("#### B. Parse rate (the C parser alone: dbtrace_open + dbtrace_next)")
+    rep.add()
+    rep.add("`build/bench/dbtrace-bench parse TRACE`, %d run(s) each, traces on the "
+            "tmpfs; gzip made with `gzip -6`. CPU ns/record is user + system time of "
+            "the driver (process start included) per record; peak RSS is the "
+            "driver's VmHWM." % a.repeats)
+    rep.add()
+    rep.table(["trace", "records", "size MiB", "records/s (median)",
+               "min / median / max", "MB/s of input (median)", "CPU ns/record",
+               "peak RSS KiB"], parse_rows(rb))
+
+
+def section_c(a, rn, mp, tdir, mem_traces, rep, results):
+    """Part C: peak memory of fio with each engine and of the parser alone."""
+    mem_iologs = []
+    for n, path, c in mem_traces:
+        if n <= a.mem_records or a.big:
+            iolog = os.path.join(tdir, "m%d.iolog" % n)
+            fdir = os.path.join(mp, "mem-fio-%d" % n)
+            os.mkdir(fdir)
+            lay_out_fio_files(fdir)
+            secs = export_iolog(path, iolog, fdir)
+            log("exported the %d-record iolog in %.1f s" % (n, secs))
+            mem_iologs.append((n, iolog, c))
+    rc = part_c(a, rn, mp, mem_traces, mem_iologs)
+    pc = {}
+    for n, path, c in mem_traces:
+        x = json.loads(run([a.driver, "parse", path])[0].strip().splitlines()[-1])
+        pc[n] = x["vmhwm_kib"] * 1024
+    results["C"] = {"rss": rc, "parser": pc}
+    rep.add("#### C. Peak memory")
+    rep.add()
+    rep.add("Max RSS of fio with `--thread` (`/usr/bin/time -f %M`), one run each; "
+            "dbreplay: asap, sync, dbr_fill=data, on the tmpfs; read_iolog: psync, "
+            "replay_no_stall=1, on the exported iolog. Parser: VmHWM of "
+            "`dbtrace-bench parse` (plain trace).")
+    rep.add()
+    rows = [["fio, null engine, size=4k (fio's own baseline)", "-",
+             "%.1f" % (rc["null"]["rss"] / 1048576.0), "-", "-"]]
+    for n, _, _ in mem_traces:
+        rows.append(["parser alone (dbtrace-bench parse, VmHWM)", fmt_n(n),
+                     "%.2f" % (pc[n] / 1048576.0), "-", "-"])
+    for prog in ("dbreplay", "read_iolog"):
+        for n, _, _ in mem_traces:
+            x = rc.get("%s-%d" % (prog, n))
+            if x:
+                rows.append(["fio + %s" % prog, fmt_n(n), "%.1f" % (x["rss"] / 1048576.0),
+                             "%.1f" % x["wall"], fmt_n(n / (x["job_runtime_ms"] / 1000.0))
+                             if x["job_runtime_ms"] else "-"])
+    rep.table(["what", "records", "max RSS MiB", "wall s", "records/s"], rows)
+    diff = []
+    for prog in ("dbreplay", "read_iolog"):
+        ns = sorted(n for n, _, _ in mem_traces if "%s-%d" % (prog, n) in rc)
+        if len(ns) >= 2:
+            lo, hi = ns[0], ns[-1]
+            d = rc["%s-%d" % (prog, hi)]["rss"] - rc["%s-%d" % (prog, lo)]["rss"]
+            diff.append(["fio + %s, %s - %s records" % (prog, fmt_n(hi), fmt_n(lo)),
+                         "%.2f MiB (%.1f bytes/record)" % (d / 1048576.0, d / (hi - lo))])
+    ns = sorted(pc)
+    d = pc[ns[-1]] - pc[ns[0]]
+    diff.append(["parser, %s - %s records" % (fmt_n(ns[-1]), fmt_n(ns[0])),
+                 "%+d KiB" % (d // 1024)])
+    rep.table(["difference", "value"], diff)
+
+
+def report_end(rep, rn, t_start):
+    """The run's time, the runner's notes and any count that differed."""
+    rep.add("Total time of the run: %.0f s (of which %.0f s waiting for other work on the "
+            "machine to stop); load average at the end: %s." % (
+                time.monotonic() - t_start, wait_quiet.total,
+                " ".join("%.2f" % x for x in os.getloadavg())))
+    if rn.notes:
+        rep.add()
+        rep.add("Notes:")
+        rep.add()
+        for m in rn.notes:
+            rep.add("* %s" % m)
+    if rn.mismatches:
+        rep.add()
+        rep.add("**COUNTS DIFFERED:**")
+        rep.add()
+        for m in rn.mismatches:
+            rep.add("* `%s`" % m)
+
+
+def main(argv):
+    p = parser()
     a = p.parse_args(argv)
     if a.paced:
         if os.geteuid() != 0:
@@ -869,24 +1105,7 @@ def main(argv):
     harness.unwind_on_signals()
 
     work = tempfile.mkdtemp(prefix="bdr-work.", dir="/tmp")
-    snap = {}
-    try:
-        # a snapshot of build/NAME.so (a loader) could not find its engine
-        a.engine = harness.engine_build(a.fio, a.engine)
-        for key in ("fio", "engine"):
-            src = getattr(a, key)
-            dst = os.path.join(work, os.path.basename(src))
-            shutil.copy2(src, dst)
-            with open(dst, "rb") as f:
-                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
-                             time.strftime("%Y-%m-%d %H:%M:%S %Z",
-                                           time.localtime(os.stat(dst).st_mtime)))
-            setattr(a, key, dst)
-        fio_version = run([a.fio, "--version"])[0].strip()
-        a.driver, driver_cmd = build_driver()
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+    snap, fio_version, driver_cmd = snapshot_build(a, work)
     rep = Report()
     cmdline = "sudo scripts/fio-pack bench dbreplay" + (
         " " + " ".join(argv) if argv else "")
@@ -896,104 +1115,20 @@ def main(argv):
     rep.add()
     rep.add("Command: `%s`" % cmdline)
     rep.add()
-    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
-    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
-    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
-               "commit %s%s" % (snap["engine"] + (git or "?",
-                                                  ", engines/ modified in the work tree"
-                                                  if dirty.strip() else ""))))
-    mi.append(("parser driver", "`%s`" % driver_cmd))
+    mi = machine_rows(a, fio_version, snap, driver_cmd)
     rep.table(["machine", ""], mi)
     results["machine"] = mi
 
     places = Places()
     rn = Runner(a, work)
     error = None
-    big = a.big
-    mem_n = [1000, a.mem_records] + ([a.big_records] if big else [])
+    mem_n = [1000, a.mem_records] + ([a.big_records] if a.big else [])
     try:
-        need = 2 * sum(s for _, s in FILES) + 2 * (a.records * 100)
-        if "B" in a.sections or "C" in a.sections:
-            need += sum(n * 130 for n in mem_n)
-        mp = places.mount_tmpfs(need + (256 << 20))
-        tdir = os.path.join(mp, "traces")
-        os.mkdir(tdir)
-        rep.add("Target and traces: a fresh tmpfs mounted at %s by this script (%s)."
-                % (mp, fs_of(mp)))
-        rep.add()
-        trace = os.path.join(tdir, "a.trace")
-        log("generating the %d-record trace" % a.records)
-        counts = make_trace(a, a.records, trace, gz="B" in a.sections)
-        python_check(a, trace, counts)
-        results["trace"] = counts
-        rep.add("Trace of part A: %s records (%s), %.1f MiB: %s data reads, %s data writes, "
-                "%s log writes, %s log fdatasyncs; checked by `scripts/fio-pack trace check`."
-                % (fmt_n(a.records), " ".join(["gen", "--records", str(a.records)] + GEN_ARGS),
-                   os.path.getsize(trace) / 1048576.0, fmt_n(counts["data_read"]),
-                   fmt_n(counts["data_write"]), fmt_n(counts["log_write"]),
-                   fmt_n(counts["log_fdatasync"])))
-        rep.add()
-
+        mp, tdir, trace, counts = part_a_trace(a, places, mem_n, rep, results)
         if "A" in a.sections:
-            targets = []
-            if not (a.target_dir and a.no_tmpfs_a):
-                targets.append(("tmpfs", os.path.join(mp, "a")))
-                os.mkdir(targets[0][1])
-            if a.target_dir:
-                targets.append(("disk", places.make_disk(a.target_dir)))
-            results["A"] = {}
-            for where, target in targets:
-                files_dir = os.path.join(target, "fio")
-                os.mkdir(files_dir)
-                lay_out_fio_files(files_dir)
-                iolog = os.path.join(tdir, "a-%s.iolog" % where)
-                secs = export_iolog(trace, iolog, files_dir)
-                log("%s: exported the iolog in %.1f s" % (where, secs))
-                res = part_a(a, rn, where, trace, counts, target, iolog)
-                results["A"][where] = {"where": "%s (%s)" % (target, fs_of(target)),
-                                       "pairs": res, "export_s": secs}
-                rep.add("#### A. Replay rate, %s (%s, %s)" % (where, target, fs_of(target)))
-                rep.add()
-                rep.add("Records/s = the trace's records (every run's read, write, sync and "
-                        "byte counts checked against the trace's; fio's JSON sum read + write + "
-                        "trim total_ios + sync.lat_ns.N gives the same number) / fio's "
-                        "job_runtime; %d pair(s) per kind, order alternating; ratio = dbreplay "
-                        "/ read_iolog of each pair. **Goal: >= 1.0.**" % a.repeats)
-                rep.add()
-                rep.table(["pair", "dbreplay records/s min / median / max",
-                           "read_iolog records/s min / median / max",
-                           "ratio min / median / max", "undisturbed pairs",
-                           "ratio of medians", "whole-process ratio (wall) min / median / max"],
-                          ratio_rows(res, a.quiet_cpus))
-                rep.add("The last column compares the wall time of the whole fio process "
-                        "instead (start-up, fio's loading of the iolog or dbreplay's check "
-                        "pass and layout of existing files, the replay, teardown): "
-                        "read_iolog wall / dbreplay wall.")
-                rep.add()
-                rep.add("Medians per side: job_runtime, wall time of the whole fio process, "
-                        "the job's CPU time (fio's usr_cpu + sys_cpu x job_runtime) and per "
-                        "record, CPU of all processes of the run (getrusage of the children), "
-                        "and the most other work seen during a run (CPUs):")
-                rep.add()
-                rep.table(["pair", "side", "job_runtime ms", "wall s", "job CPU s",
-                           "job CPU us/record", "process CPU s", "other CPUs (max)"],
-                          secondary_rows(res))
-                rep.add("<details><summary>Every run</summary>")
-                rep.add()
-                rep.table(["pair", "#", "side (in order)", "records", "job_runtime ms",
-                           "records/s", "wall s", "job CPU s", "other CPUs", "counts"],
-                          runs_rows(res))
-                rep.add("</details>")
-                rep.add()
-            for where, target in targets:
-                if where == "disk":
-                    shutil.rmtree(target, ignore_errors=True)
+            section_a(a, rn, places, mp, tdir, trace, counts, rep, results)
 
-        mem_traces, mem_iologs = [], []
+        mem_traces = []
         if "B" in a.sections or "C" in a.sections:
             for n in mem_n:
                 path = os.path.join(tdir, "m%d.trace" % n)
@@ -1002,95 +1137,16 @@ def main(argv):
                 mem_traces.append((n, path, c))
                 log("  %.1f s (with gzip)" % c["seconds"])
         if "B" in a.sections:
-            plist = [("part A trace, plain", trace, a.records),
-                     ("part A trace, gzip", trace + ".gz", a.records)]
-            for n, path, c in mem_traces:
-                if n >= a.mem_records:
-                    plist += [("%s records, plain" % fmt_n(n), path, n),
-                              ("%s records, gzip" % fmt_n(n), path + ".gz", n)]
-            rb = part_b(a, plist)
-            results["B"] = rb
-            rep.add("#### B. Parse rate (the C parser alone: dbtrace_open + dbtrace_next)")
-            rep.add()
-            rep.add("`build/bench/dbtrace-bench parse TRACE`, %d run(s) each, traces on the "
-                    "tmpfs; gzip made with `gzip -6`. CPU ns/record is user + system time of "
-                    "the driver (process start included) per record; peak RSS is the "
-                    "driver's VmHWM." % a.repeats)
-            rep.add()
-            rep.table(["trace", "records", "size MiB", "records/s (median)",
-                       "min / median / max", "MB/s of input (median)", "CPU ns/record",
-                       "peak RSS KiB"], parse_rows(rb))
+            section_b(a, trace, mem_traces, rep, results)
         if "C" in a.sections:
-            for n, path, c in mem_traces:
-                if n <= a.mem_records or big:
-                    iolog = os.path.join(tdir, "m%d.iolog" % n)
-                    fdir = os.path.join(mp, "mem-fio-%d" % n)
-                    os.mkdir(fdir)
-                    lay_out_fio_files(fdir)
-                    secs = export_iolog(path, iolog, fdir)
-                    log("exported the %d-record iolog in %.1f s" % (n, secs))
-                    mem_iologs.append((n, iolog, c))
-            rc = part_c(a, rn, mp, mem_traces, mem_iologs)
-            pc = {}
-            for n, path, c in mem_traces:
-                x = json.loads(run([a.driver, "parse", path])[0].strip().splitlines()[-1])
-                pc[n] = x["vmhwm_kib"] * 1024
-            results["C"] = {"rss": rc, "parser": pc}
-            rep.add("#### C. Peak memory")
-            rep.add()
-            rep.add("Max RSS of fio with `--thread` (`/usr/bin/time -f %M`), one run each; "
-                    "dbreplay: asap, sync, dbr_fill=data, on the tmpfs; read_iolog: psync, "
-                    "replay_no_stall=1, on the exported iolog. Parser: VmHWM of "
-                    "`dbtrace-bench parse` (plain trace).")
-            rep.add()
-            rows = [["fio, null engine, size=4k (fio's own baseline)", "-",
-                     "%.1f" % (rc["null"]["rss"] / 1048576.0), "-", "-"]]
-            for n, _, _ in mem_traces:
-                rows.append(["parser alone (dbtrace-bench parse, VmHWM)", fmt_n(n),
-                             "%.2f" % (pc[n] / 1048576.0), "-", "-"])
-            for prog in ("dbreplay", "read_iolog"):
-                for n, _, _ in mem_traces:
-                    x = rc.get("%s-%d" % (prog, n))
-                    if x:
-                        rows.append(["fio + %s" % prog, fmt_n(n), "%.1f" % (x["rss"] / 1048576.0),
-                                     "%.1f" % x["wall"], fmt_n(n / (x["job_runtime_ms"] / 1000.0))
-                                     if x["job_runtime_ms"] else "-"])
-            rep.table(["what", "records", "max RSS MiB", "wall s", "records/s"], rows)
-            diff = []
-            for prog in ("dbreplay", "read_iolog"):
-                ns = sorted(n for n, _, _ in mem_traces if "%s-%d" % (prog, n) in rc)
-                if len(ns) >= 2:
-                    lo, hi = ns[0], ns[-1]
-                    d = rc["%s-%d" % (prog, hi)]["rss"] - rc["%s-%d" % (prog, lo)]["rss"]
-                    diff.append(["fio + %s, %s - %s records" % (prog, fmt_n(hi), fmt_n(lo)),
-                                 "%.2f MiB (%.1f bytes/record)" % (d / 1048576.0, d / (hi - lo))])
-            ns = sorted(pc)
-            d = pc[ns[-1]] - pc[ns[0]]
-            diff.append(["parser, %s - %s records" % (fmt_n(ns[-1]), fmt_n(ns[0])),
-                         "%+d KiB" % (d // 1024)])
-            rep.table(["difference", "value"], diff)
+            section_c(a, rn, mp, tdir, mem_traces, rep, results)
     except BaseException as e:
         error = "%s: %s" % (type(e).__name__, e)
         log("error: " + error)
     finally:
         places.cleanup()
         shutil.rmtree(work, ignore_errors=True)
-    rep.add("Total time of the run: %.0f s (of which %.0f s waiting for other work on the "
-            "machine to stop); load average at the end: %s." % (
-                time.monotonic() - t_start, wait_quiet.total,
-                " ".join("%.2f" % x for x in os.getloadavg())))
-    if rn.notes:
-        rep.add()
-        rep.add("Notes:")
-        rep.add()
-        for m in rn.notes:
-            rep.add("* %s" % m)
-    if rn.mismatches:
-        rep.add()
-        rep.add("**COUNTS DIFFERED:**")
-        rep.add()
-        for m in rn.mismatches:
-            rep.add("* `%s`" % m)
+    report_end(rep, rn, t_start)
     results["mismatches"] = rn.mismatches
     results["error"] = error
     harness.save_report(a, rep, results, error, json_default=str)

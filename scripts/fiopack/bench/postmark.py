@@ -748,7 +748,7 @@ def runs_table(rep, rows_res):
 
 # ---------------------------------------------------------------- main
 
-def parse_args(argv):
+def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
     p = argparse.ArgumentParser(
         prog="fio-pack bench postmark", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -860,6 +860,118 @@ def write_out(a, rep, results, error, t_start, mismatches):
     harness.save_report(a, rep, results, error)
 
 
+def snapshot_build(a, work):
+    """Copies fio, the engine and pm-sim into @work and points @a at the
+    copies: ({key: (source, md5, build time)}, fio's version)."""
+    snap = {}
+    try:
+        # a snapshot of build/NAME.so (a loader) could not find its engine
+        a.engine = harness.engine_build(a.fio, a.engine)
+        for key in ("fio", "engine", "pm_sim"):
+            src = getattr(a, key)
+            dst = os.path.join(work, os.path.basename(src))
+            shutil.copy2(src, dst)
+            with open(dst, "rb") as f:
+                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
+                             time.strftime("%Y-%m-%d %H:%M:%S",
+                                           time.localtime(os.stat(dst).st_mtime)))
+            setattr(a, key, dst)
+        fio_version = run([a.fio, "--version"])[0].strip()
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return snap, fio_version
+
+
+def machine_rows(a, fio_version, snap):
+    """The machine table: what the snapshots are (md5, build time, the
+    commit and whether engines/ was modified) and which PostMark ran."""
+    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
+    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
+    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
+               "commit %s%s" % (snap["engine"] + (git or "?",
+                                                  ", engines/ modified in the work tree"
+                                                  if dirty.strip() else ""))))
+    pkg = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "postmark"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    mi.append(("PostMark", "%s (Debian package postmark %s)" % (a.postmark, pkg or "?")))
+    return mi
+
+
+def file_systems(a, places, cfgs):
+    """(name, base, description, repeats) of each --filesystems entry; a
+    loop-* one has no base yet: its file system is made before each run."""
+    fss = []
+    for fsname in a.filesystems:
+        if fsname == "tmpfs":
+            need = max(2 * c[2]["number"] * c[2]["size"][1] for c in cfgs) + (512 << 20)
+            need = min(need, int(mem_total() * 0.6))
+            base = places.mount_tmpfs(need)
+            desc = "tmpfs mounted at %s by this script (%s)" % (base, fs_of(base))
+            repeats = a.repeats
+        elif fsname == "disk":
+            base = places.make_disk(a.disk_dir)
+            desc = "private directory %s (%s)" % (base, fs_of(base))
+            repeats = a.disk_repeats
+        else:
+            fss.append((fsname, None, "a fresh %s on a loop device before every run "
+                        "(below)" % fsname[len("loop-"):], a.disk_repeats))  # made in turn
+            continue
+        fss.append((fsname, base, desc, repeats))
+    return fss
+
+
+def fs_report(rep, a, fsname, desc, fs_res):
+    """The report of one file system: results, calibration, caps, short
+    PostMark runs, secondary measurements, counters and every run."""
+    rep.add("#### %s" % fsname)
+    rep.add()
+    rep.add("Where: %s." % desc)
+    rep.add()
+    results_table(rep, fs_res)
+    cal = [r for r in fs_res if r.get("calibrated")]
+    if cal:
+        rep.add("Calibration (PostMark probes: transactions -> printed seconds): " +
+                "; ".join("%s: %s -> %d tx" % (
+                    r["config"], ", ".join("%d->%d s%s" % (
+                        p["transactions"], p["tx_s"],
+                        " (first measured run, discarded)"
+                        if p.get("recalibration") else "") for p in r["probes"]),
+                    r["transactions"])
+                          for r in cal) + ".")
+        rep.add()
+    for r in fs_res:
+        if r.get("cap"):
+            rep.add("%s: with seed %d PostMark runs out of files at transaction %s "
+                    "(pm-sim; its file count is a random walk from `number` that "
+                    "reaches 0, and PostMark then prints no report), so the count is "
+                    "capped at %s." % (r["config"], SEED,
+                                       "{:,}".format(r["cap"]["out_of_files_at"]),
+                                       "{:,}".format(r["cap"]["cap"])))
+            rep.add()
+    short = [(r["config"], x["tx_s"]) for r in fs_res for x in r["runs"]
+             if x["prog"] == "postmark" and x["tx_s"] < 60]
+    if short and not a.quick:
+        rep.add("**PostMark transaction phases under 60 s:** %s." % ", ".join(
+            "%s %d s" % s for s in short))
+        rep.add()
+    rep.add("Secondary measurements (medians):")
+    rep.add()
+    detail_table(rep, fs_res)
+    rep.add("Counters (every run of each configuration; PostMark's report as printed):")
+    rep.add()
+    counters_table(rep, fs_res)
+    rep.add("<details><summary>Every run</summary>")
+    rep.add()
+    runs_table(rep, fs_res)
+    rep.add("</details>")
+    rep.add()
+
+
 def main(argv):
     a = parse_args(argv)
     if os.geteuid() != 0:
@@ -881,23 +993,7 @@ def main(argv):
     # Measure snapshots: a rebuild of build/ during the run must not mix
     # two engines (or two fios) in one report.
     work = tempfile.mkdtemp(prefix="bpm-work.", dir="/tmp")
-    snap = {}
-    try:
-        # a snapshot of build/NAME.so (a loader) could not find its engine
-        a.engine = harness.engine_build(a.fio, a.engine)
-        for key in ("fio", "engine", "pm_sim"):
-            src = getattr(a, key)
-            dst = os.path.join(work, os.path.basename(src))
-            shutil.copy2(src, dst)
-            with open(dst, "rb") as f:
-                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
-                             time.strftime("%Y-%m-%d %H:%M:%S",
-                                           time.localtime(os.stat(dst).st_mtime)))
-            setattr(a, key, dst)
-        fio_version = run([a.fio, "--version"])[0].strip()
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+    snap, fio_version = snapshot_build(a, work)
     rep = Report()
     cmdline = "sudo scripts/fio-pack bench postmark" + (
         " " + " ".join(argv) if argv else "")
@@ -907,19 +1003,7 @@ def main(argv):
     rep.add()
     rep.add("Command: `%s`" % cmdline)
     rep.add()
-    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
-    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
-    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
-               "commit %s%s" % (snap["engine"] + (git or "?",
-                                                  ", engines/ modified in the work tree"
-                                                  if dirty.strip() else ""))))
-    pkg = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "postmark"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    mi.append(("PostMark", "%s (Debian package postmark %s)" % (a.postmark, pkg or "?")))
+    mi = machine_rows(a, fio_version, snap)
     rep.table(["machine", ""], mi)
     results["machine"] = mi
 
@@ -927,25 +1011,9 @@ def main(argv):
     error = None
     mismatches = []
     try:
-        fss = []
         remake = {}
         cfgs = [CONFIG_BY_NAME[n] for n in a.configs]
-        for fsname in a.filesystems:
-            if fsname == "tmpfs":
-                need = max(2 * c[2]["number"] * c[2]["size"][1] for c in cfgs) + (512 << 20)
-                need = min(need, int(mem_total() * 0.6))
-                base = places.mount_tmpfs(need)
-                desc = "tmpfs mounted at %s by this script (%s)" % (base, fs_of(base))
-                repeats = a.repeats
-            elif fsname == "disk":
-                base = places.make_disk(a.disk_dir)
-                desc = "private directory %s (%s)" % (base, fs_of(base))
-                repeats = a.disk_repeats
-            else:
-                fss.append((fsname, None, "a fresh %s on a loop device before every run "
-                            "(below)" % fsname[len("loop-"):], a.disk_repeats))  # made in turn
-                continue
-            fss.append((fsname, base, desc, repeats))
+        fss = file_systems(a, places, cfgs)
         rep.add("File systems: " + "; ".join("**%s**: %s, %d repeat(s)" % (f, d, r)
                                             for f, _, d, r in fss) + ".")
         rep.add("`sync` (untimed) before every run; the page cache is not dropped.")
@@ -965,48 +1033,7 @@ def main(argv):
                 r["title"] = title
                 fs_res.append(r)
                 mismatches += r["mismatches"]
-            rep.add("#### %s" % fsname)
-            rep.add()
-            rep.add("Where: %s." % desc)
-            rep.add()
-            results_table(rep, fs_res)
-            cal = [r for r in fs_res if r.get("calibrated")]
-            if cal:
-                rep.add("Calibration (PostMark probes: transactions -> printed seconds): " +
-                        "; ".join("%s: %s -> %d tx" % (
-                            r["config"], ", ".join("%d->%d s%s" % (
-                                p["transactions"], p["tx_s"],
-                                " (first measured run, discarded)"
-                                if p.get("recalibration") else "") for p in r["probes"]),
-                            r["transactions"])
-                                  for r in cal) + ".")
-                rep.add()
-            for r in fs_res:
-                if r.get("cap"):
-                    rep.add("%s: with seed %d PostMark runs out of files at transaction %s "
-                            "(pm-sim; its file count is a random walk from `number` that "
-                            "reaches 0, and PostMark then prints no report), so the count is "
-                            "capped at %s." % (r["config"], SEED,
-                                               "{:,}".format(r["cap"]["out_of_files_at"]),
-                                               "{:,}".format(r["cap"]["cap"])))
-                    rep.add()
-            short = [(r["config"], x["tx_s"]) for r in fs_res for x in r["runs"]
-                     if x["prog"] == "postmark" and x["tx_s"] < 60]
-            if short and not a.quick:
-                rep.add("**PostMark transaction phases under 60 s:** %s." % ", ".join(
-                    "%s %d s" % s for s in short))
-                rep.add()
-            rep.add("Secondary measurements (medians):")
-            rep.add()
-            detail_table(rep, fs_res)
-            rep.add("Counters (every run of each configuration; PostMark's report as printed):")
-            rep.add()
-            counters_table(rep, fs_res)
-            rep.add("<details><summary>Every run</summary>")
-            rep.add()
-            runs_table(rep, fs_res)
-            rep.add("</details>")
-            rep.add()
+            fs_report(rep, a, fsname, desc, fs_res)
     except BaseException as e:
         error = "%s: %s" % (type(e).__name__, e)
         log("error: " + error)

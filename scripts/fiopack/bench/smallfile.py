@@ -569,6 +569,78 @@ def b2_report(rep, r, ios, files, where):
     vs_minloop_tables(rep, r, ">= 0.9")
 
 
+def b2_uring_report(rep, ru):
+    """The io_uring table of B2: each depth against the sync reads."""
+    rep.add("#### io_api=io_uring vs io_api=sync (same job otherwise)")
+    rep.add()
+    rows = []
+    for c in ["sync"] + ["uring%d" % d for d in URING_DEPTHS]:
+        med, s = fmt_triplet(ru[c])
+        name = "sync" if c == "sync" else "io_uring iodepth=%s" % c[5:]
+        rr, rs = ratio_cell(ru[c], ru["sync"])
+        rows.append([name, med, s, rr, rs])
+    rep.table(["io_api", "files/s median", "min / median / max",
+               "ratio to sync (medians)", "pairwise min / median / max"], rows)
+
+
+def b3_report(rep, r3, a):
+    """The tables of B3: peak memory per job, then what grows with the tree."""
+    n = "{:,}".format(a.files)
+    rows = []
+
+    def row(label, key, note=""):
+        med, s = fmt_triplet(r3.get(key, []), f=mib)
+        rows.append([label, med, s, note])
+    row("fio, null engine, size=4k (fio's own baseline)", "null")
+    row("engine read, 1,000 files, norandommap=1", "1k-nrm1")
+    row("engine read, %s files, norandommap=1" % n, "big-nrm1")
+    row("engine read, 1,000 files, random map", "1k-nrm0")
+    row("engine read, %s files, random map" % n, "big-nrm0")
+    row("filestat, nrfiles=1,000", "filestat-1000")
+    row("filestat, nrfiles=%s" % "{:,}".format(a.filestat_files),
+        "filestat-%d" % a.filestat_files)
+    rep.table(["job", "max RSS MiB (median)", "min / median / max", ""], rows)
+
+    def med(key):
+        v = r3.get(key)
+        return statistics.median(v) if v else None
+    d1 = med("big-nrm1") - med("1k-nrm1")
+    d0 = med("big-nrm0") - med("1k-nrm0")
+    fs = (med("filestat-%d" % a.filestat_files) - med("filestat-1000")) / \
+        (a.filestat_files - 1000)
+    rep.table(["difference", "value"], [
+        ["engine %s files - 1,000 files, norandommap=1" % n, "%.2f MiB" % (d1 / 1048576)],
+        ["engine %s files - 1,000 files, random map" % n, "%.2f MiB" % (d0 / 1048576)],
+        ["engine per file (random map)", "%.2f bytes" % (d0 / (a.files - 1000))],
+        ["filestat per file", "%.0f bytes" % fs],
+        ["filestat extrapolated to %s files" % n,
+         "%.0f MiB" % (fs * a.files / 1048576)],
+    ])
+
+
+def disk_runs(b, a, sc, disk, rep, results):
+    """B1 and B2 again in the --disk-dir directory (B2 with the page cache warm)."""
+    rep.add("### On disk: %s (%s)" % (a.disk_dir, fs_of(a.disk_dir)))
+    rep.add()
+    rd, kept = b1_layout(b, None, sc, disk=disk)
+    results["disk_B1"] = rd
+    b1_report(rep, rd, [], "disk")
+    rr = b2_reads(b, kept[1], a.disk_files, a.read_ios, a.repeats, label=" disk")
+    results["disk_B2"] = rr
+    b2_report(rep, rr, a.read_ios, a.disk_files, "disk (page cache warm)")
+    disk.remove(kept[1])
+
+
+def report_header(a, argv, fio_version, rep):
+    """The run's title, its command line and the machine table."""
+    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
+                                    "quick mode" if a.quick else "full mode"))
+    rep.add()
+    rep.add("Command: `%s`" % harness.command_line("smallfile", argv))
+    rep.add()
+    rep.table(["machine", ""], machine_info(a, fio_version))
+
+
 def main(argv):
     a = parse_args(argv)
     refused = harness.preflight("smallfile", a, "it mounts tmpfs")
@@ -584,13 +656,7 @@ def main(argv):
     rep = Report()
     results = {"args": {k: (sorted(v) if isinstance(v, set) else v)
                         for k, v in vars(a).items()}}
-    cmdline = harness.command_line("smallfile", argv)
-    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
-                                    "quick mode" if a.quick else "full mode"))
-    rep.add()
-    rep.add("Command: `%s`" % cmdline)
-    rep.add()
-    rep.table(["machine", ""], machine_info(a, fio_version))
+    report_header(a, argv, fio_version, rep)
 
     sc = Scratch()
     disk = DiskScratch(a.disk_dir) if a.disk_dir else None
@@ -631,66 +697,19 @@ def main(argv):
             b2_report(rep, r2, a.read_ios, a.files, "tmpfs")
             ru = b2_uring(b, big[1], a.files, a.read_ios, a.repeats)
             results["B2_uring"] = ru
-            rep.add("#### io_api=io_uring vs io_api=sync (same job otherwise)")
-            rep.add()
-            rows = []
-            for c in ["sync"] + ["uring%d" % d for d in URING_DEPTHS]:
-                med, s = fmt_triplet(ru[c])
-                name = "sync" if c == "sync" else "io_uring iodepth=%s" % c[5:]
-                rr, rs = ratio_cell(ru[c], ru["sync"])
-                rows.append([name, med, s, rr, rs])
-            rep.table(["io_api", "files/s median", "min / median / max",
-                       "ratio to sync (medians)", "pairwise min / median / max"], rows)
+            b2_uring_report(rep, ru)
         if "B3" in a.sections:
             rep.add("### B3. Peak memory (max RSS of fio with `thread`)")
             rep.add()
             log("B3: memory")
             r3 = b3_memory(b, sc, big[1], a.files)
             results["B3"] = r3
-            n = "{:,}".format(a.files)
-            rows = []
-
-            def row(label, key, note=""):
-                med, s = fmt_triplet(r3.get(key, []), f=mib)
-                rows.append([label, med, s, note])
-            row("fio, null engine, size=4k (fio's own baseline)", "null")
-            row("engine read, 1,000 files, norandommap=1", "1k-nrm1")
-            row("engine read, %s files, norandommap=1" % n, "big-nrm1")
-            row("engine read, 1,000 files, random map", "1k-nrm0")
-            row("engine read, %s files, random map" % n, "big-nrm0")
-            row("filestat, nrfiles=1,000", "filestat-1000")
-            row("filestat, nrfiles=%s" % "{:,}".format(a.filestat_files),
-                "filestat-%d" % a.filestat_files)
-            rep.table(["job", "max RSS MiB (median)", "min / median / max", ""], rows)
-
-            def med(key):
-                v = r3.get(key)
-                return statistics.median(v) if v else None
-            d1 = med("big-nrm1") - med("1k-nrm1")
-            d0 = med("big-nrm0") - med("1k-nrm0")
-            fs = (med("filestat-%d" % a.filestat_files) - med("filestat-1000")) / \
-                (a.filestat_files - 1000)
-            rep.table(["difference", "value"], [
-                ["engine %s files - 1,000 files, norandommap=1" % n, "%.2f MiB" % (d1 / 1048576)],
-                ["engine %s files - 1,000 files, random map" % n, "%.2f MiB" % (d0 / 1048576)],
-                ["engine per file (random map)", "%.2f bytes" % (d0 / (a.files - 1000))],
-                ["filestat per file", "%.0f bytes" % fs],
-                ["filestat extrapolated to %s files" % n,
-                 "%.0f MiB" % (fs * a.files / 1048576)],
-            ])
+            b3_report(rep, r3, a)
         if big:
             sc.umount(big[0])
             big = None
         if disk:
-            rep.add("### On disk: %s (%s)" % (a.disk_dir, fs_of(a.disk_dir)))
-            rep.add()
-            rd, kept = b1_layout(b, None, sc, disk=disk)
-            results["disk_B1"] = rd
-            b1_report(rep, rd, [], "disk")
-            rr = b2_reads(b, kept[1], a.disk_files, a.read_ios, a.repeats, label=" disk")
-            results["disk_B2"] = rr
-            b2_report(rep, rr, a.read_ios, a.disk_files, "disk (page cache warm)")
-            disk.remove(kept[1])
+            disk_runs(b, a, sc, disk, rep, results)
     except BaseException as e:  # report what we have, then clean up
         error = "%s: %s" % (type(e).__name__, e)
         log("error: " + error)

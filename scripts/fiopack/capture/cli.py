@@ -359,8 +359,8 @@ def cgroup_tracer(a) -> str:
     return "bpf"
 
 
-def cmd_attach(a) -> int:
-    db = prepare(a)
+def check_attach(a) -> None:
+    """The refusals of attach's own options (prepare() checks the common ones)."""
     if bool(a.pid) == bool(a.cgroup):
         raise Error("attach: give the processes: --pid PID (repeatable) or --cgroup CGROUP")
     for pid in a.pid or []:
@@ -375,8 +375,91 @@ def cmd_attach(a) -> int:
         raise Error("--no-children: a cgroup's processes are captured, children or not")
     if a.cgroup:
         a.cgroup = os.path.realpath(a.cgroup)
+
+
+def snapshot_tasks(w, pids) -> None:
+    """What the capture cannot see start: each task's name and working
+    directory, each process's files open with O_DIRECT."""
+    for pid in pids:
+        w.odirect[pid] = direct_fds(pid)
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                lab = task_label(pid, int(tid))
+                if lab:
+                    w.info.setdefault(int(tid), {})["name"] = f"{lab}-{tid}"
+                try:
+                    w.info[int(tid)]["cwd"] = os.readlink(f"/proc/{tid}/cwd")
+                except (OSError, KeyError):
+                    pass
+        except OSError:
+            pass
+
+
+def tracer_argv(a, tracer, roots, pids, raw, work) -> tuple:
+    """The tracer's command line: (argv, argv as the trace's source shows
+    it, iocap's stats file, iocap's ready file)."""
+    stats, ready = os.path.join(work, "iocap.stats"), os.path.join(work, "iocap.ready")
+    if tracer == "bpf":
+        argv = iocap_args([] if a.cgroup else roots, raw, stats, ready, not a.no_children,
+                          a.cgroup)
+        shown = ["iocap"] + [x if x != raw else "strace.out" for x in argv[1:-4]]
+    else:
+        argv = strace_args(raw, False)
+        for pid in pids:
+            argv += ["-p", str(pid)]
+        shown = [x if x != raw else "strace.out" for x in argv]
+        argv[0] = strace_binary(a)
+    return argv, shown, stats, ready
+
+
+def wait_attached(p, tracer, ready, pids, w, stop) -> None:
+    """Returns once the tracer sees every task (iocap: its ready file;
+    strace: every task has it as its tracer), or a signal asks to stop."""
+    t_start = time.monotonic()
+    if tracer == "bpf":
+        while p.poll() is None and not os.path.exists(ready) and not stop:
+            time.sleep(0.02)
+        if p.poll() is not None:
+            why = last_words(p)
+            raise Error(f"attach: the BPF capture failed: {why}")
+        return
+    want = set()
+    for pid in pids:
+        try:
+            want.update(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            pass
+    while p.poll() is None and time.monotonic() - t_start < 60 and not stop:
+        have = {tid for _, tid in w.traced_by(p.pid)}
+        if want <= have or not want:
+            break
+        time.sleep(0.05)
+    if p.poll() is not None:
+        raise Error(f"attach: strace exited with status {p.returncode} before "
+                    "attaching (permissions? ptrace_scope?)")
+
+
+def detach(p, tracer, name) -> None:
+    """Stops the tracer @p (SIGINT: it detaches and ends) and checks how."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise Error(f"attach: {name} did not detach within 60 s")
+    if tracer == "bpf" and p.returncode != 0:
+        why = last_words(p)
+        raise Error(f"attach: the BPF capture failed: {why}")
+
+
+def cmd_attach(a) -> int:
+    db = prepare(a)
+    check_attach(a)
     tracer = cgroup_tracer(a) if a.cgroup else pick_tracer(a)
-    st = strace_binary(a) if tracer == "strace" else None
+    if tracer == "strace":
+        strace_binary(a)        # refused before anything starts
     # a cgroup's processes are whatever is in it at each moment
     roots = cgroup_procs(a.cgroup) if a.cgroup else list(dict.fromkeys(a.pid))
     pids = list(roots)
@@ -393,61 +476,17 @@ def cmd_attach(a) -> int:
     try:
         raw = os.path.join(work, "strace.out")
         w = Watcher()
-        for pid in pids:            # names, directories, O_DIRECT before the capture starts
-            w.odirect[pid] = direct_fds(pid)
-            try:
-                for tid in os.listdir(f"/proc/{pid}/task"):
-                    lab = task_label(pid, int(tid))
-                    if lab:
-                        w.info.setdefault(int(tid), {})["name"] = f"{lab}-{tid}"
-                    try:
-                        w.info[int(tid)]["cwd"] = os.readlink(f"/proc/{tid}/cwd")
-                    except (OSError, KeyError):
-                        pass
-            except OSError:
-                pass
+        snapshot_tasks(w, pids)
         lst = take_listing(a.datadir)
         with open(os.path.join(work, "listing"), "w", encoding="latin-1") as f:
             f.write("".join(ln + "\n" for ln in lst))
-        if tracer == "bpf":
-            stats, ready = os.path.join(work, "iocap.stats"), os.path.join(work, "iocap.ready")
-            argv = iocap_args([] if a.cgroup else roots, raw, stats, ready, not a.no_children,
-                              a.cgroup)
-            shown = ["iocap"] + [x if x != raw else "strace.out" for x in argv[1:-4]]
-        else:
-            argv = strace_args(raw, False)
-            for pid in pids:
-                argv += ["-p", str(pid)]
-            shown = [x if x != raw else "strace.out" for x in argv]
-            argv[0] = st
+        argv, shown, stats, ready = tracer_argv(a, tracer, roots, pids, raw, work)
         try:
             p = subprocess.Popen(argv, start_new_session=True,
                                  stderr=subprocess.PIPE if tracer == "bpf" else None)
         except OSError as e:
             raise Error(f"cannot start {argv[0]}: {e.strerror}")
-        t_start = time.monotonic()
-        if tracer == "bpf":
-            while p.poll() is None and not os.path.exists(ready) and not stop:
-                time.sleep(0.02)
-            if p.poll() is not None:
-                why = last_words(p)
-                raise Error(f"attach: the BPF capture failed: {why}")
-        else:
-            # attached when every task of the processes has strace as its tracer
-            want = set()
-            for pid in pids:
-                try:
-                    want.update(int(t) for t in os.listdir(f"/proc/{pid}/task"))
-                except OSError:
-                    pass
-            while p.poll() is None and time.monotonic() - t_start < 60 and not stop:
-                have = {tid for _, tid in w.traced_by(p.pid)}
-                if want <= have or not want:
-                    break
-                time.sleep(0.05)
-            if p.poll() is not None:
-                raise Error(f"attach: strace exited with status {p.returncode} before "
-                            "attaching (permissions? ptrace_scope?)")
+        wait_attached(p, tracer, ready, pids, w, stop)
         if a.cgroup:
             sample = lambda: w.sample(roots=cgroup_procs(a.cgroup))  # noqa: E731
         elif tracer == "bpf":
@@ -469,17 +508,7 @@ def cmd_attach(a) -> int:
                 break
             time.sleep(0.2)
             sample()
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)       # the tracer detaches and ends
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                raise Error(f"attach: {shown[0]} did not detach within 60 s")
-        if tracer == "bpf" and p.returncode != 0:
-            why = last_words(p)
-            raise Error(f"attach: the BPF capture failed: {why}")
+        detach(p, tracer, shown[0])
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
         write_procinfo(os.path.join(work, "procinfo"), w.info)

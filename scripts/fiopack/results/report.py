@@ -12,6 +12,7 @@ import csv
 import html
 import io
 import re
+from types import SimpleNamespace
 from fiopack.results.data import AnalysisError, sort_key, text_of
 from fiopack.results.tables import (HTML_STYLE, _csv_val, _order, _order_keys, fmt_num,
                                     provenance_html, provenance_line)
@@ -99,90 +100,11 @@ def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
     mapping = resolve_maps(maps, figs, set(targets))
     pairing = pair_metrics(sc, figs, dict(pairs or {}))
     byid = {f["id"]: f for f in figures_doc["figures"]}
-    sections = []
-    for m in sc.get("metrics") or []:
-        mname, unit = m["name"], m.get("unit", "")
-        fms = [fm for fm, cm in pairing.items() if cm == mname]
-        pfigs = [f for f in figs if f["metric"] in fms and f.get("kind") == "measured"]
-        if not pfigs:
-            continue
-        factors = {}
-        for f in pfigs:
-            factors[f["id"]] = unit_factor(f.get("unit_normalised"), unit)
-        pfigs = [f for f in pfigs if factors[f["id"]] is not None]
-        if not pfigs:
-            continue
-        keys = sorted({k for f in pfigs for k in (f.get("params") or {})})
-        check_names(rows, keys, "published parameter")
-        metric = parse_metric(mname, ds, rows)
-        dims = keys + ["target"] + cols
-        per = per_run_values(metric, rows, dims)
-        check_homogeneous(per, dims, metric)
-        meas, nk = {}, len(keys)
-        for key, runs in per.items():
-            meas[(tuple(key[:nk]), key[nk], tuple(key[nk + 1:]))] = Stats(
-                [v for v, _ in runs.values()], list(runs))
-        col_keys = _order_keys([ck for _, _, ck in meas]) or [()]
-        pub = {}
-        for f in pfigs:
-            pt = _fig_point(f, keys)
-            if pt is None:
-                continue
-            pub[(pt, f.get("device_id"))] = f
-        points = sorted({pt for pt, _, _ in meas} | {pt for pt, _ in pub},
-                        key=lambda t: tuple(sort_key(v) for v in t))
-        devs = _devices(pfigs)
-        mapped_devs = [d for d, _ in mapping]
-        header = list(keys) or [""]
-        for d, t in mapping:
-            labels = [_col_label(t, ck, cols, names) for ck in col_keys]
-            header += labels + [f"{devs.get(d, d)} (published)"]
-            header += [f"{_over(lab)}/published" for lab in labels]
-        extra_devs = [d for d in devs if d not in mapped_devs] if all_published else []
-        header += [f"{devs[d]} (published)" for d in extra_devs]
-        body, csv_rows = [], []
-        for pt in points:
-            line = [text_of(v) for v in pt] or [mname]
-            for d, t in mapping:
-                f = pub.get((pt, d))
-                fac = factors.get(f["id"], 1.0) if f else 1.0
-                pv = _fig_value(f, fac)[0] if f else None
-                sts = [meas.get((pt, t, ck)) for ck in col_keys]
-                ratios = [st.median / pv if st is not None and pv else None for st in sts]
-                line += [fmt_num(st.median if st else None, precision) for st in sts]
-                line.append(pub_text(f, fac, precision) if f else "-")
-                line += [fmt_num(r, precision) for r in ratios]
-                for ck, st, ratio in zip(col_keys, sts, ratios):
-                    csv_rows.append({"metric": mname, "unit": unit,
-                                     **{k: v for k, v in zip(keys, pt)},
-                                     **_col_fields(cols, ck, names), "kind": "value",
-                                     "measured_target": t,
-                                     "measured": st.median if st else None,
-                                     "repeats": st.n if st else 0,
-                                     "published_device": devs.get(d, d),
-                                     "published": pv, "published_id": f["id"] if f else None,
-                                     "measured_over_published": ratio})
-            for d in extra_devs:
-                f = pub.get((pt, d))
-                line.append(pub_text(f, factors.get(f["id"], 1.0), precision) if f else "-")
-            body.append(line)
-        notes = []
-        conv = sorted({(f.get("unit_normalised"), factors[f["id"]]) for f in pfigs})
-        for u, fac in conv:
-            if fac != 1.0:
-                notes.append(f"published values in {u} converted to {unit} (x{fac:.6g})")
-        unote = next((f.get("unit_note") for f in pfigs if f.get("unit_note")), None)
-        sec = ReportSection(mname, unit, keys, header, body, csv_rows, notes)
-        sec.expr = m["expr"]
-        sec.job = m.get("job")
-        sec.pub_metric = ", ".join(sorted({f["metric"] for f in pfigs}))
-        sec.unit_note = unote
-        sec.max_n = max((s.n for s in meas.values()), default=0)
-        sec.ratios = _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname,
-                                    unit, col_keys, cols, names)
-        shown = {t for _, t in mapping}
-        sec.runs = {i for (_, t, _), st in meas.items() if t in shown for i in st.runs}
-        sections.append(sec)
+    ctx = SimpleNamespace(ds=ds, rows=rows, figs=figs, pairing=pairing, mapping=mapping,
+                          byid=byid, cols=cols, names=names, precision=precision,
+                          all_published=all_published)
+    sections = [sec for sec in (_metric_section(ctx, m) for m in sc.get("metrics") or [])
+                if sec is not None]
     if not sections:
         raise AnalysisError(f"no published figure of scenario {sid} pairs with its metrics "
                             f"({', '.join(m['name'] for m in sc.get('metrics') or [])}); "
@@ -197,6 +119,105 @@ def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
             "hosts": [names.get(h, h) for h in _order([r["host"] for r in rows
                                                        if not r.get("aggregate")])],
             "runs_used": set().union(*(s.runs for s in sections))}
+
+
+def _metric_section(ctx, m):
+    """The section of catalogue metric @m: its measured values beside the
+    published ones, or None when no published figure pairs with it."""
+    ds, rows, figs, pairing, mapping = ctx.ds, ctx.rows, ctx.figs, ctx.pairing, ctx.mapping
+    cols, names, precision = ctx.cols, ctx.names, ctx.precision
+    mname, unit = m["name"], m.get("unit", "")
+    fms = [fm for fm, cm in pairing.items() if cm == mname]
+    pfigs = [f for f in figs if f["metric"] in fms and f.get("kind") == "measured"]
+    if not pfigs:
+        return None
+    factors = {}
+    for f in pfigs:
+        factors[f["id"]] = unit_factor(f.get("unit_normalised"), unit)
+    pfigs = [f for f in pfigs if factors[f["id"]] is not None]
+    if not pfigs:
+        return None
+    keys = sorted({k for f in pfigs for k in (f.get("params") or {})})
+    check_names(rows, keys, "published parameter")
+    metric = parse_metric(mname, ds, rows)
+    dims = keys + ["target"] + cols
+    per = per_run_values(metric, rows, dims)
+    check_homogeneous(per, dims, metric)
+    meas, nk = {}, len(keys)
+    for key, runs in per.items():
+        meas[(tuple(key[:nk]), key[nk], tuple(key[nk + 1:]))] = Stats(
+            [v for v, _ in runs.values()], list(runs))
+    col_keys = _order_keys([ck for _, _, ck in meas]) or [()]
+    pub = {}
+    for f in pfigs:
+        pt = _fig_point(f, keys)
+        if pt is None:
+            continue
+        pub[(pt, f.get("device_id"))] = f
+    points = sorted({pt for pt, _, _ in meas} | {pt for pt, _ in pub},
+                    key=lambda t: tuple(sort_key(v) for v in t))
+    devs = _devices(pfigs)
+    header, body, csv_rows = _section_table(ctx, m, keys, points, pub, meas, col_keys,
+                                             factors, devs)
+    notes = []
+    conv = sorted({(f.get("unit_normalised"), factors[f["id"]]) for f in pfigs})
+    for u, fac in conv:
+        if fac != 1.0:
+            notes.append(f"published values in {u} converted to {unit} (x{fac:.6g})")
+    unote = next((f.get("unit_note") for f in pfigs if f.get("unit_note")), None)
+    sec = ReportSection(mname, unit, keys, header, body, csv_rows, notes)
+    sec.expr = m["expr"]
+    sec.job = m.get("job")
+    sec.pub_metric = ", ".join(sorted({f["metric"] for f in pfigs}))
+    sec.unit_note = unote
+    sec.max_n = max((s.n for s in meas.values()), default=0)
+    sec.ratios = _ratio_section(figs, ctx.byid, pfigs, mapping, meas, keys, precision, mname,
+                                unit, col_keys, cols, names)
+    shown = {t for _, t in mapping}
+    sec.runs = {i for (_, t, _), st in meas.items() if t in shown for i in st.runs}
+    return sec
+
+
+def _section_table(ctx, m, keys, points, pub, meas, col_keys, factors, devs):
+    """The table of one section (header, rows) and its CSV rows: per point,
+    each mapped target's measured columns, the published value and ratios."""
+    mname, unit = m["name"], m.get("unit", "")
+    mapping, cols, names, precision = ctx.mapping, ctx.cols, ctx.names, ctx.precision
+    mapped_devs = [d for d, _ in mapping]
+    header = list(keys) or [""]
+    for d, t in mapping:
+        labels = [_col_label(t, ck, cols, names) for ck in col_keys]
+        header += labels + [f"{devs.get(d, d)} (published)"]
+        header += [f"{_over(lab)}/published" for lab in labels]
+    extra_devs = [d for d in devs if d not in mapped_devs] if ctx.all_published else []
+    header += [f"{devs[d]} (published)" for d in extra_devs]
+    body, csv_rows = [], []
+    for pt in points:
+        line = [text_of(v) for v in pt] or [mname]
+        for d, t in mapping:
+            f = pub.get((pt, d))
+            fac = factors.get(f["id"], 1.0) if f else 1.0
+            pv = _fig_value(f, fac)[0] if f else None
+            sts = [meas.get((pt, t, ck)) for ck in col_keys]
+            ratios = [st.median / pv if st is not None and pv else None for st in sts]
+            line += [fmt_num(st.median if st else None, precision) for st in sts]
+            line.append(pub_text(f, fac, precision) if f else "-")
+            line += [fmt_num(r, precision) for r in ratios]
+            for ck, st, ratio in zip(col_keys, sts, ratios):
+                csv_rows.append({"metric": mname, "unit": unit,
+                                 **{k: v for k, v in zip(keys, pt)},
+                                 **_col_fields(cols, ck, names), "kind": "value",
+                                 "measured_target": t,
+                                 "measured": st.median if st else None,
+                                 "repeats": st.n if st else 0,
+                                 "published_device": devs.get(d, d),
+                                 "published": pv, "published_id": f["id"] if f else None,
+                                 "measured_over_published": ratio})
+        for d in extra_devs:
+            f = pub.get((pt, d))
+            line.append(pub_text(f, factors.get(f["id"], 1.0), precision) if f else "-")
+        body.append(line)
+    return header, body, csv_rows
 
 
 def _col_fields(cols, ck, names) -> dict:

@@ -220,52 +220,42 @@ def cmd_list(argv: list) -> int:
     return 0
 
 
-def prepare(a, argv) -> tuple:
-    """Checks everything and returns (config, out dir). Writes nothing."""
-    fio = find_fio(a.fio)
-    if a.resume:
-        given = [n for n in ("scenario", "target", "sweep", "sets", "server", "out", "catalogue",
-                             "repeats", "order", "confirm_overwrite", "engine_dir",
-                             "remote_engine_dir", "remote_repo") if getattr(a, n)]
-        if given:
-            raise StudyError(f"--resume takes the study from DIR/study.json; do not give "
-                             f"{', '.join('--' + g.replace('_', '-') if g != 'scenario' else 'SCENARIO' for g in given)}")
-        out = Path(a.resume)
-        try:
-            cfg = json.loads((out / "study.json").read_text())
-        except (OSError, ValueError) as e:
-            raise StudyError(f"--resume {out}: no readable study.json ({e})")
-        for j in cfg["job_files"]:
-            p = REPO / j["path"] if not Path(j["path"]).is_absolute() else Path(j["path"])
-            if not p.is_file() or sha256_file(p) != j["sha256"]:
-                raise StudyError(f"--resume {out}: job file {j['path']} changed since the study "
-                                 f"began (its results would mix two versions)")
-        # the servers are checked as for a new study: runs on a server that
-        # is still down would only fail again
-        problems = []
-        dir_targets = [t for t in cfg["targets"] if t.get("kind") == "dir"]
-        for srv in cfg.get("servers") or []:
-            problems += check_server(fio, srv, cfg.get("engines") or [],
-                                     cfg.get("remote_engine_dir") or cfg["engine_dir"],
-                                     dir_targets, cfg.get("remote_repo") or "")
-        if problems:
-            raise StudyError("\n".join(problems))
-        cfg.setdefault("resumed", []).append({"command": argv, "at": utc_now()})
-        return cfg, out, fio
-    if not a.scenario:
-        raise StudyError("no scenario given (fio-pack study list shows them; fio-pack study --help)")
-    cat_path = Path(a.catalogue) if a.catalogue else DEFAULT_CATALOGUE
-    cat = load_catalogue(cat_path)
-    sc = find_scenario(cat, a.scenario, cat_path)
-    if sc.get("status", "ok") != "ok":
-        raise StudyError(f"scenario {sc['id']} cannot run: {sc['status']}")
-    tspec = scenario_target(sc)
-    paths = job_paths(sc)
-    sweeps = parse_sweeps(a.sweep, sc)
-    sets = parse_sets(a.sets, sweeps, sc)
-    repeats = a.repeats if a.repeats is not None else 1
-    if repeats < 1:
-        raise StudyError(f"--repeats {repeats}: must be at least 1")
+def prepare_resume(a, argv, fio) -> tuple:
+    """prepare() for --resume DIR: the study of DIR/study.json, refused when
+    a job file changed since or a server cannot run it now."""
+    given = [n for n in ("scenario", "target", "sweep", "sets", "server", "out", "catalogue",
+                         "repeats", "order", "confirm_overwrite", "engine_dir",
+                         "remote_engine_dir", "remote_repo") if getattr(a, n)]
+    if given:
+        raise StudyError(f"--resume takes the study from DIR/study.json; do not give "
+                         f"{', '.join('--' + g.replace('_', '-') if g != 'scenario' else 'SCENARIO' for g in given)}")
+    out = Path(a.resume)
+    try:
+        cfg = json.loads((out / "study.json").read_text())
+    except (OSError, ValueError) as e:
+        raise StudyError(f"--resume {out}: no readable study.json ({e})")
+    for j in cfg["job_files"]:
+        p = REPO / j["path"] if not Path(j["path"]).is_absolute() else Path(j["path"])
+        if not p.is_file() or sha256_file(p) != j["sha256"]:
+            raise StudyError(f"--resume {out}: job file {j['path']} changed since the study "
+                             f"began (its results would mix two versions)")
+    # the servers are checked as for a new study: runs on a server that
+    # is still down would only fail again
+    problems = []
+    dir_targets = [t for t in cfg["targets"] if t.get("kind") == "dir"]
+    for srv in cfg.get("servers") or []:
+        problems += check_server(fio, srv, cfg.get("engines") or [],
+                                 cfg.get("remote_engine_dir") or cfg["engine_dir"],
+                                 dir_targets, cfg.get("remote_repo") or "")
+    if problems:
+        raise StudyError("\n".join(problems))
+    cfg.setdefault("resumed", []).append({"command": argv, "at": utc_now()})
+    return cfg, out, fio
+
+
+def servers_and_targets(a, sc, tspec) -> tuple:
+    """The --server and --target options, each checked ("none" is the one
+    target of a scenario that takes none): (servers, targets)."""
     servers = []
     for s in a.server:
         srv = parse_server(s)
@@ -297,6 +287,12 @@ def prepare(a, argv) -> tuple:
             t["path"] = os.path.abspath(t["path"])
             check_local_target(t, sc, tspec["kind"], a.confirm_overwrite)
             t["device"] = device_info(t["path"])
+    return servers, targets
+
+
+def check_engines(a, sc, paths, servers, targets, fio) -> tuple:
+    """The engines the scenario's jobs load, checked where they will run:
+    (engines, engine dir, engine dir on the servers)."""
     engines = list(sc.get("engines") or [])
     engines += [e for e in job_engines(paths) if e not in engines]
     engine_dir = os.path.abspath(a.engine_dir) if a.engine_dir else str(REPO / "build")
@@ -315,6 +311,30 @@ def prepare(a, argv) -> tuple:
                                      a.remote_repo or "")
         if problems:
             raise StudyError("\n".join(problems))
+    return engines, engine_dir, remote_engine_dir
+
+
+def prepare(a, argv) -> tuple:
+    """Checks everything and returns (config, out dir). Writes nothing."""
+    fio = find_fio(a.fio)
+    if a.resume:
+        return prepare_resume(a, argv, fio)
+    if not a.scenario:
+        raise StudyError("no scenario given (fio-pack study list shows them; fio-pack study --help)")
+    cat_path = Path(a.catalogue) if a.catalogue else DEFAULT_CATALOGUE
+    cat = load_catalogue(cat_path)
+    sc = find_scenario(cat, a.scenario, cat_path)
+    if sc.get("status", "ok") != "ok":
+        raise StudyError(f"scenario {sc['id']} cannot run: {sc['status']}")
+    tspec = scenario_target(sc)
+    paths = job_paths(sc)
+    sweeps = parse_sweeps(a.sweep, sc)
+    sets = parse_sets(a.sets, sweeps, sc)
+    repeats = a.repeats if a.repeats is not None else 1
+    if repeats < 1:
+        raise StudyError(f"--repeats {repeats}: must be at least 1")
+    servers, targets = servers_and_targets(a, sc, tspec)
+    engines, engine_dir, remote_engine_dir = check_engines(a, sc, paths, servers, targets, fio)
     if a.out:
         out = Path(a.out)
     else:

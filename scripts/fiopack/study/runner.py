@@ -152,18 +152,9 @@ class Study:
             cmd.append("--readonly")    # after --client=: sent to the server
         return cmd + [str(jobfile)]
 
-    def run_one(self, run: dict) -> dict:
-        n = "%04d" % run["run"]
-        runs = self.out / "runs"
-        text, variables = self.derived(run)
-        jobfile = runs / f"{n}.fio"
-        write_atomic(jobfile, text)
-        for stale in (runs / f"{n}.json", runs / f"{n}.stdout"):
-            if stale.exists():
-                stale.unlink()
-        cmd = self.command(run, jobfile)
-        started = utc_now()
-        t0 = time.monotonic()
+    def run_fio(self, cmd, runs) -> tuple:
+        """Runs fio (@cmd) to its end: (exit status, stdout, stderr); on
+        Ctrl-C it is stopped and the study marked interrupted."""
         with tempfile.TemporaryFile(dir=str(runs)) as so, \
                 tempfile.TemporaryFile(dir=str(runs)) as se:
             proc = subprocess.Popen(cmd, cwd=str(REPO), stdout=so, stderr=se,
@@ -176,8 +167,46 @@ class Study:
                 raise
             so.seek(0)
             se.seek(0)
-            stdout = so.read().decode(errors="replace")
-            stderr = se.read().decode(errors="replace")
+            return rc, so.read().decode(errors="replace"), se.read().decode(errors="replace")
+
+    @staticmethod
+    def job_problem(text, entries):
+        """What went wrong in the jobs fio reported (None: nothing)."""
+        if not entries:
+            return "fio ran no job"
+        if precondition_problem(text, entries):
+            return precondition_problem(text, entries)
+        if any(e.get("error") for e in entries):
+            bad = [e for e in entries if e.get("error")]
+            return f"job {bad[0].get('jobname')} ended with error {bad[0]['error']}"
+        return None
+
+    def remote_meta(self, run, pre, entries) -> dict:
+        """Where a client/server run ran: the server, and what fio's client
+        says of each job's host."""
+        srv = self.servers[run["host"]]
+        m = re.search(r"^<([^>]*)> ", pre, re.M)
+        return {
+            "host": srv["host"], "port": srv["port"],
+            "server_name": m.group(1) if m else None,
+            "client_stats": [{"jobname": e.get("jobname"), "hostname": e.get("hostname"),
+                              "port": e.get("port"), "error": e.get("error")}
+                             for e in entries],
+        }
+
+    def run_one(self, run: dict) -> dict:
+        n = "%04d" % run["run"]
+        runs = self.out / "runs"
+        text, variables = self.derived(run)
+        jobfile = runs / f"{n}.fio"
+        write_atomic(jobfile, text)
+        for stale in (runs / f"{n}.json", runs / f"{n}.stdout"):
+            if stale.exists():
+                stale.unlink()
+        cmd = self.command(run, jobfile)
+        started = utc_now()
+        t0 = time.monotonic()
+        rc, stdout, stderr = self.run_fio(cmd, runs)
         ended = utc_now()
         elapsed = time.monotonic() - t0
         pre, js = split_json(stdout)
@@ -197,13 +226,7 @@ class Study:
         if result is not None:
             entries = [e for e in (result.get("client_stats" if remote else "jobs") or [])
                        if e.get("jobname") != "All clients"]
-            if not entries:
-                problem = "fio ran no job"
-            elif precondition_problem(text, entries):
-                problem = precondition_problem(text, entries)
-            elif any(e.get("error") for e in entries):
-                bad = [e for e in entries if e.get("error")]
-                problem = f"job {bad[0].get('jobname')} ended with error {bad[0]['error']}"
+            problem = self.job_problem(text, entries)
         if rc != 0:
             problem = f"fio exit {rc}" + (f": {problem}" if problem else "")
         if problem:
@@ -240,15 +263,7 @@ class Study:
             "stdout_text": pre[-STDERR_TAIL:],
         }
         if remote:
-            srv = self.servers[run["host"]]
-            m = re.search(r"^<([^>]*)> ", pre, re.M)
-            meta["remote"] = {
-                "host": srv["host"], "port": srv["port"],
-                "server_name": m.group(1) if m else None,
-                "client_stats": [{"jobname": e.get("jobname"), "hostname": e.get("hostname"),
-                                  "port": e.get("port"), "error": e.get("error")}
-                                 for e in entries],
-            }
+            meta["remote"] = self.remote_meta(run, pre, entries)
         write_json_atomic(runs / f"{n}.meta.json", meta)
         meta["_result"] = result
         return meta

@@ -97,20 +97,163 @@ _SECTOR_ONLY = re.compile(r"(?:\([^)]*\)[ \t]*)*(\d+)[ \t]*(?:[\[(]|$)")
 _COMM = re.compile(r".*?\[(.*)\]")
 
 
+def parse_event(name, lineno, line, event):
+    """One line of blkparse output: None for a line that is not an event
+    (blank, the closing summary, "Input file ... added"), else (dev, pid,
+    action, preflush, kind, fua, sector, nsect, sec, nsec, rest). An event
+    neither Q nor @event is returned with kind None: only a Q's pid is kept."""
+    m = _EVENT.match(line)
+    if not m:
+        if _SUMMARY.match(line):
+            return "summary"
+        if _LOOKS_LIKE_EVENT.match(line):
+            _in_fail(name, lineno, "malformed event line (expected MAJ,MIN CPU SEQ "
+                                   "SECONDS.NANOSECONDS PID ACTION RWBS ...)")
+        if line.startswith("Input file ") and line.endswith(" added"):
+            return None
+        _in_fail(name, lineno, "not a blkparse event line (blkparse's default output "
+                               "format: MAJ,MIN CPU SEQ SECONDS.NANOSECONDS PID "
+                               "ACTION RWBS ...)")
+    maj, mnr, _cpu, _seq, sec, nsec, pid, act, rwbs, rest = m.groups()
+    rest = rest or ""
+    if len(nsec) != 9:
+        _in_fail(name, lineno, f"bad time '{sec}.{nsec}' (SECONDS.NANOSECONDS, 9 digits)")
+    if act not in ("Q", event):
+        return None
+    r = _RWBS.match(rwbs)
+    if not r:
+        if act == "Q" and event != "Q":
+            return None         # only the pid is wanted from Q events
+        _in_fail(name, lineno, f"unknown RWBS field '{rwbs[:20]}' "
+                               "(expected [F]R|W|D|N[F][A][S][M])")
+    preflush, kind, flags = r.group(1) == "F", r.group(2), r.group(3)
+    fua = flags.startswith("F")
+    sm = _SECTORS.match(rest)
+    if sm:
+        sector, nsect = int(sm.group(1)), int(sm.group(2))
+    else:
+        sector, nsect = None, 0
+        s1 = _SECTOR_ONLY.match(rest)
+        if s1:
+            sector = int(s1.group(1))
+        elif not rest.lstrip(" \t").startswith(("[", "(")) and act in "QDC":
+            _in_fail(name, lineno, f"cannot read the sectors of '{rest[:40]}' "
+                                   "(SECTOR + COUNT [...])")
+    return (f"{maj},{mnr}", int(pid), act, preflush, kind, fua, sector, nsect, sec, nsec, rest)
+
+
+class BlkparseImport:
+    """The state of one import: devices as files, processes as streams,
+    the pid of each queued request (a D or C event runs in whatever
+    process the block layer is in, the Q in the one that asked)."""
+
+    def __init__(self, a, name):
+        self.a, self.name = a, name
+        self.files: Dict[str, FileDecl] = {}           # "maj,min" -> declaration
+        self.streams: Dict[int, StreamDecl] = {}       # pid (or -1) -> declaration
+        self.comm: Dict[int, str] = {}
+        self.snames: set = set()
+        self.q_pid: Dict[tuple, int] = {}       # (dev, sector) -> pid of the latest Q
+        self.flush_pid: Dict[str, int] = {}     # dev -> pid of the latest Q with a flush/FUA
+        self.last_time: Dict[int, tuple] = {}
+        self.skipped = {"skipped (no data)": 0, "FUA flags dropped": 0,
+                        "failed (error != 0), kept": 0}
+        self.kept = 0
+        self.spool = Spool()
+
+    def queued(self, dev, pidn, preflush, fua, sector, rest):
+        """A Q event: remember which process asked for the request."""
+        if sector is not None:
+            self.q_pid[(dev, sector)] = pidn
+        if preflush or fua:
+            self.flush_pid[dev] = pidn
+        cm = _COMM.match(rest)
+        if cm and pidn not in self.comm:
+            self.comm[pidn] = cm.group(1)
+
+    def owner(self, dev, pidn, act, preflush, sector, nsect):
+        """The process a kept event is credited to (its Q's, when known)."""
+        owner = pidn
+        if self.a.event != "Q":
+            if nsect and (dev, sector) in self.q_pid:
+                owner = self.q_pid[(dev, sector)]
+                if act == "C":
+                    del self.q_pid[(dev, sector)]
+            elif not nsect and preflush and dev in self.flush_pid:
+                owner = self.flush_pid[dev]
+        return -1 if self.a.streams == "single" else owner
+
+    def stream(self, owner, lineno):
+        st = self.streams.get(owner)
+        if st is None:
+            if owner == -1:
+                sname = "device"
+            else:
+                c = self.comm.get(owner, "")
+                sname = f"{safe_name(c, 200)}-{owner}" if c and c != "(null)" \
+                    else f"pid-{owner}"
+            st = self.streams[owner] = StreamDecl(len(self.streams), unique(sname, self.snames))
+            if len(self.streams) > MAX_STREAMS:
+                _in_fail(self.name, lineno, f"more than {MAX_STREAMS} processes: use "
+                                            "--streams single")
+        return st
+
+    def feed(self, lineno, ev):
+        """One event, as parse_event returns it."""
+        dev, pidn, act, preflush, kind, fua, sector, nsect, sec, nsec, rest = ev
+        name = self.name
+        if act == "Q":
+            self.queued(dev, pidn, preflush, fua, sector, rest)
+            if self.a.event != "Q":
+                return
+        # a kept event
+        if act == "C":
+            em = re.search(r"\[(-?\d+)\][ \t]*$", rest)
+            if em and int(em.group(1)) != 0:
+                self.skipped["failed (error != 0), kept"] += 1
+        owner = self.owner(dev, pidn, act, preflush, sector, nsect)
+        ops = []
+        if preflush:
+            ops.append(("fsync", 0, 0))
+        if nsect and kind in "RWD":
+            ops.append(({"R": "read", "W": "write", "D": "trim"}[kind],
+                        sector * 512, nsect * 512))
+        if fua and kind == "W":
+            self.skipped["FUA flags dropped"] += 1
+        if not ops:
+            self.skipped["skipped (no data)"] += 1
+            return
+        time = int(sec) * 1000000000 + int(nsec)
+        if time > MAX_OFFSET:
+            _in_fail(name, lineno, f"time {sec}.{nsec} is beyond 2^63-1 ns")
+        fd = self.files.get(dev)
+        if fd is None:
+            maj, mnr = dev.split(",")
+            fd = self.files[dev] = FileDecl(len(self.files), "data", 0, 0, f"dev-{maj}-{mnr}")
+        st = self.stream(owner, lineno)
+        prev = self.last_time.get(st.id)
+        if prev and time < prev[0]:
+            _in_fail(name, lineno, f"time {sec}.{nsec} goes back from the stream's "
+                                   f"event on line {prev[1]} (blkparse output is sorted "
+                                   "by time)")
+        self.last_time[st.id] = (time, lineno)
+        for op, off, length in ops:
+            if op in ("read", "write") and length > MAX_IO:
+                _in_fail(name, lineno, f"{op} of {length} bytes, over the trace format's "
+                                       f"limit of {MAX_IO}")
+            if off + length > MAX_OFFSET:
+                _in_fail(name, lineno, "sector range beyond 2^63-1 bytes")
+            if off + length > fd.max_size:
+                fd.max_size = fd.size = off + length
+            self.spool.add(time, st.id, fd.id, op, off, length)
+            self.kept += 1
+
+
 def cmd_import_blkparse(a) -> int:
-    notes = Notes(a.quiet)
     pagesize = _pagesize(a.pagesize)
     name = "<stdin>" if a.input == "-" else a.input
-    files: Dict[str, FileDecl] = {}           # "maj,min" -> declaration
-    streams: Dict[int, StreamDecl] = {}       # pid (or -1) -> declaration
-    comm: Dict[int, str] = {}
-    snames: set = set()
-    q_pid: Dict[tuple, int] = {}               # (dev, sector) -> pid of the latest Q
-    flush_pid: Dict[str, int] = {}             # dev -> pid of the latest Q with a flush/FUA
-    last_time: Dict[int, tuple] = {}
-    skipped = {"skipped (no data)": 0, "FUA flags dropped": 0, "failed (error != 0), kept": 0}
-    kept = 0
-    spool = Spool()
+    imp = BlkparseImport(a, name)
+    notes = Notes(a.quiet)
     f = open_input(a.input)
     try:
         lineno = 0
@@ -122,129 +265,24 @@ def cmd_import_blkparse(a) -> int:
             line = line.rstrip("\r")
             if summary or not line.strip(" \t"):
                 continue
-            m = _EVENT.match(line)
-            if not m:
-                if _SUMMARY.match(line):
-                    summary = True
-                    continue
-                if _LOOKS_LIKE_EVENT.match(line):
-                    _in_fail(name, lineno, "malformed event line (expected MAJ,MIN CPU SEQ "
-                                           "SECONDS.NANOSECONDS PID ACTION RWBS ...)")
-                if line.startswith("Input file ") and line.endswith(" added"):
-                    continue
-                _in_fail(name, lineno, "not a blkparse event line (blkparse's default output "
-                                       "format: MAJ,MIN CPU SEQ SECONDS.NANOSECONDS PID "
-                                       "ACTION RWBS ...)")
-            maj, mnr, _cpu, _seq, sec, nsec, pid, act, rwbs, rest = m.groups()
-            rest = rest or ""
-            if len(nsec) != 9:
-                _in_fail(name, lineno, f"bad time '{sec}.{nsec}' (SECONDS.NANOSECONDS, 9 digits)")
-            if act not in ("Q", a.event):
-                continue
-            r = _RWBS.match(rwbs)
-            if not r:
-                if act == "Q" and a.event != "Q":
-                    continue        # only the pid is wanted from Q events
-                _in_fail(name, lineno, f"unknown RWBS field '{rwbs[:20]}' "
-                                       "(expected [F]R|W|D|N[F][A][S][M])")
-            preflush, kind, flags = r.group(1) == "F", r.group(2), r.group(3)
-            fua = flags.startswith("F")
-            sm = _SECTORS.match(rest)
-            if sm:
-                sector, nsect = int(sm.group(1)), int(sm.group(2))
-            else:
-                sector, nsect = None, 0
-                s1 = _SECTOR_ONLY.match(rest)
-                if s1:
-                    sector = int(s1.group(1))
-                elif not rest.lstrip(" \t").startswith(("[", "(")) and act in "QDC":
-                    _in_fail(name, lineno, f"cannot read the sectors of '{rest[:40]}' "
-                                           "(SECTOR + COUNT [...])")
-            dev = f"{maj},{mnr}"
-            pidn = int(pid)
-            if act == "Q":
-                if sector is not None:
-                    q_pid[(dev, sector)] = pidn
-                if preflush or fua:
-                    flush_pid[dev] = pidn
-                cm = _COMM.match(rest)
-                if cm and pidn not in comm:
-                    comm[pidn] = cm.group(1)
-                if a.event != "Q":
-                    continue
-            # a kept event
-            if act == "C":
-                em = re.search(r"\[(-?\d+)\][ \t]*$", rest)
-                if em and int(em.group(1)) != 0:
-                    skipped["failed (error != 0), kept"] += 1
-            owner = pidn
-            if a.event != "Q":
-                if nsect and (dev, sector) in q_pid:
-                    owner = q_pid[(dev, sector)]
-                    if act == "C":
-                        del q_pid[(dev, sector)]
-                elif not nsect and preflush and dev in flush_pid:
-                    owner = flush_pid[dev]
-            if a.streams == "single":
-                owner = -1
-            ops = []
-            if preflush:
-                ops.append(("fsync", 0, 0))
-            if nsect and kind in "RWD":
-                ops.append(({"R": "read", "W": "write", "D": "trim"}[kind],
-                            sector * 512, nsect * 512))
-            if fua and kind == "W":
-                skipped["FUA flags dropped"] += 1
-            if not ops:
-                skipped["skipped (no data)"] += 1
-                continue
-            time = int(sec) * 1000000000 + int(nsec)
-            if time > MAX_OFFSET:
-                _in_fail(name, lineno, f"time {sec}.{nsec} is beyond 2^63-1 ns")
-            fd = files.get(dev)
-            if fd is None:
-                fd = files[dev] = FileDecl(len(files), "data", 0, 0, f"dev-{maj}-{mnr}")
-            st = streams.get(owner)
-            if st is None:
-                if owner == -1:
-                    sname = "device"
-                else:
-                    c = comm.get(owner, "")
-                    sname = f"{safe_name(c, 200)}-{owner}" if c and c != "(null)" \
-                        else f"pid-{owner}"
-                st = streams[owner] = StreamDecl(len(streams), unique(sname, snames))
-                if len(streams) > MAX_STREAMS:
-                    _in_fail(name, lineno, f"more than {MAX_STREAMS} processes: use "
-                                           "--streams single")
-            prev = last_time.get(st.id)
-            if prev and time < prev[0]:
-                _in_fail(name, lineno, f"time {sec}.{nsec} goes back from the stream's "
-                                       f"event on line {prev[1]} (blkparse output is sorted "
-                                       "by time)")
-            last_time[st.id] = (time, lineno)
-            for op, off, length in ops:
-                if op in ("read", "write") and length > MAX_IO:
-                    _in_fail(name, lineno, f"{op} of {length} bytes, over the trace format's "
-                                           f"limit of {MAX_IO}")
-                if off + length > MAX_OFFSET:
-                    _in_fail(name, lineno, "sector range beyond 2^63-1 bytes")
-                if off + length > fd.max_size:
-                    fd.max_size = fd.size = off + length
-                spool.add(time, st.id, fd.id, op, off, length)
-                kept += 1
-        if len(files) > MAX_FILES:
+            ev = parse_event(name, lineno, line, a.event)
+            if ev == "summary":
+                summary = True
+            elif ev is not None:
+                imp.feed(lineno, ev)
+        if len(imp.files) > MAX_FILES:
             raise Error(f"{name}: more than {MAX_FILES} devices")
         h = Header(pagesize=pagesize, timeunit="ns",
                    source=source_text(a.source, f"blkparse output {name} (event {a.event}, "
                                       f"streams per {a.streams}) imported by {PROG} "
                                       "import-blkparse"),
-                   files=list(files.values()), streams=list(streams.values()))
-        n = write_trace(a.output, h, spool)
+                   files=list(imp.files.values()), streams=list(imp.streams.values()))
+        n = write_trace(a.output, h, imp.spool)
     finally:
-        spool.close()
+        imp.spool.close()
         if f is not sys.stdin.buffer:
             f.close()
-    if any(skipped.values()):
-        notes(f"{a.event} events: {_counts(skipped)}")
-    notes(f"{n} records, {len(files)} device(s), {len(streams)} stream(s)")
+    if any(imp.skipped.values()):
+        notes(f"{a.event} events: {_counts(imp.skipped)}")
+    notes(f"{n} records, {len(imp.files)} device(s), {len(imp.streams)} stream(s)")
     return 0

@@ -309,6 +309,7 @@ class Parser:
         self.h.incomplete.append(text)
 
     # -- records --
+    # long: a record line field by field, each refusal the C parser's own message
     def record(self, tok) -> Record:
         if len(tok) < 4:
             self.fail("expected 'TIME STREAM FILE OPERATION [ARGUMENTS] [+LATENCY]'")

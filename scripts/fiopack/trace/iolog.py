@@ -188,6 +188,7 @@ def cmd_import_iolog(a) -> int:
     return 0
 
 
+# long: one iolog line, field by field, each refusal with its own message
 def _iolog_line(name, lineno, line, v, unit, per, files, paths, streams, snames, last_time,
                 dropped, spool):
     tok = _blank_split(line.strip(" \t"))
@@ -341,6 +342,7 @@ EXAMPLE
 """
 
 
+# long: one pass over the trace writing the iolog; its state is local to it
 def cmd_export_iolog(a) -> int:
     notes = Notes(a.quiet)
     if not a.output:
