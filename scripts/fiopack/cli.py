@@ -38,6 +38,9 @@ COMMANDS = {
     },
 }
 
+# what each group of commands holds, for the list
+GROUPS = {"bench": "benchmarks", "gen": "generators"}
+
 # commands whose output is often piped into head: a closed pipe ends them
 # quietly, as it ends cat
 PIPED = {"study", "analyze", "trace"}
@@ -51,7 +54,7 @@ def parser(prog: str, table: dict) -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for name, entry in table.items():
         if isinstance(entry, dict):
-            sub.add_parser(name, help="; ".join(f"{n}: {e[1]}" for n, e in entry.items()))
+            sub.add_parser(name, help=f"{GROUPS[name]}: {', '.join(entry)}")
         else:
             sub.add_parser(name, help=entry[1])
     return ap
