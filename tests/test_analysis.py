@@ -817,6 +817,7 @@ def test_compare(out, tmp_path):
 # Manual pages
 # ---------------------------------------------------------------------------
 
+@pytest.mark.nofio
 @pytest.mark.parametrize("cmd", ["", "rows", "metrics", "table", "plot", "report", "compare"])
 def test_help_reads_like_a_man_page(cmd):
     p = ok(analyze(*([cmd] if cmd else []), "--help"))

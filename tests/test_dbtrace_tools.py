@@ -150,6 +150,7 @@ def _expected_ops(acts):
                               "fdatasync": acts.get("datasync", 0)}.items() if v}
 
 
+@pytest.mark.nofio
 def test_help_pages():
     r = ok(tool("--help"))
     assert r.stdout.startswith("NAME") and "SYNOPSIS" in r.stdout
@@ -289,6 +290,7 @@ def test_iolog_streams(fio_log, tmp_path):
     assert c_check(tmp_path / "stdout.trace")["records"] == n
 
 
+@pytest.mark.nofio
 def test_iolog_mapping_details(tmp_path):
     """What a v2 log's other actions become (wait, open/close, datasync, trim,
     sync_file_range), and file names that need making safe."""
@@ -329,6 +331,7 @@ def test_output_is_atomic(fio_log, tmp_path):
 V3 = "fio version 3 iolog\n10 /d/f add\n20 /d/f open\n30 /d/f write 0 4096\n"
 
 
+@pytest.mark.nofio
 @pytest.mark.parametrize("text,line,reason", [
     ("hello\n", 1, "not a fio version 2 or 3 iolog"),
     ("", 1, "empty file"),
@@ -383,6 +386,7 @@ def doc_example(tmp_path) -> Path:
     return p
 
 
+@pytest.mark.nofio
 def test_export_mapping(tmp_path):
     ex = doc_example(tmp_path)
     assert c_check(ex)["records"] == 14
@@ -427,6 +431,7 @@ def test_export_mapping(tmp_path):
     assert "3 completion time(s) dropped" in r.stderr
 
 
+@pytest.mark.nofio
 def test_export_bad_trace(tmp_path):
     ex = doc_example(tmp_path)
     cut = tmp_path / "cut.trace"
@@ -489,6 +494,7 @@ def _mutations(text):
     yield "empty source", re.sub(r"^source .*\n", "source  \n", text, flags=re.M)
 
 
+@pytest.mark.nofio
 def test_reader_errors_match_c(tmp_path):
     text = doc_example(tmp_path).read_text()
     v2 = tmp_path / "v2.trace"
@@ -514,6 +520,7 @@ def test_reader_errors_match_c(tmp_path):
         seen.add(what)
 
 
+@pytest.mark.nofio
 def test_reader_gzip_like_c(tmp_path):
     text = doc_example(tmp_path).read_text().encode()
     z = gzip.compress(text)
@@ -580,6 +587,7 @@ def _mutate(rng, text):
     return "\n".join(lines)
 
 
+@pytest.mark.nofio
 @pytest.mark.parametrize("version", [1, 2])
 def test_reader_differential(tmp_path, version):
     """Mutated copies of the format document's example (and of its version-2
@@ -668,6 +676,7 @@ Skips: 0 forward (0 -   0.0%)
 """
 
 
+@pytest.mark.nofio
 def test_blkparse_recorded(tmp_path):
     inp = tmp_path / "sample.txt"
     inp.write_text(BLKPARSE_SAMPLE)
@@ -716,6 +725,7 @@ def test_blkparse_recorded(tmp_path):
     assert c_check(tmp_path / "stdout.trace")["records"] == 8
 
 
+@pytest.mark.nofio
 @pytest.mark.parametrize("line,reason", [
     ("  7,0    1        0     0.0000 25438  D  WS 0 + 8 [dd]", "bad time '0.0000'"),
     ("  7,0    1        0     0.000013129 25438  D  XS 0 + 8 [dd]", "unknown RWBS field 'XS'"),

@@ -74,6 +74,7 @@ def test_job_files_exist():
         assert want in names, names
 
 
+@pytest.mark.nofio
 @pytest.mark.parametrize("path", JOB_FILES, ids=[p.name for p in JOB_FILES])
 def test_job_file_header_documents_variables(path):
     text = path.read_text()

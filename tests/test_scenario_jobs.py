@@ -149,12 +149,14 @@ def job_entries(result, metric_job):
 # Headers and parsing
 # ---------------------------------------------------------------------------
 
+@pytest.mark.nofio
 def test_job_files_present():
     dirs = sorted(p.name for p in JOBS.glob("0*") if p.is_dir())
     assert [d[:3] for d in dirs] == ["000", "001", "002", "003", "004"], dirs
     assert len(JOB_FILES) >= 14, [p.name for p in JOB_FILES]
 
 
+@pytest.mark.nofio
 @pytest.mark.parametrize("path", JOB_FILES, ids=[p.name for p in JOB_FILES])
 def test_header(path):
     text = path.read_text()
@@ -330,6 +332,7 @@ def scenario_ids() -> list:
     return SCENARIO_IDS
 
 
+@pytest.mark.nofio
 def test_catalogue_shape():
     cat = catalogue()
     assert set(cat) == {"version", "scenarios"} and cat["version"] == 1
@@ -404,6 +407,7 @@ def test_metrics_of_existing_postmark_jobs(tmp_path):
 # Generated files are what their generators write
 # ---------------------------------------------------------------------------
 
+@pytest.mark.nofio
 def test_generated_job_files_are_current(tmp_path):
     for name, gen, shipped_dir, args in (
             ("iozone-auto.fio", IOZONE_GEN, JOBS / "001-iozone-mtron", ["--max-file", "256k"]),
@@ -422,6 +426,7 @@ def test_generated_job_files_are_current(tmp_path):
             assert {n for n in shipped_logs if n.startswith(("bkwd-", "stride-"))} == produced
 
 
+@pytest.mark.nofio
 def test_iozone_offsets_follow_iozone_c():
     ns = vars(iozone_grid)
     k = 4096
@@ -438,6 +443,7 @@ def test_iozone_offsets_follow_iozone_c():
     assert (16 << 20, 4096) in pairs and (512 << 20, 16 << 20) in pairs
 
 
+@pytest.mark.nofio
 def test_compare_syscalls_script_help():
     """scripts/fio-pack syscalls (docs/syscall-patterns.md) at least starts and explains itself."""
     p = subprocess.run([*FIO_PACK, "syscalls", "--help"],

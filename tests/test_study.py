@@ -665,6 +665,7 @@ def figures():
     return json.loads(FIGURES.read_text())
 
 
+@pytest.mark.nofio
 def test_figures_fields(figures):
     assert figures["format"] == 1
     for sid, src in figures["sources"].items():
@@ -695,6 +696,7 @@ def test_figures_fields(figures):
     assert {f["source"] for f in figures["figures"]} == {"000", "001", "002", "003", "004"}
 
 
+@pytest.mark.nofio
 def test_figures_scenarios_in_catalogue(figures):
     """When the job library's catalogue exists, figures join on its ids."""
     cat = REPO / "jobs" / "catalogue.json"
@@ -705,6 +707,7 @@ def test_figures_scenarios_in_catalogue(figures):
     assert not missing, f"scenario ids of reference/figures.json not in the catalogue: {missing}"
 
 
+@pytest.mark.nofio
 def test_figures_002_table_complete(figures):
     f002 = [f for f in figures["figures"] if f["source"] == "002"]
     threads = [1, 2, 4, 8, 16, 32]
@@ -737,6 +740,7 @@ def test_figures_002_table_complete(figures):
             assert abs(r - by_id[f"002-response-ratio-raid10-over-{dev}-t{t}"]) < 0.05 * r
 
 
+@pytest.mark.nofio
 def test_figures_charts_have_no_numbers(figures):
     charts = [f for f in figures["figures"] if f.get("unavailable")]
     assert charts and all(f["value"] is None and "range" not in f for f in charts)
@@ -798,6 +802,7 @@ def test_incomplete_precondition_fails_the_run(lab, tmp_path):
         subprocess.run(["umount", str(small)])
 
 
+@pytest.mark.nofio
 def test_incomplete_precondition_is_found_from_its_bytes():
     """The check itself: fewer bytes than the precondition's size, without
     any error, is a failed run too (a precondition cut short by a job
@@ -816,6 +821,7 @@ def test_incomplete_precondition_is_found_from_its_bytes():
         {"precondition": None}
 
 
+@pytest.mark.nofio
 def test_no_catalogue_precondition_is_shortened():
     """Every scenario of jobs/catalogue.json with a precondition job, derived
     with every shortening option set: its preconditions keep none of them."""

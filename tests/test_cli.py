@@ -1,0 +1,84 @@
+"""scripts/fio-pack: the one command, its groups, and the manuals of the
+multi-command tools against their parsers.
+
+Pure Python: no fio, no engine (marked nofio)."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from fiopack import analyze, cli
+from fiopack.capture import cli as capture_cli
+from fiopack.study import cli as study_cli
+from fiopack.trace import cli as trace_cli
+
+FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
+
+pytestmark = [pytest.mark.nofio, pytest.mark.nosan]
+
+
+def fio_pack(*args, env=None):
+    return subprocess.run([*FIO_PACK, *args], capture_output=True, text=True, timeout=60,
+                          env=env)
+
+
+def options_of(ap):
+    return {s for act in ap._actions for s in act.option_strings if s not in ("-h", "--help")}
+
+
+@pytest.mark.parametrize("tool,parser,manual", [
+    ("trace", trace_cli.parser, trace_cli.HELP),
+    ("capture", capture_cli.parser, capture_cli.HELP),
+    ("analyze", analyze.parser, analyze.HELP),
+])
+def test_every_option_is_in_its_manual(tool, parser, manual):
+    """An option a parser accepts and its command's manual does not name
+    would be undocumented: every option string appears in the manual (or,
+    for options every command shares, in the tool's own page)."""
+    shared = {"trace": trace_cli.__doc__, "capture": capture_cli.__doc__,
+              "analyze": analyze.__doc__}[tool]
+    for cmd, text in manual.items():
+        missing = [o for o in sorted(options_of(parser(cmd)))
+                   if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text + shared)]
+        assert not missing, f"fio-pack {tool} {cmd}: {missing} not in its manual"
+
+
+def test_study_options_are_in_its_manual():
+    text = study_cli.__doc__
+    for ap in (study_cli.run_parser(),):
+        missing = [o for o in sorted(options_of(ap))
+                   if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)]
+        assert not missing, f"fio-pack study: {missing} not in its manual"
+
+
+def test_every_command_answers_help():
+    """Each command and each member of a group prints its manual and exits 0."""
+    for name, entry in cli.COMMANDS.items():
+        for sub in (entry if isinstance(entry, dict) else [None]):
+            args = [name] + ([sub] if sub else []) + ["--help"]
+            r = fio_pack(*args)
+            assert r.returncode == 0 and r.stdout.strip() and not r.stderr, (args, r.stderr)
+
+
+def test_unknown_command_is_one_line():
+    for args in (["nothing"], ["bench", "nothing"]):
+        r = fio_pack(*args)
+        assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r
+        assert "unknown command 'nothing'" in r.stderr
+
+
+def test_no_command_prints_the_list_on_stderr():
+    r = fio_pack()
+    assert r.returncode == 2 and "commands:" in r.stderr and r.stdout == ""
+    r = fio_pack("--help")
+    assert r.returncode == 0 and all(c in r.stdout for c in cli.COMMANDS)
+
+
+def test_python_m_fiopack_is_the_launcher():
+    env = {"PYTHONPATH": str(REPO / "scripts"), "PATH": "/usr/bin:/bin"}
+    a = subprocess.run([sys.executable, "-m", "fiopack", "study", "list"], capture_output=True,
+                       text=True, timeout=60, env=env, cwd="/")
+    b = fio_pack("study", "list")
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
