@@ -22,8 +22,8 @@ void tree_space(const struct tree_shape *t, const struct size_dist *d, uint64_t 
 		uint64_t stream, uint64_t block, uint64_t exact_max, uint64_t count,
 		struct tree_space *out)
 {
-	uint64_t i, n = count < t->nfiles ? count : t->nfiles, ndirs = tree_ndirs(t);
-	uint64_t inner = 0, level = 1, leaves = t->nleaves, per_leaf;
+	uint64_t i, n = count < t->nfiles ? count : t->nfiles, ndirs;
+	uint64_t inner = 0, level, leaves, per_leaf;
 	unsigned k;
 
 	if (!block)
@@ -31,7 +31,6 @@ void tree_space(const struct tree_shape *t, const struct size_dist *d, uint64_t 
 	if (!exact_max)
 		exact_max = 1;
 	out->files = n;
-	out->dirs = ndirs;
 	out->data_error = 0;
 	if (n <= exact_max) {
 		uint64_t sum = 0;
@@ -58,25 +57,33 @@ void tree_space(const struct tree_shape *t, const struct size_dist *d, uint64_t 
 		out->data_error = (uint64_t)(4.0 * sd * (double)n / sqrt((double)m) + 0.5);
 	}
 
-	/* directories: the inner levels hold fanout subdirectories each */
-	for (k = 0; k < t->depth; k++) {
-		inner += level;
-		level *= t->fanout;
-	}
+	/*
+	 * Directories: files fill leaves in order and a layout makes only the
+	 * directories on the paths of the leaves that get a file: the first
+	 * ceil(n / files_per_leaf) leaves, and at each level above them the
+	 * ceil(leaves / fanout^levels) ancestors of those. A files_per_dir tree
+	 * has fanout^depth >= the leaves it needs (400M files at 1000 a leaf and
+	 * fanout 64: 400,000 of 16.7M leaves), so counting every leaf of the
+	 * shape would ask for 40 times the directories the layout makes.
+	 */
 	per_leaf = t->files_per_leaf;
-	if (n < t->nfiles) {
-		/* files fill leaves in order: only the first leaves, and the
-		 * directories on their paths, are made */
-		leaves = per_leaf ? (n + per_leaf - 1) / per_leaf : 1;
-		if (leaves > t->nleaves)
-			leaves = t->nleaves;
-		if (inner > leaves * t->depth)
-			inner = leaves * t->depth;
-		if (ndirs > leaves * (t->depth + (t->maildir ? 3 : 0)))
-			ndirs = leaves * (t->depth + (t->maildir ? 3 : 0));
-		if (per_leaf > n)
-			per_leaf = n;
+	leaves = per_leaf ? (n + per_leaf - 1) / per_leaf : 1;
+	if (leaves > t->nleaves)
+		leaves = t->nleaves;
+	ndirs = 0;
+	level = leaves;
+	for (k = t->depth; k > 0; k--) {
+		ndirs += level;
+		if (k < t->depth)
+			inner += level;
+		level = (level + t->fanout - 1) / t->fanout;
 	}
+	if (t->depth && leaves)
+		inner++;	/* the root holds the first level */
+	if (t->maildir)
+		ndirs += 3 * leaves;
+	if (per_leaf > n)
+		per_leaf = n;
 	out->dirs = ndirs;
 	out->dir_bytes = inner * dir_bytes(t->fanout, t->digit_width, block);
 	/* each maildir leaf holds new, cur and tmp, and its files are in new */

@@ -98,3 +98,29 @@ TEST(treespace_a_partial_layout_needs_its_files_and_their_directories)
 	CHECK(s.files == 0 && s.data_bytes == 0);
 	size_dist_free(&d);
 }
+
+TEST(treespace_files_per_dir_counts_only_the_leaves_that_get_files)
+{
+	struct tree_shape t;
+	struct size_dist d;
+	struct tree_space s;
+
+	/*
+	 * jobs/smallfile-mail.fio's shape at 10M files: 10,000 maildirs of
+	 * 1000, depth 3 (64^2 < 10,000 <= 64^3), so 10,000 of the shape's
+	 * 262,144 leaves; above them ceil(10000/64) = 157 and 3 directories
+	 */
+	CHECK(tree_shape_init(&t, 10000000, 64, 0, 1000, 1, err, sizeof(err)) == 0);
+	CHECK(t.depth == 3 && t.nleaves == 262144);
+	CHECK(size_dist_parse(&d, "fixed:0", "file_size_dist", err, sizeof(err)) == 0);
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, UINT64_MAX, &s);
+	CHECK(s.dirs == 10000 + 157 + 3 + 3 * 10000);
+	/* the root, 3 and 157 inner directories of 64 two-digit names: a block
+	 * each; a maildir: new/cur/tmp, its empty cur and tmp, and new of 1000
+	 * names of 11 bytes (24 + 1000 * 20 bytes: 5 blocks) */
+	CHECK(s.dir_bytes == (1 + 3 + 157) * 4096ULL + 10000ULL * (3 + 5) * 4096);
+	/* a layout of 1500 of them: two leaves, one directory at each level */
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, 1500, &s);
+	CHECK(s.dirs == 2 + 1 + 1 + 3 * 2);
+	size_dist_free(&d);
+}
