@@ -184,9 +184,9 @@ static int check_writable(const char *path, int fd)
  * The pool must fit before the first file is made: the run's model gives
  * each location's fullest moment (pmroom.h); the locations on one file
  * system add up, and so do the numjobs clones' pools. A location that does
- * not exist is open_pools()'s to report. 0, or 1 with one line.
+ * not exist is pm_open_pools()'s to report. 0, or 1 with one line.
  */
-int check_room(struct thread_data *td, struct pm_data *pd)
+int pm_check_room(struct thread_data *td, struct pm_data *pd)
 {
 	int nloc = pd->cfg.nloc ? pd->cfg.nloc : 1, i, j;
 	const char *tmp = getenv("TMPDIR");
@@ -204,7 +204,7 @@ int check_room(struct thread_data *td, struct pm_data *pd)
 		block[i] = ok[i] ? (vfs[i].f_frsize ? vfs[i].f_frsize : vfs[i].f_bsize) : 4096;
 	}
 	/* time_based: the number of transactions is the clock's; the initial pool at least */
-	if (pm_room(&pd->cfg, pd->have_sizes ? dist_size : NULL, pd, block,
+	if (pm_room(&pd->cfg, pd->have_sizes ? pm_dist_size : NULL, pd, block,
 		    pd->time_based_run, &room, err, sizeof(err))) {
 		log_err("postmark: %s\n", err);
 		return 1;
@@ -214,7 +214,7 @@ int check_room(struct thread_data *td, struct pm_data *pd)
 		const char *path = pd->cfg.nloc ? pd->cfg.loc[i].path : tmp && *tmp ? tmp : "/tmp";
 
 		if (!ok[i] || !vfs[i].f_blocks)
-			continue;	/* no fixed size (ramfs), or open_pools() will say */
+			continue;	/* no fixed size (ramfs), or pm_open_pools() will say */
 		for (j = 0; j < nloc; j++) {
 			if (!ok[j] || vfs[j].f_fsid != vfs[i].f_fsid)
 				continue;
@@ -244,7 +244,7 @@ int check_room(struct thread_data *td, struct pm_data *pd)
 	return 0;
 }
 
-int open_pools(struct thread_data *td, struct pm_data *pd)
+int pm_open_pools(struct thread_data *td, struct pm_data *pd)
 {
 	unsigned jobs = pack_clone_count(td);
 	struct stat st[PM_MAX_LOCATIONS];
@@ -358,7 +358,7 @@ fail:
 }
 
 /* s0 .. s<K-1> in each pool, as PostMark makes them (mode 0700) before its timers. */
-int make_subdirs(struct pm_data *pd)
+int pm_make_subdirs(struct pm_data *pd)
 {
 	int k = pd->cfg.subdirs, i, s;
 	char name[32];
@@ -412,7 +412,7 @@ int make_subdirs(struct pm_data *pd)
 }
 
 /* Deletes the files of an interrupted run (fio stopped early or an error). */
-void delete_live(struct pm_data *pd)
+void pm_delete_live(struct pm_data *pd)
 {
 	struct pm_op op;
 	int s, tmp, dfd;
@@ -422,7 +422,7 @@ void delete_live(struct pm_data *pd)
 	for (s = 0; s < pm_sim_nslots(pd->sim); s++) {
 		if (!pm_sim_slot(pd->sim, s, &op))
 			continue;
-		dfd = dir_of(pd, &op, &tmp);
+		dfd = pm_dir_of(pd, &op, &tmp);
 		if (dfd < 0)
 			continue;
 		snprintf(name, sizeof(name), "%d", op.name);
@@ -433,7 +433,7 @@ void delete_live(struct pm_data *pd)
 	}
 	/* a delete handed out by the model (no longer live there) and not made */
 	if (pd->have_next && pd->next.kind == PM_OP_DELETE) {
-		dfd = dir_of(pd, &pd->next, &tmp);
+		dfd = pm_dir_of(pd, &pd->next, &tmp);
 		snprintf(name, sizeof(name), "%d", pd->next.name);
 		if (dfd >= 0 && NOINTR(unlinkat(dfd, name, 0)) == 0)
 			n++;
@@ -445,7 +445,7 @@ void delete_live(struct pm_data *pd)
 }
 
 /* Leaves every location as the job found it. */
-void release_pools(struct pm_data *pd)
+void pm_release_pools(struct pm_data *pd)
 {
 	int i, s;
 	char name[32];
