@@ -87,7 +87,7 @@ enum direct_mode { DIRECT_TRACE, DIRECT_TRY, DIRECT_OFF };
 /* the "trim" direction's prios */
 enum { TP_TRIM = 1, TP_TRUNCATE, TP_CREATE, TP_UNLINK, TP_NR = TP_UNLINK };
 
-struct dr_options {
+struct dbr_options {
 	void *pad;		/* fio: off1 == 0 means "unset" */
 	char *trace;
 	char *target;
@@ -128,8 +128,8 @@ struct cls {
 	struct lathist lat;
 };
 
-struct dr_data {
-	struct dr_options *o;
+struct dbr_job {
+	struct dbr_options *o;
 	char *trace_path;
 	struct dbtrace *t;		/* the replay's reader */
 	struct dbprefetch *pf;		/* its thread reading ahead (dbr_reader_thread=1) */
@@ -231,7 +231,7 @@ static inline uint64_t ts_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000ULL + ts->tv_nsec;
 }
 
-static inline uint64_t dr_now(void)
+static inline uint64_t dbr_now(void)
 {
 	struct timespec ts;
 
@@ -243,7 +243,7 @@ static void sleep_until(uint64_t abs_ns)
 {
 	uint64_t now;
 
-	while ((now = dr_now()) < abs_ns) {
+	while ((now = dbr_now()) < abs_ns) {
 		uint64_t left = abs_ns - now;
 		struct timespec ts = { .tv_sec = left / 1000000000ULL,
 				       .tv_nsec = left % 1000000000ULL };
@@ -252,18 +252,18 @@ static void sleep_until(uint64_t abs_ns)
 	}
 }
 
-static struct cls *cls_of(struct dr_data *pd, enum dbtrace_role role, enum dbtrace_op op)
+static struct cls *cls_of(struct dbr_job *dj, enum dbtrace_role role, enum dbtrace_op op)
 {
-	struct cls **c = &pd->cls[role][op];
+	struct cls **c = &dj->cls[role][op];
 
 	if (!*c)
 		*c = calloc(1, sizeof(**c));
 	return *c;
 }
 
-static const char *path_of(const struct dr_data *pd, uint32_t file)
+static const char *path_of(const struct dbr_job *dj, uint32_t file)
 {
-	return pd->files[file].decl ? pd->files[file].decl->path : "?";
+	return dj->files[file].decl ? dj->files[file].decl->path : "?";
 }
 
 static uint64_t str_hash(const char *s)
@@ -284,47 +284,47 @@ static char **owned_slot(char **tab, size_t cap, const char *path)
 	return &tab[i];
 }
 
-static int owned(const struct dr_data *pd, const char *path)
+static int owned(const struct dbr_job *dj, const char *path)
 {
-	return pd->owned_cap && *owned_slot(pd->owned, pd->owned_cap, path);
+	return dj->owned_cap && *owned_slot(dj->owned, dj->owned_cap, path);
 }
 
 /* Adds @path to the set; with @log, appends it to the manifest first (before it is created). */
-static int own_path(struct dr_data *pd, const char *path, int log)
+static int own_path(struct dbr_job *dj, const char *path, int log)
 {
 	size_t n = strlen(path), i;
 
-	if (owned(pd, path))
+	if (owned(dj, path))
 		return 0;
-	if (log && pd->manifest_fd >= 0) {
+	if (log && dj->manifest_fd >= 0) {
 		struct iovec iov[2] = { { (void *)path, n }, { (void *)"\n", 1 } };
 
 		errno = 0;
-		if (NOINTR(writev(pd->manifest_fd, iov, 2)) != (ssize_t)n + 1)
+		if (NOINTR(writev(dj->manifest_fd, iov, 2)) != (ssize_t)n + 1)
 			return errno ? -errno : -EIO;
 	}
-	if ((pd->nowned + 1) * 2 > pd->owned_cap) {
-		size_t cap = pd->owned_cap ? pd->owned_cap * 2 : 256;
+	if ((dj->nowned + 1) * 2 > dj->owned_cap) {
+		size_t cap = dj->owned_cap ? dj->owned_cap * 2 : 256;
 		char **tab = calloc(cap, sizeof(*tab));
 
 		if (!tab)
 			return -ENOMEM;
-		for (i = 0; i < pd->owned_cap; i++)
-			if (pd->owned[i])
-				*owned_slot(tab, cap, pd->owned[i]) = pd->owned[i];
-		free(pd->owned);
-		pd->owned = tab;
-		pd->owned_cap = cap;
+		for (i = 0; i < dj->owned_cap; i++)
+			if (dj->owned[i])
+				*owned_slot(tab, cap, dj->owned[i]) = dj->owned[i];
+		free(dj->owned);
+		dj->owned = tab;
+		dj->owned_cap = cap;
 	}
-	if (!(*owned_slot(pd->owned, pd->owned_cap, path) = strdup(path)))
+	if (!(*owned_slot(dj->owned, dj->owned_cap, path) = strdup(path)))
 		return -ENOMEM;
-	pd->nowned++;
+	dj->nowned++;
 	return 0;
 }
 
-static int own(struct dr_data *pd, const char *path)
+static int own(struct dbr_job *dj, const char *path)
 {
-	return own_path(pd, path, 1);
+	return own_path(dj, path, 1);
 }
 
 /*
@@ -333,11 +333,11 @@ static int own(struct dr_data *pd, const char *path)
  * (and recorded as the engine's) when @create. *@base: the last component.
  * A descriptor to close, or -errno.
  */
-static int open_parent(struct dr_data *pd, const char *path, int create, const char **base)
+static int open_parent(struct dbr_job *dj, const char *path, int create, const char **base)
 {
 	char comp[DBTRACE_MAX_PATH + 1];
 	const char *p = path, *slash;
-	int fd = dup(pd->rootfd);
+	int fd = dup(dj->rootfd);
 
 	if (fd < 0)
 		return -errno;
@@ -348,7 +348,7 @@ static int open_parent(struct dr_data *pd, const char *path, int create, const c
 		comp[slash - path] = '\0';
 		next = NOINTR(openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 		if (next < 0 && errno == ENOENT && create) {
-			int ret = own(pd, comp);
+			int ret = own(dj, comp);
 
 			if (ret) {
 				close(fd);
@@ -394,7 +394,7 @@ static uint64_t xorshift(uint64_t *s)
  * buffer holds incompressible bytes, so a compressing or deduplicating
  * device is not flattered.
  */
-static int make_buffers(struct dr_data *pd, size_t len)
+static int make_buffers(struct dbr_job *dj, size_t len)
 {
 	uint64_t s = 0x9e3779b97f4a7c15ULL;
 	size_t i;
@@ -402,22 +402,22 @@ static int make_buffers(struct dr_data *pd, size_t len)
 	if (len < FILL_CHUNK)
 		len = FILL_CHUNK;
 	len = (len + 4095) & ~(size_t)4095;
-	if (posix_memalign((void **)&pd->rbuf, 4096, len) ||
-	    posix_memalign((void **)&pd->wbuf, 4096, len))
+	if (posix_memalign((void **)&dj->rbuf, 4096, len) ||
+	    posix_memalign((void **)&dj->wbuf, 4096, len))
 		return -1;
 	for (i = 0; i + 8 <= len; i += 8) {
 		uint64_t v = xorshift(&s);
 
-		memcpy(pd->wbuf + i, &v, 8);
+		memcpy(dj->wbuf + i, &v, 8);
 	}
-	pd->buf_len = len;
+	dj->buf_len = len;
 	return 0;
 }
 
 /* Whether a file's reads and writes go through O_DIRECT: all with direct=1, else the trace's flag. */
-static int file_direct(const struct dr_data *pd, const struct dbtrace_file *d)
+static int file_direct(const struct dbr_job *dj, const struct dbtrace_file *d)
 {
-	return d && d->role != DBTRACE_ROLE_DIRECTORY && (pd->direct || (pd->trace_direct && d->direct));
+	return d && d->role != DBTRACE_ROLE_DIRECTORY && (dj->direct || (dj->trace_direct && d->direct));
 }
 
 /*
@@ -443,49 +443,49 @@ static unsigned align_index(unsigned align)
 	return align >= 4096 ? 3 : align >= 2048 ? 2 : align >= 1024 ? 1 : 0;
 }
 
-static int unaligned(const struct dr_data *pd, const struct dbtrace_rec *r)
+static int unaligned(const struct dbr_job *dj, const struct dbtrace_rec *r)
 {
-	return misaligned_at(r) <= align_index(pd->dio_align) &&
-	       file_direct(pd, pd->files[r->file].decl);
+	return misaligned_at(r) <= align_index(dj->dio_align) &&
+	       file_direct(dj, dj->files[r->file].decl);
 }
 
 /* Records done through a buffered descriptor: unaligned ones of O_DIRECT files. */
-static uint64_t buffered_records(const struct dr_data *pd)
+static uint64_t buffered_records(const struct dbr_job *dj)
 {
 	uint64_t n = 0;
 	unsigned k;
 
-	for (k = 0; k <= align_index(pd->dio_align); k++)
-		n += pd->direct ? pd->misaligned_records[k]
-			: pd->trace_direct ? pd->misaligned_direct[k] : 0;
+	for (k = 0; k <= align_index(dj->dio_align); k++)
+		n += dj->direct ? dj->misaligned_records[k]
+			: dj->trace_direct ? dj->misaligned_direct[k] : 0;
 	return n;
 }
 
 /* The descriptor and offset a record's I/O goes to. */
-static int io_target(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *off)
+static int io_target(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *off)
 {
-	struct rfile *f = &pd->files[r->file];
-	int buffered = unaligned(pd, r);
+	struct rfile *f = &dj->files[r->file];
+	int buffered = unaligned(dj, r);
 
 	*off = r->off;
-	if (pd->packed) {
+	if (dj->packed) {
 		*off += f->region;
-		return buffered || pd->dev_dfd < 0 || !file_direct(pd, f->decl) ? pd->devfd : pd->dev_dfd;
+		return buffered || dj->dev_dfd < 0 || !file_direct(dj, f->decl) ? dj->devfd : dj->dev_dfd;
 	}
 	return buffered && f->bfd >= 0 ? f->bfd : f->fd;
 }
 
 /* A line the replay cannot honour: said now, repeated in the summary and the report. */
-static void __attribute__((format(printf, 2, 3))) fidelity(struct dr_data *pd, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) fidelity(struct dbr_job *dj, const char *fmt, ...)
 {
 	va_list ap;
 	char *line;
 
-	if (pd->nfidelity == sizeof(pd->fidelity) / sizeof(pd->fidelity[0]))
+	if (dj->nfidelity == sizeof(dj->fidelity) / sizeof(dj->fidelity[0]))
 		return;
-	line = pd->fidelity[pd->nfidelity++];
+	line = dj->fidelity[dj->nfidelity++];
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(pd->fidelity[0]), fmt, ap);
+	vsnprintf(line, sizeof(dj->fidelity[0]), fmt, ap);
 	va_end(ap);
 	log_err("dbreplay: %s\n", line);
 }
@@ -495,22 +495,22 @@ static void __attribute__((format(printf, 2, 3))) fidelity(struct dr_data *pd, c
  * captured with: dbr_direct=trace refuses the replay (1), dbr_direct=try
  * says so and goes on through the page cache (0).
  */
-static int direct_refused(struct dr_data *pd, const char *where)
+static int direct_refused(struct dbr_job *dj, const char *where)
 {
-	if (!pd->trace_direct)
+	if (!dj->trace_direct)
 		return 0;
-	pd->trace_direct = 0;
-	if (pd->o->direct_mode == DIRECT_TRY) {
-		fidelity(pd, "%u file(s) the database opened with O_DIRECT are replayed through the page cache: %s refuses O_DIRECT (dbr_direct=try)",
-			 pd->direct_files, where);
+	dj->trace_direct = 0;
+	if (dj->o->direct_mode == DIRECT_TRY) {
+		fidelity(dj, "%u file(s) the database opened with O_DIRECT are replayed through the page cache: %s refuses O_DIRECT (dbr_direct=try)",
+			 dj->direct_files, where);
 		return 0;
 	}
 	log_err("dbreplay: %s refuses O_DIRECT, which %u file(s) of %s were captured with; replay on a file system that has it, or set dbr_direct=try (page cache, said in the report) or dbr_direct=off\n",
-		where, pd->direct_files, pd->trace_path);
+		where, dj->direct_files, dj->trace_path);
 	return 1;
 }
 
-static int open_flags(const struct dr_data *pd)
+static int open_flags(const struct dbr_job *dj)
 {
 	return O_RDWR | O_NOFOLLOW | O_CLOEXEC;
 }
@@ -521,7 +521,7 @@ static int open_flags(const struct dr_data *pd)
  * buffered one for the rest, as databases do: InnoDB opens its tablespaces
  * with O_DIRECT but reads a 24-byte header through the page cache elsewhere.
  */
-static int set_fd(struct dr_data *pd, struct rfile *f, int fd)
+static int set_fd(struct dbr_job *dj, struct rfile *f, int fd)
 {
 	if (f->fd >= 0)
 		close(f->fd);
@@ -529,7 +529,7 @@ static int set_fd(struct dr_data *pd, struct rfile *f, int fd)
 		close(f->bfd);
 	f->fd = fd;
 	f->bfd = -1;
-	if (fd >= 0 && file_direct(pd, f->decl)) {
+	if (fd >= 0 && file_direct(dj, f->decl)) {
 		char self[64];
 		int dfd;
 
@@ -537,11 +537,11 @@ static int set_fd(struct dr_data *pd, struct rfile *f, int fd)
 		dfd = NOINTR(open(self, O_RDWR | O_CLOEXEC | O_DIRECT));
 		if (dfd < 0 && errno == EINVAL) {
 			/* tmpfs before Linux 6.6, ramfs: say so once, replay through the page cache */
-			if (pd->direct)
+			if (dj->direct)
 				log_err("dbreplay: direct=1: %s does not support O_DIRECT; the replay goes through the page cache\n",
-					pd->root);
-			pd->direct = 0;
-			return direct_refused(pd, pd->root) ? -EINVAL : 0;
+					dj->root);
+			dj->direct = 0;
+			return direct_refused(dj, dj->root) ? -EINVAL : 0;
 		}
 		if (dfd < 0)
 			return -errno;
@@ -557,36 +557,36 @@ static int set_fd(struct dr_data *pd, struct rfile *f, int fd)
  * database opened the file, a read before its create. The file is created
  * (it is the engine's) and counted.
  */
-static int implicit_open(struct dr_data *pd, struct rfile *f)
+static int implicit_open(struct dbr_job *dj, struct rfile *f)
 {
 	const char *base;
 	int dfd, fd, ret;
 
-	if ((ret = own(pd, f->decl->path)))
+	if ((ret = own(dj, f->decl->path)))
 		return ret;
-	dfd = open_parent(pd, f->decl->path, 1, &base);
+	dfd = open_parent(dj, f->decl->path, 1, &base);
 	if (dfd < 0)
 		return dfd;
-	fd = NOINTR(openat(dfd, base, open_flags(pd) | O_CREAT, 0644));
+	fd = NOINTR(openat(dfd, base, open_flags(dj) | O_CREAT, 0644));
 	ret = fd < 0 ? -errno : 0;
 	close(dfd);
-	if (ret || (ret = set_fd(pd, f, fd)))
+	if (ret || (ret = set_fd(dj, f, fd)))
 		return ret;
 	f->present = 1;
-	pd->implicit_creates++;
+	dj->implicit_creates++;
 	return 0;
 }
 
-static int do_create(struct dr_data *pd, struct rfile *f)
+static int do_create(struct dbr_job *dj, struct rfile *f)
 {
 	const char *path = f->decl->path, *base;
 	int dfd, fd, ret = 0;
 
 	if (f->present)
 		return 0;	/* open(O_CREAT) of an existing file */
-	if ((ret = own(pd, path)))
+	if ((ret = own(dj, path)))
 		return ret;
-	dfd = open_parent(pd, path, 1, &base);
+	dfd = open_parent(dj, path, 1, &base);
 	if (dfd < 0)
 		return dfd;
 	if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
@@ -595,14 +595,14 @@ static int do_create(struct dr_data *pd, struct rfile *f)
 		else if ((fd = NOINTR(openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))) < 0)
 			ret = -errno;
 		else
-			ret = set_fd(pd, f, fd);
+			ret = set_fd(dj, f, fd);
 	} else {
 		/* O_EXCL: a name that appeared meanwhile is not the engine's */
-		fd = NOINTR(openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644));
+		fd = NOINTR(openat(dfd, base, open_flags(dj) | O_CREAT | O_EXCL, 0644));
 		if (fd < 0)
 			ret = -errno;
 		else
-			ret = set_fd(pd, f, fd);
+			ret = set_fd(dj, f, fd);
 	}
 	close(dfd);
 	if (!ret)
@@ -610,14 +610,14 @@ static int do_create(struct dr_data *pd, struct rfile *f)
 	return ret;
 }
 
-static int do_unlink(struct dr_data *pd, struct rfile *f)
+static int do_unlink(struct dbr_job *dj, struct rfile *f)
 {
 	const char *base;
 	int dfd, ret = 0;
 
 	if (!f->present)
 		return -ENOENT;
-	dfd = open_parent(pd, f->decl->path, 0, &base);
+	dfd = open_parent(dj, f->decl->path, 0, &base);
 	if (dfd < 0)
 		return dfd;
 	if (NOINTR(unlinkat(dfd, base, f->decl->role == DBTRACE_ROLE_DIRECTORY ? AT_REMOVEDIR : 0)))
@@ -627,14 +627,14 @@ static int do_unlink(struct dr_data *pd, struct rfile *f)
 		/* an open file stays usable, as on POSIX; a directory's descriptor is dropped */
 		f->present = 0;
 		if (f->decl->role == DBTRACE_ROLE_DIRECTORY && f->fd >= 0)
-			set_fd(pd, f, -1);
+			set_fd(dj, f, -1);
 	}
 	return ret;
 }
 
-static int do_trim(struct dr_data *pd, int fd, uint64_t off, uint64_t len)
+static int do_trim(struct dbr_job *dj, int fd, uint64_t off, uint64_t len)
 {
-	if (pd->packed && pd->dev_is_blk) {
+	if (dj->packed && dj->dev_is_blk) {
 		uint64_t range[2] = { off, len };
 
 		return NOINTR(ioctl(fd, BLKDISCARD, range)) ? -errno : 0;
@@ -648,22 +648,22 @@ static int do_trim(struct dr_data *pd, int fd, uint64_t off, uint64_t len)
  * in io_uring mode too (they are rare, and io_uring has no ftruncate in the
  * kernels this runs on). 1 if the record was not one of them.
  */
-static int run_meta(struct dr_data *pd, const struct dbtrace_rec *r, int *err)
+static int run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err)
 {
-	struct rfile *f = &pd->files[r->file];
+	struct rfile *f = &dj->files[r->file];
 
 	*err = 0;
-	if (pd->packed) {
+	if (dj->packed) {
 		switch (r->op) {
 		case DBTRACE_CREATE:
 		case DBTRACE_UNLINK:
 		case DBTRACE_TRUNCATE:
-			pd->skipped++;
+			dj->skipped++;
 			return 0;
 		default:
 			/* a directory's fsync makes a create or unlink durable: none here */
 			if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
-				pd->skipped++;
+				dj->skipped++;
 				return 0;
 			}
 			return 1;
@@ -671,13 +671,13 @@ static int run_meta(struct dr_data *pd, const struct dbtrace_rec *r, int *err)
 	}
 	switch (r->op) {
 	case DBTRACE_CREATE:
-		*err = do_create(pd, f);
+		*err = do_create(dj, f);
 		return 0;
 	case DBTRACE_UNLINK:
-		*err = do_unlink(pd, f);
+		*err = do_unlink(dj, f);
 		return 0;
 	case DBTRACE_TRUNCATE:
-		if (f->fd < 0 && (*err = implicit_open(pd, f)))
+		if (f->fd < 0 && (*err = implicit_open(dj, f)))
 			return 0;
 		*err = NOINTR(ftruncate(f->fd, (off_t)r->size)) ? -errno : 0;
 		return 0;
@@ -688,7 +688,7 @@ static int run_meta(struct dr_data *pd, const struct dbtrace_rec *r, int *err)
 				*err = -ENOENT;
 				return 0;
 			}
-			*err = implicit_open(pd, f);
+			*err = implicit_open(dj, f);
 			if (*err)
 				return 0;
 		}
@@ -697,15 +697,15 @@ static int run_meta(struct dr_data *pd, const struct dbtrace_rec *r, int *err)
 }
 
 /* A whole read or write with pread/pwrite: short transfers and EINTR continue. */
-static int rw_sync(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *bytes)
+static int rw_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes)
 {
 	uint64_t off, done = 0;
-	int fd = io_target(pd, r, &off);
+	int fd = io_target(dj, r, &off);
 
 	while (done < r->len) {
 		ssize_t n = r->op == DBTRACE_READ
-			? pread(fd, pd->rbuf + done, r->len - done, (off_t)(off + done))
-			: pwrite(fd, pd->wbuf + done, r->len - done, (off_t)(off + done));
+			? pread(fd, dj->rbuf + done, r->len - done, (off_t)(off + done))
+			: pwrite(fd, dj->wbuf + done, r->len - done, (off_t)(off + done));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -726,19 +726,19 @@ static int rw_sync(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *by
 }
 
 /* One record with system calls, one at a time; 0 or -errno. */
-static int run_sync(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *bytes)
+static int run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes)
 {
 	uint64_t off;
 	int fd, err;
 
 	*bytes = 0;
-	if (!run_meta(pd, r, &err))
+	if (!run_meta(dj, r, &err))
 		return err;
-	fd = io_target(pd, r, &off);
+	fd = io_target(dj, r, &off);
 	switch (r->op) {
 	case DBTRACE_READ:
 	case DBTRACE_WRITE:
-		return rw_sync(pd, r, bytes);
+		return rw_sync(dj, r, bytes);
 	case DBTRACE_FSYNC:
 		return NOINTR(fsync(fd)) ? -errno : 0;
 	case DBTRACE_FDATASYNC:
@@ -747,9 +747,9 @@ static int run_sync(struct dr_data *pd, const struct dbtrace_rec *r, uint64_t *b
 		return NOINTR(sync_file_range(fd, (off_t)off, (off_t)r->len, SYNC_FILE_RANGE_WRITE))
 			? -errno : 0;
 	case DBTRACE_TRIM:
-		err = do_trim(pd, fd, off, r->len);
+		err = do_trim(dj, fd, off, r->len);
 		if (err == -EOPNOTSUPP) {
-			pd->unsupported++;
+			dj->unsupported++;
 			return 0;
 		}
 		*bytes = err ? 0 : r->len;
@@ -802,11 +802,11 @@ static enum fio_ddir ddir_of(const struct dbsched_item *it, unsigned *prio, int 
 }
 
 /* A record's I/O has ended (@err: 0 or -errno): statistics, fio's io_u, the window. */
-static void finish(struct dr_data *pd, int slot, struct io_u *io_u, int err, uint64_t bytes,
+static void finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
 		   uint64_t end)
 {
-	struct dbsched_item *it = dbsched_item(pd->sched, slot);
-	struct cls *c = cls_of(pd, it->role, it->rec.op);
+	struct dbsched_item *it = dbsched_item(dj->sched, slot);
+	struct cls *c = cls_of(dj, it->role, it->rec.op);
 
 	if (c) {
 		lathist_add(&c->lat, end - it->issue_ns);
@@ -821,14 +821,14 @@ static void finish(struct dr_data *pd, int slot, struct io_u *io_u, int err, uin
 	}
 	if (err) {
 		/* with continue_on_error a full disk fails every later write: say it a few times */
-		if (pd->errors < MAX_ERROR_LINES)
-			log_err("dbreplay: %s line %llu: %s %s: %s\n", pd->trace_path,
+		if (dj->errors < MAX_ERROR_LINES)
+			log_err("dbreplay: %s line %llu: %s %s: %s\n", dj->trace_path,
 				(unsigned long long)it->rec.line, dbtrace_op_name(it->rec.op),
-				path_of(pd, it->rec.file), strerror(-err));
-		else if (pd->errors == MAX_ERROR_LINES)
+				path_of(dj, it->rec.file), strerror(-err));
+		else if (dj->errors == MAX_ERROR_LINES)
 			log_err("dbreplay: further errors are counted, not shown (the report has them per class)\n");
-		pd->errors++;
-		pd->failed = 1;
+		dj->errors++;
+		dj->failed = 1;
 	}
 	if (io_u) {
 		io_u->error = err ? -err : 0;
@@ -841,36 +841,36 @@ static void finish(struct dr_data *pd, int slot, struct io_u *io_u, int err, uin
 		io_u->issue_time.tv_sec = it->issue_ns / 1000000000ULL;
 		io_u->issue_time.tv_nsec = it->issue_ns % 1000000000ULL;
 	}
-	pd->replayed++;
-	if (pd->rlog)
-		fprintf(pd->rlog, "%llu %llu %u %u %s %llu %llu %llu %llu %d\n",
-			(unsigned long long)pd->loop, (unsigned long long)it->rec.line,
+	dj->replayed++;
+	if (dj->rlog)
+		fprintf(dj->rlog, "%llu %llu %u %u %s %llu %llu %llu %llu %d\n",
+			(unsigned long long)dj->loop, (unsigned long long)it->rec.line,
 			it->rec.stream, it->rec.file, dbtrace_op_name(it->rec.op),
 			(unsigned long long)it->due_ns,
-			(unsigned long long)(it->issue_ns - pd->start_ns),
-			(unsigned long long)(end - pd->start_ns), (unsigned long long)bytes, -err);
-	if (end - pd->start_ns > pd->last_done_ns)
-		pd->last_done_ns = end - pd->start_ns;
-	dbsched_done(pd->sched, slot, end - pd->start_ns);
+			(unsigned long long)(it->issue_ns - dj->start_ns),
+			(unsigned long long)(end - dj->start_ns), (unsigned long long)bytes, -err);
+	if (end - dj->start_ns > dj->last_done_ns)
+		dj->last_done_ns = end - dj->start_ns;
+	dbsched_done(dj->sched, slot, end - dj->start_ns);
 }
 
 /* ------------------------------------------------------------------ */
 /* Feeding the window, loops                                           */
 /* ------------------------------------------------------------------ */
 
-static uint64_t due_of(struct dr_data *pd, uint64_t time)
+static uint64_t due_of(struct dbr_job *dj, uint64_t time)
 {
 	double d;
 
-	if (pd->timing == TM_ASAP || time == DBTRACE_NO_TIME)
+	if (dj->timing == TM_ASAP || time == DBTRACE_NO_TIME)
 		return 0;
-	if (!pd->have_t0) {
-		pd->t0 = time;
-		pd->have_t0 = 1;
+	if (!dj->have_t0) {
+		dj->t0 = time;
+		dj->have_t0 = 1;
 	}
-	if (time <= pd->t0)
+	if (time <= dj->t0)
 		return 0;
-	d = (double)(time - pd->t0) * (double)pd->unit_ns / pd->speed;
+	d = (double)(time - dj->t0) * (double)dj->unit_ns / dj->speed;
 	return d >= 1.8e19 ? UINT64_MAX - 1 : (uint64_t)d;
 }
 
@@ -880,100 +880,100 @@ static uint64_t due_of(struct dr_data *pd, uint64_t time)
  * the clock of each pass starts, so that its first block is ready. If it
  * cannot start, the replaying thread reads the trace itself, as with 0.
  */
-static void start_reader(struct dr_data *pd)
+static void start_reader(struct dbr_job *dj)
 {
 	char err[ERRLEN];
 
-	if (pd->pf || !pd->o->reader_thread || pd->pf_failed)
+	if (dj->pf || !dj->o->reader_thread || dj->pf_failed)
 		return;
-	pd->pf = dbprefetch_start(pd->t, 0, 0, err, sizeof(err));
-	if (!pd->pf) {
+	dj->pf = dbprefetch_start(dj->t, 0, 0, err, sizeof(err));
+	if (!dj->pf) {
 		log_err("dbreplay: %s; the trace is read by the replaying thread\n", err);
-		pd->pf_failed = 1;
+		dj->pf_failed = 1;
 	}
 }
 
 /* The next record of this pass over the trace. */
-static int next_record(struct dr_data *pd, struct dbtrace_rec *r)
+static int next_record(struct dbr_job *dj, struct dbtrace_rec *r)
 {
-	start_reader(pd);
-	return pd->pf ? dbprefetch_next(pd->pf, r) : dbtrace_next(pd->t, r);
+	start_reader(dj);
+	return dj->pf ? dbprefetch_next(dj->pf, r) : dbtrace_next(dj->t, r);
 }
 
 /* Pushes records until the window is full or the trace ends; -1 on a trace error. */
-static int fill_window(struct dr_data *pd, uint64_t now_rel)
+static int fill_window(struct dbr_job *dj, uint64_t now_rel)
 {
 	struct dbtrace_rec r;
 
-	while (!pd->eof && !dbsched_full(pd->sched)) {
-		int ret = next_record(pd, &r);
+	while (!dj->eof && !dbsched_full(dj->sched)) {
+		int ret = next_record(dj, &r);
 
 		if (ret < 0) {
-			log_err("dbreplay: %s\n", pd->pf ? dbprefetch_error(pd->pf) : dbtrace_error(pd->t));
+			log_err("dbreplay: %s\n", dj->pf ? dbprefetch_error(dj->pf) : dbtrace_error(dj->t));
 			return -1;
 		}
 		if (ret == 0) {
-			pd->eof = 1;
+			dj->eof = 1;
 			break;
 		}
 		/* the first record sets the origin even if filtered out */
-		uint64_t due = due_of(pd, r.time);
+		uint64_t due = due_of(dj, r.time);
 
-		if (!dbfilter_match(&pd->filter, &r)) {
-			pd->filtered++;
+		if (!dbfilter_match(&dj->filter, &r)) {
+			dj->filtered++;
 			continue;
 		}
-		int depth = pd->depth ? dbdepth_next(pd->depth, &r) : 0;
+		int depth = dj->depth ? dbdepth_next(dj->depth, &r) : 0;
 
 		if (depth < 0) {
 			log_err("dbreplay: out of memory for the trace's captured depths\n");
 			return -1;
 		}
-		dbsched_push_depth(pd->sched, &r, pd->files[r.file].decl->role, due, now_rel,
+		dbsched_push_depth(dj->sched, &r, dj->files[r.file].decl->role, due, now_rel,
 				   (unsigned)depth);
-		pd->pushed++;
+		dj->pushed++;
 	}
 	return 0;
 }
 
-static int layout(struct dr_data *pd, int first);
+static int layout(struct dbr_job *dj, int first);
 
 /* The end of one pass over the trace: 1 if another loop starts, 0 if the replay is over. */
-static int next_loop(struct dr_data *pd)
+static int next_loop(struct dbr_job *dj)
 {
 	char err[ERRLEN];
-	uint64_t end = dr_now();
+	uint64_t end = dbr_now();
 	/* the trace's own duration (scaled in timed modes: the schedule the replay had) */
-	double trace_ns = (double)pd->trace_span_units * (double)pd->unit_ns / pd->speed;
+	double trace_ns = (double)dj->trace_span_units * (double)dj->unit_ns / dj->speed;
 
-	pd->replay_ns_total += end - pd->start_ns;
-	pd->trace_ns_total += (uint64_t)trace_ns;
-	if (pd->timing != TM_ASAP)
-		pd->behind_end_ns = pd->last_done_ns > trace_ns
-			? pd->last_done_ns - (uint64_t)trace_ns : 0;
-	pd->loop++;
-	if (pd->loops && pd->loop >= pd->loops)
+	dj->replay_ns_total += end - dj->start_ns;
+	dj->trace_ns_total += (uint64_t)trace_ns;
+	if (dj->timing != TM_ASAP)
+		dj->behind_end_ns = dj->last_done_ns > trace_ns
+			? dj->last_done_ns - (uint64_t)trace_ns : 0;
+	dj->loop++;
+	if (dj->loops && dj->loop >= dj->loops)
 		return 0;
-	dbprefetch_stop(pd->pf);
-	pd->pf = NULL;
-	dbtrace_close(pd->t);
-	pd->t = dbtrace_open(pd->trace_path, err, sizeof(err));
-	if (!pd->t) {
+	dbprefetch_stop(dj->pf);
+	dj->pf = NULL;
+	dbtrace_close(dj->t);
+	dj->t = dbtrace_open(dj->trace_path, err, sizeof(err));
+	if (!dj->t) {
 		log_err("dbreplay: %s\n", err);
 		return 0;
 	}
-	pd->h = dbtrace_header(pd->t);
-	start_reader(pd);	/* parses the first block while the files are reset */
+	dj->h = dbtrace_header(dj->t);
+	start_reader(dj);	/* parses the first block while the files are reset */
 	/* back to the state before the first record, off the clock of the next loop */
-	if (layout(pd, 0))
+	if (layout(dj, 0))
 		return 0;
-	dbsched_restart(pd->sched);
-	if (pd->depth)
-		dbdepth_reset(pd->depth);
-	pd->eof = 0;
-	pd->have_t0 = 0;
-	pd->last_done_ns = 0;
-	pd->start_ns = dr_now();
+	dbsched_restart(dj->sched);
+	if (dj->depth)
+		dbdepth_reset(dj->depth);
+	dj->eof = 0;
+	dj->have_t0 = 0;
+	dj->last_done_ns = 0;
+	dj->start_ns = dbr_now();
 	return 1;
 }
 
@@ -987,80 +987,80 @@ static int next_loop(struct dr_data *pd)
  * and none free to go, the io_u is a "wait": ->queue answers FIO_Q_BUSY, fio
  * reaps completions and prepares the io_u again.
  */
-static int dr_prep(struct thread_data *td, struct io_u *io_u)
+static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 {
-	struct dr_data *pd = td->io_ops_data;
+	struct dbr_job *dj = td->io_ops_data;
 	enum fio_ddir ddir = DDIR_SYNC;
 	unsigned prio = 0;
 	int slot = -1, prio_ix = 0;
 
-	if (!pd->started) {
-		pd->started = 1;
-		pd->start_ns = pd->first_start_ns = dr_now();
+	if (!dj->started) {
+		dj->started = 1;
+		dj->start_ns = dj->first_start_ns = dbr_now();
 	}
 	io_u->engine_data = NULL;
-	pd->next_wake = UINT64_MAX;	/* set again below only for a wait */
-	while (!pd->finished) {
+	dj->next_wake = UINT64_MAX;	/* set again below only for a wait */
+	while (!dj->finished) {
 		/* as fast as possible: the scheduler needs no clock */
-		uint64_t wake, now = pd->timing == TM_ASAP ? pd->start_ns : dr_now();
+		uint64_t wake, now = dj->timing == TM_ASAP ? dj->start_ns : dbr_now();
 
-		if (fill_window(pd, now - pd->start_ns)) {
-			pd->failed = 1;
-			pd->finished = 1;
+		if (fill_window(dj, now - dj->start_ns)) {
+			dj->failed = 1;
+			dj->finished = 1;
 			td_verror(td, EINVAL, "dbreplay trace");
 			break;
 		}
-		slot = dbsched_pick(pd->sched, now - pd->start_ns, &wake);
+		slot = dbsched_pick(dj->sched, now - dj->start_ns, &wake);
 		if (slot >= 0)
 			break;
-		if (dbsched_inflight(pd->sched) || pack_ioq_waiting(&pd->ioq)) {
-			pd->next_wake = wake;
+		if (dbsched_inflight(dj->sched) || pack_ioq_waiting(&dj->ioq)) {
+			dj->next_wake = wake;
 			break;		/* a wait */
 		}
 		if (wake != UINT64_MAX) {
-			sleep_until(pd->start_ns + wake);
+			sleep_until(dj->start_ns + wake);
 			continue;
 		}
-		if (dbsched_count(pd->sched) || !pd->eof) {
+		if (dbsched_count(dj->sched) || !dj->eof) {
 			log_err("dbreplay: internal error: %u records wait for nothing\n",
-				dbsched_count(pd->sched));
-			pd->failed = pd->finished = 1;
+				dbsched_count(dj->sched));
+			dj->failed = dj->finished = 1;
 			break;
 		}
-		if (!next_loop(pd))
-			pd->finished = 1;
+		if (!next_loop(dj))
+			dj->finished = 1;
 	}
-	if (pd->finished && slot < 0) {
+	if (dj->finished && slot < 0) {
 		fio_mark_td_terminate(td);
 		return 1;
 	}
 	if (slot >= 0) {
-		struct dbsched_item *it = dbsched_item(pd->sched, slot);
+		struct dbsched_item *it = dbsched_item(dj->sched, slot);
 
 		ddir = ddir_of(it, &prio, &prio_ix);
 		it->user = io_u;
 		io_u->engine_data = (void *)(intptr_t)(slot + 1);
-		if (pd->timing != TM_ASAP) {
-			uint64_t now = dr_now() - pd->start_ns;
+		if (dj->timing != TM_ASAP) {
+			uint64_t now = dbr_now() - dj->start_ns;
 
-			lathist_add(&pd->lag, now > it->due_ns ? now - it->due_ns : 0);
+			lathist_add(&dj->lag, now > it->due_ns ? now - it->due_ns : 0);
 		}
 	}
 	io_u->ddir = ddir;
 	pack_io_u_prio(io_u, prio, prio_ix);
-	if (pd->ddir_held)
-		pack_ddir_restore(td, pd->saved_td_ddir);
-	pack_ddir_allow(td, ddir, &pd->saved_td_ddir);
-	pd->ddir_held = 1;
+	if (dj->ddir_held)
+		pack_ddir_restore(td, dj->saved_td_ddir);
+	pack_ddir_allow(td, ddir, &dj->saved_td_ddir);
+	dj->ddir_held = 1;
 	return 0;
 }
 
-static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
+static enum fio_q_status uring_queue(struct thread_data *td, struct dbr_job *dj,
 				     struct io_u *io_u, int slot);
 
-static enum fio_q_status dr_queue(struct thread_data *td, struct io_u *io_u)
+static enum fio_q_status dbr_queue(struct thread_data *td, struct io_u *io_u)
 {
-	struct dr_data *pd = td->io_ops_data;
+	struct dbr_job *dj = td->io_ops_data;
 	int slot = (int)(intptr_t)io_u->engine_data - 1;
 	struct dbsched_item *it;
 	uint64_t bytes;
@@ -1068,15 +1068,15 @@ static enum fio_q_status dr_queue(struct thread_data *td, struct io_u *io_u)
 
 	if (slot < 0)
 		return FIO_Q_BUSY;	/* a wait: ddir stays allowed for the next ->prep */
-	pack_ddir_restore(td, pd->saved_td_ddir);
-	pd->ddir_held = 0;
-	it = dbsched_item(pd->sched, slot);
-	if (pd->uring)
-		return uring_queue(td, pd, io_u, slot);
+	pack_ddir_restore(td, dj->saved_td_ddir);
+	dj->ddir_held = 0;
+	it = dbsched_item(dj->sched, slot);
+	if (dj->uring)
+		return uring_queue(td, dj, io_u, slot);
 	/* fio has just stamped it on the same clock (FIO_SYNCIO): one reading less a record */
-	it->issue_ns = fio_fill_issue_time(td) ? ts_ns(&io_u->issue_time) : dr_now();
-	err = run_sync(pd, &it->rec, &bytes);
-	finish(pd, slot, io_u, err, bytes, dr_now());
+	it->issue_ns = fio_fill_issue_time(td) ? ts_ns(&io_u->issue_time) : dbr_now();
+	err = run_sync(dj, &it->rec, &bytes);
+	finish(dj, slot, io_u, err, bytes, dbr_now());
 	/* fio leaves this to engines with a ->commit (the io_uring mode's) */
 	io_u_mark_submit(td, 1);
 	io_u_mark_complete(td, 1);
@@ -1087,43 +1087,43 @@ static enum fio_q_status dr_queue(struct thread_data *td, struct io_u *io_u)
 /* dbr_io_api=io_uring                                                 */
 /* ------------------------------------------------------------------ */
 
-static void uring_submit(struct dr_data *pd)
+static void uring_submit(struct dbr_job *dj)
 {
 	int ret;
 
 	do
-		ret = io_uring_submit(&pd->ring);
+		ret = io_uring_submit(&dj->ring);
 	while (ret == -EINTR || ret == -EAGAIN);
 }
 
-static struct io_uring_sqe *get_sqe(struct dr_data *pd)
+static struct io_uring_sqe *get_sqe(struct dbr_job *dj)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&pd->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&dj->ring);
 
 	if (!sqe) {
-		uring_submit(pd);
-		sqe = io_uring_get_sqe(&pd->ring);
+		uring_submit(dj);
+		sqe = io_uring_get_sqe(&dj->ring);
 	}
 	return sqe;
 }
 
 /* Prepares the SQE for what is left of @slot's record (a read or write may be resumed). */
-static int uring_prep_rec(struct dr_data *pd, int slot)
+static int uring_prep_rec(struct dbr_job *dj, int slot)
 {
-	struct dbsched_item *it = dbsched_item(pd->sched, slot);
+	struct dbsched_item *it = dbsched_item(dj->sched, slot);
 	const struct dbtrace_rec *r = &it->rec;
-	struct io_uring_sqe *sqe = get_sqe(pd);
+	struct io_uring_sqe *sqe = get_sqe(dj);
 	uint64_t off, done = it->done_bytes;
-	int fd = io_target(pd, r, &off);
+	int fd = io_target(dj, r, &off);
 
 	if (!sqe)
 		return -EBUSY;
 	switch (r->op) {
 	case DBTRACE_READ:
-		io_uring_prep_read(sqe, fd, pd->rbuf + done, (unsigned)(r->len - done), off + done);
+		io_uring_prep_read(sqe, fd, dj->rbuf + done, (unsigned)(r->len - done), off + done);
 		break;
 	case DBTRACE_WRITE:
-		io_uring_prep_write(sqe, fd, pd->wbuf + done, (unsigned)(r->len - done), off + done);
+		io_uring_prep_write(sqe, fd, dj->wbuf + done, (unsigned)(r->len - done), off + done);
 		break;
 	case DBTRACE_FSYNC:
 		io_uring_prep_fsync(sqe, fd, 0);
@@ -1142,14 +1142,14 @@ static int uring_prep_rec(struct dr_data *pd, int slot)
 		return -EINVAL;
 	}
 	io_uring_sqe_set_data(sqe, (void *)(intptr_t)(slot + 1));
-	pd->sqes++;
+	dj->sqes++;
 	return 0;
 }
 
-static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
+static enum fio_q_status uring_queue(struct thread_data *td, struct dbr_job *dj,
 				     struct io_u *io_u, int slot)
 {
-	struct dbsched_item *it = dbsched_item(pd->sched, slot);
+	struct dbsched_item *it = dbsched_item(dj->sched, slot);
 	int err = 0, ret;
 
 	fio_gettime(&io_u->issue_time, NULL);	/* PACK_ASYNCIO_SETS_ISSUE_TIME */
@@ -1160,43 +1160,43 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct dr_data *pd,
 	 * get its descriptor, a discard on a block device, a sync_file_range
 	 * longer than io_uring's 32-bit length.
 	 */
-	ret = run_meta(pd, &it->rec, &err);
-	if (ret && ((it->rec.op == DBTRACE_TRIM && pd->packed && pd->dev_is_blk) ||
+	ret = run_meta(dj, &it->rec, &err);
+	if (ret && ((it->rec.op == DBTRACE_TRIM && dj->packed && dj->dev_is_blk) ||
 		    (it->rec.op == DBTRACE_SYNC_FILE_RANGE && it->rec.len > UINT32_MAX))) {
 		uint64_t bytes;
 
-		err = run_sync(pd, &it->rec, &bytes);
+		err = run_sync(dj, &it->rec, &bytes);
 		ret = 0;
 	}
 	if (!ret) {
-		finish(pd, slot, io_u, err, 0, dr_now());
-		return pack_ioq_done_in_queue(td, &pd->ioq, io_u);
+		finish(dj, slot, io_u, err, 0, dbr_now());
+		return pack_ioq_done_in_queue(td, &dj->ioq, io_u);
 	}
-	err = uring_prep_rec(pd, slot);
+	err = uring_prep_rec(dj, slot);
 	if (err) {
-		finish(pd, slot, io_u, err, 0, dr_now());
-		return pack_ioq_done_in_queue(td, &pd->ioq, io_u);
+		finish(dj, slot, io_u, err, 0, dbr_now());
+		return pack_ioq_done_in_queue(td, &dj->ioq, io_u);
 	}
-	pack_ioq_queued(&pd->ioq, io_u);
+	pack_ioq_queued(&dj->ioq, io_u);
 	return FIO_Q_QUEUED;
 }
 
 /* Handles one completion: done, or resubmitted for the rest of a short transfer. */
-static void uring_complete(struct dr_data *pd, int slot, int res)
+static void uring_complete(struct dbr_job *dj, int slot, int res)
 {
-	struct dbsched_item *it = dbsched_item(pd->sched, slot);
+	struct dbsched_item *it = dbsched_item(dj->sched, slot);
 	const struct dbtrace_rec *r = &it->rec;
 	struct io_u *io_u = it->user;
 	int err = 0;
 
 	if (res == -EINTR || res == -EAGAIN) {
-		if (uring_prep_rec(pd, slot) == 0)
+		if (uring_prep_rec(dj, slot) == 0)
 			return;
 		err = -EIO;
 	} else if (res < 0) {
 		err = res;
 		if (r->op == DBTRACE_TRIM && res == -EOPNOTSUPP) {
-			pd->unsupported++;
+			dj->unsupported++;
 			err = 0;
 		}
 	} else if (r->op == DBTRACE_READ || r->op == DBTRACE_WRITE) {
@@ -1204,66 +1204,66 @@ static void uring_complete(struct dr_data *pd, int slot, int res)
 		if (it->done_bytes < r->len && !(res == 0 && r->op == DBTRACE_READ)) {
 			if (res == 0)
 				err = -EIO;	/* a write that makes no progress */
-			else if (uring_prep_rec(pd, slot) == 0)
+			else if (uring_prep_rec(dj, slot) == 0)
 				return;
 			else
 				err = -EIO;
 		}
 	}
-	finish(pd, slot, io_u, err,
+	finish(dj, slot, io_u, err,
 	       r->op == DBTRACE_READ || r->op == DBTRACE_WRITE ? it->done_bytes
-	       : (r->op == DBTRACE_TRIM && !err ? r->len : 0), dr_now());
+	       : (r->op == DBTRACE_TRIM && !err ? r->len : 0), dbr_now());
 	if (io_u)
-		pack_ioq_completed(&pd->ioq, io_u);
+		pack_ioq_completed(&dj->ioq, io_u);
 }
 
 /* Reaps completions (waiting for one if @wait, at most until @deadline_ns); 0 or -errno. */
-static int reap(struct dr_data *pd, int wait, uint64_t deadline_ns)
+static int reap(struct dbr_job *dj, int wait, uint64_t deadline_ns)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
 	int ret;
 
-	if (wait && !io_uring_cq_ready(&pd->ring)) {
+	if (wait && !io_uring_cq_ready(&dj->ring)) {
 		if (deadline_ns != UINT64_MAX) {
-			uint64_t now = dr_now();
+			uint64_t now = dbr_now();
 			struct __kernel_timespec ts;
 
 			if (deadline_ns <= now)
 				return 0;
 			ts.tv_sec = (deadline_ns - now) / 1000000000ULL;
 			ts.tv_nsec = (deadline_ns - now) % 1000000000ULL;
-			ret = io_uring_wait_cqe_timeout(&pd->ring, &cqe, &ts);
+			ret = io_uring_wait_cqe_timeout(&dj->ring, &cqe, &ts);
 			if (ret == -ETIME || ret == -EINTR)
 				return 0;
 		} else {
 			do
-				ret = io_uring_wait_cqe(&pd->ring, &cqe);
+				ret = io_uring_wait_cqe(&dj->ring, &cqe);
 			while (ret == -EINTR);
 		}
 		if (ret < 0)
 			return ret;
 	}
-	io_uring_for_each_cqe(&pd->ring, head, cqe) {
+	io_uring_for_each_cqe(&dj->ring, head, cqe) {
 		int slot = (int)(intptr_t)io_uring_cqe_get_data(cqe) - 1;
 
 		n++;
-		pd->sqes--;
-		uring_complete(pd, slot, cqe->res);
+		dj->sqes--;
+		uring_complete(dj, slot, cqe->res);
 	}
-	io_uring_cq_advance(&pd->ring, n);
-	uring_submit(pd);	/* resubmitted short transfers */
+	io_uring_cq_advance(&dj->ring, n);
+	uring_submit(dj);	/* resubmitted short transfers */
 	return 0;
 }
 
-static int dr_commit(struct thread_data *td)
+static int dbr_commit(struct thread_data *td)
 {
-	struct dr_data *pd = td->io_ops_data;
+	struct dbr_job *dj = td->io_ops_data;
 
-	if (!pd->uring)
+	if (!dj->uring)
 		return 0;
-	uring_submit(pd);
-	pack_ioq_commit(td, &pd->ioq);
+	uring_submit(dj);
+	pack_ioq_commit(td, &dj->ioq);
 	return 0;
 }
 
@@ -1271,75 +1271,75 @@ static int dr_commit(struct thread_data *td)
  * Waits for @min completions, but in timed replay not past the due time of
  * the next record: fio then prepares it (0 events is fine with fio).
  */
-static int dr_getevents(struct thread_data *td, unsigned int min, unsigned int max,
+static int dbr_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 			const struct timespec *t)
 {
-	struct dr_data *pd = td->io_ops_data;
+	struct dbr_job *dj = td->io_ops_data;
 	uint64_t deadline = UINT64_MAX;
 	int ret;
 
-	if (!pd->uring)
+	if (!dj->uring)
 		return 0;
-	dr_commit(td);
-	pack_ioq_forget_returned(&pd->ioq);
+	dbr_commit(td);
+	pack_ioq_forget_returned(&dj->ioq);
 	/* ->prep saw a record that waits for its time only */
-	if (pd->timing != TM_ASAP && pd->next_wake != UINT64_MAX)
-		deadline = pd->start_ns + pd->next_wake;
-	while (pd->ioq.ndone < min && pd->sqes) {
-		ret = reap(pd, 1, deadline);
+	if (dj->timing != TM_ASAP && dj->next_wake != UINT64_MAX)
+		deadline = dj->start_ns + dj->next_wake;
+	while (dj->ioq.ndone < min && dj->sqes) {
+		ret = reap(dj, 1, deadline);
 		if (ret)
 			return ret;
-		if (deadline != UINT64_MAX && dr_now() >= deadline)
+		if (deadline != UINT64_MAX && dbr_now() >= deadline)
 			break;
 	}
-	if (pd->sqes)
-		reap(pd, 0, UINT64_MAX);
-	return pack_ioq_hand_out(&pd->ioq, max);
+	if (dj->sqes)
+		reap(dj, 0, UINT64_MAX);
+	return pack_ioq_hand_out(&dj->ioq, max);
 }
 
-static struct io_u *dr_event(struct thread_data *td, int event)
+static struct io_u *dbr_event(struct thread_data *td, int event)
 {
-	struct dr_data *pd = td->io_ops_data;
+	struct dbr_job *dj = td->io_ops_data;
 
-	return pack_ioq_event(&pd->ioq, event);
+	return pack_ioq_event(&dj->ioq, event);
 }
 
 /* ------------------------------------------------------------------ */
 /* What keeps the replay from the depths the trace's completion times give. */
-static void depth_notes(struct dr_data *pd, unsigned iodepth, unsigned window)
+static void depth_notes(struct dbr_job *dj, unsigned iodepth, unsigned window)
 {
-	unsigned d = pd->captured_depth;
+	unsigned d = dj->captured_depth;
 
-	if (!pd->depth_captured && pd->lat_records && (d > 1 || pd->stream_depth > 1))
-		fidelity(pd, "dbr_stream_depth=%u replaces the depths the trace's completion times give (1 to %u)",
-			 pd->stream_depth, d);
-	if (!pd->depth || d < 2)
+	if (!dj->depth_captured && dj->lat_records && (d > 1 || dj->stream_depth > 1))
+		fidelity(dj, "dbr_stream_depth=%u replaces the depths the trace's completion times give (1 to %u)",
+			 dj->stream_depth, d);
+	if (!dj->depth || d < 2)
 		return;
-	if (!pd->uring)
-		fidelity(pd, "the trace's streams had up to %u requests in flight (its completion times); dbr_io_api=sync replays one record at a time: use dbr_io_api=io_uring with iodepth>=%u",
+	if (!dj->uring)
+		fidelity(dj, "the trace's streams had up to %u requests in flight (its completion times); dbr_io_api=sync replays one record at a time: use dbr_io_api=io_uring with iodepth>=%u",
 			 d, d);
 	else if (iodepth < d)
-		fidelity(pd, "a stream of the trace had %u requests in flight; iodepth=%u keeps the replay below that",
+		fidelity(dj, "a stream of the trace had %u requests in flight; iodepth=%u keeps the replay below that",
 			 d, iodepth);
 	else if (window < d)
-		fidelity(pd, "a stream of the trace had %u requests in flight; dbr_window=%u keeps the replay below that",
+		fidelity(dj, "a stream of the trace had %u requests in flight; dbr_window=%u keeps the replay below that",
 			 d, window);
 }
 
 /* The target: one-to-one files in a directory, or regions of a device */
 /* ------------------------------------------------------------------ */
 
-static int fill_range(struct dr_data *pd, int fd, uint64_t from, uint64_t to)
+static int fill_range(struct dbr_job *dj, int fd, uint64_t from, uint64_t to)
 {
 	uint64_t start = from;
 
 	while (from < to) {
 		/* after a short write, on from where it stopped in the buffer too */
-		size_t at = (size_t)((from - start) % pd->buf_len);
-		size_t n = to - from > pd->buf_len - at ? pd->buf_len - at : (size_t)(to - from);
+		size_t at = (size_t)((from - start) % dj->buf_len);
+		size_t n = to - from > dj->buf_len - at ? dj->buf_len - at : (size_t)(to - from);
 		ssize_t w;
 
-		w = pwrite(fd, pd->wbuf + at, n, (off_t)from);
+		w = pwrite(fd, dj->wbuf + at, n, (off_t)from);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1353,16 +1353,16 @@ static int fill_range(struct dr_data *pd, int fd, uint64_t from, uint64_t to)
 }
 
 /* A file of the trace as it is before the first record: present at its size, or absent. */
-static int lay_file(struct dr_data *pd, struct rfile *f)
+static int lay_file(struct dbr_job *dj, struct rfile *f)
 {
 	const struct dbtrace_file *d = f->decl;
 	const char *base;
 	struct stat st;
 	int dfd, fd, ret = 0;
 
-	set_fd(pd, f, -1);
+	set_fd(dj, f, -1);
 	f->present = 0;
-	dfd = open_parent(pd, d->path, d->exists, &base);
+	dfd = open_parent(dj, d->path, d->exists, &base);
 	if (dfd == -ENOENT && !d->exists)
 		return 0;
 	if (dfd < 0)
@@ -1379,7 +1379,7 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 		goto out;
 	} else if (!d->exists) {
 		goto out;
-	} else if ((ret = own(pd, d->path))) {
+	} else if ((ret = own(dj, d->path))) {
 		goto out;
 	} else if (d->role == DBTRACE_ROLE_DIRECTORY) {
 		if (NOINTR(mkdirat(dfd, base, 0755))) {
@@ -1387,7 +1387,7 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 			goto out;
 		}
 	} else {
-		fd = NOINTR(openat(dfd, base, open_flags(pd) | O_CREAT | O_EXCL, 0644));
+		fd = NOINTR(openat(dfd, base, open_flags(dj) | O_CREAT | O_EXCL, 0644));
 		if (fd < 0) {
 			ret = -errno;
 			goto out;
@@ -1398,12 +1398,12 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 	if (d->role == DBTRACE_ROLE_DIRECTORY) {
 		fd = NOINTR(openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	} else {
-		fd = NOINTR(openat(dfd, base, open_flags(pd)));
+		fd = NOINTR(openat(dfd, base, open_flags(dj)));
 		if (fd >= 0 && fstat(fd, &st) == 0) {
 			if ((uint64_t)st.st_size > d->size)
 				ret = NOINTR(ftruncate(fd, (off_t)d->size)) ? -errno : 0;
-			else if (pd->o->fill == FILL_DATA)
-				ret = fill_range(pd, fd, (uint64_t)st.st_size, d->size);
+			else if (dj->o->fill == FILL_DATA)
+				ret = fill_range(dj, fd, (uint64_t)st.st_size, d->size);
 			if (!ret && (uint64_t)st.st_size != d->size && NOINTR(ftruncate(fd, (off_t)d->size)))
 				ret = -errno;
 		}
@@ -1413,7 +1413,7 @@ static int lay_file(struct dr_data *pd, struct rfile *f)
 		goto out;
 	}
 	if (!ret)
-		ret = set_fd(pd, f, fd);
+		ret = set_fd(dj, f, fd);
 	else
 		close(fd);
 	if (!ret)
@@ -1424,17 +1424,17 @@ out:
 }
 
 /* Drops the files from the page cache, so reads go to the device as in production. */
-static void invalidate(struct dr_data *pd)
+static void invalidate(struct dbr_job *dj)
 {
 	unsigned i;
 
-	if (pd->packed) {
-		NOINTR(fsync(pd->devfd));
-		posix_fadvise(pd->devfd, 0, 0, POSIX_FADV_DONTNEED);
+	if (dj->packed) {
+		NOINTR(fsync(dj->devfd));
+		posix_fadvise(dj->devfd, 0, 0, POSIX_FADV_DONTNEED);
 		return;
 	}
-	for (i = 0; i < pd->h->nfiles; i++) {
-		struct rfile *f = &pd->files[pd->h->files[i].id];
+	for (i = 0; i < dj->h->nfiles; i++) {
+		struct rfile *f = &dj->files[dj->h->files[i].id];
 
 		if (f->fd >= 0 && f->decl->role != DBTRACE_ROLE_DIRECTORY) {
 			NOINTR(fdatasync(f->fd));
@@ -1449,41 +1449,41 @@ static void invalidate(struct dr_data *pd)
  * Directories that exist are made first, then files, then what must be
  * absent is removed deepest first.
  */
-static int layout(struct dr_data *pd, int first)
+static int layout(struct dbr_job *dj, int first)
 {
-	const struct dbtrace_header *h = pd->h;
+	const struct dbtrace_header *h = dj->h;
 	unsigned i, pass;
 	int ret;
 
 	for (i = 0; i < h->nfiles; i++)
-		pd->files[h->files[i].id].decl = &h->files[i];
-	if (pd->packed) {
+		dj->files[h->files[i].id].decl = &h->files[i];
+	if (dj->packed) {
 		if (!first)
 			return 0;
 		for (i = 0; i < h->nfiles; i++) {
 			const struct dbtrace_file *d = &h->files[i];
 
-			if (d->role != DBTRACE_ROLE_DIRECTORY && d->exists && pd->o->fill == FILL_DATA &&
-			    (ret = fill_range(pd, pd->devfd, pd->files[d->id].region,
-					      pd->files[d->id].region + d->size))) {
+			if (d->role != DBTRACE_ROLE_DIRECTORY && d->exists && dj->o->fill == FILL_DATA &&
+			    (ret = fill_range(dj, dj->devfd, dj->files[d->id].region,
+					      dj->files[d->id].region + d->size))) {
 				log_err("dbreplay: dbr_device %s: writing the region of %s: %s\n",
-					pd->device, d->path, strerror(-ret));
+					dj->device, d->path, strerror(-ret));
 				return 1;
 			}
 		}
-		invalidate(pd);
+		invalidate(dj);
 		return 0;
 	}
 	/* pass 0: directories that exist; 1: files; 2: directories that must not, in reverse */
 	for (pass = 0; pass < 3; pass++) {
 		for (i = 0; i < h->nfiles; i++) {
 			const struct dbtrace_file *d = &h->files[pass == 2 ? h->nfiles - 1 - i : i];
-			struct rfile *f = &pd->files[d->id];
+			struct rfile *f = &dj->files[d->id];
 			int isdir = d->role == DBTRACE_ROLE_DIRECTORY;
 
 			if (!strcmp(d->path, ".")) {
 				if (pass == 0) {
-					set_fd(pd, f, dup(pd->rootfd));
+					set_fd(dj, f, dup(dj->rootfd));
 					f->present = 1;
 				}
 				continue;
@@ -1491,32 +1491,32 @@ static int layout(struct dr_data *pd, int first)
 			if ((pass == 0 && !(isdir && d->exists)) || (pass == 1 && isdir) ||
 			    (pass == 2 && !(isdir && !d->exists)))
 				continue;
-			ret = lay_file(pd, f);
+			ret = lay_file(dj, f);
 			if (ret) {
-				log_err("dbreplay: dbr_target %s: %s %s: %s\n", pd->root,
+				log_err("dbreplay: dbr_target %s: %s %s: %s\n", dj->root,
 					d->exists ? "creating" : "removing", d->path, strerror(-ret));
 				return 1;
 			}
 		}
 	}
-	if (pd->tdo_invalidate)
-		invalidate(pd);
+	if (dj->tdo_invalidate)
+		invalidate(dj);
 	return 0;
 }
 
 /* Reads the manifest of a target the engine used before; 0 or 1 (error said). */
-static int read_manifest(struct dr_data *pd)
+static int read_manifest(struct dbr_job *dj)
 {
 	char line[DBTRACE_MAX_PATH + 2], why[256];
 	unsigned long n = 0;
 	FILE *fp;
 	int fd;
 
-	fd = NOINTR(openat(pd->rootfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+	fd = NOINTR(openat(dj->rootfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
-		log_err("dbreplay: dbr_target %s: %s: %s\n", pd->root, MANIFEST, strerror(errno));
+		log_err("dbreplay: dbr_target %s: %s: %s\n", dj->root, MANIFEST, strerror(errno));
 		return 1;
 	}
 	fp = fdopen(fd, "r");
@@ -1530,14 +1530,14 @@ static int read_manifest(struct dr_data *pd)
 		n++;
 		if (len && line[len - 1] == '\n')
 			line[--len] = '\0';
-		if (pd->jobdir && !strncmp(line, MANIFEST_JOBDIR, len) && MANIFEST_JOBDIR[len] == '\n')
-			pd->jobdir_made = 1;	/* by an earlier run (dbr_keep=1, or killed) */
+		if (dj->jobdir && !strncmp(line, MANIFEST_JOBDIR, len) && MANIFEST_JOBDIR[len] == '\n')
+			dj->jobdir_made = 1;	/* by an earlier run (dbr_keep=1, or killed) */
 		if (!len || line[0] == '#')
 			continue;
 		/* a path the engine could have made: nothing else is ever removed */
-		if (dbtrace_path_check(line, DBTRACE_ROLE_DATA, why, sizeof(why)) || own_path(pd, line, 0)) {
+		if (dbtrace_path_check(line, DBTRACE_ROLE_DATA, why, sizeof(why)) || own_path(dj, line, 0)) {
 			log_err("dbreplay: dbr_target %s: %s line %lu is not a path the engine makes (%s); refusing to use this directory\n",
-				pd->root, MANIFEST, n, why);
+				dj->root, MANIFEST, n, why);
 			fclose(fp);
 			return 1;
 		}
@@ -1551,9 +1551,9 @@ static int read_manifest(struct dr_data *pd)
  * written that no declared path is someone else's and that the space is
  * there. 0, or 1 with the error said.
  */
-static int open_target_dir(struct thread_data *td, struct dr_data *pd)
+static int open_target_dir(struct thread_data *td, struct dbr_job *dj)
 {
-	const struct dbtrace_header *h = pd->h;
+	const struct dbtrace_header *h = dj->h;
 	uint64_t need = 0, avail;
 	struct statvfs vfs;
 	unsigned i;
@@ -1561,64 +1561,64 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 	char job[80];
 	int nofollow = 0;	/* the job's own directory DIR/JOBNAME.K: never a symlink */
 
-	if (!pd->o->target || !*pd->o->target) {
+	if (!dj->o->target || !*dj->o->target) {
 		const char *base = getenv("TMPDIR");
 
 		pack_job_dir_name(td, job, sizeof(job));
-		snprintf(pd->root, sizeof(pd->root), "%s/fio-dbreplay.%s.XXXXXX",
+		snprintf(dj->root, sizeof(dj->root), "%s/fio-dbreplay.%s.XXXXXX",
 			 base && *base ? base : "/tmp", job);
-		if (!mkdtemp(pd->root)) {
+		if (!mkdtemp(dj->root)) {
 			log_err("dbreplay: cannot create a directory under %s: %s\n",
 				base && *base ? base : "/tmp", strerror(errno));
-			pd->root[0] = '\0';
+			dj->root[0] = '\0';
 			return 1;
 		}
-		pd->tmproot = 1;
+		dj->tmproot = 1;
 	} else if (pack_clone_count(td) > 1) {
 		int lfd;
 
 		/* numjobs: each job replays into its own directory of the target */
 		pack_job_dir_name(td, job, sizeof(job));
-		snprintf(pd->root, sizeof(pd->root), "%s/%s", pd->o->target, job);
-		lfd = NOINTR(open(pd->o->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		snprintf(dj->root, sizeof(dj->root), "%s/%s", dj->o->target, job);
+		lfd = NOINTR(open(dj->o->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		if (lfd < 0) {
-			log_err("dbreplay: dbr_target %s: %s\n", pd->o->target, strerror(errno));
+			log_err("dbreplay: dbr_target %s: %s\n", dj->o->target, strerror(errno));
 			return 1;
 		}
-		pd->jobdir = 1;
+		dj->jobdir = 1;
 		if (NOINTR(mkdirat(lfd, job, 0755)) == 0)
-			pd->jobdir_made = 1;
+			dj->jobdir_made = 1;
 		else if (errno != EEXIST) {
-			log_err("dbreplay: dbr_target %s: %s\n", pd->root, strerror(errno));
+			log_err("dbreplay: dbr_target %s: %s\n", dj->root, strerror(errno));
 			close(lfd);
 			return 1;
 		}
 		close(lfd);
 		nofollow = O_NOFOLLOW;
 	} else {
-		snprintf(pd->root, sizeof(pd->root), "%s", pd->o->target);
+		snprintf(dj->root, sizeof(dj->root), "%s", dj->o->target);
 	}
-	pd->rootfd = NOINTR(open(pd->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow));
-	if (pd->rootfd < 0) {
-		log_err("dbreplay: dbr_target %s: %s\n", pd->root,
+	dj->rootfd = NOINTR(open(dj->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow));
+	if (dj->rootfd < 0) {
+		log_err("dbreplay: dbr_target %s: %s\n", dj->root,
 			nofollow && (errno == ENOTDIR || errno == ELOOP)
 			? "a symlink or not a directory; refusing to follow it"
 			: errno == ENOTDIR ? "not a directory" : strerror(errno));
 		return 1;
 	}
-	if (fstatvfs(pd->rootfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
-		log_err("dbreplay: dbr_target %s is on a read-only file system\n", pd->root);
+	if (fstatvfs(dj->rootfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+		log_err("dbreplay: dbr_target %s is on a read-only file system\n", dj->root);
 		return 1;
 	}
-	if (faccessat(AT_FDCWD, pd->root, W_OK | X_OK, AT_EACCESS)) {
-		log_err("dbreplay: dbr_target %s is not writable: %s\n", pd->root, strerror(errno));
+	if (faccessat(AT_FDCWD, dj->root, W_OK | X_OK, AT_EACCESS)) {
+		log_err("dbreplay: dbr_target %s is not writable: %s\n", dj->root, strerror(errno));
 		return 1;
 	}
-	if (flock(pd->rootfd, LOCK_EX | LOCK_NB)) {
-		log_err("dbreplay: dbr_target %s is in use by another dbreplay job\n", pd->root);
+	if (flock(dj->rootfd, LOCK_EX | LOCK_NB)) {
+		log_err("dbreplay: dbr_target %s is in use by another dbreplay job\n", dj->root);
 		return 1;
 	}
-	if (read_manifest(pd))
+	if (read_manifest(dj))
 		return 1;
 
 	for (i = 0; i < h->nfiles; i++) {
@@ -1629,7 +1629,7 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 
 		if (!strcmp(d->path, "."))
 			continue;
-		dfd = open_parent(pd, d->path, 0, &base);
+		dfd = open_parent(dj, d->path, 0, &base);
 		if (dfd == -ENOENT) {
 			if (d->role != DBTRACE_ROLE_DIRECTORY)
 				need += d->max_size;
@@ -1637,7 +1637,7 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 		}
 		if (dfd < 0) {
 			log_err("dbreplay: dbr_target %s: %s: a parent is a symlink or not a directory (%s); refusing to follow it\n",
-				pd->root, d->path, strerror(-dfd));
+				dj->root, d->path, strerror(-dfd));
 			return 1;
 		}
 		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
@@ -1647,81 +1647,81 @@ static int open_target_dir(struct thread_data *td, struct dr_data *pd)
 			continue;
 		}
 		close(dfd);
-		if (!owned(pd, d->path)) {
+		if (!owned(dj, d->path)) {
 			log_err("dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it (use an empty directory)\n",
-				pd->root, d->path);
+				dj->root, d->path);
 			return 1;
 		}
 		if (d->role == DBTRACE_ROLE_DIRECTORY ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-			log_err("dbreplay: dbr_target %s: %s is not a %s\n", pd->root, d->path,
+			log_err("dbreplay: dbr_target %s: %s is not a %s\n", dj->root, d->path,
 				d->role == DBTRACE_ROLE_DIRECTORY ? "directory" : "regular file");
 			return 1;
 		}
 		if (d->role != DBTRACE_ROLE_DIRECTORY && d->max_size > (uint64_t)st.st_blocks * 512)
 			need += d->max_size - (uint64_t)st.st_blocks * 512;
 	}
-	avail = fstatvfs(pd->rootfd, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : UINT64_MAX;
-	if (pd->o->fill == FILL_DATA && need > avail) {
+	avail = fstatvfs(dj->rootfd, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : UINT64_MAX;
+	if (dj->o->fill == FILL_DATA && need > avail) {
 		log_err("dbreplay: dbr_target %s has %llu bytes free; the trace's files need %llu more (their max sizes; dbr_fill=sparse to skip writing them out)\n",
-			pd->root, (unsigned long long)avail, (unsigned long long)need);
+			dj->root, (unsigned long long)avail, (unsigned long long)need);
 		return 1;
 	}
-	pd->manifest_fd = NOINTR(openat(pd->rootfd, MANIFEST,
+	dj->manifest_fd = NOINTR(openat(dj->rootfd, MANIFEST,
 				 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
-	if (pd->manifest_fd < 0) {
-		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", pd->root, MANIFEST,
+	if (dj->manifest_fd < 0) {
+		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
 			strerror(errno));
 		return 1;
 	}
 	/* whole: a head cut short would take the first path into its comment line */
-	head = pd->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
-	for (i = 0; !pd->nowned && i < strlen(head);) {
-		ssize_t w = NOINTR(write(pd->manifest_fd, head + i, strlen(head) - i));
+	head = dj->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
+	for (i = 0; !dj->nowned && i < strlen(head);) {
+		ssize_t w = NOINTR(write(dj->manifest_fd, head + i, strlen(head) - i));
 
 		if (w <= 0) {
-			log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", pd->root, MANIFEST,
+			log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
 				w < 0 ? strerror(errno) : "no progress");
 			return 1;
 		}
 		i += (unsigned)w;
 	}
-	pd->claimed = 1;
+	dj->claimed = 1;
 	return 0;
 }
 
-static int open_dev_direct(struct dr_data *pd)
+static int open_dev_direct(struct dbr_job *dj)
 {
-	if (!pd->direct && !pd->trace_direct)
+	if (!dj->direct && !dj->trace_direct)
 		return 0;
-	pd->dev_dfd = NOINTR(open(pd->device, O_RDWR | O_CLOEXEC | O_DIRECT));
-	if (pd->dev_dfd < 0 && errno == EINVAL && !pd->direct)
-		return direct_refused(pd, pd->device);
-	if (pd->dev_dfd < 0) {
-		log_err("dbreplay: dbr_device %s: direct=1: %s\n", pd->device, strerror(errno));
+	dj->dev_dfd = NOINTR(open(dj->device, O_RDWR | O_CLOEXEC | O_DIRECT));
+	if (dj->dev_dfd < 0 && errno == EINVAL && !dj->direct)
+		return direct_refused(dj, dj->device);
+	if (dj->dev_dfd < 0) {
+		log_err("dbreplay: dbr_device %s: direct=1: %s\n", dj->device, strerror(errno));
 		return 1;
 	}
 	return 0;
 }
 
 /* Packed mode: one file or block device holding every file as a region. */
-static int open_device(struct thread_data *td, struct dr_data *pd)
+static int open_device(struct thread_data *td, struct dbr_job *dj)
 {
-	const struct dbtrace_header *h = pd->h;
+	const struct dbtrace_header *h = dj->h;
 	char sidecar[PATH_MAX + 32];
 	uint64_t align = 1 << 20, off = 0, size;
 	struct stat st;
 	unsigned i;
 
-	if (pd->o->align && *pd->o->align &&
-	    (parse_size(pd->o->align, &align) || !align || (align & (align - 1)) || align > (1ULL << 30))) {
-		log_err("dbreplay: dbr_align=%s is not a power of two from 1 to 1g\n", pd->o->align);
+	if (dj->o->align && *dj->o->align &&
+	    (parse_size(dj->o->align, &align) || !align || (align & (align - 1)) || align > (1ULL << 30))) {
+		log_err("dbreplay: dbr_align=%s is not a power of two from 1 to 1g\n", dj->o->align);
 		return 1;
 	}
 	if (pack_clone_count(td) > 1) {
 		log_err("dbreplay: numjobs must be 1 with dbr_device (the jobs would share its regions); use one job per device\n");
 		return 1;
 	}
-	if (dbtrace_span(h, align, &pd->span)) {
+	if (dbtrace_span(h, align, &dj->span)) {
 		log_err("dbreplay: the trace's files do not fit in 2^63 bytes\n");
 		return 1;
 	}
@@ -1730,68 +1730,68 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 
 		if (d->role == DBTRACE_ROLE_DIRECTORY)
 			continue;
-		pd->files[d->id].region = off;
+		dj->files[d->id].region = off;
 		off += (d->max_size + align - 1) / align * align;
 	}
-	snprintf(pd->device, sizeof(pd->device), "%s", pd->o->device);
-	snprintf(sidecar, sizeof(sidecar), "%s%s", pd->device, SIDECAR_SUFFIX);
-	if (stat(pd->device, &st) == 0 && S_ISBLK(st.st_mode)) {
-		if (!pd->overwrite_device) {
+	snprintf(dj->device, sizeof(dj->device), "%s", dj->o->device);
+	snprintf(sidecar, sizeof(sidecar), "%s%s", dj->device, SIDECAR_SUFFIX);
+	if (stat(dj->device, &st) == 0 && S_ISBLK(st.st_mode)) {
+		if (!dj->overwrite_device) {
 			log_err("dbreplay: dbr_device %s is a block device: the replay overwrites %llu bytes of it; set dbr_overwrite_device=1 to confirm\n",
-				pd->device, (unsigned long long)pd->span);
+				dj->device, (unsigned long long)dj->span);
 			return 1;
 		}
-		pd->dev_is_blk = 1;
-		pd->devfd = NOINTR(open(pd->device, O_RDWR | O_CLOEXEC));
-		if (pd->devfd < 0) {
-			log_err("dbreplay: dbr_device %s: %s\n", pd->device, strerror(errno));
+		dj->dev_is_blk = 1;
+		dj->devfd = NOINTR(open(dj->device, O_RDWR | O_CLOEXEC));
+		if (dj->devfd < 0) {
+			log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
 			return 1;
 		}
-		if (ioctl(pd->devfd, BLKGETSIZE64, &size)) {
-			log_err("dbreplay: dbr_device %s: cannot read its size: %s\n", pd->device, strerror(errno));
+		if (ioctl(dj->devfd, BLKGETSIZE64, &size)) {
+			log_err("dbreplay: dbr_device %s: cannot read its size: %s\n", dj->device, strerror(errno));
 			return 1;
 		}
-		if (size < pd->span) {
+		if (size < dj->span) {
 			log_err("dbreplay: dbr_device %s has %llu bytes; the trace needs %llu (its files' max sizes, each aligned to %llu)\n",
-				pd->device, (unsigned long long)size, (unsigned long long)pd->span,
+				dj->device, (unsigned long long)size, (unsigned long long)dj->span,
 				(unsigned long long)align);
 			return 1;
 		}
-		return open_dev_direct(pd);
+		return open_dev_direct(dj);
 	}
-	if (lstat(pd->device, &st) == 0) {
+	if (lstat(dj->device, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
-			log_err("dbreplay: dbr_device %s is neither a regular file nor a block device\n", pd->device);
+			log_err("dbreplay: dbr_device %s is neither a regular file nor a block device\n", dj->device);
 			return 1;
 		}
 		if (access(sidecar, F_OK)) {
 			log_err("dbreplay: dbr_device %s exists and was not created by dbreplay (no %s beside it); refusing to overwrite it\n",
-				pd->device, sidecar);
+				dj->device, sidecar);
 			return 1;
 		}
-		pd->dev_made = 1;	/* an earlier run's (dbr_keep=1) */
+		dj->dev_made = 1;	/* an earlier run's (dbr_keep=1) */
 	} else {
 		int fd;
 		struct statvfs vfs;
 		char dir[PATH_MAX];
 		char *slash;
 
-		snprintf(dir, sizeof(dir), "%s", pd->device);
+		snprintf(dir, sizeof(dir), "%s", dj->device);
 		slash = strrchr(dir, '/');
 		if (slash)
 			*(slash == dir ? slash + 1 : slash) = '\0';
 		else
 			snprintf(dir, sizeof(dir), ".");
-		if (statvfs(dir, &vfs) == 0 && pd->o->fill == FILL_DATA &&
-		    (uint64_t)vfs.f_bavail * vfs.f_frsize < pd->span) {
+		if (statvfs(dir, &vfs) == 0 && dj->o->fill == FILL_DATA &&
+		    (uint64_t)vfs.f_bavail * vfs.f_frsize < dj->span) {
 			log_err("dbreplay: dbr_device %s: %s has %llu bytes free; the trace needs %llu\n",
-				pd->device, dir, (unsigned long long)vfs.f_bavail * vfs.f_frsize,
-				(unsigned long long)pd->span);
+				dj->device, dir, (unsigned long long)vfs.f_bavail * vfs.f_frsize,
+				(unsigned long long)dj->span);
 			return 1;
 		}
 		fd = NOINTR(open(sidecar, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 		if (fd < 0) {
-			log_err("dbreplay: dbr_device %s: cannot create %s: %s\n", pd->device, sidecar,
+			log_err("dbreplay: dbr_device %s: cannot create %s: %s\n", dj->device, sidecar,
 				strerror(errno));
 			return 1;
 		}
@@ -1799,20 +1799,20 @@ static int open_device(struct thread_data *td, struct dr_data *pd)
 			/* nothing: the sidecar's presence is what counts */
 		}
 		close(fd);
-		pd->dev_made = 1;
+		dj->dev_made = 1;
 	}
-	pd->devfd = NOINTR(open(pd->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
-	if (pd->devfd < 0) {
-		log_err("dbreplay: dbr_device %s: %s\n", pd->device, strerror(errno));
+	dj->devfd = NOINTR(open(dj->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+	if (dj->devfd < 0) {
+		log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
 		return 1;
 	}
-	if (fstat(pd->devfd, &st) == 0 && (uint64_t)st.st_size < pd->span &&
-	    NOINTR(ftruncate(pd->devfd, (off_t)pd->span))) {
-		log_err("dbreplay: dbr_device %s: cannot size it to %llu bytes: %s\n", pd->device,
-			(unsigned long long)pd->span, strerror(errno));
+	if (fstat(dj->devfd, &st) == 0 && (uint64_t)st.st_size < dj->span &&
+	    NOINTR(ftruncate(dj->devfd, (off_t)dj->span))) {
+		log_err("dbreplay: dbr_device %s: cannot size it to %llu bytes: %s\n", dj->device,
+			(unsigned long long)dj->span, strerror(errno));
 		return 1;
 	}
-	return open_dev_direct(pd);
+	return open_dev_direct(dj);
 }
 
 /* Removes what the engine created in the target (dbr_keep=0), deepest first. */
@@ -1828,22 +1828,22 @@ static int depth_cmp(const void *a, const void *b)
 	return dx != dy ? dy - dx : strcmp(y, x);
 }
 
-static void remove_owned(struct dr_data *pd)
+static void remove_owned(struct dbr_job *dj)
 {
 	char **list;
 	size_t i, n = 0, left = 0;
 
-	list = calloc(pd->nowned + 1, sizeof(*list));
+	list = calloc(dj->nowned + 1, sizeof(*list));
 	if (!list)
 		return;
-	for (i = 0; i < pd->owned_cap; i++)
-		if (pd->owned[i])
-			list[n++] = pd->owned[i];
+	for (i = 0; i < dj->owned_cap; i++)
+		if (dj->owned[i])
+			list[n++] = dj->owned[i];
 	qsort(list, n, sizeof(*list), depth_cmp);
 	for (i = 0; i < n; i++) {
 		const char *base;
 		struct stat st;
-		int dfd = open_parent(pd, list[i], 0, &base);
+		int dfd = open_parent(dj, list[i], 0, &base);
 
 		if (dfd < 0)
 			continue;
@@ -1854,10 +1854,10 @@ static void remove_owned(struct dr_data *pd)
 	}
 	free(list);
 	if (!left)
-		NOINTR(unlinkat(pd->rootfd, MANIFEST, 0));
+		NOINTR(unlinkat(dj->rootfd, MANIFEST, 0));
 	/* the private directory, or this run's DIR/JOBNAME.K: only if empty */
-	if ((pd->tmproot || pd->jobdir_made) && !left)
-		rmdir(pd->root);
+	if ((dj->tmproot || dj->jobdir_made) && !left)
+		rmdir(dj->root);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1895,32 +1895,32 @@ static int opt_u64(const char *name, const char *val, uint64_t def, uint64_t lo,
  * refused unless dbr_accept_incomplete=1, and then repeated in the notes,
  * the summary and the report file.
  */
-static int take_incomplete(struct thread_data *td, struct dr_data *pd)
+static int take_incomplete(struct thread_data *td, struct dbr_job *dj)
 {
-	unsigned i, n = pd->h->nincomplete;
+	unsigned i, n = dj->h->nincomplete;
 
 	if (!n)
 		return 0;
-	if (!pd->o->accept_incomplete) {
+	if (!dj->o->accept_incomplete) {
 		if (n > 1)
 			log_err("dbreplay: %s is an incomplete capture: %s (and %u more: dbtrace.py check lists them); set dbr_accept_incomplete=1 to replay it as it is\n",
-				pd->trace_path, pd->h->incomplete[0], n - 1);
+				dj->trace_path, dj->h->incomplete[0], n - 1);
 		else
 			log_err("dbreplay: %s is an incomplete capture: %s; set dbr_accept_incomplete=1 to replay it as it is\n",
-				pd->trace_path, pd->h->incomplete[0]);
+				dj->trace_path, dj->h->incomplete[0]);
 		return 1;
 	}
-	pd->incomplete = calloc(n, sizeof(*pd->incomplete));
-	if (!pd->incomplete)
+	dj->incomplete = calloc(n, sizeof(*dj->incomplete));
+	if (!dj->incomplete)
 		return 1;
 	for (i = 0; i < n; i++) {
-		pd->incomplete[i] = strdup(pd->h->incomplete[i]);
-		if (!pd->incomplete[i])
+		dj->incomplete[i] = strdup(dj->h->incomplete[i]);
+		if (!dj->incomplete[i])
 			return 1;
-		pd->nincomplete++;
+		dj->nincomplete++;
 		if (!td->subjob_number)
 			log_err("dbreplay: note: %s: replaying an incomplete capture (dbr_accept_incomplete=1): %s\n",
-				pd->trace_path, pd->incomplete[i]);
+				dj->trace_path, dj->incomplete[i]);
 	}
 	return 0;
 }
@@ -1930,11 +1930,11 @@ static int take_incomplete(struct thread_data *td, struct dr_data *pd)
  * anywhere is reported with its line number and the job ends with nothing
  * touched. Also finds the trace's time span and its largest transfer.
  */
-static int check_trace(struct dr_data *pd, uint64_t *max_io)
+static int check_trace(struct dbr_job *dj, uint64_t *max_io)
 {
 	struct dbtrace_rec r;
 	char err[ERRLEN];
-	struct dbtrace *t = dbtrace_open(pd->trace_path, err, sizeof(err));
+	struct dbtrace *t = dbtrace_open(dj->trace_path, err, sizeof(err));
 	uint64_t first = 0, last = 0, kept = 0;
 	int ret, have = 0;
 
@@ -1944,7 +1944,7 @@ static int check_trace(struct dr_data *pd, uint64_t *max_io)
 	}
 	*max_io = 0;
 	while ((ret = dbtrace_next(t, &r)) > 0) {
-		pd->trace_records++;
+		dj->trace_records++;
 		if (r.time != DBTRACE_NO_TIME) {
 			if (!have)
 				first = r.time;
@@ -1952,18 +1952,18 @@ static int check_trace(struct dr_data *pd, uint64_t *max_io)
 			if (r.time > last)
 				last = r.time;
 		}
-		if (!dbfilter_match(&pd->filter, &r))
+		if (!dbfilter_match(&dj->filter, &r))
 			continue;
 		kept++;
 		if ((r.op == DBTRACE_READ || r.op == DBTRACE_WRITE) && r.len > *max_io)
 			*max_io = r.len;
 		if (misaligned_at(&r) < 4) {
-			pd->misaligned_records[misaligned_at(&r)]++;
+			dj->misaligned_records[misaligned_at(&r)]++;
 			if (dbtrace_file_by_id(t, r.file)->direct)
-				pd->misaligned_direct[misaligned_at(&r)]++;
+				dj->misaligned_direct[misaligned_at(&r)]++;
 		}
-		if (pd->depth) {
-			int d = dbdepth_next(pd->depth, &r);
+		if (dj->depth) {
+			int d = dbdepth_next(dj->depth, &r);
 
 			if (d < 0) {
 				log_err("dbreplay: out of memory for the trace's captured depths\n");
@@ -1971,9 +1971,9 @@ static int check_trace(struct dr_data *pd, uint64_t *max_io)
 				return 1;
 			}
 			if (d)
-				pd->lat_records++;
-			if ((unsigned)d > pd->captured_depth)
-				pd->captured_depth = (unsigned)d;
+				dj->lat_records++;
+			if ((unsigned)d > dj->captured_depth)
+				dj->captured_depth = (unsigned)d;
 		}
 	}
 	if (ret < 0) {
@@ -1984,14 +1984,14 @@ static int check_trace(struct dr_data *pd, uint64_t *max_io)
 	dbtrace_close(t);
 	if (!kept) {
 		log_err("dbreplay: %s: no record is left to replay (%llu records, dbr_ops/dbr_streams/dbr_files keep none)\n",
-			pd->trace_path, (unsigned long long)pd->trace_records);
+			dj->trace_path, (unsigned long long)dj->trace_records);
 		return 1;
 	}
-	pd->trace_span_units = have && last > first ? last - first : 0;
+	dj->trace_span_units = have && last > first ? last - first : 0;
 	return 0;
 }
 
-static int check_fio_options(struct thread_data *td, struct dr_data *pd)
+static int check_fio_options(struct thread_data *td, struct dbr_job *dj)
 {
 	struct thread_options *to = &td->o;
 
@@ -2011,23 +2011,23 @@ static int check_fio_options(struct thread_data *td, struct dr_data *pd)
 		log_err("dbreplay: verify= is not supported by this engine\n");
 		return 1;
 	}
-	if (to->iodepth > 1 && pd->api != API_IO_URING) {
+	if (to->iodepth > 1 && dj->api != API_IO_URING) {
 		log_err("dbreplay: iodepth must be 1 with dbr_io_api=sync (one record at a time, in trace order); use dbr_io_api=io_uring for concurrent streams\n");
 		return 1;
 	}
 	return 0;
 }
 
-static int dr_parse_options(struct thread_data *td, struct dr_data *pd)
+static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 {
-	struct dr_options *o = pd->o;
+	struct dbr_options *o = dj->o;
 	uint64_t v;
 
 	if (!o->trace || !*o->trace) {
 		log_err("dbreplay: dbr_trace= is required: the trace to replay (docs/dbtrace-format.md)\n");
 		return 1;
 	}
-	pd->trace_path = o->trace;
+	dj->trace_path = o->trace;
 	if (!strcmp(o->trace, "-")) {
 		log_err("dbreplay: dbr_trace=- is not supported: the trace is read twice (checked, then replayed)\n");
 		return 1;
@@ -2036,98 +2036,98 @@ static int dr_parse_options(struct thread_data *td, struct dr_data *pd)
 		log_err("dbreplay: dbr_target= and dbr_device= exclude each other (files one-to-one in a directory, or packed in one file or device)\n");
 		return 1;
 	}
-	pd->packed = o->device && *o->device;
+	dj->packed = o->device && *o->device;
 	/* strings, so that an unset ${VAR} in a job file means the default */
 	if (!o->timing || !*o->timing || !strcmp(o->timing, "asap"))
-		pd->timing = TM_ASAP;
+		dj->timing = TM_ASAP;
 	else if (!strcmp(o->timing, "original"))
-		pd->timing = TM_ORIGINAL;
+		dj->timing = TM_ORIGINAL;
 	else if (!strcmp(o->timing, "scaled"))
-		pd->timing = TM_SCALED;
+		dj->timing = TM_SCALED;
 	else {
 		log_err("dbreplay: dbr_timing=%s is not asap, original or scaled\n", o->timing);
 		return 1;
 	}
 	if (!o->io_api || !*o->io_api || !strcmp(o->io_api, "sync"))
-		pd->api = API_SYNC;
+		dj->api = API_SYNC;
 	else if (!strcmp(o->io_api, "io_uring"))
-		pd->api = API_IO_URING;
+		dj->api = API_IO_URING;
 	else {
 		log_err("dbreplay: dbr_io_api=%s is not sync or io_uring\n", o->io_api);
 		return 1;
 	}
-	pd->speed = 1.0;
+	dj->speed = 1.0;
 	if (o->speed && *o->speed) {
 		char *end;
 
 		errno = 0;
-		pd->speed = strtod(o->speed, &end);
-		if (errno || *end || end == o->speed || !(pd->speed > 0) || pd->speed > 1e9 ||
-		    isnan(pd->speed)) {
+		dj->speed = strtod(o->speed, &end);
+		if (errno || *end || end == o->speed || !(dj->speed > 0) || dj->speed > 1e9 ||
+		    isnan(dj->speed)) {
 			log_err("dbreplay: dbr_speed=%s is not a positive factor (2: twice as fast as the trace)\n",
 				o->speed);
 			return 1;
 		}
-		if (pd->timing == TM_ASAP) {
+		if (dj->timing == TM_ASAP) {
 			log_err("dbreplay: dbr_speed= needs dbr_timing=scaled\n");
 			return 1;
 		}
 	}
-	if (pd->timing == TM_ORIGINAL)
-		pd->speed = 1.0;
+	if (dj->timing == TM_ORIGINAL)
+		dj->speed = 1.0;
 	if (o->overwrite_device && *o->overwrite_device && strcmp(o->overwrite_device, "0")) {
 		if (strcmp(o->overwrite_device, "1")) {
 			log_err("dbreplay: dbr_overwrite_device=%s is not 0 or 1\n", o->overwrite_device);
 			return 1;
 		}
-		pd->overwrite_device = 1;
+		dj->overwrite_device = 1;
 	}
 	/* unset or "captured": the trace's completion times give each record its depth */
-	pd->depth_captured = !o->stream_depth || !*o->stream_depth ||
+	dj->depth_captured = !o->stream_depth || !*o->stream_depth ||
 			     !strcmp(o->stream_depth, "captured");
-	if (!pd->depth_captured && strspn(o->stream_depth, "0123456789") != strlen(o->stream_depth)) {
+	if (!dj->depth_captured && strspn(o->stream_depth, "0123456789") != strlen(o->stream_depth)) {
 		log_err("dbreplay: dbr_stream_depth=%s is not 'captured' or a whole number\n",
 			o->stream_depth);
 		return 1;
 	}
-	if (opt_u64("dbr_stream_depth", pd->depth_captured ? NULL : o->stream_depth, 1, 1, 65536, &v))
+	if (opt_u64("dbr_stream_depth", dj->depth_captured ? NULL : o->stream_depth, 1, 1, 65536, &v))
 		return 1;
-	pd->stream_depth = (unsigned)v;
-	if (opt_u64("dbr_loops", o->loops, 1, 0, UINT32_MAX, &pd->loops))
+	dj->stream_depth = (unsigned)v;
+	if (opt_u64("dbr_loops", o->loops, 1, 0, UINT32_MAX, &dj->loops))
 		return 1;
-	if (pd->loops == 0 && !td->o.time_based) {
+	if (dj->loops == 0 && !td->o.time_based) {
 		log_err("dbreplay: dbr_loops=0 (until stopped) needs time_based and runtime=\n");
 		return 1;
 	}
 	if (opt_u64("dbr_window", o->window, 0, 1, 1U << 22, &v))
 		return 1;
-	pd->window = (unsigned)v;
+	dj->window = (unsigned)v;
 	return 0;
 }
 
-static int uring_init(struct thread_data *td, struct dr_data *pd)
+static int uring_init(struct thread_data *td, struct dbr_job *dj)
 {
 	unsigned depth = td->o.iodepth ? td->o.iodepth : 1;
 	int ret;
 
-	ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring);
+	ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &dj->ring);
 	if (ret) {
 		log_err("dbreplay: dbr_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
 		return 1;
 	}
-	pd->ring_ok = 1;
-	if (pack_ioq_init(&pd->ioq, depth + 8)) {
+	dj->ring_ok = 1;
+	if (pack_ioq_init(&dj->ioq, depth + 8)) {
 		log_err("dbreplay: out of memory\n");
 		return 1;
 	}
 	return 0;
 }
 
-static int dr_init(struct thread_data *td)
+static int dbr_init(struct thread_data *td)
 {
 	struct thread_options *to = &td->o;
 	struct dbsched_cfg sc;
-	struct dr_data *pd;
+	struct dbr_job *dj;
 	char err[ERRLEN];
 	uint64_t max_io;
 	struct rlimit rl;
@@ -2135,117 +2135,117 @@ static int dr_init(struct thread_data *td)
 
 	if (pack_check_host_fio(td, ENGINE, &ioengine))
 		return 1;
-	pd = calloc(1, sizeof(*pd));
-	if (!pd)
+	dj = calloc(1, sizeof(*dj));
+	if (!dj)
 		return 1;
-	td->io_ops_data = pd;
-	pd->o = td->eo;
-	pd->rootfd = pd->manifest_fd = pd->devfd = pd->dev_dfd = -1;
-	pd->next_wake = UINT64_MAX;
-	pd->files = calloc(DBTRACE_MAX_FILES, sizeof(*pd->files));
-	if (!pd->files)
+	td->io_ops_data = dj;
+	dj->o = td->eo;
+	dj->rootfd = dj->manifest_fd = dj->devfd = dj->dev_dfd = -1;
+	dj->next_wake = UINT64_MAX;
+	dj->files = calloc(DBTRACE_MAX_FILES, sizeof(*dj->files));
+	if (!dj->files)
 		return 1;
 	for (i = 0; i < DBTRACE_MAX_FILES; i++)
-		pd->files[i].fd = pd->files[i].bfd = -1;
-	if (dr_parse_options(td, pd) || check_fio_options(td, pd))
+		dj->files[i].fd = dj->files[i].bfd = -1;
+	if (dbr_parse_options(td, dj) || check_fio_options(td, dj))
 		return 1;
-	pd->direct = to->odirect;
-	pd->dio_align = ODIRECT_MIN_ALIGN;
-	pd->tdo_invalidate = to->invalidate_cache;
+	dj->direct = to->odirect;
+	dj->dio_align = ODIRECT_MIN_ALIGN;
+	dj->tdo_invalidate = to->invalidate_cache;
 
-	pd->t = dbtrace_open(pd->trace_path, err, sizeof(err));
-	if (!pd->t) {
+	dj->t = dbtrace_open(dj->trace_path, err, sizeof(err));
+	if (!dj->t) {
 		log_err("dbreplay: %s\n", err);
 		return 1;
 	}
-	pd->h = dbtrace_header(pd->t);
-	if (take_incomplete(td, pd))
+	dj->h = dbtrace_header(dj->t);
+	if (take_incomplete(td, dj))
 		return 1;
-	pd->unit_ns = dbtrace_time_unit_ns(pd->h->time_unit);
-	if (pd->timing != TM_ASAP && pd->h->time_unit == DBTRACE_TIME_NONE) {
+	dj->unit_ns = dbtrace_time_unit_ns(dj->h->time_unit);
+	if (dj->timing != TM_ASAP && dj->h->time_unit == DBTRACE_TIME_NONE) {
 		log_err("dbreplay: %s is an order-only trace (timeunit none): dbr_timing=%s needs record times; use dbr_timing=asap\n",
-			pd->trace_path, pd->timing == TM_ORIGINAL ? "original" : "scaled");
+			dj->trace_path, dj->timing == TM_ORIGINAL ? "original" : "scaled");
 		return 1;
 	}
-	if (dbfilter_parse(&pd->filter, pd->h, pd->o->ops, pd->o->streams, pd->o->files, err,
+	if (dbfilter_parse(&dj->filter, dj->h, dj->o->ops, dj->o->streams, dj->o->files, err,
 			   sizeof(err))) {
 		log_err("dbreplay: %s\n", err);
 		return 1;
 	}
-	for (i = 0; i < pd->h->nfiles; i++)
-		pd->direct_files += pd->h->files[i].direct;
-	pd->trace_direct = pd->direct_files && pd->o->direct_mode != DIRECT_OFF;
-	if (pd->h->version >= 2 && !(pd->depth = dbdepth_new())) {
+	for (i = 0; i < dj->h->nfiles; i++)
+		dj->direct_files += dj->h->files[i].direct;
+	dj->trace_direct = dj->direct_files && dj->o->direct_mode != DIRECT_OFF;
+	if (dj->h->version >= 2 && !(dj->depth = dbdepth_new())) {
 		log_err("dbreplay: out of memory\n");
 		return 1;
 	}
-	if (check_trace(pd, &max_io))
+	if (check_trace(dj, &max_io))
 		return 1;
-	if (pd->depth && (!pd->depth_captured || !pd->lat_records)) {
-		dbdepth_free(pd->depth);
-		pd->depth = NULL;
-	} else if (pd->depth) {
-		dbdepth_reset(pd->depth);
+	if (dj->depth && (!dj->depth_captured || !dj->lat_records)) {
+		dbdepth_free(dj->depth);
+		dj->depth = NULL;
+	} else if (dj->depth) {
+		dbdepth_reset(dj->depth);
 	}
-	if (pd->direct_files && pd->o->direct_mode == DIRECT_OFF && !pd->direct)
-		fidelity(pd, "%u file(s) the database opened with O_DIRECT are replayed through the page cache (dbr_direct=off)",
-			 pd->direct_files);
+	if (dj->direct_files && dj->o->direct_mode == DIRECT_OFF && !dj->direct)
+		fidelity(dj, "%u file(s) the database opened with O_DIRECT are replayed through the page cache (dbr_direct=off)",
+			 dj->direct_files);
 
 	/* every file of the trace is open at once */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < pd->h->nfiles + 256) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < dj->h->nfiles + 256) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
-		if (rl.rlim_cur < pd->h->nfiles + 256) {
+		if (rl.rlim_cur < dj->h->nfiles + 256) {
 			log_err("dbreplay: the trace has %u files, the descriptor limit is %llu (ulimit -n)\n",
-				pd->h->nfiles, (unsigned long long)rl.rlim_cur);
+				dj->h->nfiles, (unsigned long long)rl.rlim_cur);
 			return 1;
 		}
 	}
-	if (make_buffers(pd, (size_t)max_io)) {
+	if (make_buffers(dj, (size_t)max_io)) {
 		log_err("dbreplay: out of memory for %llu-byte buffers\n", (unsigned long long)max_io);
 		return 1;
 	}
-	for (i = 0; i < pd->h->nfiles; i++)
-		pd->files[pd->h->files[i].id].decl = &pd->h->files[i];
-	if (pd->packed ? open_device(td, pd) : open_target_dir(td, pd))
+	for (i = 0; i < dj->h->nfiles; i++)
+		dj->files[dj->h->files[i].id].decl = &dj->h->files[i];
+	if (dj->packed ? open_device(td, dj) : open_target_dir(td, dj))
 		return 1;
-	if (!pd->packed && (pd->trace_direct || pd->direct)) {
+	if (!dj->packed && (dj->trace_direct || dj->direct)) {
 		/* before anything is written: O_DIRECT there, and the alignment it needs */
-		int ok = odirect_probe(pd->rootfd, &pd->dio_align);
+		int ok = odirect_probe(dj->rootfd, &dj->dio_align);
 
-		if (ok == 0 && direct_refused(pd, pd->root))
+		if (ok == 0 && direct_refused(dj, dj->root))
 			return 1;
 	}
-	if (layout(pd, 1))
+	if (layout(dj, 1))
 		return 1;
-	if (pd->o->record_log && *pd->o->record_log) {
-		pd->rlog = fopen(pd->o->record_log, "we");
-		if (!pd->rlog) {
-			log_err("dbreplay: dbr_record_log %s: %s\n", pd->o->record_log, strerror(errno));
+	if (dj->o->record_log && *dj->o->record_log) {
+		dj->rlog = fopen(dj->o->record_log, "we");
+		if (!dj->rlog) {
+			log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(errno));
 			return 1;
 		}
-		setvbuf(pd->rlog, NULL, _IOFBF, 1 << 16);
-		fputs("# loop line stream file op due_ns issue_ns done_ns bytes errno\n", pd->rlog);
+		setvbuf(dj->rlog, NULL, _IOFBF, 1 << 16);
+		fputs("# loop line stream file op due_ns issue_ns done_ns bytes errno\n", dj->rlog);
 	}
 
-	if (pd->api == API_IO_URING) {
-		pd->uring = 1;
-		if (uring_init(td, pd))
+	if (dj->api == API_IO_URING) {
+		dj->uring = 1;
+		if (uring_init(td, dj))
 			return 1;
 	} else {
 		to->iodepth = 1;
 		/* one record at a time: fio stamps the issue time before ->queue */
 		pack_engine_flag_set(td, FIO_SYNCIO);
 	}
-	sc.stream_depth = pd->stream_depth;
-	sc.capacity = pd->window ? pd->window
-		: pd->uring ? (to->iodepth * 64 < 1024 ? 1024 : to->iodepth * 64) : 1;
-	pd->sched = dbsched_new(&sc);
-	if (!pd->sched) {
+	sc.stream_depth = dj->stream_depth;
+	sc.capacity = dj->window ? dj->window
+		: dj->uring ? (to->iodepth * 64 < 1024 ? 1024 : to->iodepth * 64) : 1;
+	dj->sched = dbsched_new(&sc);
+	if (!dj->sched) {
 		log_err("dbreplay: out of memory for a %u-record window\n", sc.capacity);
 		return 1;
 	}
-	depth_notes(pd, to->iodepth, sc.capacity);
+	depth_notes(dj, to->iodepth, sc.capacity);
 
 	/* per-role read and write latencies, and the trim direction's kinds, in fio's JSON */
 	for (i = 0; i < 3; i++) {
@@ -2263,12 +2263,12 @@ static int dr_init(struct thread_data *td)
 			       "fio's JSON has no \"prios\" split by file role and trim kind; the engine's report has them");
 	/* fio runs "time based" with no limit unless runtime= is set: the trace ends the job */
 	to->time_based = 1;
-	start_reader(pd);
+	start_reader(dj);
 	return 0;
 }
 
 /* fio's view: one file, big enough that fio never runs out of offsets. */
-static int dr_setup(struct thread_data *td)
+static int dbr_setup(struct thread_data *td)
 {
 	struct fio_file *f;
 	unsigned i;
@@ -2294,33 +2294,33 @@ static const char *timing_name(enum timing t)
 	return t == TM_ASAP ? "asap" : t == TM_ORIGINAL ? "original" : "scaled";
 }
 
-static void write_summary(struct thread_data *td, struct dr_data *pd)
+static void write_summary(struct thread_data *td, struct dbr_job *dj)
 {
 	int r, o;
 
-	if (pd->o->report == REP_NONE)
+	if (dj->o->report == REP_NONE)
 		return;
 	log_err("dbreplay: %s: %s: %llu records replayed (the trace has %llu) in %llu loop(s)%s, %llu errors, %.3f s (trace: %.3f s), timing %s",
-		td->o.name, pd->trace_path, (unsigned long long)pd->replayed,
-		(unsigned long long)pd->trace_records, (unsigned long long)pd->loop,
-		pd->partial ? " (the last cut short)" : "", (unsigned long long)pd->errors,
-		pd->replay_ns_total / 1e9, pd->trace_ns_total / 1e9, timing_name(pd->timing));
-	if (pd->timing != TM_ASAP)
+		td->o.name, dj->trace_path, (unsigned long long)dj->replayed,
+		(unsigned long long)dj->trace_records, (unsigned long long)dj->loop,
+		dj->partial ? " (the last cut short)" : "", (unsigned long long)dj->errors,
+		dj->replay_ns_total / 1e9, dj->trace_ns_total / 1e9, timing_name(dj->timing));
+	if (dj->timing != TM_ASAP)
 		log_err(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
-			pd->speed, lathist_percentile(&pd->lag, 50) / 1e6,
-			lathist_percentile(&pd->lag, 99) / 1e6, pd->lag.max / 1e6,
-			pd->behind_end_ns / 1e6);
+			dj->speed, lathist_percentile(&dj->lag, 50) / 1e6,
+			lathist_percentile(&dj->lag, 99) / 1e6, dj->lag.max / 1e6,
+			dj->behind_end_ns / 1e6);
 	log_err("\n");
-	for (r = 0; r < (int)pd->nincomplete; r++)
+	for (r = 0; r < (int)dj->nincomplete; r++)
 		log_err("dbreplay: %s: INCOMPLETE capture, the replay lacks: %s\n", td->o.name,
-			pd->incomplete[r]);
-	for (r = 0; r < (int)pd->nfidelity; r++)
-		log_err("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, pd->fidelity[r]);
+			dj->incomplete[r]);
+	for (r = 0; r < (int)dj->nfidelity; r++)
+		log_err("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, dj->fidelity[r]);
 	log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops", "errors",
 		"MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++) {
-			const struct cls *c = pd->cls[r][o];
+			const struct cls *c = dj->cls[r][o];
 			char name[64];
 
 			if (!c || !c->lat.n)
@@ -2347,23 +2347,23 @@ static int json_hist(char *buf, size_t len, const struct lathist *h)
 }
 
 /* One JSON line per job: classes, fidelity, counters. */
-static void write_report_file(struct thread_data *td, struct dr_data *pd)
+static void write_report_file(struct thread_data *td, struct dbr_job *dj)
 {
 	char *buf, name[512], tpath[PATH_MAX * 2], hist[512];
 	size_t cap = 65536, n = 0;
 	int r, o, first = 1, fd;
 	unsigned i;
 
-	if (!pd->o->report_file || !*pd->o->report_file)
+	if (!dj->o->report_file || !*dj->o->report_file)
 		return;
-	for (i = 0; i < pd->nincomplete; i++)
-		cap += 6 * strlen(pd->incomplete[i]) + 4;	/* escaped: at most \u00XX a byte */
+	for (i = 0; i < dj->nincomplete; i++)
+		cap += 6 * strlen(dj->incomplete[i]) + 4;	/* escaped: at most \u00XX a byte */
 	buf = malloc(cap);
 	if (!buf)
 		return;
 	pack_json_escape(td->o.name, name, sizeof(name));
-	pack_json_escape(pd->trace_path, tpath, sizeof(tpath));
-	json_hist(hist, sizeof(hist), &pd->lag);
+	pack_json_escape(dj->trace_path, tpath, sizeof(tpath));
+	json_hist(hist, sizeof(hist), &dj->lag);
 	n += snprintf(buf + n, cap - n,
 		      "{\"engine\":\"dbreplay\",\"job\":\"%s\",\"subjob\":%u,\"trace\":\"%s\",\"trace_records\":%llu,\"replayed\":%llu,\"filtered\":%llu,\"loops\":%llu,\"last_loop_complete\":%s,\"errors\":%llu,"
 		      "\"timing\":\"%s\",\"speed\":%g,\"io_api\":\"%s\",\"stream_depth\":%u,\"mapping\":\"%s\","
@@ -2371,41 +2371,41 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"direct\":%d,\"buffered_records\":%llu,"
 		      "\"dbr_direct\":\"%s\",\"direct_files\":%u,\"direct_files_replayed_direct\":%s,\"direct_align\":%u,"
 		      "\"depth\":\"%s\",\"captured_depth\":%u,\"records_with_completion\":%llu,\"replay_stream_depth\":%u,",
-		      name, td->subjob_number, tpath, (unsigned long long)pd->trace_records,
-		      (unsigned long long)pd->replayed, (unsigned long long)pd->filtered,
-		      (unsigned long long)pd->loop, pd->partial ? "false" : "true",
-		      (unsigned long long)pd->errors, timing_name(pd->timing), pd->speed,
-		      pd->uring ? "io_uring" : "sync", pd->stream_depth, pd->packed ? "packed" : "files",
-		      (unsigned long long)pd->trace_ns_total, (unsigned long long)pd->replay_ns_total,
-		      (unsigned long long)pd->behind_end_ns, hist,
-		      (unsigned long long)pd->implicit_creates, (unsigned long long)pd->skipped,
-		      (unsigned long long)pd->unsupported, pd->direct,
-		      (unsigned long long)buffered_records(pd),
-		      direct_mode_name(pd->o->direct_mode), pd->direct_files,
-		      pd->direct_files && (pd->direct || pd->trace_direct) ? "true" : "false",
-		      pd->dio_align,
-		      pd->depth ? "captured" : "fixed", pd->captured_depth,
-		      (unsigned long long)pd->lat_records,
-		      pd->sched ? dbsched_stream_max(pd->sched) : 0);
+		      name, td->subjob_number, tpath, (unsigned long long)dj->trace_records,
+		      (unsigned long long)dj->replayed, (unsigned long long)dj->filtered,
+		      (unsigned long long)dj->loop, dj->partial ? "false" : "true",
+		      (unsigned long long)dj->errors, timing_name(dj->timing), dj->speed,
+		      dj->uring ? "io_uring" : "sync", dj->stream_depth, dj->packed ? "packed" : "files",
+		      (unsigned long long)dj->trace_ns_total, (unsigned long long)dj->replay_ns_total,
+		      (unsigned long long)dj->behind_end_ns, hist,
+		      (unsigned long long)dj->implicit_creates, (unsigned long long)dj->skipped,
+		      (unsigned long long)dj->unsupported, dj->direct,
+		      (unsigned long long)buffered_records(dj),
+		      direct_mode_name(dj->o->direct_mode), dj->direct_files,
+		      dj->direct_files && (dj->direct || dj->trace_direct) ? "true" : "false",
+		      dj->dio_align,
+		      dj->depth ? "captured" : "fixed", dj->captured_depth,
+		      (unsigned long long)dj->lat_records,
+		      dj->sched ? dbsched_stream_max(dj->sched) : 0);
 	n += snprintf(buf + n, cap - n, "\"fidelity\":[");
-	for (i = 0; i < pd->nfidelity; i++) {
+	for (i = 0; i < dj->nfidelity; i++) {
 		n += snprintf(buf + n, cap - n, "%s\"", i ? "," : "");
-		pack_json_escape(pd->fidelity[i], buf + n, cap - n);
+		pack_json_escape(dj->fidelity[i], buf + n, cap - n);
 		n += strlen(buf + n);
 		n += snprintf(buf + n, cap - n, "\"");
 	}
 	n += snprintf(buf + n, cap - n, "],");
 	n += snprintf(buf + n, cap - n, "\"incomplete\":[");
-	for (i = 0; i < pd->nincomplete; i++) {
+	for (i = 0; i < dj->nincomplete; i++) {
 		n += snprintf(buf + n, cap - n, "%s\"", i ? "," : "");
-		pack_json_escape(pd->incomplete[i], buf + n, cap - n);
+		pack_json_escape(dj->incomplete[i], buf + n, cap - n);
 		n += strlen(buf + n);
 		n += snprintf(buf + n, cap - n, "\"");
 	}
 	n += snprintf(buf + n, cap - n, "],\"classes\":{");
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++) {
-			const struct cls *c = pd->cls[r][o];
+			const struct cls *c = dj->cls[r][o];
 
 			if (!c || !c->lat.n || n + 1024 > cap)
 				continue;
@@ -2416,88 +2416,88 @@ static void write_report_file(struct thread_data *td, struct dr_data *pd)
 			first = 0;
 		}
 	n += snprintf(buf + n, cap - n, "}}\n");
-	fd = open(pd->o->report_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(dj->o->report_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, buf, n) != (ssize_t)n)
-		log_err("dbreplay: dbr_report_file %s: %s\n", pd->o->report_file, strerror(errno));
+		log_err("dbreplay: dbr_report_file %s: %s\n", dj->o->report_file, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	free(buf);
 }
 
-static void dr_cleanup(struct thread_data *td)
+static void dbr_cleanup(struct thread_data *td)
 {
-	struct dr_data *pd = td->io_ops_data;
+	struct dbr_job *dj = td->io_ops_data;
 	unsigned i;
 	int r, o;
 
-	if (!pd)
+	if (!dj)
 		return;
-	if (pd->ring_ok) {
-		while (pd->sqes && reap(pd, 1, UINT64_MAX) == 0)
+	if (dj->ring_ok) {
+		while (dj->sqes && reap(dj, 1, UINT64_MAX) == 0)
 			;
-		io_uring_queue_exit(&pd->ring);
-		pd->ring_ok = 0;
+		io_uring_queue_exit(&dj->ring);
+		dj->ring_ok = 0;
 	}
-	if (pd->started && td->io_ops_init) {
-		if (!pd->finished || pd->replay_ns_total == 0) {
+	if (dj->started && td->io_ops_init) {
+		if (!dj->finished || dj->replay_ns_total == 0) {
 			/* stopped in the middle of a loop (runtime=, an error): it counts, unfinished */
-			pd->replay_ns_total += dr_now() - pd->start_ns;
-			if (pd->timing != TM_ASAP)
-				pd->trace_ns_total += pd->last_done_ns;
-			pd->loop++;
-			pd->partial = 1;
+			dj->replay_ns_total += dbr_now() - dj->start_ns;
+			if (dj->timing != TM_ASAP)
+				dj->trace_ns_total += dj->last_done_ns;
+			dj->loop++;
+			dj->partial = 1;
 		}
-		pack_fix_runtimes(td, (dr_now() - pd->first_start_ns + 999999) / 1000000);
-		write_summary(td, pd);
-		write_report_file(td, pd);
+		pack_fix_runtimes(td, (dbr_now() - dj->first_start_ns + 999999) / 1000000);
+		write_summary(td, dj);
+		write_report_file(td, dj);
 	}
-	for (i = 0; pd->files && i < DBTRACE_MAX_FILES; i++) {
-		if (pd->files[i].fd >= 0)
-			close(pd->files[i].fd);
-		if (pd->files[i].bfd >= 0)
-			close(pd->files[i].bfd);
+	for (i = 0; dj->files && i < DBTRACE_MAX_FILES; i++) {
+		if (dj->files[i].fd >= 0)
+			close(dj->files[i].fd);
+		if (dj->files[i].bfd >= 0)
+			close(dj->files[i].bfd);
 	}
-	if (pd->dev_dfd >= 0)
-		close(pd->dev_dfd);
-	if (pd->manifest_fd >= 0)
-		close(pd->manifest_fd);
-	if (pd->rootfd >= 0 && pd->claimed && (!pd->o->keep || pd->tmproot))
-		remove_owned(pd);
-	else if (pd->tmproot || (pd->jobdir_made && pd->claimed))
-		rmdir(pd->root);	/* only if empty; unclaimed, it may be another run's */
-	if (pd->rootfd >= 0)
-		close(pd->rootfd);
-	if (pd->devfd >= 0) {
-		close(pd->devfd);
-		if (pd->dev_made && !pd->o->keep) {
+	if (dj->dev_dfd >= 0)
+		close(dj->dev_dfd);
+	if (dj->manifest_fd >= 0)
+		close(dj->manifest_fd);
+	if (dj->rootfd >= 0 && dj->claimed && (!dj->o->keep || dj->tmproot))
+		remove_owned(dj);
+	else if (dj->tmproot || (dj->jobdir_made && dj->claimed))
+		rmdir(dj->root);	/* only if empty; unclaimed, it may be another run's */
+	if (dj->rootfd >= 0)
+		close(dj->rootfd);
+	if (dj->devfd >= 0) {
+		close(dj->devfd);
+		if (dj->dev_made && !dj->o->keep) {
 			char sidecar[PATH_MAX + 32];
 
-			snprintf(sidecar, sizeof(sidecar), "%s%s", pd->device, SIDECAR_SUFFIX);
-			unlink(pd->device);
+			snprintf(sidecar, sizeof(sidecar), "%s%s", dj->device, SIDECAR_SUFFIX);
+			unlink(dj->device);
 			unlink(sidecar);
 		}
 	}
-	for (i = 0; i < pd->owned_cap; i++)
-		free(pd->owned[i]);
-	free(pd->owned);
+	for (i = 0; i < dj->owned_cap; i++)
+		free(dj->owned[i]);
+	free(dj->owned);
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++)
-			free(pd->cls[r][o]);
-	if (pd->rlog && fclose(pd->rlog))
-		log_err("dbreplay: dbr_record_log %s: %s\n", pd->o->record_log, strerror(errno));
-	dbsched_free(pd->sched);
-	dbdepth_free(pd->depth);
-	dbprefetch_stop(pd->pf);	/* before the trace it reads */
-	if (pd->t)
-		dbtrace_close(pd->t);
-	for (i = 0; i < pd->nincomplete; i++)
-		free(pd->incomplete[i]);
-	free(pd->incomplete);
-	free(pd->files);
-	free(pd->rbuf);
-	free(pd->wbuf);
-	pack_ioq_free(&pd->ioq);
-	free(pd);
+			free(dj->cls[r][o]);
+	if (dj->rlog && fclose(dj->rlog))
+		log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(errno));
+	dbsched_free(dj->sched);
+	dbdepth_free(dj->depth);
+	dbprefetch_stop(dj->pf);	/* before the trace it reads */
+	if (dj->t)
+		dbtrace_close(dj->t);
+	for (i = 0; i < dj->nincomplete; i++)
+		free(dj->incomplete[i]);
+	free(dj->incomplete);
+	free(dj->files);
+	free(dj->rbuf);
+	free(dj->wbuf);
+	pack_ioq_free(&dj->ioq);
+	free(dj);
 	td->io_ops_data = NULL;
 }
 
@@ -2510,7 +2510,7 @@ static void dr_cleanup(struct thread_data *td)
  * (an unset ${VAR} in a job file) means the default, and every error names
  * the option.
  */
-#define STR_OPT(field)	PACK_STR_OPT(struct dr_options, field)
+#define STR_OPT(field)	PACK_STR_OPT(struct dbr_options, field)
 STR_OPT(trace)
 STR_OPT(target)
 STR_OPT(device)
@@ -2529,14 +2529,14 @@ STR_OPT(report_file)
 STR_OPT(record_log)
 
 #define STR_OPTION(oname, field, long_name, helptext)	\
-	PACK_STR_OPTION(struct dr_options, oname, field, long_name, helptext)
+	PACK_STR_OPTION(struct dbr_options, oname, field, long_name, helptext)
 
 #define BOOL_OPTION(oname, field, long_name, helptext, dflt)		\
 	{								\
 		.name	= oname,					\
 		.lname	= long_name,					\
 		.type	= FIO_OPT_BOOL,					\
-		.off1	= offsetof(struct dr_options, field),		\
+		.off1	= offsetof(struct dbr_options, field),		\
 		.help	= helptext,					\
 		.def	= dflt,						\
 		.category = FIO_OPT_C_ENGINE,				\
@@ -2566,7 +2566,7 @@ static struct fio_option options[] = {
 		.name	= "dbr_direct",
 		.lname	= "O_DIRECT of the trace's files",
 		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct dr_options, direct_mode),
+		.off1	= offsetof(struct dbr_options, direct_mode),
 		.help	= "Files the trace says the database opened with O_DIRECT (direct=1 makes every file O_DIRECT)",
 		.def	= "trace",
 		.posval	= {
@@ -2591,7 +2591,7 @@ static struct fio_option options[] = {
 		.name	= "dbr_fill",
 		.lname	= "Fill",
 		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct dr_options, fill),
+		.off1	= offsetof(struct dbr_options, fill),
 		.help	= "How files that exist before the trace are laid out (default data)",
 		.def	= "data",
 		.posval	= {
@@ -2611,7 +2611,7 @@ static struct fio_option options[] = {
 		.name	= "dbr_report",
 		.lname	= "Summary",
 		.type	= FIO_OPT_STR,
-		.off1	= offsetof(struct dr_options, report),
+		.off1	= offsetof(struct dbr_options, report),
 		.help	= "Per-class summary and replay fidelity on stderr at the end (default summary)",
 		.def	= "summary",
 		.posval	= {
@@ -2636,21 +2636,21 @@ static struct ioengine_ops ioengine = {
 	/* FIO_SYNCIO is set per job by ->init in sync mode; in io_uring mode ->queue sets issue_time */
 	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL |
 				  PACK_ASYNCIO_SETS_ISSUE_TIME,
-	.init			= dr_init,
-	.setup			= dr_setup,
-	.prep			= dr_prep,
-	.queue			= dr_queue,
-	.commit			= dr_commit,
-	.getevents		= dr_getevents,
-	.event			= dr_event,
-	.cleanup		= dr_cleanup,
+	.init			= dbr_init,
+	.setup			= dbr_setup,
+	.prep			= dbr_prep,
+	.queue			= dbr_queue,
+	.commit			= dbr_commit,
+	.getevents		= dbr_getevents,
+	.event			= dbr_event,
+	.cleanup		= dbr_cleanup,
 	.open_file		= pack_file_noop,
 	.close_file		= pack_file_noop,
 	.get_file_size		= pack_file_noop,
 	.invalidate		= pack_file_noop,
 	.unlink_file		= pack_file_noop,
 	.options		= options,
-	.option_struct_size	= sizeof(struct dr_options),
+	.option_struct_size	= sizeof(struct dbr_options),
 };
 
 PACK_EXPORT_ENGINE(ioengine)
