@@ -1,4 +1,4 @@
-"""The database page replay engine (engines/dbreplay.c), run by the real fio.
+"""The database page replay engine (engines/dbreplay/), run by the real fio.
 
 Every test replays a trace written here (docs/dbtrace-format.md) and checks
 what fio reported, the engine's per-class report (dbr_report_file), its
