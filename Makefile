@@ -28,7 +28,7 @@ postmark_LIB  := postmark stdiosim pmroom sizedist content
 dbreplay_LIB  := dbtrace dbtrace_write dbsched dbdepth dbprefetch dbfilter odirect
 GLUE          := fioglue ioq
 # An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).
-smallfile_SRCS := smallfile
+smallfile_SRCS := smallfile/engine smallfile/fileops smallfile/uring smallfile/target smallfile/opstats
 postmark_SRCS  := postmark/engine postmark/fileops postmark/uring postmark/locations
 dbreplay_SRCS  := dbreplay/engine dbreplay/replay dbreplay/uring dbreplay/target dbreplay/report
 LIB_SRCS := $(wildcard engines/lib/*.c)
