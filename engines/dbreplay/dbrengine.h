@@ -41,6 +41,7 @@
 #include "dbfilter.h"
 #include "odirect.h"
 #include "lathist.h"
+#include "jsonl.h"
 #include "units.h"
 #include "errmsg.h"
 #include "sysutil.h"

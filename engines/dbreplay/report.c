@@ -56,91 +56,84 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 		}
 }
 
-static int json_hist(char *buf, size_t len, const struct lathist *h)
-{
-	return snprintf(buf, len,
-			"\"n\":%llu,\"mean_ns\":%llu,\"min_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"p99.9_ns\":%llu,\"max_ns\":%llu",
-			(unsigned long long)h->n, (unsigned long long)lathist_mean(h),
-			(unsigned long long)h->min, (unsigned long long)lathist_percentile(h, 50),
-			(unsigned long long)lathist_percentile(h, 90),
-			(unsigned long long)lathist_percentile(h, 99),
-			(unsigned long long)lathist_percentile(h, 99.9), (unsigned long long)h->max);
-}
-
-/* One JSON line per job: classes, fidelity, counters. */
+/*
+ * One JSON line per job (engines/lib/jsonl.h): counters, fidelity notes,
+ * the trace's "incomplete" lines and the classes, whole. A class is one
+ * object with its bytes and errors beside the members of its latency
+ * distribution (n, mean_ns, ...: the shared convention's keys, flat, as
+ * the readers of this report have them).
+ */
 void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 {
-	char *buf, name[512], tpath[PATH_MAX * 2], hist[512];
-	size_t cap = 65536, n = 0;
-	int r, o, first = 1, fd;
+	struct jsonl w = { 0 };
+	char err[ERRLEN];
+	int r, o;
 	unsigned i;
 
 	if (!dj->o->report_file || !*dj->o->report_file)
 		return;
+	jsonl_begin(&w);
+	jsonl_str(&w, "engine", ENGINE);
+	jsonl_str(&w, "job", td->o.name);
+	jsonl_u64(&w, "subjob", td->subjob_number);
+	jsonl_str(&w, "trace", dj->trace_path);
+	jsonl_u64(&w, "trace_records", dj->trace_records);
+	jsonl_u64(&w, "replayed", dj->replayed);
+	jsonl_u64(&w, "filtered", dj->filtered);
+	jsonl_u64(&w, "loops", dj->loop);
+	jsonl_bool(&w, "last_loop_complete", !dj->partial);
+	jsonl_u64(&w, "errors", dj->errors);
+	jsonl_str(&w, "timing", timing_name(dj->timing));
+	jsonl_dbl(&w, "speed", dj->speed);
+	jsonl_str(&w, "io_api", dj->uring ? "io_uring" : "sync");
+	jsonl_u64(&w, "stream_depth", dj->stream_depth);
+	jsonl_str(&w, "mapping", dj->packed ? "packed" : "files");
+	jsonl_u64(&w, "trace_duration_ns", dj->trace_ns_total);
+	jsonl_u64(&w, "replay_duration_ns", dj->replay_ns_total);
+	jsonl_u64(&w, "behind_at_end_ns", dj->behind_end_ns);
+	jsonl_lat(&w, "lag", &dj->lag);
+	jsonl_u64(&w, "implicit_creates", dj->implicit_creates);
+	jsonl_u64(&w, "skipped", dj->skipped);
+	jsonl_u64(&w, "unsupported", dj->unsupported);
+	jsonl_i64(&w, "direct", dj->direct);
+	jsonl_u64(&w, "buffered_records", dbr_buffered_records(dj));
+	jsonl_str(&w, "dbr_direct", direct_mode_name(dj->o->direct_mode));
+	jsonl_u64(&w, "direct_files", dj->direct_files);
+	jsonl_bool(&w, "direct_files_replayed_direct",
+		   dj->direct_files && (dj->direct || dj->trace_direct));
+	jsonl_u64(&w, "direct_align", dj->dio_align);
+	jsonl_str(&w, "depth", dj->depth ? "captured" : "fixed");
+	jsonl_u64(&w, "captured_depth", dj->captured_depth);
+	jsonl_u64(&w, "records_with_completion", dj->lat_records);
+	jsonl_u64(&w, "replay_stream_depth", dj->sched ? dbsched_stream_max(dj->sched) : 0);
+	jsonl_arr(&w, "fidelity");
+	for (i = 0; i < dj->nfidelity; i++)
+		jsonl_str(&w, NULL, dj->fidelity[i]);
+	jsonl_close(&w);
+	jsonl_arr(&w, "incomplete");
 	for (i = 0; i < dj->nincomplete; i++)
-		cap += 6 * strlen(dj->incomplete[i]) + 4;	/* escaped: at most \u00XX a byte */
-	buf = malloc(cap);
-	if (!buf)
-		return;
-	pack_json_escape(td->o.name, name, sizeof(name));
-	pack_json_escape(dj->trace_path, tpath, sizeof(tpath));
-	json_hist(hist, sizeof(hist), &dj->lag);
-	n += snprintf(buf + n, cap - n,
-		      "{\"engine\":\"dbreplay\",\"job\":\"%s\",\"subjob\":%u,\"trace\":\"%s\",\"trace_records\":%llu,\"replayed\":%llu,\"filtered\":%llu,\"loops\":%llu,\"last_loop_complete\":%s,\"errors\":%llu,"
-		      "\"timing\":\"%s\",\"speed\":%g,\"io_api\":\"%s\",\"stream_depth\":%u,\"mapping\":\"%s\","
-		      "\"trace_duration_ns\":%llu,\"replay_duration_ns\":%llu,\"behind_at_end_ns\":%llu,\"lag\":{%s},"
-		      "\"implicit_creates\":%llu,\"skipped\":%llu,\"unsupported\":%llu,\"direct\":%d,\"buffered_records\":%llu,"
-		      "\"dbr_direct\":\"%s\",\"direct_files\":%u,\"direct_files_replayed_direct\":%s,\"direct_align\":%u,"
-		      "\"depth\":\"%s\",\"captured_depth\":%u,\"records_with_completion\":%llu,\"replay_stream_depth\":%u,",
-		      name, td->subjob_number, tpath, (unsigned long long)dj->trace_records,
-		      (unsigned long long)dj->replayed, (unsigned long long)dj->filtered,
-		      (unsigned long long)dj->loop, dj->partial ? "false" : "true",
-		      (unsigned long long)dj->errors, timing_name(dj->timing), dj->speed,
-		      dj->uring ? "io_uring" : "sync", dj->stream_depth, dj->packed ? "packed" : "files",
-		      (unsigned long long)dj->trace_ns_total, (unsigned long long)dj->replay_ns_total,
-		      (unsigned long long)dj->behind_end_ns, hist,
-		      (unsigned long long)dj->implicit_creates, (unsigned long long)dj->skipped,
-		      (unsigned long long)dj->unsupported, dj->direct,
-		      (unsigned long long)dbr_buffered_records(dj),
-		      direct_mode_name(dj->o->direct_mode), dj->direct_files,
-		      dj->direct_files && (dj->direct || dj->trace_direct) ? "true" : "false",
-		      dj->dio_align,
-		      dj->depth ? "captured" : "fixed", dj->captured_depth,
-		      (unsigned long long)dj->lat_records,
-		      dj->sched ? dbsched_stream_max(dj->sched) : 0);
-	n += snprintf(buf + n, cap - n, "\"fidelity\":[");
-	for (i = 0; i < dj->nfidelity; i++) {
-		n += snprintf(buf + n, cap - n, "%s\"", i ? "," : "");
-		pack_json_escape(dj->fidelity[i], buf + n, cap - n);
-		n += strlen(buf + n);
-		n += snprintf(buf + n, cap - n, "\"");
-	}
-	n += snprintf(buf + n, cap - n, "],");
-	n += snprintf(buf + n, cap - n, "\"incomplete\":[");
-	for (i = 0; i < dj->nincomplete; i++) {
-		n += snprintf(buf + n, cap - n, "%s\"", i ? "," : "");
-		pack_json_escape(dj->incomplete[i], buf + n, cap - n);
-		n += strlen(buf + n);
-		n += snprintf(buf + n, cap - n, "\"");
-	}
-	n += snprintf(buf + n, cap - n, "],\"classes\":{");
+		jsonl_str(&w, NULL, dj->incomplete[i]);
+	jsonl_close(&w);
+	jsonl_obj(&w, "classes");
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++) {
 			const struct cls *c = dj->cls[r][o];
+			char name[64];
 
-			if (!c || !c->lat.n || n + 1024 > cap)
+			if (!c || !c->lat.n)
 				continue;
-			json_hist(hist, sizeof(hist), &c->lat);
-			n += snprintf(buf + n, cap - n, "%s\"%s %s\":{\"bytes\":%llu,\"errors\":%llu,%s}",
-				      first ? "" : ",", dbtrace_role_name(r), dbtrace_op_name(o),
-				      (unsigned long long)c->bytes, (unsigned long long)c->errors, hist);
-			first = 0;
+			snprintf(name, sizeof(name), "%s %s", dbtrace_role_name(r), dbtrace_op_name(o));
+			jsonl_obj(&w, name);
+			jsonl_u64(&w, "bytes", c->bytes);
+			jsonl_u64(&w, "errors", c->errors);
+			jsonl_lat_members(&w, &c->lat);
+			jsonl_close(&w);
 		}
-	n += snprintf(buf + n, cap - n, "}}\n");
-	fd = open(dj->o->report_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, buf, n) != (ssize_t)n)
-		log_err("dbreplay: dbr_report_file %s: %s\n", dj->o->report_file, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	free(buf);
+	jsonl_close(&w);
+	if (jsonl_end(&w))
+		log_err("dbreplay: dbr_report_file %s: out of memory: the job's line is not written\n",
+			dj->o->report_file);
+	else if (jsonl_append(&w, dj->o->report_file, err, sizeof(err)))
+		log_err("dbreplay: dbr_report_file %s\n", err);
+	jsonl_free(&w);
 }
