@@ -22,7 +22,7 @@ ENGINES := smallfile postmark dbreplay
 # the fio glue; nothing else (smallfile carries no trace parser, and only
 # dbreplay needs zlib). A new lib unit goes in the list of the engine that
 # uses it, or in COMMON_LIB if all do.
-COMMON_LIB    := errmsg units lathist jsonl
+COMMON_LIB    := errmsg units lathist jsonl target
 smallfile_LIB := tree treemeta treespace sizedist content opmix
 postmark_LIB  := postmark stdiosim pmroom sizedist content
 dbreplay_LIB  := dbtrace dbtrace_write dbsched dbdepth dbprefetch dbfilter odirect

@@ -42,6 +42,7 @@
 #include "odirect.h"
 #include "lathist.h"
 #include "jsonl.h"
+#include "target.h"
 #include "units.h"
 #include "errmsg.h"
 #include "sysutil.h"

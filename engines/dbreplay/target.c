@@ -230,24 +230,20 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 	struct statvfs vfs;
 	unsigned i;
 	const char *head;
-	char job[80];
+	char job[80], why[256];
 	int nofollow = 0;	/* the job's own directory DIR/JOBNAME.K: never a symlink */
 
 	if (!dj->o->target || !*dj->o->target) {
-		const char *base = getenv("TMPDIR");
+		char err[PATH_MAX + 128];
 
 		pack_job_dir_name(td, job, sizeof(job));
-		snprintf(dj->root, sizeof(dj->root), "%s/fio-dbreplay.%s.XXXXXX",
-			 base && *base ? base : "/tmp", job);
-		if (!mkdtemp(dj->root)) {
-			log_err("dbreplay: cannot create a directory under %s: %s\n",
-				base && *base ? base : "/tmp", strerror(errno));
-			dj->root[0] = '\0';
+		if (target_mkdtemp(ENGINE, job, dj->root, sizeof(dj->root), err, sizeof(err))) {
+			log_err("dbreplay: %s\n", err);
 			return 1;
 		}
 		dj->tmproot = 1;
 	} else if (pack_clone_count(td) > 1) {
-		int lfd;
+		int lfd, ret;
 
 		/* numjobs: each job replays into its own directory of the target */
 		pack_job_dir_name(td, job, sizeof(job));
@@ -258,10 +254,9 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 			return 1;
 		}
 		dj->jobdir = 1;
-		if (NOINTR(mkdirat(lfd, job, 0755)) == 0)
-			dj->jobdir_made = 1;
-		else if (errno != EEXIST) {
-			log_err("dbreplay: dbr_target %s: %s\n", dj->root, strerror(errno));
+		ret = target_mkdir(lfd, job, &dj->jobdir_made);
+		if (ret) {
+			log_err("dbreplay: dbr_target %s: %s\n", dj->root, strerror(-ret));
 			close(lfd);
 			return 1;
 		}
@@ -278,16 +273,9 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 			: errno == ENOTDIR ? "not a directory" : strerror(errno));
 		return 1;
 	}
-	if (fstatvfs(dj->rootfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
-		log_err("dbreplay: dbr_target %s is on a read-only file system\n", dj->root);
-		return 1;
-	}
-	if (faccessat(AT_FDCWD, dj->root, W_OK | X_OK, AT_EACCESS)) {
-		log_err("dbreplay: dbr_target %s is not writable: %s\n", dj->root, strerror(errno));
-		return 1;
-	}
-	if (flock(dj->rootfd, LOCK_EX | LOCK_NB)) {
-		log_err("dbreplay: dbr_target %s is in use by another dbreplay job\n", dj->root);
+	if (target_claim(dj->rootfd, dj->root, ENGINE, TARGET_WRITABLE | TARGET_LOCK,
+			 why, sizeof(why))) {
+		log_err("dbreplay: dbr_target %s %s\n", dj->root, why);
 		return 1;
 	}
 	if (read_manifest(dj))
@@ -347,15 +335,10 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 	}
 	/* whole: a head cut short would take the first path into its comment line */
 	head = dj->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
-	for (i = 0; !dj->nowned && i < strlen(head);) {
-		ssize_t w = NOINTR(write(dj->manifest_fd, head + i, strlen(head) - i));
-
-		if (w <= 0) {
-			log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
-				w < 0 ? strerror(errno) : "no progress");
-			return 1;
-		}
-		i += (unsigned)w;
+	if (!dj->nowned && target_write_all(dj->manifest_fd, head, strlen(head))) {
+		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
+			strerror(errno));
+		return 1;
 	}
 	dj->claimed = 1;
 	return 0;

@@ -42,6 +42,7 @@
 #include "lathist.h"
 #include "jsonl.h"
 #include "pmroom.h"
+#include "target.h"
 
 #define ENGINE		"postmark"
 #define MARKER_NAME	".fio-postmark"

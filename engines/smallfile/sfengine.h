@@ -39,6 +39,7 @@
 #include "sysutil.h"
 #include "treespace.h"
 #include "jsonl.h"
+#include "target.h"
 
 #define MARKER_NAME	".fio-smallfile-tree"
 #define ERRLEN		512

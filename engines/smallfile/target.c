@@ -89,89 +89,6 @@ static int check_room(struct thread_data *td, struct sf_data *sd)
 	return 0;
 }
 
-static int dir_is_empty(int fd)
-{
-	int dup_fd = dup(fd);
-	DIR *d;
-	struct dirent *de;
-	int empty = 1;
-
-	if (dup_fd < 0)
-		return -1;
-	d = fdopendir(dup_fd);
-	if (!d) {
-		close(dup_fd);
-		return -1;
-	}
-	while ((de = readdir(d))) {
-		/* a concurrent job's marker being written does not count */
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    strncmp(de->d_name, MARKER_NAME ".", sizeof(MARKER_NAME)) &&
-		    !is_fs_root_lost_found(fd, de->d_name)) {
-			empty = 0;
-			break;
-		}
-	}
-	closedir(d);
-	return empty;
-}
-
-static int read_marker(int rootfd, char *buf, size_t len)
-{
-	int fd = NOINTR(openat(rootfd, MARKER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-	size_t got = 0;
-	ssize_t n = 0;
-
-	if (fd < 0)
-		return -errno;
-	/* to end of file: a read may return less before it */
-	while (got < len - 1 && (n = NOINTR(read(fd, buf + got, len - 1 - got))) > 0)
-		got += n;
-	if (n < 0) {
-		n = -errno;
-		close(fd);
-		return n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return 0;
-}
-
-/*
- * Publishes the marker atomically: written whole under a private name, then
- * linked into place, so concurrent jobs see either no marker or a complete
- * one; a loser of the race compares against the winner's.
- */
-static int write_marker(struct sf_data *sd, const char *text)
-{
-	char tmp[64];
-	int fd, ret = 0;
-	size_t len = strlen(text);
-
-	snprintf(tmp, sizeof(tmp), MARKER_NAME ".%d", (int)getpid());
-	fd = NOINTR(openat(sd->rootfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			   0644));
-	if (fd < 0)
-		return -errno;
-	while (len) {
-		ssize_t n = NOINTR(write(fd, text, len));
-
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			break;
-		}
-		text += n;
-		len -= n;
-	}
-	if (!ret && NOINTR(fsync(fd)))
-		ret = -errno;
-	close(fd);
-	if (!ret && NOINTR(linkat(sd->rootfd, tmp, sd->rootfd, MARKER_NAME, 0)))
-		ret = -errno;
-	NOINTR(unlinkat(sd->rootfd, tmp, 0));
-	return ret;
-}
-
 static int writes_tree(struct sf_data *sd)
 {
 	int op;
@@ -199,14 +116,12 @@ static int creates_tree(struct sf_data *sd)
  */
 static int default_root(struct sf_data *sd, const char *marker, char *out, size_t len)
 {
-	const char *tmpdir = getenv("TMPDIR");
+	const char *tmpdir = target_tmpdir();
 	char parent[PATH_MAX];
 	struct stat st;
 	uint64_t h = 0xcbf29ce484222325ULL;
 	const char *p;
 
-	if (!tmpdir || !*tmpdir)
-		tmpdir = "/tmp";
 	for (p = marker; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
 	snprintf(parent, sizeof(parent), "%s/fio-smallfile-%u", tmpdir, (unsigned)getuid());
@@ -232,7 +147,6 @@ static int default_root(struct sf_data *sd, const char *marker, char *out, size_
 int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 {
 	char marker[1024], found[4096], why[512];
-	struct statvfs vfs;
 	struct stat st;
 	int ret, empty;
 
@@ -256,23 +170,18 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 		log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
 		return 1;
 	}
-	if (writes_tree(sd)) {
-		if (fstatvfs(sd->rootfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
-			log_err("smallfile: tree_dir %s is on a read-only file system\n", sd->root);
-			return 1;
-		}
-		if (faccessat(AT_FDCWD, sd->root, W_OK | X_OK, AT_EACCESS)) {
-			log_err("smallfile: tree_dir %s is not writable: %s\n", sd->root, strerror(errno));
-			return 1;
-		}
+	if (writes_tree(sd) &&
+	    target_claim(sd->rootfd, sd->root, "smallfile", TARGET_WRITABLE, why, sizeof(why))) {
+		log_err("smallfile: tree_dir %s %s\n", sd->root, why);
+		return 1;
 	}
 
-	ret = read_marker(sd->rootfd, found, sizeof(found));
+	ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
 	if (ret == -ENOENT) {
-		empty = dir_is_empty(sd->rootfd);
+		empty = target_dir_is_empty(sd->rootfd, MARKER_NAME);
 		if (!empty) {
 			/* a racing clone may have just published the marker */
-			ret = read_marker(sd->rootfd, found, sizeof(found));
+			ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
 			if (ret == -ENOENT) {
 				log_err("smallfile: tree_dir %s is not empty and holds no smallfile tree; refusing to touch it\n",
 					sd->root);
@@ -289,9 +198,9 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 			if (op_mix_single(&sd->mix) == FOP_LAYOUT && sd->o->tree_space_check &&
 			    check_room(td, sd))
 				return 1;
-			ret = write_marker(sd, marker);
+			ret = target_publish(sd->rootfd, MARKER_NAME, marker);
 			if (ret == -EEXIST)
-				ret = read_marker(sd->rootfd, found, sizeof(found));
+				ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
 			else if (!ret)
 				return 0;
 		}
