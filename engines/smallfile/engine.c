@@ -255,21 +255,21 @@ static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 	if (tree_shape_init(&sd->shape, nfiles, o->tree_fanout, o->tree_depth,
 			    o->files_per_dir, o->tree_maildir, err, sizeof(err)))
 		goto bad;
-	if (size_dist_parse(&sd->sizes, o->file_size_dist, "file_size_dist", err, sizeof(err)))
+	if (size_dist_parse(&sd->sizes, o->file_size_dist, "tree_file_size_dist", err, sizeof(err)))
 		goto bad;
-	if (size_dist_parse(&sd->appends, o->append_size, "append_size", err, sizeof(err)))
+	if (size_dist_parse(&sd->appends, o->append_size, "tree_append_size", err, sizeof(err)))
 		goto bad;
-	if (content_parse(&sd->content, o->file_content, "file_content", err, sizeof(err)))
+	if (content_parse(&sd->content, o->file_content, "tree_file_content", err, sizeof(err)))
 		goto bad;
-	if (op_mix_parse(&sd->mix, o->file_op, "file_op", err, sizeof(err)))
+	if (op_mix_parse(&sd->mix, o->file_op, "tree_file_op", err, sizeof(err)))
 		goto bad;
 	sd->single = op_mix_single(&sd->mix);
 	if (sd->mix.weight[FOP_DELIVER] && !sd->shape.maildir) {
-		snprintf(err, sizeof(err), "file_op: deliver needs tree_maildir=1");
+		snprintf(err, sizeof(err), "tree_file_op: deliver needs tree_maildir=1");
 		goto bad;
 	}
 	if (!o->probe_limit) {
-		snprintf(err, sizeof(err), "probe_limit must be at least 1");
+		snprintf(err, sizeof(err), "tree_probe_limit must be at least 1");
 		goto bad;
 	}
 	return 0;
@@ -382,7 +382,7 @@ static int sf_init(struct thread_data *td)
 		int ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &sd->ring);
 
 		if (ret) {
-			log_err("smallfile: io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
+			log_err("smallfile: tree_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
 			return 1;
 		}
 		sd->ring_ok = 1;
@@ -504,13 +504,14 @@ static struct fio_option options[] = {
 		.lname	= "Directory depth",
 		.type	= FIO_OPT_INT,
 		.off1	= offsetof(struct sf_options, tree_depth),
-		.help	= "Directory levels below the root (used when files_per_dir=0) (default 2)",
+		.help	= "Directory levels below the root (used when tree_files_per_dir=0) (default 2)",
 		.def	= "2",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "files_per_dir",
+		.name	= "tree_files_per_dir",
+		.alias	= "files_per_dir",	/* the old name, until the next release */
 		.lname	= "Files per leaf directory",
 		.type	= FIO_OPT_STR_VAL,
 		.off1	= offsetof(struct sf_options, files_per_dir),
@@ -540,7 +541,8 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "file_drop_cache",
+		.name	= "tree_drop_cache",
+		.alias	= "file_drop_cache",	/* the old name, until the next release */
 		.lname	= "Drop each file from the page cache after reading it",
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct sf_options, file_drop_cache),
@@ -550,7 +552,8 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "file_size_dist",
+		.name	= "tree_file_size_dist",
+		.alias	= "file_size_dist",	/* the old name, until the next release */
 		.lname	= "File size distribution",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct sf_options, file_size_dist),
@@ -560,7 +563,8 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "file_content",
+		.name	= "tree_file_content",
+		.alias	= "file_content",	/* the old name, until the next release */
 		.lname	= "File content",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct sf_options, file_content),
@@ -580,7 +584,8 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "file_op",
+		.name	= "tree_file_op",
+		.alias	= "file_op",	/* the old name, until the next release */
 		.lname	= "File operation",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct sf_options, file_op),
@@ -590,17 +595,19 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "append_size",
+		.name	= "tree_append_size",
+		.alias	= "append_size",	/* the old name, until the next release */
 		.lname	= "Append size",
 		.type	= FIO_OPT_STR_STORE,
 		.off1	= offsetof(struct sf_options, append_size),
-		.help	= "Bytes written by one append (a size distribution like file_size_dist) (default fixed:4k)",
+		.help	= "Bytes written by one append (a size distribution like tree_file_size_dist) (default fixed:4k)",
 		.def	= "fixed:4k",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "file_sync",
+		.name	= "tree_file_sync",
+		.alias	= "file_sync",	/* the old name, until the next release */
 		.lname	= "Per-file durability",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct sf_options, file_sync),
@@ -615,7 +622,8 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "dir_sync",
+		.name	= "tree_dir_sync",
+		.alias	= "dir_sync",	/* the old name, until the next release */
 		.lname	= "Directory sync",
 		.type	= FIO_OPT_BOOL,
 		.off1	= offsetof(struct sf_options, dir_sync),
@@ -625,7 +633,8 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "io_api",
+		.name	= "tree_io_api",
+		.alias	= "io_api",	/* the old name, until the next release */
 		.lname	= "System call interface",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct sf_options, io_api),
@@ -639,7 +648,8 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "probe_limit",
+		.name	= "tree_probe_limit",
+		.alias	= "probe_limit",	/* the old name, until the next release */
 		.lname	= "Probe limit",
 		.type	= FIO_OPT_INT,
 		.off1	= offsetof(struct sf_options, probe_limit),
@@ -649,7 +659,8 @@ static struct fio_option options[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
-		.name	= "opstats_file",
+		.name	= "tree_opstats_file",
+		.alias	= "opstats_file",	/* the old name, until the next release */
 		.lname	= "Per-operation statistics file",
 		.type	= FIO_OPT_STR,
 		.cb	= str_opt_opstats_file,

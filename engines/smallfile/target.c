@@ -73,7 +73,7 @@ static int check_room(struct thread_data *td, struct sf_data *sd)
 		room_text(have, hb, sizeof(hb));
 		if (need.data_error)
 			snprintf(eb, sizeof(eb), " (+-%.1f MB: sizes sampled)", (double)need.data_error / 1e6);
-		log_err("smallfile: tree_dir %s: the tree needs %s%s for %llu files in %llu directories, the file system has %s free; lay out fewer or smaller files (tree_files, file_size_dist) or use a larger file system\n",
+		log_err("smallfile: tree_dir %s: the tree needs %s%s for %llu files in %llu directories, the file system has %s free; lay out fewer or smaller files (tree_files, tree_file_size_dist) or use a larger file system\n",
 			sd->root, nb, eb, (unsigned long long)need.files,
 			(unsigned long long)need.dirs, hb);
 		return 1;
@@ -188,7 +188,7 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 				return 1;
 			}
 		} else if (!creates_tree(sd)) {
-			log_err("smallfile: tree_dir %s holds no laid-out tree; run a job with file_op=layout first\n",
+			log_err("smallfile: tree_dir %s holds no laid-out tree; run a job with tree_file_op=layout first\n",
 				sd->root);
 			/* leave no empty default directory behind */
 			if (!sd->o->tree_dir || !*sd->o->tree_dir)
