@@ -21,8 +21,8 @@ const char *target_tmpdir(void)
 	return t && *t ? t : "/tmp";
 }
 
-int target_mkdtemp(const char *engine, const char *job, char *out, size_t len,
-		   char *err, size_t errlen)
+int target_mkdtemp(const char *engine, const char *job, char *out, size_t len, char *err,
+		   size_t errlen)
 {
 	const char *base = target_tmpdir();
 
@@ -48,8 +48,8 @@ int target_mkdir(int dirfd, const char *name, int *made)
 	return errno == EEXIST ? 0 : -errno;
 }
 
-int target_claim(int fd, const char *path, const char *engine, unsigned flags,
-		 char *err, size_t errlen)
+int target_claim(int fd, const char *path, const char *engine, unsigned flags, char *err,
+		 size_t errlen)
 {
 	struct statvfs vfs;
 

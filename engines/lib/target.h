@@ -33,8 +33,8 @@ const char *target_tmpdir(void);
  * 0, or -1 with "cannot create a directory under TMPDIR: strerror" in @err
  * (and @out empty).
  */
-int target_mkdtemp(const char *engine, const char *job, char *out, size_t len,
-		   char *err, size_t errlen);
+int target_mkdtemp(const char *engine, const char *job, char *out, size_t len, char *err,
+		   size_t errlen);
 
 /*
  * numjobs: the clone's directory @name in @dirfd, created if absent
@@ -42,8 +42,8 @@ int target_mkdtemp(const char *engine, const char *job, char *out, size_t len,
  */
 int target_mkdir(int dirfd, const char *name, int *made);
 
-#define TARGET_WRITABLE	0x1	/* not read-only, and writable by this process */
-#define TARGET_LOCK	0x2	/* flock(LOCK_EX | LOCK_NB): no other job in it */
+#define TARGET_WRITABLE 0x1 /* not read-only, and writable by this process */
+#define TARGET_LOCK	0x2 /* flock(LOCK_EX | LOCK_NB): no other job in it */
 
 /*
  * The checks @flags asks for on the open directory @fd (@path: its name,
@@ -52,8 +52,8 @@ int target_mkdir(int dirfd, const char *name, int *made);
  * by another ENGINE job". The lock lasts as long as @fd (or a dup of it) is
  * open.
  */
-int target_claim(int fd, const char *path, const char *engine, unsigned flags,
-		 char *err, size_t errlen);
+int target_claim(int fd, const char *path, const char *engine, unsigned flags, char *err,
+		 size_t errlen);
 
 /* Writes all of @buf to @fd. 0, or -1 with errno (EIO: no progress). */
 int target_write_all(int fd, const void *buf, size_t len);

@@ -74,7 +74,8 @@ TEST(target_mkdtemp_names_the_engine_and_job)
 	/* an unusable $TMPDIR: one reason naming it, and no path left in @out */
 	setenv("TMPDIR", "/nonexistent-pack-unit", 1);
 	CHECK(target_mkdtemp("dbreplay", "r.0", out, sizeof(out), err, sizeof(err)) == -1);
-	CHECK_STREQ(err, "cannot create a directory under /nonexistent-pack-unit: No such file or directory");
+	CHECK_STREQ(err, "cannot create a directory under /nonexistent-pack-unit: No such file or "
+			 "directory");
 	CHECK_STREQ(out, "");
 	if (old)
 		setenv("TMPDIR", old, 1);
@@ -87,7 +88,7 @@ TEST(target_mkdtemp_names_the_engine_and_job)
 TEST(target_mkdir_creates_once)
 {
 	char *dir = scratch_dir();
-	const char *names[] = { "job.1", "file", NULL };
+	const char *names[] = {"job.1", "file", NULL};
 	int fd, made = 0;
 
 	CHECK(dir != NULL);
@@ -96,7 +97,7 @@ TEST(target_mkdir_creates_once)
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
 	CHECK(target_mkdir(fd, "job.1", &made) == 0 && made == 1);
 	made = 0;
-	CHECK(target_mkdir(fd, "job.1", &made) == 0 && made == 0);	/* an earlier run's */
+	CHECK(target_mkdir(fd, "job.1", &made) == 0 && made == 0); /* an earlier run's */
 	close(openat(fd, "file", O_WRONLY | O_CREAT, 0644));
 	CHECK(target_mkdir(fd, "file/x", &made) == -ENOTDIR);
 	close(fd);
@@ -114,7 +115,8 @@ TEST(target_claim_lock_is_exclusive)
 		return;
 	a = open(dir, O_RDONLY | O_DIRECTORY);
 	b = open(dir, O_RDONLY | O_DIRECTORY);
-	CHECK(target_claim(a, dir, "dbreplay", TARGET_WRITABLE | TARGET_LOCK, err, sizeof(err)) == 0);
+	CHECK(target_claim(a, dir, "dbreplay", TARGET_WRITABLE | TARGET_LOCK, err, sizeof(err)) ==
+	      0);
 	/* a second job (another open file description) is refused, with the engine named */
 	CHECK(target_claim(b, dir, "dbreplay", TARGET_LOCK, err, sizeof(err)) == -1);
 	CHECK_STREQ(err, "is in use by another dbreplay job");
@@ -152,7 +154,7 @@ TEST(target_claim_not_writable)
 TEST(target_publish_read_back_and_race)
 {
 	char *dir = scratch_dir();
-	const char *names[] = { ".m", NULL };
+	const char *names[] = {".m", NULL};
 	char buf[64];
 	int fd;
 
@@ -180,7 +182,7 @@ TEST(target_publish_read_back_and_race)
 TEST(target_dir_is_empty_ignores_a_marker_in_progress)
 {
 	char *dir = scratch_dir();
-	const char *names[] = { ".m.123", ".mx", NULL };
+	const char *names[] = {".m.123", ".mx", NULL};
 	int fd;
 
 	CHECK(dir != NULL);
