@@ -23,15 +23,15 @@ ENGINES := smallfile postmark dbreplay
 # the fio glue; nothing else (smallfile carries no trace parser, and only
 # dbreplay needs zlib). A new lib unit goes in the list of the engine that
 # uses it, or in COMMON_LIB if all do.
-COMMON_LIB    := errmsg units lathist jsonl
+COMMON_LIB    := errmsg units lathist jsonl target
 smallfile_LIB := tree treemeta treespace sizedist content opmix
 postmark_LIB  := postmark stdiosim pmroom sizedist content
 dbreplay_LIB  := dbtrace dbtrace_write dbsched dbdepth dbprefetch dbfilter odirect
 GLUE          := fioglue ioq
 # An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).
-smallfile_SRCS := smallfile
+smallfile_SRCS := smallfile/engine smallfile/fileops smallfile/uring smallfile/target smallfile/opstats
 postmark_SRCS  := postmark/engine postmark/fileops postmark/uring postmark/locations
-dbreplay_SRCS  := dbreplay
+dbreplay_SRCS  := dbreplay/engine dbreplay/replay dbreplay/uring dbreplay/target dbreplay/report
 LIB_SRCS := $(wildcard engines/lib/*.c)
 LIB_UNITS := $(LIB_SRCS:engines/lib/%.c=%)
 # fio-dependent code shared by the engines (built with fio's headers); the

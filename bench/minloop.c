@@ -258,7 +258,7 @@ static void usage(FILE *f)
 		"  --files N          files in the tree (tree_files, 10000)\n"
 		"  --fanout N         tree_fanout (32)\n"
 		"  --depth N          tree_depth (2)\n"
-		"  --files-per-dir N  files_per_dir (0: use --depth)\n"
+		"  --files-per-dir N  tree_files_per_dir (0: use --depth)\n"
 		"  --maildir          tree_maildir=1\n"
 		"  --size-dist SPEC   file_size_dist (fixed:4k)\n"
 		"  --bs SIZE          read/write chunk (4k)\n"

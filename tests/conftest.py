@@ -248,10 +248,10 @@ def sf_args(tree_dir=None, name="job", **opts) -> list:
 
 
 def layout(tree_dir, nfiles, **opts) -> FioResult:
-    """Lays out a tree (one sequential pass of file_op=layout) and checks success."""
+    """Lays out a tree (one sequential pass of tree_file_op=layout) and checks success."""
     opts.setdefault("rw", "write")
     return run_fio(sf_args(tree_dir, name="layout", tree_files=nfiles,
-                           file_op="layout", **opts)).ok()
+                           tree_file_op="layout", **opts)).ok()
 
 
 # ---------------------------------------------------------------------------

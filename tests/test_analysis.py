@@ -150,12 +150,12 @@ def out(tmp_path_factory):
     o["opstats"] = base / "smallfile-ops.jsonl"
     eng = f"--ioengine=external:{ENGINE_DIR / 'smallfile.so'}"
     o["smallfile"] = fio(["--output-format=json", "--name=layout", eng, f"--tree_dir={sf}",
-                          "--tree_files=100", "--file_op=layout", "--rw=write",
-                          f"--opstats_file={o['opstats']}",
+                          "--tree_files=100", "--tree_file_op=layout", "--rw=write",
+                          f"--tree_opstats_file={o['opstats']}",
                           "--name=mix", "--stonewall", eng, f"--tree_dir={sf}",
-                          "--tree_files=100", "--file_op=read:50,stat:30,append:20",
+                          "--tree_files=100", "--tree_file_op=read:50,stat:30,append:20",
                           "--rw=randread", "--number_ios=200", "--numjobs=2",
-                          f"--opstats_file={o['opstats']}"], base / "smallfile.json")
+                          f"--tree_opstats_file={o['opstats']}"], base / "smallfile.json")
     return o
 
 

@@ -43,7 +43,7 @@ def test_engine_built_for_another_fio_refuses_to_run(tmp_path):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)  # this variant is not sanitizer-instrumented
     r = subprocess.run([FIO, "--name=x", "--ioengine=external:" + str(so),
-                        "--tree_dir=" + str(tree), "--file_op=layout", "--tree_files=10",
+                        "--tree_dir=" + str(tree), "--tree_file_op=layout", "--tree_files=10",
                         "--output-format=json"], capture_output=True, text=True, env=env,
                        timeout=60)
     assert r.returncode != 0
@@ -191,7 +191,7 @@ def test_dispatcher_loads_the_build_for_this_fio(tmp_path):
     tree = tmp_path / "t"
     tree.mkdir()
     r = subprocess.run([FIO, "--name=x", "--ioengine=external:build/smallfile.so",
-                        "--tree_dir=" + str(tree), "--file_op=layout", "--tree_files=20",
+                        "--tree_dir=" + str(tree), "--tree_file_op=layout", "--tree_files=20",
                         "--rw=write", "--output-format=json"], cwd=REPO, capture_output=True,
                        text=True, env=env, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -212,7 +212,7 @@ def test_builds_for_several_fio_versions_coexist(tmp_path):
         tree = tmp_path / b.name
         tree.mkdir()
         r = subprocess.run([str(b / "fio"), "--name=x", "--ioengine=external:build/smallfile.so",
-                            "--tree_dir=" + str(tree), "--file_op=layout", "--tree_files=20",
+                            "--tree_dir=" + str(tree), "--tree_file_op=layout", "--tree_files=20",
                             "--rw=write", "--output-format=json"], cwd=REPO, capture_output=True,
                            text=True, env=env, timeout=60)
         assert r.returncode == 0, (b, r.stderr)

@@ -1,4 +1,4 @@
-"""The database page replay engine (engines/dbreplay.c), run by the real fio.
+"""The database page replay engine (engines/dbreplay/), run by the real fio.
 
 Every test replays a trace written here (docs/dbtrace-format.md) and checks
 what fio reported, the engine's per-class report (dbr_report_file), its
@@ -200,6 +200,22 @@ def test_doc_trace_counts_report_and_disk(tmp_path, api):
     res = run_fio(dbr_args(trace, dbr_target=target, **extra)).ok()
     assert res.job()["write"]["total_ios"] == 3
     assert list(target.iterdir()) == []
+
+
+def test_report_line_is_whole_with_a_long_job_name(tmp_path):
+    """The report line is built by engines/lib/jsonl: a job name longer
+    than the old fixed buffer (512 bytes, escaped) is written whole, quotes
+    and backslashes escaped, and the line stays one JSON object."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    target = tmp_path / "target"
+    target.mkdir()
+    rep = tmp_path / "rep.jsonl"
+    name = 'a "quoted" \\ name ' + "x" * 900
+    run_fio(dbr_args(trace, name=name, dbr_target=target, dbr_report_file=rep)).ok()
+    [r] = report(rep)
+    assert r["engine"] == "dbreplay" and r["job"] == name and r["subjob"] == 0
+    assert r["replayed"] == r["trace_records"] == 14
+    assert r["classes"]["data read"]["n"] == 2 and "p99.9_ns" in r["lag"]
 
 
 def test_io_uring_replays_the_same_as_sync(tmp_path):

@@ -211,17 +211,17 @@ def test_job_header_scaling_claims(name, tmp_path):
     m = re.search(r"(\d+) levels deep", header)
     assert m, f"{name}: header gives no depth for the scaled tree"
     claimed_depth = int(m.group(1))
-    m = re.search(r"files_per_dir=(\d+)", header)
-    fpd = int(m.group(1)) if m else int(g["files_per_dir"])
+    m = re.search(r"tree_files_per_dir=(\d+)", header)
+    fpd = int(m.group(1)) if m else int(g["tree_files_per_dir"])
     m = re.search(r"average ~(\d+) KiB", header)
     assert m, f"{name}: header gives no average size"
     claimed_avg = int(m.group(1)) * 1024
 
-    opts = dict(tree_fanout=g["tree_fanout"], file_size_dist=g["file_size_dist"],
+    opts = dict(tree_fanout=g["tree_fanout"], tree_file_size_dist=g["tree_file_size_dist"],
                 bs=g.get("bs", "4k"), tree_maildir=g.get("tree_maildir", "0"))
     big = tmp_path / "big"
     big.mkdir()
-    run_fio(sf_args(big, tree_files=400_000_000, files_per_dir=fpd, file_op="layout",
+    run_fio(sf_args(big, tree_files=400_000_000, tree_files_per_dir=fpd, tree_file_op="layout",
                     rw="write", number_ios=3, **opts)).ok()
     marker = (big / MARKER).read_text()
     assert f"tree_depth={claimed_depth}\n" in marker, \
@@ -229,7 +229,7 @@ def test_job_header_scaling_claims(name, tmp_path):
 
     sample = tmp_path / "sample"
     sample.mkdir()
-    layout(sample, 3000, files_per_dir=g["files_per_dir"], **opts)
+    layout(sample, 3000, tree_files_per_dir=g["tree_files_per_dir"], **opts)
     mean = statistics.mean(tree_files(sample).values())
     assert abs(mean - claimed_avg) < 0.15 * claimed_avg, \
         f"{name}: header says average ~{claimed_avg // 1024} KiB, sample mean {mean / 1024:.1f} KiB"

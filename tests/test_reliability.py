@@ -91,24 +91,24 @@ def pm(loc, name="pm", **opts) -> list:
 # engine makes: openat2, read, write, fsync, fdatasync, unlinkat, renameat,
 # mkdirat).
 SF_TREE = dict(tree_files=240, tree_fanout=4, tree_depth=2, tree_maildir=1,
-               file_size_dist="uniform:100:20000", bs="4k")
+               tree_file_size_dist="uniform:100:20000", bs="4k")
 SF_MIX = "read:25,stat:5,create:10,append:15,deliver:25,delete:20"
 
 
 def sf_layout(tree, **extra):
-    return sf(tree, name="layout", file_op="layout", rw="write", file_sync="fsync",
-              dir_sync=1, **SF_TREE, **extra)
+    return sf(tree, name="layout", tree_file_op="layout", rw="write", tree_file_sync="fsync",
+              tree_dir_sync=1, **SF_TREE, **extra)
 
 
 def sf_thin(tree, **extra):
     """Deletes a third of the tree, so that creates find absent files."""
-    return sf(tree, name="thin", file_op="delete", rw="randread", number_ios=80,
-              dir_sync=1, **SF_TREE, **extra)
+    return sf(tree, name="thin", tree_file_op="delete", rw="randread", number_ios=80,
+              tree_dir_sync=1, **SF_TREE, **extra)
 
 
 def sf_mix(tree, opstats, **extra):
-    opts = dict(name="mix", file_op=SF_MIX, rw="randread", number_ios=500, file_sync="fdatasync",
-                dir_sync=1, opstats_file=opstats, **SF_TREE)
+    opts = dict(name="mix", tree_file_op=SF_MIX, rw="randread", number_ios=500, tree_file_sync="fdatasync",
+                tree_dir_sync=1, tree_opstats_file=opstats, **SF_TREE)
     return sf(tree, **dict(opts, **extra))
 
 
@@ -589,7 +589,7 @@ def test_eio_fails_the_job_cleanly(tmp_path, engine, case, fault):
             run_fio(sf_thin(target)).ok()
             args = sf_mix(target, ops)
         else:
-            args = sf_layout(target, opstats_file=ops)
+            args = sf_layout(target, tree_opstats_file=ops)
     elif engine == "postmark":
         args = pm_run(target, ops, pm_fsync="write" if "fsync" in case else "none")
     else:
@@ -623,7 +623,7 @@ def test_eio_fails_the_job_cleanly(tmp_path, engine, case, fault):
     # the next run, without faults, on the same directory
     if engine == "smallfile":
         run_fio(sf_layout(target)).ok()
-        r = run_fio(sf(target, file_op="read", rw="read", **SF_TREE)).ok()
+        r = run_fio(sf(target, tree_file_op="read", rw="read", **SF_TREE)).ok()
         assert r.job()["read"]["total_ios"] == SF_TREE["tree_files"]
         assert not SMALLFILE.errors(r)
     elif engine == "dbreplay":
@@ -719,7 +719,7 @@ def test_eio_with_continue_on_error_counts_every_error(tmp_path, engine):
             res.job()["trim"]["total_ios"] == 1500
         # a layout over the damaged tree repairs it; then every file reads
         run_fio(sf_layout(target)).ok()
-        r = run_fio(sf(target, file_op="read", rw="read", **SF_TREE)).ok()
+        r = run_fio(sf(target, tree_file_op="read", rw="read", **SF_TREE)).ok()
         assert r.job()["read"]["total_ios"] == SF_TREE["tree_files"]
     else:
         pmc = st[0]["postmark"]
@@ -845,8 +845,8 @@ def test_out_of_space_then_more_space(tmp_path, small_tmpfs, engine, io_api, coe
     if engine == "smallfile":
         # ~6.6 MiB: ENOSPC mid-layout, so without the check of the room first
         tree = dict(tree_files=300, tree_fanout=4, tree_depth=1,
-                    file_size_dist="uniform:4k:40k", tree_space_check=0)
-        args = sf(target, file_op="layout", rw="write", io_api=io_api, opstats_file=ops,
+                    tree_file_size_dist="uniform:4k:40k", tree_space_check=0)
+        args = sf(target, tree_file_op="layout", rw="write", tree_io_api=io_api, tree_opstats_file=ops,
                   **tree, **extra)
     else:
         args = pm(target, pm_number=600, pm_transactions=300, pm_size_low=500,
@@ -879,7 +879,7 @@ def test_out_of_space_then_more_space(tmp_path, small_tmpfs, engine, io_api, coe
         assert not eng.errors(r)
         ref = tmp_path / "ref"
         ref.mkdir()
-        run_fio(sf(ref, file_op="layout", rw="write", **tree)).ok()
+        run_fio(sf(ref, tree_file_op="layout", rw="write", **tree)).ok()
         assert content_tree(target) == content_tree(ref), \
             "the layout resumed after ENOSPC differs from a clean one"
     else:
@@ -1028,10 +1028,10 @@ def test_sigkill_then_resume(tmp_path, engine, variant):
     far_before = snapshot(far, content=True)
     extra = dict(iodepth=16) if variant == "io_uring" else dict(numjobs=4)
     if engine == "smallfile":
-        tree = dict(tree_files=6000, tree_fanout=8, tree_depth=2, file_size_dist="uniform:1k:30k")
-        api = dict(io_api="io_uring") if variant == "io_uring" else {}
+        tree = dict(tree_files=6000, tree_fanout=8, tree_depth=2, tree_file_size_dist="uniform:1k:30k")
+        api = dict(tree_io_api="io_uring") if variant == "io_uring" else {}
         # rate_iops: the layout lasts seconds even where fsync costs nothing (tmpfs)
-        p = start_fio_background(sf(target, file_op="layout", rw="write", file_sync="fsync",
+        p = start_fio_background(sf(target, tree_file_op="layout", rw="write", tree_file_sync="fsync",
                                     rate_iops=400, **tree, **api, **extra))
         mid = 200
     else:
@@ -1054,11 +1054,11 @@ def test_sigkill_then_resume(tmp_path, engine, variant):
 
     if engine == "smallfile":
         assert len(left) < 6000
-        r = run_fio(sf(target, file_op="layout", rw="write", **tree, **api, **extra)).ok()
+        r = run_fio(sf(target, tree_file_op="layout", rw="write", **tree, **api, **extra)).ok()
         assert r.total("write", "total_ios") == 6000
         ref = tmp_path / "ref"
         ref.mkdir()
-        run_fio(sf(ref, file_op="layout", rw="write", **tree)).ok()
+        run_fio(sf(ref, tree_file_op="layout", rw="write", **tree)).ok()
         assert content_tree(target) == content_tree(ref), "resumed layout differs from a clean one"
     else:
         ops = tmp_path / "ops.jsonl"
@@ -1196,7 +1196,7 @@ def test_foreign_files_and_symlinks_untouched(tmp_path, engine):
     ops = tmp_path / "ops.jsonl"
     if engine == "smallfile":
         for api in ("sync", "io_uring"):
-            r = run_fio(sf_mix(target, ops, io_api=api, iodepth=8, number_ios=1500)).ok()
+            r = run_fio(sf_mix(target, ops, tree_io_api=api, iodepth=8, number_ios=1500)).ok()
             assert not SMALLFILE.errors(r), r.stderr
     else:
         # one job in the location itself, then two jobs in their pm.K directories
@@ -1236,8 +1236,8 @@ def test_sections_override_and_inherit_global_strings(tmp_path, engine):
     ops_g, ops_1 = tmp_path / "ops-global.jsonl", tmp_path / "ops-1.jsonl"
     if engine == "smallfile":
         text = (f"[global]\nioengine=external:{SMALLFILE.so}\ntree_dir={a}\ntree_files=30\n"
-                f"file_op=layout\nrw=write\nopstats_file={ops_g}\n\n"
-                f"[one]\ntree_dir={b}\ntree_files=20\nopstats_file={ops_1}\n\n"
+                f"tree_file_op=layout\nrw=write\ntree_opstats_file={ops_g}\n\n"
+                f"[one]\ntree_dir={b}\ntree_files=20\ntree_opstats_file={ops_1}\n\n"
                 f"[two]\nstonewall\n")
     elif engine == "postmark":
         text = (f"[global]\nioengine=external:{POSTMARK.so}\npm_location={a}\npm_number=30\n"
@@ -1299,13 +1299,13 @@ def test_64_jobs_at_once(big_tmpfs, tmp_path, engine):
         # each job removed its files and the job directory it made
         assert os.listdir(target) == []
     elif engine == "smallfile":
-        tree = dict(tree_files=1280, tree_fanout=8, tree_depth=1, file_size_dist="fixed:4k")
-        r = run_fio(sf(target, file_op="layout", rw="write", numjobs=64, opstats_file=ops,
+        tree = dict(tree_files=1280, tree_fanout=8, tree_depth=1, tree_file_size_dist="fixed:4k")
+        r = run_fio(sf(target, tree_file_op="layout", rw="write", numjobs=64, tree_opstats_file=ops,
                        **tree), timeout=120).ok()
         assert r.total("write", "total_ios") == 1280 and r.total("write", "io_bytes") == 1280 * 4096
         assert len(tree_files(target)) == 1280
-        r = run_fio(sf(target, file_op="read:80,stat:10,append:10", rw="randread",
-                       numjobs=64, number_ios=100, append_size="fixed:100", **tree),
+        r = run_fio(sf(target, tree_file_op="read:80,stat:10,append:10", rw="randread",
+                       numjobs=64, number_ios=100, tree_append_size="fixed:100", **tree),
                     timeout=120).ok()
         t = json_totals(r)
         assert t["read"][0] + t["write"][0] == 6400 and t["total_err"] == 0
@@ -1405,22 +1405,22 @@ def test_io_uring_iodepth_128(big_tmpfs, tmp_path, engine):
     if engine == "dbreplay":
         return dbreplay_io_uring_iodepth_128(target, tmp_path)
     if engine == "smallfile":
-        tree = dict(tree_files=3000, tree_fanout=16, tree_depth=1, file_size_dist="uniform:1:9000",
+        tree = dict(tree_files=3000, tree_fanout=16, tree_depth=1, tree_file_size_dist="uniform:1:9000",
                     bs="4k")
-        run_fio(sf(target, file_op="layout", rw="write", io_api="io_uring", iodepth=128,
+        run_fio(sf(target, tree_file_op="layout", rw="write", tree_io_api="io_uring", iodepth=128,
                    **tree), timeout=120).ok()
         sizes = sum(tree_files(target).values())
-        r = run_fio(sf(target, file_op="read", rw="randread", io_api="io_uring", iodepth=128,
+        r = run_fio(sf(target, tree_file_op="read", rw="randread", tree_io_api="io_uring", iodepth=128,
                        **tree), timeout=120).ok()
         assert r.job()["read"]["total_ios"] == 3000 and r.job()["read"]["io_bytes"] == sizes
         # a third absent, so that creates find room at once (probe_limit)
-        r = run_fio(sf(target, file_op="delete", rw="randread", io_api="io_uring", iodepth=128,
+        r = run_fio(sf(target, tree_file_op="delete", rw="randread", tree_io_api="io_uring", iodepth=128,
                        number_ios=1000, **tree), timeout=120).ok()
         assert len(tree_files(target)) == 2000
         ops = tmp_path / "ops.jsonl"
-        r = run_fio(sf(target, file_op="read:40,stat:10,create:15,append:10,delete:25",
-                       rw="randread", io_api="io_uring", iodepth=128, number_ios=6000,
-                       opstats_file=ops, **tree), timeout=120).ok()
+        r = run_fio(sf(target, tree_file_op="read:40,stat:10,create:15,append:10,delete:25",
+                       rw="randread", tree_io_api="io_uring", iodepth=128, number_ios=6000,
+                       tree_opstats_file=ops, **tree), timeout=120).ok()
         assert json_totals(r)["total_err"] == 0 and not SMALLFILE.errors(r)
         st = read_opstats(ops)[0]["ops"]
         assert sum(v["ops"] for v in st.values()) == 6000
@@ -1486,15 +1486,15 @@ def test_memory_does_not_grow_with_operations(big_tmpfs, tmp_path, engine, io_ap
     target.mkdir()
     uring = dict(iodepth=32) if io_api == "io_uring" else {}
     if engine == "smallfile":
-        tree = dict(tree_files=2000, tree_fanout=8, tree_depth=1, file_size_dist="uniform:1:6000",
-                    tree_maildir=1, io_api=io_api, **uring)
-        run_fio(sf(target, file_op="layout", rw="write", **tree)).ok()
-        run_fio(sf(target, file_op="delete", rw="randread", number_ios=600, **tree)).ok()
+        tree = dict(tree_files=2000, tree_fanout=8, tree_depth=1, tree_file_size_dist="uniform:1:6000",
+                    tree_maildir=1, tree_io_api=io_api, **uring)
+        run_fio(sf(target, tree_file_op="layout", rw="write", **tree)).ok()
+        run_fio(sf(target, tree_file_op="delete", rw="randread", number_ios=600, **tree)).ok()
         # deliveries replace present files, so the share of present files
         # settles (here near 1 - (10 - 5) / 20): creates and reads always
         # find a slot, where creates against deletes alone would drift
-        args = sf(target, file_op="read:50,stat:10,create:5,deliver:20,delete:10,append:5",
-                  rw="randread", time_based=1, runtime=3, append_size="uniform:1:3000", **tree)
+        args = sf(target, tree_file_op="read:50,stat:10,create:5,deliver:20,delete:10,append:5",
+                  rw="randread", time_based=1, runtime=3, tree_append_size="uniform:1:3000", **tree)
         count = lambda j: sum(j["jobs"][0][d]["total_ios"] for d in ("read", "write", "trim"))
     elif engine == "dbreplay":
         # the trace over and over (dbr_loops=0): every loop resets the files
@@ -1561,11 +1561,11 @@ def test_valgrind_memcheck_clean(tmp_path, engine):
     ops = tmp_path / "ops"
     if engine == "smallfile":
         text = (f"[global]\nioengine=external:{so}\ntree_dir={target}\ntree_files=150\n"
-                "tree_fanout=4\ntree_depth=1\ntree_maildir=1\nfile_size_dist=uniform:1:9000\n"
-                f"file_sync=fsync\ndir_sync=1\nopstats_file={ops}\n\n"
-                f"[layout]\nfile_op=layout\nrw=write\ntree_dir={target}\ntree_files=150\n\n"
-                "[thin]\nstonewall\nfile_op=delete\nrw=randread\nnumber_ios=50\n\n"
-                f"[mix]\nstonewall\nfile_op={SF_MIX}\nrw=randread\nnumber_ios=300\n")
+                "tree_fanout=4\ntree_depth=1\ntree_maildir=1\ntree_file_size_dist=uniform:1:9000\n"
+                f"tree_file_sync=fsync\ntree_dir_sync=1\ntree_opstats_file={ops}\n\n"
+                f"[layout]\ntree_file_op=layout\nrw=write\ntree_dir={target}\ntree_files=150\n\n"
+                "[thin]\nstonewall\ntree_file_op=delete\nrw=randread\nnumber_ios=50\n\n"
+                f"[mix]\nstonewall\ntree_file_op={SF_MIX}\nrw=randread\nnumber_ios=300\n")
     elif engine == "dbreplay":
         # sync then io_uring (valgrind 3.19 knows io_uring_setup/enter), two
         # loops each (the files reset and the trace reopened in between)

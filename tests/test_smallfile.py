@@ -55,7 +55,7 @@ def read_tree(root) -> dict:
 ])
 def test_layout_creates_documented_paths(tree_dir, nfiles, fanout, depth):
     r = layout(tree_dir, nfiles, tree_fanout=fanout, tree_depth=depth,
-               file_size_dist="fixed:1000")
+               tree_file_size_dist="fixed:1000")
     shape = Shape(nfiles, fanout, depth)
     on_disk = assert_layout_matches(tree_dir, shape)
     w = r.job()["write"]
@@ -79,7 +79,7 @@ def test_layout_leaf_numbering(tree_dir):
     """4096 files over 16x16 leaves: 16 files a leaf; file 197 is in leaf 12 = "0/c"."""
     shape = Shape(4096, 16, 2)
     assert shape.files_per_leaf == 16 and shape.path(197) == "0/c/f0000000197"
-    layout(tree_dir, 4096, tree_fanout=16, tree_depth=2, file_size_dist="fixed:0")
+    layout(tree_dir, 4096, tree_fanout=16, tree_depth=2, tree_file_size_dist="fixed:0")
     assert (tree_dir / "0" / "c" / "f0000000197").is_file()
     assert (tree_dir / "0" / "b" / "f0000000191").is_file()
     assert (tree_dir / "f" / "f" / "f0000004095").is_file()
@@ -88,35 +88,36 @@ def test_layout_leaf_numbering(tree_dir):
 
 def test_layout_wide_names(tree_dir):
     """More than 10^10 files would widen names; 10 digits is the minimum width."""
-    layout(tree_dir, 12, tree_fanout=1, tree_depth=3, file_size_dist="fixed:1")
+    layout(tree_dir, 12, tree_fanout=1, tree_depth=3, tree_file_size_dist="fixed:1")
     assert sorted(tree_files(tree_dir)) == [f"0/0/0/f{i:010d}" for i in range(12)]
 
 
 def test_layout_marker_records_parameters(tree_dir):
-    layout(tree_dir, 321, tree_fanout=5, tree_depth=2, file_size_dist="uniform:10:2000",
-           file_content="zero", tree_seed=77)
+    layout(tree_dir, 321, tree_fanout=5, tree_depth=2, tree_file_size_dist="uniform:10:2000",
+           tree_file_content="zero", tree_seed=77)
     text = (tree_dir / MARKER).read_text()
     for key, val in [("tree_files", "321"), ("tree_fanout", "5"), ("tree_depth", "2"),
                      ("tree_maildir", "0"), ("tree_seed", "77"), ("file_content", "zero")]:
         assert f"{key}={val}\n" in text, f"marker lacks {key}={val}:\n{text}"
+    # the marker's keys are its format, older than the options' tree_ prefix
     assert "file_size_dist=" in text
 
 
 def test_size_fixed_all_equal(tree_dir):
-    r = layout(tree_dir, 400, tree_fanout=8, tree_depth=1, file_size_dist="fixed:3k")
+    r = layout(tree_dir, 400, tree_fanout=8, tree_depth=1, tree_file_size_dist="fixed:3k")
     sizes = list(tree_files(tree_dir).values())
     assert len(sizes) == 400 and set(sizes) == {3072}, f"sizes: {collections.Counter(sizes)}"
     assert r.job()["write"]["io_bytes"] == 400 * 3072
 
 
 def test_size_plain_number_means_fixed(tree_dir):
-    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist="1500")
+    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, tree_file_size_dist="1500")
     assert set(tree_files(tree_dir).values()) == {1500}
 
 
 def test_size_uniform_in_range(tree_dir):
     r = layout(tree_dir, 1000, tree_fanout=8, tree_depth=2,
-               file_size_dist="uniform:500:9000")
+               tree_file_size_dist="uniform:500:9000")
     sizes = list(tree_files(tree_dir).values())
     assert len(sizes) == 1000
     assert min(sizes) >= 500 and max(sizes) <= 9000, f"range [{min(sizes)}, {max(sizes)}]"
@@ -130,7 +131,7 @@ def test_size_uniform_in_range(tree_dir):
 
 def test_size_lognormal_median_and_max(tree_dir):
     r = layout(tree_dir, 2000, tree_fanout=16, tree_depth=2,
-               file_size_dist="lognormal:8k:1.0:40k")
+               tree_file_size_dist="lognormal:8k:1.0:40k")
     sizes = list(tree_files(tree_dir).values())
     assert len(sizes) == 2000
     med = statistics.median(sizes)
@@ -143,7 +144,7 @@ def test_size_lognormal_median_and_max(tree_dir):
 
 
 def test_size_lognormal_default_cap_is_64m(tree_dir):
-    layout(tree_dir, 300, tree_fanout=4, tree_depth=1, file_size_dist="lognormal:1k:0.5")
+    layout(tree_dir, 300, tree_fanout=4, tree_depth=1, tree_file_size_dist="lognormal:1k:0.5")
     sizes = list(tree_files(tree_dir).values())
     assert 0.75 * 1024 < statistics.median(sizes) < 1.25 * 1024
     assert max(sizes) <= 64 << 20
@@ -156,7 +157,7 @@ def test_size_hist_bins_and_weights(tree_dir, tmp_path):
                     "\n"
                     "2000 3000 3\n"
                     "7777 1\n")
-    r = layout(tree_dir, 2000, tree_fanout=8, tree_depth=2, file_size_dist=f"hist:{hist}")
+    r = layout(tree_dir, 2000, tree_fanout=8, tree_depth=2, tree_file_size_dist=f"hist:{hist}")
     sizes = list(tree_files(tree_dir).values())
     assert len(sizes) == 2000
     exact_1000 = sum(s == 1000 for s in sizes)
@@ -172,20 +173,20 @@ def test_size_hist_bins_and_weights(tree_dir, tmp_path):
 
 
 def test_files_per_dir_bounds_leaves(tree_dir):
-    r = layout(tree_dir, 1000, tree_fanout=4, files_per_dir=30, file_size_dist="fixed:100")
+    r = layout(tree_dir, 1000, tree_fanout=4, tree_files_per_dir=30, tree_file_size_dist="fixed:100")
     shape = Shape(1000, 4, files_per_dir=30)
     assert shape.depth == 3  # 34 leaves needed; 4^3 = 64
     assert_layout_matches(tree_dir, shape)
     per_dir = collections.Counter(str(Path(p).parent) for p in tree_files(tree_dir))
     assert max(per_dir.values()) <= 30, f"a leaf holds {max(per_dir.values())} files > 30"
     assert sum(per_dir.values()) == 1000
-    assert all(len(Path(d).parts) == 3 for d in per_dir), "depth does not follow files_per_dir"
+    assert all(len(Path(d).parts) == 3 for d in per_dir), "depth does not follow tree_files_per_dir"
     assert r.job()["write"]["total_ios"] == 1000
 
 
 def test_maildir_layout(tree_dir):
     r = layout(tree_dir, 300, tree_fanout=4, tree_depth=2, tree_maildir=1,
-               file_size_dist="fixed:512")
+               tree_file_size_dist="fixed:512")
     shape = Shape(300, 4, 2, maildir=True)
     on_disk = assert_layout_matches(tree_dir, shape)
     assert all(Path(p).parent.name == "new" for p in on_disk)
@@ -204,7 +205,7 @@ def test_maildir_layout(tree_dir):
 # ---------------------------------------------------------------------------
 
 def test_same_parameters_same_tree(tree_dir, other_tree_dir):
-    params = dict(tree_fanout=8, tree_depth=2, file_size_dist="uniform:100:20000")
+    params = dict(tree_fanout=8, tree_depth=2, tree_file_size_dist="uniform:100:20000")
     layout(tree_dir, 500, **params)
     layout(other_tree_dir, 500, **params)
     a, b = read_tree(tree_dir), read_tree(other_tree_dir)
@@ -215,7 +216,7 @@ def test_same_parameters_same_tree(tree_dir, other_tree_dir):
 
 
 def test_tree_seed_changes_sizes_and_content(tree_dir, other_tree_dir):
-    params = dict(tree_fanout=8, tree_depth=2, file_size_dist="uniform:100:20000")
+    params = dict(tree_fanout=8, tree_depth=2, tree_file_size_dist="uniform:100:20000")
     layout(tree_dir, 500, tree_seed=1, **params)
     layout(other_tree_dir, 500, tree_seed=2, **params)
     a, b = tree_files(tree_dir), tree_files(other_tree_dir)
@@ -229,7 +230,7 @@ def test_tree_seed_changes_sizes_and_content(tree_dir, other_tree_dir):
 
 
 def test_files_differ_from_each_other(tree_dir):
-    layout(tree_dir, 200, tree_fanout=4, tree_depth=1, file_size_dist="fixed:4k")
+    layout(tree_dir, 200, tree_fanout=4, tree_depth=1, tree_file_size_dist="fixed:4k")
     contents = list(read_tree(tree_dir).values())
     assert len(set(contents)) == 200, "random files of one tree are not distinct"
 
@@ -240,7 +241,7 @@ def test_files_differ_from_each_other(tree_dir):
 
 def test_content_zero(tree_dir):
     layout(tree_dir, 100, tree_fanout=4, tree_depth=1,
-           file_size_dist="uniform:1000:30000", file_content="zero")
+           tree_file_size_dist="uniform:1000:30000", tree_file_content="zero")
     for rel, data in read_tree(tree_dir).items():
         assert data.count(0) == len(data), f"{rel} is not all zeros"
 
@@ -251,7 +252,7 @@ def _ratios(root):
 
 def test_content_compressible_50(tree_dir):
     layout(tree_dir, 60, tree_fanout=4, tree_depth=1,
-           file_size_dist="fixed:64k", file_content="compressible:50")
+           tree_file_size_dist="fixed:64k", tree_file_content="compressible:50")
     ratios = _ratios(tree_dir)
     assert len(ratios) == 60
     bad = [r for r in ratios if not 0.35 <= r <= 0.65]
@@ -259,7 +260,7 @@ def test_content_compressible_50(tree_dir):
 
 
 def test_content_random_incompressible(tree_dir):
-    layout(tree_dir, 60, tree_fanout=4, tree_depth=1, file_size_dist="fixed:64k")
+    layout(tree_dir, 60, tree_fanout=4, tree_depth=1, tree_file_size_dist="fixed:64k")
     ratios = _ratios(tree_dir)
     assert min(ratios) > 0.95, f"random content compresses to {min(ratios):.2f}"
 
@@ -269,7 +270,7 @@ def test_content_random_incompressible(tree_dir):
 # ---------------------------------------------------------------------------
 
 def test_layout_rerun_changes_nothing(tree_dir):
-    params = dict(tree_fanout=8, tree_depth=2, file_size_dist="uniform:100:10000")
+    params = dict(tree_fanout=8, tree_depth=2, tree_file_size_dist="uniform:100:10000")
     layout(tree_dir, 600, **params)
     before = file_stats(tree_dir)
     marker_before = snapshot(tree_dir)[MARKER]
@@ -286,7 +287,7 @@ def test_layout_rerun_changes_nothing(tree_dir):
 
 
 def test_layout_rerun_restores_deleted_and_truncated(tree_dir, tmp_path):
-    params = dict(tree_fanout=8, tree_depth=2, file_size_dist="uniform:100:10000")
+    params = dict(tree_fanout=8, tree_depth=2, tree_file_size_dist="uniform:100:10000")
     opstats = tmp_path / "ops.jsonl"
     layout(tree_dir, 600, **params)
     original = read_tree(tree_dir)
@@ -300,7 +301,7 @@ def test_layout_rerun_restores_deleted_and_truncated(tree_dir, tmp_path):
     untouched_before = {p: s for p, s in file_stats(tree_dir).items()
                         if p not in deleted and p not in truncated}
     time.sleep(0.05)
-    r = layout(tree_dir, 600, opstats_file=opstats, **params)
+    r = layout(tree_dir, 600, tree_opstats_file=opstats, **params)
     w = r.job()["write"]
     expect = sum(len(original[p]) for p in deleted + truncated)
     assert w["io_bytes"] == expect, \
@@ -318,9 +319,9 @@ def test_layout_rerun_restores_deleted_and_truncated(tree_dir, tmp_path):
 
 def test_layout_killed_with_sigkill_is_completed(tree_dir, other_tree_dir):
     n = 8000
-    params = dict(tree_fanout=16, tree_depth=2, file_size_dist="uniform:100:6000")
-    p = start_fio_background(sf_args(tree_dir, name="layout", tree_files=n, file_op="layout",
-                                     rw="write", file_sync="fsync", **params))
+    params = dict(tree_fanout=16, tree_depth=2, tree_file_size_dist="uniform:100:6000")
+    p = start_fio_background(sf_args(tree_dir, name="layout", tree_files=n, tree_file_op="layout",
+                                     rw="write", tree_file_sync="fsync", **params))
     deadline = time.monotonic() + 30
     count = 0
     try:
@@ -357,9 +358,9 @@ def test_layout_numjobs_splits_work(tree_dir, tmp_path, group_reporting):
     n = 1000
     opstats = tmp_path / "ops.jsonl"
     extra = {"group_reporting": 1} if group_reporting else {}
-    r = run_fio(sf_args(tree_dir, name="layout", tree_files=n, file_op="layout", rw="write",
-                        tree_fanout=8, tree_depth=2, file_size_dist="uniform:100:5000",
-                        numjobs=3, opstats_file=opstats, **extra)).ok()
+    r = run_fio(sf_args(tree_dir, name="layout", tree_files=n, tree_file_op="layout", rw="write",
+                        tree_fanout=8, tree_depth=2, tree_file_size_dist="uniform:100:5000",
+                        numjobs=3, tree_opstats_file=opstats, **extra)).ok()
     assert len(r.jobs) == (1 if group_reporting else 3)
     assert r.total("write", "total_ios") == n, "clones together must lay out each file once"
     on_disk = assert_layout_matches(tree_dir, Shape(n, 8, 2))
@@ -376,14 +377,14 @@ def test_layout_numjobs_splits_work(tree_dir, tmp_path, group_reporting):
 # 6. Operations
 # ---------------------------------------------------------------------------
 
-SHAPE_OPTS = dict(tree_fanout=8, tree_depth=2, file_size_dist="uniform:100:20000")
+SHAPE_OPTS = dict(tree_fanout=8, tree_depth=2, tree_file_size_dist="uniform:100:20000")
 
 
 def test_read_sequential_pass(tree_dir):
     layout(tree_dir, 700, **SHAPE_OPTS)
     total = sum(tree_files(tree_dir).values())
     before = file_stats(tree_dir)
-    r = run_fio(sf_args(tree_dir, tree_files=700, file_op="read", rw="read", bs="4k",
+    r = run_fio(sf_args(tree_dir, tree_files=700, tree_file_op="read", rw="read", bs="4k",
                         **SHAPE_OPTS)).ok()
     rd = r.job()["read"]
     assert rd["total_ios"] == 700, "a default job is one pass over the files"
@@ -398,11 +399,11 @@ def test_read_sequential_pass(tree_dir):
 def test_read_loops_and_number_ios(tree_dir):
     layout(tree_dir, 300, **SHAPE_OPTS)
     total = sum(tree_files(tree_dir).values())
-    r = run_fio(sf_args(tree_dir, tree_files=300, file_op="read", rw="read", loops=2,
+    r = run_fio(sf_args(tree_dir, tree_files=300, tree_file_op="read", rw="read", loops=2,
                         **SHAPE_OPTS)).ok()
     assert r.job()["read"]["total_ios"] == 600
     assert r.job()["read"]["io_bytes"] == 2 * total
-    r = run_fio(sf_args(tree_dir, tree_files=300, file_op="read", rw="randread",
+    r = run_fio(sf_args(tree_dir, tree_files=300, tree_file_op="read", rw="randread",
                         number_ios=777, **SHAPE_OPTS)).ok()
     rd = r.job()["read"]
     assert rd["total_ios"] == 777 and rd["clat_ns"]["N"] == 777
@@ -412,7 +413,7 @@ def test_read_loops_and_number_ios(tree_dir):
 def test_read_random_pass_reads_every_file_once(tree_dir):
     layout(tree_dir, 500, **SHAPE_OPTS)
     total = sum(tree_files(tree_dir).values())
-    r = run_fio(sf_args(tree_dir, tree_files=500, file_op="read", rw="randread",
+    r = run_fio(sf_args(tree_dir, tree_files=500, tree_file_op="read", rw="randread",
                         **SHAPE_OPTS)).ok()
     assert r.job()["read"]["total_ios"] == 500
     assert r.job()["read"]["io_bytes"] == total, "random pass with the random map = each file once"
@@ -420,16 +421,16 @@ def test_read_random_pass_reads_every_file_once(tree_dir):
 
 def test_read_small_bs_and_exact_multiples(tree_dir):
     """Files whose size is a multiple of bs are read to EOF (one extra 0-byte read)."""
-    layout(tree_dir, 64, tree_fanout=4, tree_depth=1, file_size_dist="fixed:8k", bs="4k")
-    r = run_fio(sf_args(tree_dir, tree_files=64, file_op="read", rw="read", bs="1k",
-                        tree_fanout=4, tree_depth=1, file_size_dist="fixed:8k")).ok()
+    layout(tree_dir, 64, tree_fanout=4, tree_depth=1, tree_file_size_dist="fixed:8k", bs="4k")
+    r = run_fio(sf_args(tree_dir, tree_files=64, tree_file_op="read", rw="read", bs="1k",
+                        tree_fanout=4, tree_depth=1, tree_file_size_dist="fixed:8k")).ok()
     assert r.job()["read"]["io_bytes"] == 64 * 8192
 
 
 def test_stat(tree_dir):
     layout(tree_dir, 300, **SHAPE_OPTS)
     before = snapshot(tree_dir)
-    r = run_fio(sf_args(tree_dir, tree_files=300, file_op="stat", rw="randread",
+    r = run_fio(sf_args(tree_dir, tree_files=300, tree_file_op="stat", rw="randread",
                         number_ios=400, **SHAPE_OPTS)).ok()
     rd = r.job()["read"]
     assert rd["total_ios"] == 400 and rd["clat_ns"]["N"] == 400
@@ -441,7 +442,7 @@ def test_stat(tree_dir):
 def test_create_on_empty_tree_then_probe(tree_dir, other_tree_dir, tmp_path):
     n = 200
     opts = dict(tree_files=n, **SHAPE_OPTS)
-    r = run_fio(sf_args(tree_dir, file_op="create", rw="write", number_ios=100, **opts)).ok()
+    r = run_fio(sf_args(tree_dir, tree_file_op="create", rw="write", number_ios=100, **opts)).ok()
     w = r.job()["write"]
     assert w["total_ios"] == 100
     shape = Shape(n, 8, 2)
@@ -452,8 +453,8 @@ def test_create_on_empty_tree_then_probe(tree_dir, other_tree_dir, tmp_path):
     assert w["io_bytes"] == sum(on_disk.values())
     # second run: slots 0..49 exist -> EEXIST -> the engine probes absent slots
     opstats = tmp_path / "ops.jsonl"
-    r = run_fio(sf_args(tree_dir, file_op="create", rw="write", number_ios=50,
-                        opstats_file=opstats, **opts)).ok()
+    r = run_fio(sf_args(tree_dir, tree_file_op="create", rw="write", number_ios=50,
+                        tree_opstats_file=opstats, **opts)).ok()
     after = tree_files(tree_dir)
     assert len(after) == 150, f"{len(after)} files after 100 + 50 creates"
     new = set(after) - set(on_disk)
@@ -472,18 +473,18 @@ def test_create_full_tree_fails_cleanly(tree_dir):
     layout(tree_dir, 50, tree_fanout=4, tree_depth=1)
     before = snapshot(tree_dir)
     r = run_fio(sf_args(tree_dir, tree_files=50, tree_fanout=4, tree_depth=1,
-                        file_op="create", rw="randwrite", number_ios=5, probe_limit=8))
+                        tree_file_op="create", rw="randwrite", number_ios=5, tree_probe_limit=8))
     assert r.rc != 0, "create with no absent slot must fail"
     assert any("create" in l and "absent" in l for l in r.smallfile_lines()), r.describe()
     assert snapshot(tree_dir) == before
 
 
-@pytest.mark.parametrize("append_size", ["fixed:1000", "uniform:1:5000"])
-def test_append_grows_files(tree_dir, append_size):
+@pytest.mark.parametrize("tree_append_size", ["fixed:1000", "uniform:1:5000"])
+def test_append_grows_files(tree_dir, tree_append_size):
     layout(tree_dir, 200, **SHAPE_OPTS)
     before = tree_files(tree_dir)
-    r = run_fio(sf_args(tree_dir, tree_files=200, file_op="append", rw="randwrite",
-                        number_ios=150, append_size=append_size, **SHAPE_OPTS)).ok()
+    r = run_fio(sf_args(tree_dir, tree_files=200, tree_file_op="append", rw="randwrite",
+                        number_ios=150, tree_append_size=tree_append_size, **SHAPE_OPTS)).ok()
     w = r.job()["write"]
     after = tree_files(tree_dir)
     assert after.keys() == before.keys()
@@ -492,19 +493,19 @@ def test_append_grows_files(tree_dir, append_size):
     assert w["total_ios"] == 150
     assert sum(growth.values()) == w["io_bytes"], \
         f"files grew by {sum(growth.values())} bytes, fio reports {w['io_bytes']}"
-    if append_size == "fixed:1000":
+    if tree_append_size == "fixed:1000":
         assert w["io_bytes"] == 150 * 1000
-        assert all(g % 1000 == 0 for g in growth.values()), "append not exactly append_size"
+        assert all(g % 1000 == 0 for g in growth.values()), "append not exactly tree_append_size"
     else:
         assert 150 <= w["io_bytes"] <= 150 * 5000
 
 
 def test_append_keeps_old_content(tree_dir):
-    layout(tree_dir, 20, tree_fanout=2, tree_depth=1, file_size_dist="fixed:3000")
+    layout(tree_dir, 20, tree_fanout=2, tree_depth=1, tree_file_size_dist="fixed:3000")
     old = read_tree(tree_dir)
     run_fio(sf_args(tree_dir, tree_files=20, tree_fanout=2, tree_depth=1,
-                    file_size_dist="fixed:3000", file_op="append", rw="write",
-                    append_size="fixed:500")).ok()
+                    tree_file_size_dist="fixed:3000", tree_file_op="append", rw="write",
+                    tree_append_size="fixed:500")).ok()
     new = read_tree(tree_dir)
     for p in old:
         assert len(new[p]) == 3500 and new[p][:3000] == old[p], f"{p}: append clobbered data"
@@ -513,7 +514,7 @@ def test_append_keeps_old_content(tree_dir):
 def test_delete(tree_dir):
     layout(tree_dir, 300, **SHAPE_OPTS)
     before = set(tree_files(tree_dir))
-    r = run_fio(sf_args(tree_dir, tree_files=300, file_op="delete", rw="randread",
+    r = run_fio(sf_args(tree_dir, tree_files=300, tree_file_op="delete", rw="randread",
                         number_ios=120, **SHAPE_OPTS)).ok()
     t = r.job()["trim"]
     assert t["total_ios"] == 120 and t["clat_ns"]["N"] == 120
@@ -530,7 +531,7 @@ def test_deliver_maildir(tree_dir, other_tree_dir):
     opts = dict(tree_files=n, tree_maildir=1, **SHAPE_OPTS)
     layout(tree_dir, n, tree_maildir=1, **SHAPE_OPTS)
     before = file_stats(tree_dir)
-    r = run_fio(sf_args(tree_dir, file_op="deliver", rw="write", number_ios=100,
+    r = run_fio(sf_args(tree_dir, tree_file_op="deliver", rw="write", number_ios=100,
                         **opts)).ok()
     w = r.job()["write"]
     assert w["total_ios"] == 100
@@ -552,7 +553,7 @@ def test_deliver_maildir(tree_dir, other_tree_dir):
 
 def test_deliver_into_empty_maildir_tree(tree_dir):
     r = run_fio(sf_args(tree_dir, tree_files=100, tree_maildir=1, tree_fanout=4,
-                        tree_depth=1, file_op="deliver", rw="write", **{})).ok()
+                        tree_depth=1, tree_file_op="deliver", rw="write", **{})).ok()
     on_disk = tree_files(tree_dir)
     assert set(on_disk) == set(Shape(100, 4, 1, maildir=True).all_paths())
     assert r.job()["write"]["io_bytes"] == sum(on_disk.values())
@@ -565,8 +566,8 @@ def test_mix_counts_and_opstats(tree_dir, tmp_path):
     layout(tree_dir, n, tree_maildir=1, **SHAPE_OPTS)
     files_before = len(tree_files(tree_dir))
     r = run_fio(sf_args(tree_dir, name="mix", tree_files=n, tree_maildir=1,
-                        file_op="read:50,deliver:25,delete:25", rw="randread",
-                        number_ios=600, opstats_file=opstats, **SHAPE_OPTS)).ok()
+                        tree_file_op="read:50,deliver:25,delete:25", rw="randread",
+                        number_ios=600, tree_opstats_file=opstats, **SHAPE_OPTS)).ok()
     j = r.job()
     rd, wr, tr = j["read"]["total_ios"], j["write"]["total_ios"], j["trim"]["total_ios"]
     assert rd + wr + tr == 600, f"read {rd} + write {wr} + trim {tr} != number_ios 600"
@@ -598,7 +599,7 @@ def test_mix_is_repeatable_with_randseed(tmp_path):
         d.mkdir()
         layout(d, 300, tree_maildir=1, **SHAPE_OPTS)
         r = run_fio(sf_args(d, tree_files=300, tree_maildir=1, randseed=42,
-                            file_op="read:50,deliver:25,delete:25", rw="randread",
+                            tree_file_op="read:50,deliver:25,delete:25", rw="randread",
                             number_ios=300, **SHAPE_OPTS)).ok()
         j = r.job()
         results.append(tuple(j[x][k2] for x in ("read", "write", "trim")
@@ -621,39 +622,39 @@ def _strace(tmp_path, args):
 
 @pytest.mark.parametrize("mode", ["fsync", "fdatasync"])
 def test_file_sync_issues_syscalls(tree_dir, tmp_path, mode):
-    r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=150, file_op="layout",
-                                          rw="write", file_sync=mode, **SHAPE_OPTS))
+    r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=150, tree_file_op="layout",
+                                          rw="write", tree_file_sync=mode, **SHAPE_OPTS))
     assert r.job()["write"]["total_ios"] == 150
     assert counts.get(mode, 0) >= 150, f"{mode} calls: {counts} for 150 files"
     other = "fdatasync" if mode == "fsync" else "fsync"
-    assert counts.get(other, 0) < 150, f"file_sync={mode} also issued {other}: {counts}"
+    assert counts.get(other, 0) < 150, f"tree_file_sync={mode} also issued {other}: {counts}"
 
 
 def test_no_sync_by_default(tree_dir, tmp_path):
-    r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=150, file_op="layout",
+    r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=150, tree_file_op="layout",
                                           rw="write", **SHAPE_OPTS))
     assert counts.get("fsync", 0) + counts.get("fdatasync", 0) < 10, counts
 
 
 def test_dir_sync_on_delete_and_create(tree_dir, tmp_path):
     layout(tree_dir, 200, **SHAPE_OPTS)
-    r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=200, file_op="delete",
-                                          rw="randread", number_ios=80, dir_sync=1,
+    r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=200, tree_file_op="delete",
+                                          rw="randread", number_ios=80, tree_dir_sync=1,
                                           **SHAPE_OPTS))
     assert r.job()["trim"]["total_ios"] == 80
-    assert counts.get("fsync", 0) >= 80, f"dir_sync=1: {counts} for 80 deletes"
-    r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=200, file_op="create",
-                                          rw="randwrite", number_ios=60, dir_sync=1,
-                                          file_sync="fdatasync", **SHAPE_OPTS))
+    assert counts.get("fsync", 0) >= 80, f"tree_dir_sync=1: {counts} for 80 deletes"
+    r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=200, tree_file_op="create",
+                                          rw="randwrite", number_ios=60, tree_dir_sync=1,
+                                          tree_file_sync="fdatasync", **SHAPE_OPTS))
     assert counts.get("fdatasync", 0) >= 60 and counts.get("fsync", 0) >= 60, \
-        f"create with file_sync=fdatasync,dir_sync=1: {counts} for 60 creates"
+        f"create with tree_file_sync=fdatasync,tree_dir_sync=1: {counts} for 60 creates"
 
 
 def test_deliver_syncs(tree_dir, tmp_path):
     layout(tree_dir, 100, tree_maildir=1, **SHAPE_OPTS)
     r, counts = _strace(tmp_path, sf_args(tree_dir, tree_files=100, tree_maildir=1,
-                                          file_op="deliver", rw="randwrite", number_ios=50,
-                                          file_sync="fsync", dir_sync=1, **SHAPE_OPTS))
+                                          tree_file_op="deliver", rw="randwrite", number_ios=50,
+                                          tree_file_sync="fsync", tree_dir_sync=1, **SHAPE_OPTS))
     assert counts.get("fsync", 0) >= 100, f"deliver fsync file + dir: {counts} for 50"
 
 
@@ -679,15 +680,15 @@ def _top_share(paths, nfiles, frac=0.10):
 
 def test_zipf_skews_file_choice(tree_dir, tmp_path):
     n = 1000
-    opts = dict(tree_files=n, tree_fanout=8, tree_depth=2, file_size_dist="fixed:512")
-    layout(tree_dir, n, tree_fanout=8, tree_depth=2, file_size_dist="fixed:512")
+    opts = dict(tree_files=n, tree_fanout=8, tree_depth=2, tree_file_size_dist="fixed:512")
+    layout(tree_dir, n, tree_fanout=8, tree_depth=2, tree_file_size_dist="fixed:512")
     r, zipf = _opened_paths(tmp_path, tree_dir,
-                            sf_args(tree_dir, file_op="read", rw="randread", number_ios=5000,
+                            sf_args(tree_dir, tree_file_op="read", rw="randread", number_ios=5000,
                                     random_distribution="zipf:1.2", **opts), "zipf")
     assert r.job()["read"]["total_ios"] == 5000
     assert len(zipf) == 5000, f"{len(zipf)} file opens traced for 5000 reads"
     r, uni = _opened_paths(tmp_path, tree_dir,
-                           sf_args(tree_dir, file_op="read", rw="randread", number_ios=5000,
+                           sf_args(tree_dir, tree_file_op="read", rw="randread", number_ios=5000,
                                    **opts), "uniform")
     assert len(uni) == 5000
     zs, us = _top_share(zipf, n), _top_share(uni, n)
@@ -699,7 +700,7 @@ def test_zipf_skews_file_choice(tree_dir, tmp_path):
 def _stat_sequence(tree_dir, tmp_path, tag, **opts):
     out = tmp_path / f"stat-{tag}.txt"
     run_fio(sf_args(tree_dir, tree_files=500, tree_fanout=8, tree_depth=2,
-                    file_size_dist="fixed:512", file_op="stat", rw="randread",
+                    tree_file_size_dist="fixed:512", tree_file_op="stat", rw="randread",
                     number_ios=300, **opts),
             prefix=["strace", "-f", "-qq", "-e", "trace=newfstatat,fstatat64",
                     "-o", str(out)]).ok()
@@ -709,7 +710,7 @@ def _stat_sequence(tree_dir, tmp_path, tag, **opts):
 def test_randseed_drives_file_choice(tree_dir, tmp_path):
     """fio 3.33 seeds offsets from randseed only with randrepeat=0 (with the default
     randrepeat=1 it uses a fixed seed); as usual in fio, the engine adds nothing."""
-    layout(tree_dir, 500, tree_fanout=8, tree_depth=2, file_size_dist="fixed:512")
+    layout(tree_dir, 500, tree_fanout=8, tree_depth=2, tree_file_size_dist="fixed:512")
     a = _stat_sequence(tree_dir, tmp_path, "a", randrepeat=0, randseed=1234)
     b = _stat_sequence(tree_dir, tmp_path, "b", randrepeat=0, randseed=1234)
     c = _stat_sequence(tree_dir, tmp_path, "c", randrepeat=0, randseed=999)
@@ -720,7 +721,7 @@ def test_randseed_drives_file_choice(tree_dir, tmp_path):
 
 
 def test_randrepeat_default_is_repeatable(tree_dir, tmp_path):
-    layout(tree_dir, 500, tree_fanout=8, tree_depth=2, file_size_dist="fixed:512")
+    layout(tree_dir, 500, tree_fanout=8, tree_depth=2, tree_file_size_dist="fixed:512")
     a = _stat_sequence(tree_dir, tmp_path, "a")
     b = _stat_sequence(tree_dir, tmp_path, "b")
     assert len(a) == 300 and a == b, "randrepeat=1 (default) must repeat the file sequence"
@@ -729,10 +730,10 @@ def test_randrepeat_default_is_repeatable(tree_dir, tmp_path):
 
 def test_sequential_order(tree_dir, tmp_path):
     n = 100
-    layout(tree_dir, n, tree_fanout=4, tree_depth=1, file_size_dist="fixed:100")
+    layout(tree_dir, n, tree_fanout=4, tree_depth=1, tree_file_size_dist="fixed:100")
     r, paths = _opened_paths(tmp_path, tree_dir,
                              sf_args(tree_dir, tree_files=n, tree_fanout=4, tree_depth=1,
-                                     file_size_dist="fixed:100", file_op="read", rw="read"),
+                                     tree_file_size_dist="fixed:100", tree_file_op="read", rw="read"),
                              "seq")
     shape = Shape(n, 4, 1)
     assert [p[-len(shape.path(0)):] for p in paths] == shape.all_paths(), \
@@ -748,9 +749,9 @@ def test_io_uring_read_matches_sync(tree_dir, depth):
     n = 800
     layout(tree_dir, n, **SHAPE_OPTS)
     total = sum(tree_files(tree_dir).values())
-    sync = run_fio(sf_args(tree_dir, tree_files=n, file_op="read", rw="read",
+    sync = run_fio(sf_args(tree_dir, tree_files=n, tree_file_op="read", rw="read",
                            **SHAPE_OPTS)).ok().job()["read"]
-    r = run_fio(sf_args(tree_dir, tree_files=n, file_op="read", rw="read", io_api="io_uring",
+    r = run_fio(sf_args(tree_dir, tree_files=n, tree_file_op="read", rw="read", tree_io_api="io_uring",
                         iodepth=depth, **SHAPE_OPTS)).ok()
     ur = r.job()["read"]
     assert (ur["total_ios"], ur["io_bytes"]) == (sync["total_ios"], sync["io_bytes"]) \
@@ -765,8 +766,8 @@ def test_io_uring_read_matches_sync(tree_dir, depth):
 @pytest.mark.parametrize("depth", [1, 8])
 def test_io_uring_layout_matches_sync(tree_dir, other_tree_dir, depth):
     n = 600
-    params = dict(tree_maildir=1, file_sync="fsync", **SHAPE_OPTS)
-    r = layout(tree_dir, n, io_api="io_uring", iodepth=depth, **params)
+    params = dict(tree_maildir=1, tree_file_sync="fsync", **SHAPE_OPTS)
+    r = layout(tree_dir, n, tree_io_api="io_uring", iodepth=depth, **params)
     layout(other_tree_dir, n, **params)
     a, b = read_tree(tree_dir), read_tree(other_tree_dir)
     assert a.keys() == b.keys()
@@ -775,7 +776,7 @@ def test_io_uring_layout_matches_sync(tree_dir, other_tree_dir, depth):
     w = r.job()["write"]
     assert w["total_ios"] == n and w["io_bytes"] == sum(len(v) for v in a.values())
     # rerun through io_uring: nothing to write
-    r = layout(tree_dir, n, io_api="io_uring", iodepth=depth, **params)
+    r = layout(tree_dir, n, tree_io_api="io_uring", iodepth=depth, **params)
     assert r.job()["write"]["io_bytes"] == 0
 
 
@@ -783,10 +784,10 @@ def test_io_uring_mix(tree_dir, tmp_path):
     n = 400
     opstats = tmp_path / "ops.jsonl"
     layout(tree_dir, n, tree_maildir=1, **SHAPE_OPTS)
-    r = run_fio(sf_args(tree_dir, tree_files=n, tree_maildir=1, io_api="io_uring", iodepth=8,
-                        file_op="read:40,stat:10,deliver:20,delete:10,append:20",
-                        rw="randread", number_ios=500, dir_sync=1, file_sync="fdatasync",
-                        opstats_file=opstats, **SHAPE_OPTS)).ok()
+    r = run_fio(sf_args(tree_dir, tree_files=n, tree_maildir=1, tree_io_api="io_uring", iodepth=8,
+                        tree_file_op="read:40,stat:10,deliver:20,delete:10,append:20",
+                        rw="randread", number_ios=500, tree_dir_sync=1, tree_file_sync="fdatasync",
+                        tree_opstats_file=opstats, **SHAPE_OPTS)).ok()
     j = r.job()
     assert j["read"]["total_ios"] + j["write"]["total_ios"] + j["trim"]["total_ios"] == 500
     ops = read_opstats(opstats)[0]["ops"]
@@ -801,12 +802,12 @@ def test_io_uring_mix(tree_dir, tmp_path):
 
 def test_io_uring_stat_and_delete(tree_dir):
     layout(tree_dir, 300, **SHAPE_OPTS)
-    r = run_fio(sf_args(tree_dir, tree_files=300, io_api="io_uring", iodepth=4,
-                        file_op="delete", rw="randread", number_ios=100, **SHAPE_OPTS)).ok()
+    r = run_fio(sf_args(tree_dir, tree_files=300, tree_io_api="io_uring", iodepth=4,
+                        tree_file_op="delete", rw="randread", number_ios=100, **SHAPE_OPTS)).ok()
     assert r.job()["trim"]["total_ios"] == 100
     assert len(tree_files(tree_dir)) == 200
-    r = run_fio(sf_args(tree_dir, tree_files=300, io_api="io_uring", iodepth=4,
-                        file_op="stat", rw="randread", number_ios=100, **SHAPE_OPTS)).ok()
+    r = run_fio(sf_args(tree_dir, tree_files=300, tree_io_api="io_uring", iodepth=4,
+                        tree_file_op="stat", rw="randread", number_ios=100, **SHAPE_OPTS)).ok()
     assert r.job()["read"]["total_ios"] == 100 and r.job()["read"]["io_bytes"] == 0
 
 
@@ -831,19 +832,19 @@ def test_direct_on_disk_filesystem(tree_dir, other_tree_dir):
     if not _odirect_supported(tree_dir):
         pytest.skip(f"{tree_dir} ({fstype}) does not support O_DIRECT")
     n = 300
-    params = dict(tree_fanout=4, tree_depth=2, file_size_dist="uniform:1:20000", bs="4k")
+    params = dict(tree_fanout=4, tree_depth=2, tree_file_size_dist="uniform:1:20000", bs="4k")
     r = layout(tree_dir, n, direct=1, **params)
     layout(other_tree_dir, n, **params)
     a, b = read_tree(tree_dir), read_tree(other_tree_dir)
     assert a.keys() == b.keys()
     assert all(a[p] == b[p] for p in a), "direct=1 layout (unaligned tails) wrote other data"
     assert r.job()["write"]["io_bytes"] == sum(len(v) for v in a.values())
-    r = run_fio(sf_args(tree_dir, tree_files=n, file_op="read", rw="read", direct=1,
+    r = run_fio(sf_args(tree_dir, tree_files=n, tree_file_op="read", rw="read", direct=1,
                         **params)).ok()
     assert r.job()["read"]["total_ios"] == n
     assert r.job()["read"]["io_bytes"] == sum(len(v) for v in a.values())
-    r = run_fio(sf_args(tree_dir, tree_files=n, file_op="append", rw="randwrite",
-                        number_ios=50, direct=1, append_size="fixed:100", **params)).ok()
+    r = run_fio(sf_args(tree_dir, tree_files=n, tree_file_op="append", rw="randwrite",
+                        number_ios=50, direct=1, tree_append_size="fixed:100", **params)).ok()
     assert r.job()["write"]["io_bytes"] == 5000
     assert sum(tree_files(tree_dir).values()) == sum(len(v) for v in a.values()) + 5000
 
@@ -856,8 +857,8 @@ def test_direct_on_tmpfs(tmpfs_dir):
     n = 100
     tree = tmpfs_dir / "t"
     tree.mkdir()
-    params = dict(tree_files=n, tree_fanout=4, tree_depth=1, file_size_dist="fixed:4k")
-    r = run_fio(sf_args(tree, file_op="layout", rw="write", direct=1, **params))
+    params = dict(tree_files=n, tree_fanout=4, tree_depth=1, tree_file_size_dist="fixed:4k")
+    r = run_fio(sf_args(tree, tree_file_op="layout", rw="write", direct=1, **params))
     if _odirect_supported(tmpfs_dir):
         r.ok()
         assert len(tree_files(tree)) == n
@@ -880,12 +881,12 @@ def test_direct_without_odirect_support_is_clear_error(ramfs_dir):
     tree = ramfs_dir / "t"
     tree.mkdir()
     r = run_fio(sf_args(tree, tree_files=100, tree_fanout=4, tree_depth=1,
-                        file_op="layout", rw="write", direct=1))
+                        tree_file_op="layout", rw="write", direct=1))
     _assert_direct_error(r, tree)
     # reads of a tree laid out without direct fail the same way
     layout(tree, 100, tree_fanout=4, tree_depth=1)
     r = run_fio(sf_args(tree, tree_files=100, tree_fanout=4, tree_depth=1,
-                        file_op="read", rw="read", direct=1))
+                        tree_file_op="read", rw="read", direct=1))
     _assert_direct_error(r, tree)
 
 
@@ -911,17 +912,17 @@ BAD_OPTIONS = [
     ("tree_files_zero", dict(tree_files=0), "tree_files"),
     ("tree_files_nan", dict(tree_files="12x"), "tree_files"),
     ("tree_fanout_zero", dict(tree_fanout=0), "tree_fanout"),
-    ("uniform_inverted", dict(file_size_dist="uniform:9000:500"), "file_size_dist"),
-    ("unknown_dist", dict(file_size_dist="gauss:4k"), "file_size_dist"),
-    ("hist_missing", dict(file_size_dist="hist:/nonexistent/sizes.hist"),
+    ("uniform_inverted", dict(tree_file_size_dist="uniform:9000:500"), "tree_file_size_dist"),
+    ("unknown_dist", dict(tree_file_size_dist="gauss:4k"), "tree_file_size_dist"),
+    ("hist_missing", dict(tree_file_size_dist="hist:/nonexistent/sizes.hist"),
      "/nonexistent/sizes.hist"),
-    ("unknown_file_op", dict(file_op="frobnicate"), "file_op"),
-    ("layout_in_mix", dict(file_op="layout:50,read:50"), "file_op"),
-    ("deliver_without_maildir", dict(file_op="read:50,deliver:50", rw="randread"),
+    ("unknown_file_op", dict(tree_file_op="frobnicate"), "tree_file_op"),
+    ("layout_in_mix", dict(tree_file_op="layout:50,read:50"), "tree_file_op"),
+    ("deliver_without_maildir", dict(tree_file_op="read:50,deliver:50", rw="randread"),
      "tree_maildir"),
-    ("bad_content", dict(file_content="compressible:150"), "file_content"),
-    ("bad_append_size", dict(file_op="append", append_size="uniform:10:1"), "append_size"),
-    ("probe_limit_zero", dict(probe_limit=0), "probe_limit"),
+    ("bad_content", dict(tree_file_content="compressible:150"), "tree_file_content"),
+    ("bad_append_size", dict(tree_file_op="append", tree_append_size="uniform:10:1"), "tree_append_size"),
+    ("probe_limit_zero", dict(tree_probe_limit=0), "tree_probe_limit"),
     ("size_given", dict(size="1m"), "size="),
     ("io_size_given", dict(io_size="1m"), "io_size="),
     ("bs_two_sizes", dict(bs="4k,8k"), "bs"),
@@ -932,7 +933,7 @@ BAD_OPTIONS = [
 @pytest.mark.parametrize("case,opts,needle", BAD_OPTIONS, ids=[c[0] for c in BAD_OPTIONS])
 @pytest.mark.parametrize("target", ["empty", "laid_out"])
 def test_bad_option_refused(tree_dir, case, opts, needle, target):
-    base = dict(tree_files=200, tree_fanout=4, tree_depth=2, file_op="layout", rw="write")
+    base = dict(tree_files=200, tree_fanout=4, tree_depth=2, tree_file_op="layout", rw="write")
     if target == "laid_out":
         layout(tree_dir, 200, tree_fanout=4, tree_depth=2)
     before = snapshot(tree_dir, content=True)
@@ -945,8 +946,8 @@ def test_hist_malformed_line_names_line(tree_dir, tmp_path):
     hist = tmp_path / "bad.hist"
     hist.write_text("# comment\n1000 5\n2000 3000 1 9\n4000 1\n")
     before = snapshot(tree_dir, content=True)
-    r = run_fio(sf_args(tree_dir, tree_files=100, file_op="layout", rw="write",
-                        file_size_dist=f"hist:{hist}"))
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_file_op="layout", rw="write",
+                        tree_file_size_dist=f"hist:{hist}"))
     assert_refused(r, "line 3", (tree_dir, before))
     assert any(str(hist) in l for l in r.smallfile_lines()), "message must name the file"
 
@@ -957,8 +958,8 @@ def test_hist_bad_values(tree_dir, tmp_path, text, line):
     hist = tmp_path / "bad.hist"
     hist.write_text(text)
     before = snapshot(tree_dir, content=True)
-    r = run_fio(sf_args(tree_dir, tree_files=100, file_op="layout", rw="write",
-                        file_size_dist=f"hist:{hist}"))
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_file_op="layout", rw="write",
+                        tree_file_size_dist=f"hist:{hist}"))
     assert_refused(r, f"line {line}", (tree_dir, before))
 
 
@@ -966,21 +967,21 @@ def test_hist_all_zero_weights(tree_dir, tmp_path):
     hist = tmp_path / "zero.hist"
     hist.write_text("1000 0\n2000 0\n")
     before = snapshot(tree_dir, content=True)
-    r = run_fio(sf_args(tree_dir, tree_files=100, file_op="layout", rw="write",
-                        file_size_dist=f"hist:{hist}"))
-    assert_refused(r, "file_size_dist", (tree_dir, before))
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_file_op="layout", rw="write",
+                        tree_file_size_dist=f"hist:{hist}"))
+    assert_refused(r, "tree_file_size_dist", (tree_dir, before))
 
 
 def test_hist_unreadable_directory(tree_dir, tmp_path):
     before = snapshot(tree_dir, content=True)
-    r = run_fio(sf_args(tree_dir, tree_files=100, file_op="layout", rw="write",
-                        file_size_dist=f"hist:{tmp_path}"))
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_file_op="layout", rw="write",
+                        tree_file_size_dist=f"hist:{tmp_path}"))
     assert_refused(r, str(tmp_path), (tree_dir, before))
 
 
 def test_tree_dir_missing(tmp_path):
     missing = tmp_path / "does-not-exist"
-    r = run_fio(sf_args(missing, tree_files=100, file_op="layout", rw="write"))
+    r = run_fio(sf_args(missing, tree_files=100, tree_file_op="layout", rw="write"))
     assert_refused(r, str(missing))
     assert not missing.exists(), "the engine created a missing tree_dir"
 
@@ -989,14 +990,14 @@ def test_tree_dir_is_regular_file(tmp_path):
     f = tmp_path / "plainfile"
     f.write_bytes(b"user data\n")
     before = snapshot(f, content=True)
-    r = run_fio(sf_args(f, tree_files=100, file_op="layout", rw="write"))
+    r = run_fio(sf_args(f, tree_files=100, tree_file_op="layout", rw="write"))
     assert_refused(r, str(f), (f, before))
 
 
 @needs_root
 def test_tree_dir_read_only(ro_dir):
     before = snapshot(ro_dir, content=True)
-    r = run_fio(sf_args(ro_dir, tree_files=100, file_op="layout", rw="write"))
+    r = run_fio(sf_args(ro_dir, tree_files=100, tree_file_op="layout", rw="write"))
     assert_refused(r, str(ro_dir), (ro_dir, before))
     assert any("read-only" in l for l in r.smallfile_lines()), r.describe()
 
@@ -1014,7 +1015,7 @@ def test_tree_dir_not_writable(tree_dir, tmp_path):
         locked.chmod(0o555)
     try:
         before = snapshot(locked, content=True)
-        r = run_fio(sf_args(locked, tree_files=100, file_op="layout", rw="write"))
+        r = run_fio(sf_args(locked, tree_files=100, tree_file_op="layout", rw="write"))
         assert_refused(r, str(locked), (locked, before))
     finally:
         if os.geteuid() == 0:
@@ -1022,15 +1023,15 @@ def test_tree_dir_not_writable(tree_dir, tmp_path):
         locked.chmod(0o755)
 
 
-@pytest.mark.parametrize("file_op", ["layout", "read", "create", "delete"])
-def test_foreign_directory_untouched(tmp_path, file_op):
+@pytest.mark.parametrize("tree_file_op", ["layout", "read", "create", "delete"])
+def test_foreign_directory_untouched(tmp_path, tree_file_op):
     d = tmp_path / "foreign"
     d.mkdir()
     (d / "thesis.tex").write_text("precious\n")
     (d / "sub").mkdir()
     (d / "sub" / "data.bin").write_bytes(os.urandom(5000))
     before = snapshot(d, content=True)
-    r = run_fio(sf_args(d, tree_files=50, tree_fanout=2, tree_depth=1, file_op=file_op,
+    r = run_fio(sf_args(d, tree_files=50, tree_fanout=2, tree_depth=1, tree_file_op=tree_file_op,
                         rw="write"))
     assert_refused(r, str(d), (d, before))
     assert any("not empty" in l or "refus" in l for l in r.smallfile_lines()), r.describe()
@@ -1040,7 +1041,7 @@ def test_foreign_marker_refused(tree_dir):
     (tree_dir / MARKER).write_text("not a smallfile marker\n")
     (tree_dir / "x").write_text("user file\n")
     before = snapshot(tree_dir, content=True)
-    r = run_fio(sf_args(tree_dir, tree_files=50, file_op="layout", rw="write"))
+    r = run_fio(sf_args(tree_dir, tree_files=50, tree_file_op="layout", rw="write"))
     assert_refused(r, MARKER, (tree_dir, before))
 
 
@@ -1048,31 +1049,31 @@ def test_foreign_marker_refused(tree_dir):
     (dict(tree_files=300), "tree_files"),
     (dict(tree_fanout=8), "tree_fanout"),
     (dict(tree_depth=1), "tree_depth"),
-    (dict(file_size_dist="fixed:8k"), "file_size_dist"),
-    (dict(file_content="zero"), "file_content"),
+    (dict(tree_file_size_dist="fixed:8k"), "file_size_dist"),
+    (dict(tree_file_content="zero"), "file_content"),
     (dict(tree_seed=5), "tree_seed"),
     (dict(tree_maildir=1), "tree_maildir"),
 ])
-@pytest.mark.parametrize("file_op", ["layout", "read"])
-def test_tree_with_other_parameters_refused(tree_dir, changed, needle, file_op):
-    layout(tree_dir, 200, tree_fanout=4, tree_depth=2, file_size_dist="fixed:4k")
+@pytest.mark.parametrize("tree_file_op", ["layout", "read"])
+def test_tree_with_other_parameters_refused(tree_dir, changed, needle, tree_file_op):
+    layout(tree_dir, 200, tree_fanout=4, tree_depth=2, tree_file_size_dist="fixed:4k")
     before = snapshot(tree_dir, content=True)
-    opts = dict(tree_files=200, tree_fanout=4, tree_depth=2, file_size_dist="fixed:4k")
+    opts = dict(tree_files=200, tree_fanout=4, tree_depth=2, tree_file_size_dist="fixed:4k")
     opts.update(changed)
-    r = run_fio(sf_args(tree_dir, file_op=file_op, rw="write", **opts))
+    r = run_fio(sf_args(tree_dir, tree_file_op=tree_file_op, rw="write", **opts))
     assert_refused(r, needle, (tree_dir, before))
 
 
 def test_read_job_on_never_laid_out_dir(tree_dir):
-    r = run_fio(sf_args(tree_dir, tree_files=100, file_op="read", rw="randread"))
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_file_op="read", rw="randread"))
     assert_refused(r, str(tree_dir), (tree_dir, {}))
     assert any("layout" in l for l in r.smallfile_lines()), \
         "message must say to run a layout first\n" + r.describe()
 
 
-@pytest.mark.parametrize("file_op", ["stat", "append", "delete", "read:50,stat:50"])
-def test_other_jobs_on_never_laid_out_dir(tree_dir, file_op):
-    r = run_fio(sf_args(tree_dir, tree_files=100, file_op=file_op, rw="randread"))
+@pytest.mark.parametrize("tree_file_op", ["stat", "append", "delete", "read:50,stat:50"])
+def test_other_jobs_on_never_laid_out_dir(tree_dir, tree_file_op):
+    r = run_fio(sf_args(tree_dir, tree_files=100, tree_file_op=tree_file_op, rw="randread"))
     assert_refused(r, str(tree_dir), (tree_dir, {}))
 
 
@@ -1080,8 +1081,8 @@ def test_bad_input_within_job_file(tree_dir, tmp_path):
     """A refused job among others: fio still exits non-zero and the engine's error names it."""
     job = tmp_path / "bad.fio"
     job.write_text(f"[global]\nioengine=external:{ENGINE}\ntree_dir={tree_dir}\n"
-                   "tree_files=100\n\n[a]\nfile_op=layout\nrw=write\n\n"
-                   "[b]\nstonewall\nfile_op=read\nrw=read\ntree_fanout=0\n")
+                   "tree_files=100\n\n[a]\ntree_file_op=layout\nrw=write\n\n"
+                   "[b]\nstonewall\ntree_file_op=read\nrw=read\ntree_fanout=0\n")
     r = run_fio(jobfile=job)
     assert r.rc != 0
     assert any("tree_fanout" in l for l in r.smallfile_lines()), r.describe()
@@ -1098,40 +1099,40 @@ def planted(tree_dir, tmp_path):
     outside_dir.mkdir()
     victim = outside_dir / "victim.txt"
     victim.write_bytes(b"V" * 12345)
-    layout(tree_dir, 40, tree_fanout=2, tree_depth=1, file_size_dist="fixed:4k")
+    layout(tree_dir, 40, tree_fanout=2, tree_depth=1, tree_file_size_dist="fixed:4k")
     link = tree_dir / Shape(40, 2, 1).path(5)
     link.unlink()
     link.symlink_to(victim)
     return tree_dir, victim, link, snapshot(outside_dir, content=True), outside_dir
 
 
-OPTS40 = dict(tree_files=40, tree_fanout=2, tree_depth=1, file_size_dist="fixed:4k")
+OPTS40 = dict(tree_files=40, tree_fanout=2, tree_depth=1, tree_file_size_dist="fixed:4k")
 
 
-@pytest.mark.parametrize("file_op,rw", [
+@pytest.mark.parametrize("tree_file_op,rw", [
     ("read", "read"), ("stat", "read"), ("append", "write"), ("create", "write"),
     ("delete", "read"), ("layout", "write"),
 ])
-@pytest.mark.parametrize("io_api", ["sync", "io_uring"])
-def test_symlink_in_tree_not_followed(planted, file_op, rw, io_api):
+@pytest.mark.parametrize("tree_io_api", ["sync", "io_uring"])
+def test_symlink_in_tree_not_followed(planted, tree_file_op, rw, tree_io_api):
     tree, victim, link, outside_before, outside_dir = planted
-    r = run_fio(sf_args(tree, file_op=file_op, rw=rw, io_api=io_api, **OPTS40))
+    r = run_fio(sf_args(tree, tree_file_op=tree_file_op, rw=rw, tree_io_api=tree_io_api, **OPTS40))
     assert r.rc >= 0
-    assert victim.exists(), f"{file_op} removed the file a symlink points to"
+    assert victim.exists(), f"{tree_file_op} removed the file a symlink points to"
     assert snapshot(outside_dir, content=True) == outside_before, \
-        f"{file_op} changed a file outside the tree through a symlink"
+        f"{tree_file_op} changed a file outside the tree through a symlink"
     if r.json is not None and r.jobs:
         j = r.jobs[0]
         assert j["read"]["io_bytes"] % 4096 == 0, \
-            f"{file_op} read the 12345-byte file behind the symlink"
-    if file_op != "delete":
-        assert link.is_symlink(), f"{file_op} replaced the planted symlink"
+            f"{tree_file_op} read the 12345-byte file behind the symlink"
+    if tree_file_op != "delete":
+        assert link.is_symlink(), f"{tree_file_op} replaced the planted symlink"
 
 
 def test_unlink_option_removes_nothing(tree_dir):
     layout(tree_dir, 200, **SHAPE_OPTS)
     before = snapshot(tree_dir, content=True)
-    r = run_fio(sf_args(tree_dir, tree_files=200, file_op="read", rw="read", unlink=1,
+    r = run_fio(sf_args(tree_dir, tree_files=200, tree_file_op="read", rw="read", unlink=1,
                         **SHAPE_OPTS)).ok()
     assert r.job()["read"]["total_ios"] == 200
     assert snapshot(tree_dir, content=True) == before, "fio's unlink=1 removed or changed files"
@@ -1144,7 +1145,7 @@ def test_writes_stay_below_tree_dir(tree_dir, tmp_path):
     parent_before = sorted(os.listdir(tmp_path))
     layout(tree_dir, 100, tree_maildir=1, tree_fanout=4, tree_depth=1)
     run_fio(sf_args(tree_dir, tree_files=100, tree_maildir=1, tree_fanout=4, tree_depth=1,
-                    file_op="read:30,deliver:40,delete:30", rw="randread",
+                    tree_file_op="read:30,deliver:40,delete:30", rw="randread",
                     number_ios=200)).ok()
     assert sorted(os.listdir(tmp_path)) == parent_before
 
@@ -1153,10 +1154,10 @@ def test_writes_stay_below_tree_dir(tree_dir, tmp_path):
 # 13. --enghelp
 # ---------------------------------------------------------------------------
 
-ENGINE_OPTIONS = ["tree_dir", "tree_files", "tree_fanout", "tree_depth", "files_per_dir",
-                  "tree_maildir", "file_size_dist", "file_content", "tree_seed", "file_op",
-                  "append_size", "file_sync", "dir_sync", "io_api", "probe_limit",
-                  "opstats_file"]
+ENGINE_OPTIONS = ["tree_dir", "tree_files", "tree_fanout", "tree_depth", "tree_files_per_dir",
+                  "tree_maildir", "tree_file_size_dist", "tree_file_content", "tree_seed", "tree_file_op",
+                  "tree_append_size", "tree_file_sync", "tree_dir_sync", "tree_io_api", "tree_probe_limit",
+                  "tree_opstats_file"]
 
 
 def test_enghelp_lists_options():
@@ -1168,10 +1169,79 @@ def test_enghelp_lists_options():
 
 
 def test_enghelp_option_details():
-    r = run_fio([f"--enghelp={ENGINE},file_sync"], json_output=False)
+    r = run_fio([f"--enghelp={ENGINE},tree_file_sync"], json_output=False)
     assert r.rc == 0, r.describe()
     for v in ("none", "fsync", "fdatasync"):
-        assert v in r.stdout, f"file_sync help lacks {v}\n{r.stdout}"
+        assert v in r.stdout, f"tree_file_sync help lacks {v}\n{r.stdout}"
+
+
+# The options' names before the tree_ prefix: fio option aliases, accepted
+# until the next release (docs/smallfile.md, "Old option names").
+OLD_NAMES = {"files_per_dir": "tree_files_per_dir", "file_drop_cache": "tree_drop_cache",
+             "file_size_dist": "tree_file_size_dist", "file_content": "tree_file_content",
+             "file_op": "tree_file_op", "append_size": "tree_append_size",
+             "file_sync": "tree_file_sync", "dir_sync": "tree_dir_sync",
+             "io_api": "tree_io_api", "probe_limit": "tree_probe_limit",
+             "opstats_file": "tree_opstats_file"}
+
+
+def _alias_runs(tmp_path, names):
+    """A layout, then a mix, with every option but tree_* spelled by @names
+    (old -> the name to use): what is on disk and what the jobs counted."""
+    root = tmp_path / ("old" if names is None else "new")
+    root.mkdir()
+    ops = root / "ops.jsonl"
+    tree = root / "tree"
+    tree.mkdir()
+
+    def opts(**kw):
+        return {(k if names is None else names[k]): v for k, v in kw.items()}
+
+    shape = dict(tree_files=120, tree_fanout=4, tree_maildir=1, tree_seed=9)
+    r1 = run_fio(sf_args(tree, name="lay", rw="write", **shape, **opts(
+        files_per_dir=10, file_size_dist="uniform:100:9000", file_content="compressible:50",
+        file_op="layout", file_sync="fdatasync", dir_sync=1, opstats_file=ops))).ok()
+    disk = snapshot(tree, content=True)
+    # iodepth=1: one operation at a time, so that the two runs are the same to the byte
+    r2 = run_fio(sf_args(tree, name="mix", rw="randread", number_ios=300, randrepeat=1,
+                         iodepth=1, **shape, **opts(
+        files_per_dir=10, file_size_dist="uniform:100:9000", file_content="compressible:50",
+        file_op="read:40,stat:20,append:20,deliver:10,delete:10", append_size="fixed:512",
+        file_sync="fsync", dir_sync=1, io_api="io_uring", probe_limit=8, file_drop_cache=1,
+        opstats_file=ops))).ok()
+    sizes = tree_files(tree)
+    lines = read_opstats(ops)
+    for l in lines:
+        l.pop("tree_dir")
+        for o in l["ops"].values():
+            for k in [k for k in o if k.startswith("lat_")]:
+                del o[k]
+    return (r1.job()["write"]["total_ios"], r2.job()["read"]["total_ios"],
+            r2.job()["write"]["total_ios"], r2.job()["trim"]["total_ios"],
+            {k: v[:2] + v[4:] for k, v in disk.items() if not k.startswith("ops")},
+            sizes, lines)
+
+
+def test_old_option_names_still_work_as_aliases(tmp_path):
+    """Every old name gives the same run as its tree_ name: the same files
+    with the same contents after the layout, the same operations and sizes
+    after a mix (io_uring, probes, appends, deliveries, drop_cache), the
+    same opstats lines, which also prove that the old opstats_file and
+    file_drop_cache took effect."""
+    old = _alias_runs(tmp_path, None)
+    new = _alias_runs(tmp_path, OLD_NAMES)
+    assert old[4] and old[5], "the layout made no files"
+    assert [l["job"] for l in old[6]] == ["lay", "mix"] and old[6][1]["file_drop_cache"] == 1
+    assert old[6][1]["ops"]["deliver"]["ops"] > 0 and old[6][1]["ops"]["append"]["ops"] > 0
+    assert old == new
+
+
+@pytest.mark.parametrize("old", sorted(OLD_NAMES))
+def test_enghelp_names_the_old_name_as_alias(old):
+    r = run_fio([f"--enghelp={ENGINE},{old}"], json_output=False)
+    assert r.rc == 0, r.describe()
+    assert re.search(rf"^\s*{OLD_NAMES[old]}\s*:", r.stdout, re.M), r.stdout
+    assert re.search(rf"^\s*alias\s*:\s*{old}\s*$", r.stdout, re.M), r.stdout
 
 
 # ---------------------------------------------------------------------------
@@ -1183,9 +1253,9 @@ def test_default_tree_dir_under_tmpdir(tmp_path):
     tmpdir.mkdir()
     n = 300
     common = [engine_arg(), f"--tree_files={n}", "--tree_fanout=4", "--tree_depth=2",
-                                  "--file_size_dist=uniform:10:5000"]
-    args = common + ["--name=layout", "--file_op=layout", "--rw=write",
-                     "--name=read", "--stonewall", "--file_op=read", "--rw=read"]
+                                  "--tree_file_size_dist=uniform:10:5000"]
+    args = common + ["--name=layout", "--tree_file_op=layout", "--rw=write",
+                     "--name=read", "--stonewall", "--tree_file_op=read", "--rw=read"]
     r = run_fio(args, env={"TMPDIR": str(tmpdir)}).ok()
     base = tmpdir / f"fio-smallfile-{os.getuid()}"
     assert base.is_dir(), f"no {base}: {list(tmpdir.iterdir())}"
@@ -1200,7 +1270,7 @@ def test_default_tree_dir_under_tmpdir(tmp_path):
     # same parameters -> same tree (nothing rewritten); other parameters -> another tree
     r = run_fio(args, env={"TMPDIR": str(tmpdir)}).ok()
     assert r.job("layout")["write"]["io_bytes"] == 0
-    run_fio(common + ["--tree_seed=9", "--name=layout", "--file_op=layout", "--rw=write"],
+    run_fio(common + ["--tree_seed=9", "--name=layout", "--tree_file_op=layout", "--rw=write"],
             env={"TMPDIR": str(tmpdir)}).ok()
     assert len(list(base.iterdir())) == 2, "other parameters must get their own directory"
 
@@ -1212,7 +1282,7 @@ def test_empty_tree_dir_and_tree_files_mean_default(tmp_path):
     job = tmp_path / "env.fio"
     job.write_text(f"[layout]\nioengine=external:{ENGINE}\ntree_dir=${{SF_UNSET_DIR}}\n"
                    "tree_files=${SF_UNSET_FILES}\ntree_fanout=4\ntree_depth=1\n"
-                   "file_size_dist=fixed:0\nfile_op=layout\nrw=write\n")
+                   "tree_file_size_dist=fixed:0\ntree_file_op=layout\nrw=write\n")
     env = {"TMPDIR": str(tmpdir), "SF_UNSET_DIR": "", "SF_UNSET_FILES": ""}
     r = run_fio(jobfile=job, env=env).ok()
     assert r.job()["write"]["total_ios"] == 10000
@@ -1226,9 +1296,9 @@ def test_empty_tree_dir_and_tree_files_mean_default(tmp_path):
 
 def test_equivalent_size_spellings_share_a_tree(tree_dir):
     """"4k" and "fixed:4096" describe the same tree (canonical marker text)."""
-    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist="4k")
+    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, tree_file_size_dist="4k")
     r = run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
-                        file_size_dist="fixed:4096", file_op="read", rw="read")).ok()
+                        tree_file_size_dist="fixed:4096", tree_file_op="read", rw="read")).ok()
     assert r.job()["read"]["io_bytes"] == 100 * 4096
 
 
@@ -1237,25 +1307,25 @@ def test_hist_identified_by_content_not_path(tree_dir, tmp_path):
     h1.write_text("1000 1\n3000 1\n")
     h2.write_text("# same bins, other file\n1000 1\n\n3000 1\n")
     h3.write_text("1000 1\n3001 1\n")
-    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist=f"hist:{h1}")
+    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, tree_file_size_dist=f"hist:{h1}")
     run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
-                    file_size_dist=f"hist:{h2}", file_op="read", rw="read")).ok()
+                    tree_file_size_dist=f"hist:{h2}", tree_file_op="read", rw="read")).ok()
     before = snapshot(tree_dir, content=True)
     r = run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
-                        file_size_dist=f"hist:{h3}", file_op="read", rw="read"))
+                        tree_file_size_dist=f"hist:{h3}", tree_file_op="read", rw="read"))
     assert_refused(r, "file_size_dist", (tree_dir, before))
 
 
 def test_tree_files_empty_means_default(tree_dir):
-    layout(tree_dir, 10000, tree_fanout=8, tree_depth=1, file_size_dist="fixed:0")
+    layout(tree_dir, 10000, tree_fanout=8, tree_depth=1, tree_file_size_dist="fixed:0")
     r = run_fio(sf_args(tree_dir, tree_files="", tree_fanout=8, tree_depth=1,
-                        file_size_dist="fixed:0", file_op="stat", rw="randread",
+                        tree_file_size_dist="fixed:0", tree_file_op="stat", rw="randread",
                         number_ios=100)).ok()
     assert r.job()["read"]["total_ios"] == 100
 
 
 def test_content_independent_of_bs(tree_dir, other_tree_dir):
-    params = dict(tree_fanout=2, tree_depth=1, file_size_dist="uniform:1000:200000")
+    params = dict(tree_fanout=2, tree_depth=1, tree_file_size_dist="uniform:1000:200000")
     layout(tree_dir, 50, bs="4k", **params)
     layout(other_tree_dir, 50, bs="64k", **params)
     a, b = read_tree(tree_dir), read_tree(other_tree_dir)
@@ -1264,19 +1334,19 @@ def test_content_independent_of_bs(tree_dir, other_tree_dir):
 
 def test_zero_size_files(tree_dir):
     for api in ("sync", "io_uring"):
-        r = layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist="fixed:0",
-                   io_api=api)
+        r = layout(tree_dir, 100, tree_fanout=4, tree_depth=1, tree_file_size_dist="fixed:0",
+                   tree_io_api=api)
         assert r.job()["write"]["io_bytes"] == 0
         assert set(tree_files(tree_dir).values()) == {0} and len(tree_files(tree_dir)) == 100
     r = run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
-                        file_size_dist="fixed:0", file_op="read", rw="read")).ok()
+                        tree_file_size_dist="fixed:0", tree_file_op="read", rw="read")).ok()
     assert r.job()["read"]["total_ios"] == 100 and r.job()["read"]["io_bytes"] == 0
 
 
 def test_time_based_runs_for_runtime(tree_dir):
-    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, file_size_dist="fixed:1k")
+    layout(tree_dir, 100, tree_fanout=4, tree_depth=1, tree_file_size_dist="fixed:1k")
     r = run_fio(sf_args(tree_dir, tree_files=100, tree_fanout=4, tree_depth=1,
-                        file_size_dist="fixed:1k", file_op="read", rw="randread",
+                        tree_file_size_dist="fixed:1k", tree_file_op="read", rw="randread",
                         time_based=1, runtime=1)).ok()
     j = r.job()
     assert 900 <= j["job_runtime"] <= 3000, f"job_runtime {j['job_runtime']} ms for runtime=1"
@@ -1287,14 +1357,14 @@ def test_time_based_runs_for_runtime(tree_dir):
 def test_loops_random_reads_every_file_each_loop(tree_dir):
     layout(tree_dir, 200, **SHAPE_OPTS)
     total = sum(tree_files(tree_dir).values())
-    r = run_fio(sf_args(tree_dir, tree_files=200, file_op="read", rw="randread", loops=3,
+    r = run_fio(sf_args(tree_dir, tree_files=200, tree_file_op="read", rw="randread", loops=3,
                         **SHAPE_OPTS)).ok()
     assert r.job()["read"]["total_ios"] == 600 and r.job()["read"]["io_bytes"] == 3 * total
 
 
 def test_numjobs_non_layout_each_clone_does_number_ios(tree_dir):
     layout(tree_dir, 200, **SHAPE_OPTS)
-    r = run_fio(sf_args(tree_dir, tree_files=200, file_op="stat", rw="randread",
+    r = run_fio(sf_args(tree_dir, tree_files=200, tree_file_op="stat", rw="randread",
                         number_ios=70, numjobs=3, **SHAPE_OPTS)).ok()
     assert [j["read"]["total_ios"] for j in r.jobs] == [70, 70, 70]
 
@@ -1304,10 +1374,10 @@ def test_mix_occupancy_settles_near_one_minus_x_over_d(tree_dir, tmp_path):
     n = 400
     opstats = tmp_path / "ops.jsonl"
     opts = dict(tree_files=n, tree_maildir=1, tree_fanout=4, tree_depth=2,
-                file_size_dist="fixed:256")
-    layout(tree_dir, n, tree_maildir=1, tree_fanout=4, tree_depth=2, file_size_dist="fixed:256")
-    r = run_fio(sf_args(tree_dir, file_op="read:20,deliver:50,delete:20", rw="randread",
-                        number_ios=5000, opstats_file=opstats, **opts)).ok()
+                tree_file_size_dist="fixed:256")
+    layout(tree_dir, n, tree_maildir=1, tree_fanout=4, tree_depth=2, tree_file_size_dist="fixed:256")
+    r = run_fio(sf_args(tree_dir, tree_file_op="read:20,deliver:50,delete:20", rw="randread",
+                        number_ios=5000, tree_opstats_file=opstats, **opts)).ok()
     frac = len(tree_files(tree_dir)) / n
     assert 0.45 < frac < 0.75, f"occupancy {frac:.2f}, docs predict 1 - 20/50 = 0.60"
     ops = read_opstats(opstats)[0]["ops"]
@@ -1321,14 +1391,14 @@ def test_mix_occupancy_settles_near_one_minus_x_over_d(tree_dir, tmp_path):
 def test_delete_until_empty_fails_cleanly(tree_dir):
     layout(tree_dir, 30, tree_fanout=2, tree_depth=1)
     r = run_fio(sf_args(tree_dir, tree_files=30, tree_fanout=2, tree_depth=1,
-                        file_op="delete", rw="randread", number_ios=40, probe_limit=20))
+                        tree_file_op="delete", rw="randread", number_ios=40, tree_probe_limit=20))
     assert r.rc != 0, "deleting more files than exist must fail"
     assert any("delete" in l and "existing" in l for l in r.smallfile_lines()), r.describe()
     assert tree_files(tree_dir) == {} and (tree_dir / MARKER).is_file()
 
 
 def test_numjobs_more_than_files_refused(tree_dir):
-    r = run_fio(sf_args(tree_dir, tree_files=4, file_op="layout", rw="write", numjobs=6))
+    r = run_fio(sf_args(tree_dir, tree_files=4, tree_file_op="layout", rw="write", numjobs=6))
     assert r.rc != 0
     assert any("numjobs" in l for l in r.smallfile_lines()), r.describe()
 
@@ -1337,7 +1407,7 @@ def test_numjobs_more_than_files_refused(tree_dir):
                                          (dict(verify="md5"), "verify")])
 def test_unsupported_fio_options_refused(tree_dir, opts, needle):
     before = snapshot(tree_dir, content=True)
-    r = run_fio(sf_args(tree_dir, tree_files=20, file_op="layout", rw="write", **opts))
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="layout", rw="write", **opts))
     assert_refused(r, needle, (tree_dir, before))
 
 
@@ -1347,17 +1417,17 @@ def test_opstats_line_is_valid_json_for_any_names(tmp_path, name, dirname):
     tree = tmp_path / dirname
     tree.mkdir()
     opstats = tmp_path / "ops.jsonl"
-    run_fio(sf_args(tree, name=name, tree_files=20, file_op="layout", rw="write",
-                    opstats_file=opstats)).ok()
+    run_fio(sf_args(tree, name=name, tree_files=20, tree_file_op="layout", rw="write",
+                    tree_opstats_file=opstats)).ok()
     lines = read_opstats(opstats)   # json.loads of every line
     assert lines[0]["job"] == name and lines[0]["tree_dir"] == str(tree)
 
 
-@pytest.mark.parametrize("io_api", ["sync", "io_uring"])
-@pytest.mark.parametrize("file_op,rw", [("layout", "write"), ("append", "write"),
+@pytest.mark.parametrize("tree_io_api", ["sync", "io_uring"])
+@pytest.mark.parametrize("tree_file_op,rw", [("layout", "write"), ("append", "write"),
                                         ("delete", "read"), ("read", "read"),
                                         ("stat", "read")])
-def test_symlinked_directory_in_tree_not_followed(tree_dir, tmp_path, file_op, rw, io_api):
+def test_symlinked_directory_in_tree_not_followed(tree_dir, tmp_path, tree_file_op, rw, tree_io_api):
     """docs (Safety): the engine only writes below tree_dir and only deletes or overwrites
     files of its own tree. A leaf directory replaced by a symlink to a user's directory
     holding a file of the same name as a tree file must not lead there."""
@@ -1372,26 +1442,26 @@ def test_symlinked_directory_in_tree_not_followed(tree_dir, tmp_path, file_op, r
     (tree_dir / "1").rmdir()
     (tree_dir / "1").symlink_to(outside)
     before = snapshot(outside, content=True)
-    r = run_fio(sf_args(tree_dir, tree_files=20, tree_fanout=2, tree_depth=1, file_op=file_op,
-                        rw=rw, io_api=io_api, iodepth=4))
-    if file_op in ("read", "stat"):
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_fanout=2, tree_depth=1, tree_file_op=tree_file_op,
+                        rw=rw, tree_io_api=tree_io_api, iodepth=4))
+    if tree_file_op in ("read", "stat"):
         # reading through the symlink would report the user's file as a tree file
         assert r.rc != 0 and "Too many levels of symbolic links" in r.stderr, r.stderr
-    assert victim.exists(), f"{file_op} deleted a file outside tree_dir through a dir symlink"
+    assert victim.exists(), f"{tree_file_op} deleted a file outside tree_dir through a dir symlink"
     assert snapshot(outside, content=True) == before, \
-        f"{file_op} wrote outside tree_dir through a directory symlink: {sorted(os.listdir(outside))}"
+        f"{tree_file_op} wrote outside tree_dir through a directory symlink: {sorted(os.listdir(outside))}"
 
 
 @needs_root
-@pytest.mark.parametrize("io_api", ["sync", "io_uring"])
-def test_out_of_space_is_a_clear_error(tmpfs_dir, io_api):
+@pytest.mark.parametrize("tree_io_api", ["sync", "io_uring"])
+def test_out_of_space_is_a_clear_error(tmpfs_dir, tree_io_api):
     """A 64 MiB tmpfs cannot hold 1200 files of 64 KiB: a clear error naming the file."""
     tree = tmpfs_dir / "t"
     tree.mkdir()
     # (tree_space_check=0: the room is checked first otherwise, as below)
     r = run_fio(sf_args(tree, tree_files=1200, tree_fanout=4, tree_depth=1,
-                        file_size_dist="fixed:64k", file_op="layout", rw="write",
-                        io_api=io_api, iodepth=4, tree_space_check=0))
+                        tree_file_size_dist="fixed:64k", tree_file_op="layout", rw="write",
+                        tree_io_api=tree_io_api, iodepth=4, tree_space_check=0))
     assert r.rc > 0, "layout on a full file system must fail\n" + r.describe()
     lines = r.smallfile_lines()
     assert lines and all(str(tree) in l and "No space left" in l for l in lines), r.describe()
@@ -1412,7 +1482,7 @@ def test_fresh_file_system_root_is_an_empty_target(fresh_ext4, tmp_path):
     res = layout(fresh_ext4, 200)
     assert res.job()["write"]["total_ios"] == 200
     assert (fresh_ext4 / MARKER).is_file()
-    run_fio(sf_args(fresh_ext4, name="read", tree_files=200, file_op="read",
+    run_fio(sf_args(fresh_ext4, name="read", tree_files=200, tree_file_op="read",
                     rw="randread", number_ios=300)).ok()
     assert lost_found_state(fresh_ext4) == before
     # not the empty lost+found of a file system's root: refused as before
@@ -1420,7 +1490,7 @@ def test_fresh_file_system_root_is_an_empty_target(fresh_ext4, tmp_path):
     plain = tmp_path / "plain"
     (plain / "lost+found").mkdir(parents=True)
     for d in (plain,):
-        res = run_fio(sf_args(d, name="layout", tree_files=10, file_op="layout", rw="write"))
+        res = run_fio(sf_args(d, name="layout", tree_files=10, tree_file_op="layout", rw="write"))
         assert res.rc != 0 and "is not empty and holds no smallfile tree" in res.stderr
         assert sorted(os.listdir(d)) == ["lost+found"]
 
@@ -1428,7 +1498,7 @@ def test_fresh_file_system_root_is_an_empty_target(fresh_ext4, tmp_path):
 def test_fresh_file_system_with_a_used_lost_found_is_refused(fresh_ext4):
     """fsck's lost+found with something in it is data: the directory is not empty."""
     (fresh_ext4 / "lost+found" / "#12").write_text("recovered\n")
-    res = run_fio(sf_args(fresh_ext4, name="layout", tree_files=10, file_op="layout", rw="write"))
+    res = run_fio(sf_args(fresh_ext4, name="layout", tree_files=10, tree_file_op="layout", rw="write"))
     assert res.rc != 0 and "is not empty and holds no smallfile tree" in res.stderr
     assert sorted(os.listdir(fresh_ext4)) == ["lost+found"]
     assert os.listdir(fresh_ext4 / "lost+found") == ["#12"]
@@ -1442,8 +1512,8 @@ def test_layout_that_does_not_fit_is_refused_before_writing(fresh_ext4):
     st = os.statvfs(fresh_ext4)
     free = st.f_bavail * st.f_frsize  # df's Avail
     n = free // 16384 + 200          # 16 KiB files: ~3 MiB more than the disk has
-    res = run_fio(sf_args(fresh_ext4, name="layout", tree_files=n, file_op="layout",
-                          rw="write", file_size_dist="fixed:16k", tree_fanout=8, tree_depth=1))
+    res = run_fio(sf_args(fresh_ext4, name="layout", tree_files=n, tree_file_op="layout",
+                          rw="write", tree_file_size_dist="fixed:16k", tree_fanout=8, tree_depth=1))
     assert res.rc != 0
     lines = res.smallfile_lines()
     assert len(lines) == 1, res.stderr
@@ -1455,7 +1525,7 @@ def test_layout_that_does_not_fit_is_refused_before_writing(fresh_ext4):
     assert files == n and need >= n * 16384 and have == free
     assert sorted(os.listdir(fresh_ext4)) == before
     # half of it fits, and is laid out whole
-    res = layout(fresh_ext4, n // 2, file_size_dist="fixed:16k", tree_fanout=8, tree_depth=1)
+    res = layout(fresh_ext4, n // 2, tree_file_size_dist="fixed:16k", tree_fanout=8, tree_depth=1)
     assert res.job()["write"]["total_ios"] == n // 2
 
 
@@ -1473,8 +1543,8 @@ def test_layout_with_too_few_inodes_is_refused(tmp_path):
     subprocess.run(["mount", "-o", "loop", str(img), str(d)], check=True)
     try:
         free = os.statvfs(d).f_favail
-        res = run_fio(sf_args(d, name="layout", tree_files=free, file_op="layout", rw="write",
-                              file_size_dist="fixed:1k", tree_fanout=4, tree_depth=2))
+        res = run_fio(sf_args(d, name="layout", tree_files=free, tree_file_op="layout", rw="write",
+                              tree_file_size_dist="fixed:1k", tree_fanout=4, tree_depth=2))
         assert res.rc != 0
         lines = res.smallfile_lines()
         assert lines == [f"smallfile: tree_dir {d}: the tree needs {free + 20} inodes ({free} "
@@ -1482,7 +1552,7 @@ def test_layout_with_too_few_inodes_is_refused(tmp_path):
                          "fewer files or make the file system with more inodes "
                          "(mkfs.ext4 -N, -i)"], res.stderr
         assert sorted(os.listdir(d)) == ["lost+found"]
-        layout(d, free - 20, file_size_dist="fixed:1k", tree_fanout=4, tree_depth=2)
+        layout(d, free - 20, tree_file_size_dist="fixed:1k", tree_fanout=4, tree_depth=2)
     finally:
         subprocess.run(["umount", str(d)])
 
@@ -1499,20 +1569,20 @@ def _device_read_bytes(mountpoint) -> int:
 def test_reads_past_one_pass_are_said_and_file_drop_cache_keeps_them_cold(fresh_ext4, tmp_path):
     """A read job that reads more files than the tree holds says how many
     passes it made (stderr and opstats): after the first, the page cache may
-    serve it. file_drop_cache=1 drops each file's data once read: every read
+    serve it. tree_drop_cache=1 drops each file's data once read: every read
     then reaches the device, as /sys/block/loopN/stat shows."""
     n, size = 300, 16384
-    layout(fresh_ext4, n, file_size_dist=f"fixed:{size}", tree_fanout=4, tree_depth=1)
-    common = dict(tree_files=n, tree_fanout=4, tree_depth=1, file_op="read", rw="randread",
-                  number_ios=3 * n, randrepeat=0, file_size_dist=f"fixed:{size}")
+    layout(fresh_ext4, n, tree_file_size_dist=f"fixed:{size}", tree_fanout=4, tree_depth=1)
+    common = dict(tree_files=n, tree_fanout=4, tree_depth=1, tree_file_op="read", rw="randread",
+                  number_ios=3 * n, randrepeat=0, tree_file_size_dist=f"fixed:{size}")
     # written back (fadvise drops clean pages only), then one pass that drops them all
     os.sync()
-    run_fio(sf_args(fresh_ext4, name="drop", file_drop_cache=1,
+    run_fio(sf_args(fresh_ext4, name="drop", tree_drop_cache=1,
                     **dict(common, number_ios=n, rw="read"))).ok()
     # cold: every file dropped after each read (this run also leaves them all cold)
     ops = tmp_path / "cold.jsonl"
     before = _device_read_bytes(fresh_ext4)
-    res = run_fio(sf_args(fresh_ext4, name="cold", file_drop_cache=1, opstats_file=ops,
+    res = run_fio(sf_args(fresh_ext4, name="cold", tree_drop_cache=1, tree_opstats_file=ops,
                           **common)).ok()
     cold = _device_read_bytes(fresh_ext4) - before
     assert res.job("cold")["read"]["total_ios"] == 3 * n
@@ -1523,12 +1593,12 @@ def test_reads_past_one_pass_are_said_and_file_drop_cache_keeps_them_cold(fresh_
     # warm: the first pass from the device, the rest mostly from the page cache
     ops = tmp_path / "warm.jsonl"
     before = _device_read_bytes(fresh_ext4)
-    res = run_fio(sf_args(fresh_ext4, name="warm", opstats_file=ops, **common)).ok()
+    res = run_fio(sf_args(fresh_ext4, name="warm", tree_opstats_file=ops, **common)).ok()
     warm = _device_read_bytes(fresh_ext4) - before
     assert res.smallfile_lines() == [
         f"smallfile: job warm read {3 * n} files of a {n}-file tree: 3.00 passes; reads after "
         "the first pass may come from the page cache (for a cold test: number_ios= at most "
-        "tree_files with caches dropped first, or file_drop_cache=1)"]
+        "tree_files with caches dropped first, or tree_drop_cache=1)"]
     assert read_opstats(ops)[0]["read_passes"] == 3.0
     assert warm < 1.5 * n * size < cold, (warm, cold)
 
@@ -1543,7 +1613,7 @@ def test_opstats_line_is_whole_with_a_long_tree_dir(tmp_path):
     d.mkdir(parents=True)
     assert len(str(d)) > 1024
     opstats = tmp_path / "ops.jsonl"
-    layout(d, 50, opstats_file=opstats)
+    layout(d, 50, tree_opstats_file=opstats)
     (line,) = read_opstats(opstats)
     assert line["engine"] == "smallfile" and line["job"] == "layout"
     assert line["tree_dir"] == str(d)

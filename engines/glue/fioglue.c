@@ -138,25 +138,6 @@ int pack_store_str(char **field, const char *val)
 	return *field ? 0 : 1;
 }
 
-void pack_json_escape(const char *s, char *out, size_t len)
-{
-	size_t n = 0;
-
-	for (; s && *s && n + 7 < len; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\') {
-			out[n++] = '\\';
-			out[n++] = c;
-		} else if (c < 0x20) {
-			n += snprintf(out + n, len - n, "\\u%04x", c);
-		} else {
-			out[n++] = c;
-		}
-	}
-	out[n] = '\0';
-}
-
 void pack_job_dir_name(struct thread_data *td, char *buf, size_t len)
 {
 	const char *s = td->o.name ? td->o.name : "job";

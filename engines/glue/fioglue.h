@@ -125,9 +125,6 @@ int pack_store_str(char **field, const char *val);
  */
 void pack_job_dir_name(struct thread_data *td, char *buf, size_t len);
 
-/* @s as the body of a JSON string (quotes, backslashes, controls escaped). */
-void pack_json_escape(const char *s, char *out, size_t len);
-
 /*
  * Options kept as strings and parsed at init (an empty value, an unset ${VAR}
  * in a job file, means the default, and every error names the option):

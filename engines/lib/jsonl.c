@@ -187,6 +187,12 @@ void jsonl_close(struct jsonl *w)
 void jsonl_lat(struct jsonl *w, const char *key, const struct lathist *h)
 {
 	jsonl_obj(w, key);
+	jsonl_lat_members(w, h);
+	jsonl_close(w);
+}
+
+void jsonl_lat_members(struct jsonl *w, const struct lathist *h)
+{
 	jsonl_u64(w, "n", h->n);
 	jsonl_u64(w, "mean_ns", lathist_mean(h));
 	jsonl_u64(w, "min_ns", h->min);
@@ -195,7 +201,6 @@ void jsonl_lat(struct jsonl *w, const char *key, const struct lathist *h)
 	jsonl_u64(w, "p99_ns", lathist_percentile(h, 99));
 	jsonl_u64(w, "p99.9_ns", lathist_percentile(h, 99.9));
 	jsonl_u64(w, "max_ns", h->max);
-	jsonl_close(w);
 }
 
 int jsonl_end(struct jsonl *w)

@@ -51,6 +51,11 @@ void jsonl_close(struct jsonl *w);	/* the innermost object or array */
 /* A latency distribution in the shared convention (see above). */
 void jsonl_lat(struct jsonl *w, const char *key, const struct lathist *h);
 /*
+ * The same keys as members of the innermost object, beside others of the
+ * thing measured (dbreplay's classes: bytes, errors, n, mean_ns, ...).
+ */
+void jsonl_lat_members(struct jsonl *w, const struct lathist *h);
+/*
  * Closes the outer object and adds the newline. Returns 0 and the line in
  * w->buf (w->len bytes, NUL-terminated), or -1 if any step failed or the
  * nesting is unbalanced; then nothing must be written.

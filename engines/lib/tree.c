@@ -59,13 +59,13 @@ static int depth_for_fpd(struct tree_shape *t, uint64_t fpd, char *err, size_t e
 	uint32_t d = 0;
 
 	if (t->fanout == 1 && need > 1) {
-		pack_errf(err, errlen, "tree_fanout must be at least 2 when files_per_dir < tree_files");
+		pack_errf(err, errlen, "tree_fanout must be at least 2 when tree_files_per_dir < tree_files");
 		return -1;
 	}
 	while (n < need) {
 		if (n > MAX_LEAVES / t->fanout) {
 			pack_errf(err, errlen,
-			     "files_per_dir %llu with tree_fanout %u needs more than 2^48 leaf directories",
+			     "tree_files_per_dir %llu with tree_fanout %u needs more than 2^48 leaf directories",
 			     (unsigned long long)fpd, t->fanout);
 			return -1;
 		}

@@ -33,14 +33,14 @@ static struct ioengine_ops ioengine;
 /* The operation stream                                                */
 /* ------------------------------------------------------------------ */
 
-void stamp_phase(struct pm_data *pd, enum pm_phase ph)
+void pm_stamp_phase(struct pm_data *pd, enum pm_phase ph)
 {
 	pd->t_ns[ph] = now_ns();
 	pd->t_sec[ph] = time(NULL);
 }
 
 /* Time-based runs end the transaction phase at a transaction boundary. */
-void check_tx_limit(struct pm_data *pd)
+void pm_check_tx_limit(struct pm_data *pd)
 {
 	if (pd->tx_limit_ns && pd->t_ns[PM_PHASE_TRANSACTIONS] &&
 	    now_ns() - pd->t_ns[PM_PHASE_TRANSACTIONS] >= pd->tx_limit_ns)
@@ -54,7 +54,7 @@ void check_tx_limit(struct pm_data *pd)
  * system call are counted and skipped.
  */
 
-void advance(struct pm_data *pd, int stamp)
+void pm_advance(struct pm_data *pd, int stamp)
 {
 	struct pm_op op;
 
@@ -63,20 +63,20 @@ void advance(struct pm_data *pd, int stamp)
 		if (pd->uring && op.kind == PM_OP_PHASE) {
 			/* stamped when the phase's barrier clears */
 			if (stamp)
-				uring_phase(pd, op.phase);
+				pm_uring_phase(pd, op.phase);
 			continue;
 		}
 		if (pd->uring && op.kind == PM_OP_TX_BEGIN) {
 			/* its start: when its first io_u is issued */
-			uring_tx_begin(pd, op.tx);
+			pm_uring_tx_begin(pd, op.tx);
 			continue;
 		}
 		switch (op.kind) {
 		case PM_OP_PHASE:
 			if (stamp)
-				stamp_phase(pd, op.phase);
+				pm_stamp_phase(pd, op.phase);
 			if (op.phase == PM_PHASE_TRANSACTIONS)
-				check_tx_limit(pd);
+				pm_check_tx_limit(pd);
 			if (op.phase == PM_PHASE_DONE)
 				pd->finished = 1;
 			break;
@@ -114,7 +114,7 @@ void advance(struct pm_data *pd, int stamp)
 	}
 }
 
-enum op_class class_of(const struct pm_op *op)
+enum op_class pm_class_of(const struct pm_op *op)
 {
 	switch (op->kind) {
 	case PM_OP_CREATE:
@@ -130,9 +130,9 @@ enum op_class class_of(const struct pm_op *op)
 	}
 }
 
-const char *op_name(const struct pm_op *op)
+const char *pm_op_name(const struct pm_op *op)
 {
-	return class_names[class_of(op)];
+	return class_names[pm_class_of(op)];
 }
 
 static int pm_prep(struct thread_data *td, struct io_u *io_u)
@@ -181,7 +181,7 @@ static enum fio_q_status pm_queue(struct thread_data *td, struct io_u *io_u)
 	int ret = 0;
 
 	if (pd->uring) {
-		enum fio_q_status q = uring_queue(td, pd, io_u);
+		enum fio_q_status q = pm_uring_queue(td, pd, io_u);
 
 		/*
 		 * fio checks a requeued io_u's direction before ->prep: it
@@ -197,27 +197,27 @@ static enum fio_q_status pm_queue(struct thread_data *td, struct io_u *io_u)
 	pd->ddir_held = 0;
 	if (!pd->started) {
 		pd->started = 1;
-		stamp_phase(pd, PM_PHASE_CREATE);
+		pm_stamp_phase(pd, PM_PHASE_CREATE);
 		if (pd->t_ns[PM_PHASE_TRANSACTIONS] == 0 && op->phase != PM_PHASE_CREATE)
-			stamp_phase(pd, PM_PHASE_TRANSACTIONS);
+			pm_stamp_phase(pd, PM_PHASE_TRANSACTIONS);
 	}
 	start = now_ns();
 	if (op->kind == PM_OP_TX_END) {
 		if (pd->o->fsync == PMF_TRANSACTION)
-			ret = commit_deferred(pd);
+			ret = pm_commit_deferred(pd);
 		/* fio's sync latency is measured from issue_time: the transaction's start */
 		io_u->issue_time = pd->tx_start_ts;
-		record(&pd->st[OC_TRANSACTION], now_ns() - pd->tx_start_ns, 0, ret);
+		pm_record(&pd->st[OC_TRANSACTION], now_ns() - pd->tx_start_ns, 0, ret);
 		if (ret)
 			log_err("postmark: transaction %d: fsync: %s\n", op->tx, strerror(-ret));
 	} else {
-		ret = run_op(pd, op, &bytes);
-		record(&pd->st[class_of(op)], now_ns() - start, bytes, ret);
+		ret = pm_run_op(pd, op, &bytes);
+		pm_record(&pd->st[pm_class_of(op)], now_ns() - start, bytes, ret);
 		if (ret) {
 			char path[PATH_MAX + 32];
 
-			file_path(pd, op, path, sizeof(path));
-			log_err("postmark: %s %s: %s\n", op_name(op), path, strerror(-ret));
+			pm_file_path(pd, op, path, sizeof(path));
+			log_err("postmark: %s %s: %s\n", pm_op_name(op), path, strerror(-ret));
 		}
 	}
 	if (ret) {
@@ -228,8 +228,8 @@ static enum fio_q_status pm_queue(struct thread_data *td, struct io_u *io_u)
 	io_u->resid = 0;
 
 	if (op->kind == PM_OP_TX_END)
-		check_tx_limit(pd);
-	advance(pd, 1);
+		pm_check_tx_limit(pd);
+	pm_advance(pd, 1);
 	if (!pd->have_next)
 		fio_mark_td_terminate(td);
 	/* fio leaves this to engines with a ->commit (the io_uring mode's) */
@@ -371,7 +371,7 @@ static int check_fio_options(struct thread_data *td)
 	return 0;
 }
 
-uint32_t dist_size(void *ctx, int name)
+uint32_t pm_dist_size(void *ctx, int name)
 {
 	struct pm_data *pd = ctx;
 	uint64_t v = size_dist_sample(&pd->sizes, hash_item(pd->cfg.seed, 1, (uint64_t)name));
@@ -461,7 +461,7 @@ static int pm_init(struct thread_data *td)
 	if (check_fio_options(td))
 		return 1;
 
-	/* numjobs: each job its own pool (open_pools) and seed */
+	/* numjobs: each job its own pool (pm_open_pools) and seed */
 	jobs = pack_clone_count(td);
 	if (jobs > 1)
 		pd->cfg.seed += td->subjob_number;
@@ -497,14 +497,14 @@ static int pm_init(struct thread_data *td)
 		return 1;
 	}
 	if (pd->have_sizes)
-		pm_sim_set_sizer(pd->sim, dist_size, pd);
+		pm_sim_set_sizer(pd->sim, pm_dist_size, pd);
 	if (make_buffers(pd)) {
 		log_err("postmark: out of memory for buffers\n");
 		return 1;
 	}
-	if (pd->o->space_check && check_room(td, pd))
+	if (pd->o->space_check && pm_check_room(td, pd))
 		return 1;
-	if (open_pools(td, pd) || make_subdirs(pd))
+	if (pm_open_pools(td, pd) || pm_make_subdirs(pd))
 		return 1;
 
 	/* creates and appends get their own latency statistics in "write" */
@@ -520,14 +520,14 @@ static int pm_init(struct thread_data *td)
 
 	if (pd->o->io_api == API_IO_URING) {
 		pd->uring = 1;
-		if (uring_init(td, pd))
+		if (pm_uring_init(td, pd))
 			return 1;
 	} else {
 		to->iodepth = 1;
 		/* one operation at a time: fio stamps the issue time before ->queue */
 		pack_engine_flag_set(td, FIO_SYNCIO);
 	}
-	advance(pd, 0);
+	pm_advance(pd, 0);
 	return 0;
 }
 
@@ -659,9 +659,9 @@ static void pm_cleanup(struct thread_data *td)
 	if (!pd)
 		return;
 	/* first: what is in flight completes (and may end the run) */
-	uring_exit(pd);
+	pm_uring_exit(pd);
 	if (pd->sim) {
-		commit_deferred(pd);
+		pm_commit_deferred(pd);
 		if (td->io_ops_init) {
 			uint64_t end = pd->finished ? pd->t_ns[3] : now_ns();
 
@@ -677,9 +677,9 @@ static void pm_cleanup(struct thread_data *td)
 			write_opstats(td, pd);
 		}
 		if (!pd->finished)
-			delete_live(pd);
+			pm_delete_live(pd);
 	}
-	release_pools(pd);
+	pm_release_pools(pd);
 	pm_sim_free(pd->sim);
 	free(pd->text);
 	free(pd->rbuf);

@@ -5,7 +5,7 @@
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-void record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err)
+void pm_record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err)
 {
 	s->ops++;
 	s->bytes += bytes;
@@ -15,7 +15,7 @@ void record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err)
 }
 
 /* The directory descriptor file @op lives in; *@tmp set if it must be closed. */
-int dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp)
+int pm_dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp)
 {
 	int p = op->loc < 0 ? 0 : op->loc;
 	char name[32];
@@ -34,7 +34,7 @@ int dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp)
 }
 
 /* "location/s3/17" for messages. */
-void file_path(struct pm_data *pd, const struct pm_op *op, char *buf, size_t len)
+void pm_file_path(struct pm_data *pd, const struct pm_op *op, char *buf, size_t len)
 {
 	const struct pool *p = &pd->pool[op->loc < 0 ? 0 : op->loc];
 
@@ -242,7 +242,7 @@ static int defer_dir(struct pm_data *pd, int dirfd, int own)
 }
 
 /* The end of a transaction under pm_fsync=transaction: make it durable. */
-int commit_deferred(struct pm_data *pd)
+int pm_commit_deferred(struct pm_data *pd)
 {
 	int i, ret = 0;
 
@@ -269,14 +269,14 @@ int commit_deferred(struct pm_data *pd)
  * / open(O_RDONLY) for reads, fopen("a") (which seeks to the end) /
  * open(O_RDWR|O_APPEND) for appends, remove() for deletes.
  */
-int run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
+int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 {
 	int buffered = pd->cfg.buffered, tmp, dfd, fd, ret = 0, cret;
 	char name[16];
 	uint64_t key;
 
 	snprintf(name, sizeof(name), "%d", op->name);
-	dfd = dir_of(pd, op, &tmp);
+	dfd = pm_dir_of(pd, op, &tmp);
 	if (dfd < 0)
 		return -errno;
 	switch (op->kind) {

@@ -87,23 +87,6 @@ foreign:
 	return removed;
 }
 
-/* @len bytes of @buf, on through short writes: 0, or -1 with errno. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = NOINTR(write(fd, buf, len));
-
-		if (n <= 0) {
-			if (!n)
-				errno = EIO;
-			return -1;
-		}
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /*
  * Takes @p->fd for this job: an exclusive lock (two jobs in one directory
  * would trip over each other's file names); entries named like PostMark's
@@ -114,12 +97,12 @@ static int write_all(int fd, const char *buf, size_t len)
  */
 static int claim_pool(struct pool *p)
 {
-	char bad[NAME_MAX + 1] = "";
+	char bad[NAME_MAX + 1] = "", err[256];
 	long n;
 	int fd, marked;
 
-	if (flock(p->fd, LOCK_EX | LOCK_NB)) {
-		log_err("postmark: pm_location %s is in use by another postmark job\n", p->path);
+	if (target_claim(p->fd, p->path, ENGINE, TARGET_LOCK, err, sizeof(err))) {
+		log_err("postmark: pm_location %s %s\n", p->path, err);
 		return 1;
 	}
 	marked = faccessat(p->fd, MARKER_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
@@ -151,7 +134,7 @@ static int claim_pool(struct pool *p)
 	if (!marked) {
 		fd = NOINTR(openat(p->fd, MARKER_NAME,
 				   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-		if (fd < 0 || write_all(fd, MARKER_TEXT, strlen(MARKER_TEXT))) {
+		if (fd < 0 || target_write_all(fd, MARKER_TEXT, strlen(MARKER_TEXT))) {
 			log_err("postmark: pm_location %s: cannot write %s: %s\n", p->path, MARKER_NAME,
 				strerror(errno));
 			if (fd >= 0)
@@ -166,30 +149,25 @@ static int claim_pool(struct pool *p)
 
 static int check_writable(const char *path, int fd)
 {
-	struct statvfs vfs;
+	char err[256];
 
-	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
-		log_err("postmark: pm_location %s is on a read-only file system\n", path);
-		return 1;
-	}
-	if (faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS)) {
-		log_err("postmark: pm_location %s is not writable: %s\n", path, strerror(errno));
+	if (target_claim(fd, path, ENGINE, TARGET_WRITABLE, err, sizeof(err))) {
+		log_err("postmark: pm_location %s %s\n", path, err);
 		return 1;
 	}
 	return 0;
 }
 
-
 /*
  * The pool must fit before the first file is made: the run's model gives
  * each location's fullest moment (pmroom.h); the locations on one file
  * system add up, and so do the numjobs clones' pools. A location that does
- * not exist is open_pools()'s to report. 0, or 1 with one line.
+ * not exist is pm_open_pools()'s to report. 0, or 1 with one line.
  */
-int check_room(struct thread_data *td, struct pm_data *pd)
+int pm_check_room(struct thread_data *td, struct pm_data *pd)
 {
 	int nloc = pd->cfg.nloc ? pd->cfg.nloc : 1, i, j;
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = target_tmpdir();
 	uint64_t block[PM_MAX_LOCATIONS] = { 0 };
 	struct statvfs vfs[PM_MAX_LOCATIONS];
 	int ok[PM_MAX_LOCATIONS] = { 0 };
@@ -198,23 +176,23 @@ int check_room(struct thread_data *td, struct pm_data *pd)
 	char err[256];
 
 	for (i = 0; i < nloc; i++) {
-		const char *path = pd->cfg.nloc ? pd->cfg.loc[i].path : tmp && *tmp ? tmp : "/tmp";
+		const char *path = pd->cfg.nloc ? pd->cfg.loc[i].path : tmp;
 
 		ok[i] = statvfs(path, &vfs[i]) == 0;
 		block[i] = ok[i] ? (vfs[i].f_frsize ? vfs[i].f_frsize : vfs[i].f_bsize) : 4096;
 	}
 	/* time_based: the number of transactions is the clock's; the initial pool at least */
-	if (pm_room(&pd->cfg, pd->have_sizes ? dist_size : NULL, pd, block,
+	if (pm_room(&pd->cfg, pd->have_sizes ? pm_dist_size : NULL, pd, block,
 		    pd->time_based_run, &room, err, sizeof(err))) {
 		log_err("postmark: %s\n", err);
 		return 1;
 	}
 	for (i = 0; i < nloc; i++) {
 		uint64_t bytes = 0, files = 0, have, inodes;
-		const char *path = pd->cfg.nloc ? pd->cfg.loc[i].path : tmp && *tmp ? tmp : "/tmp";
+		const char *path = pd->cfg.nloc ? pd->cfg.loc[i].path : tmp;
 
 		if (!ok[i] || !vfs[i].f_blocks)
-			continue;	/* no fixed size (ramfs), or open_pools() will say */
+			continue;	/* no fixed size (ramfs), or pm_open_pools() will say */
 		for (j = 0; j < nloc; j++) {
 			if (!ok[j] || vfs[j].f_fsid != vfs[i].f_fsid)
 				continue;
@@ -244,25 +222,21 @@ int check_room(struct thread_data *td, struct pm_data *pd)
 	return 0;
 }
 
-int open_pools(struct thread_data *td, struct pm_data *pd)
+int pm_open_pools(struct thread_data *td, struct pm_data *pd)
 {
 	unsigned jobs = pack_clone_count(td);
 	struct stat st[PM_MAX_LOCATIONS];
 	int lfd[PM_MAX_LOCATIONS];
-	int i, j;
+	int i, j, ret;
 
 	if (pd->cfg.nloc == 0) {
 		/* no location: a private directory, removed at the end */
-		const char *base = getenv("TMPDIR");
-		char job[64];
+		char job[64], err[PATH_MAX + 128];
 
 		pack_job_dir_name(td, job, sizeof(job));
-		snprintf(pd->pool[0].path, sizeof(pd->pool[0].path), "%s/fio-postmark.%s.XXXXXX",
-			 base && *base ? base : "/tmp", job);
-		if (!mkdtemp(pd->pool[0].path)) {
-			log_err("postmark: cannot create a directory under %s: %s\n",
-				base && *base ? base : "/tmp", strerror(errno));
-			pd->pool[0].path[0] = '\0';
+		if (target_mkdtemp(ENGINE, job, pd->pool[0].path, sizeof(pd->pool[0].path),
+				   err, sizeof(err))) {
+			log_err("postmark: %s\n", err);
 			return 1;
 		}
 		pd->pool[0].made = 1;
@@ -309,10 +283,9 @@ int open_pools(struct thread_data *td, struct pm_data *pd)
 
 			pack_job_dir_name(td, job, sizeof(job));
 			snprintf(p->path, sizeof(p->path), "%s/%s", loc, job);
-			if (NOINTR(mkdirat(lfd[i], job, 0755)) == 0)
-				p->made = 1;
-			else if (errno != EEXIST) {
-				log_err("postmark: %s: %s\n", p->path, strerror(errno));
+			ret = target_mkdir(lfd[i], job, &p->made);
+			if (ret) {
+				log_err("postmark: %s: %s\n", p->path, strerror(-ret));
 				goto fail_from;
 			}
 			p->fd = NOINTR(openat(lfd[i], job, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -358,7 +331,7 @@ fail:
 }
 
 /* s0 .. s<K-1> in each pool, as PostMark makes them (mode 0700) before its timers. */
-int make_subdirs(struct pm_data *pd)
+int pm_make_subdirs(struct pm_data *pd)
 {
 	int k = pd->cfg.subdirs, i, s;
 	char name[32];
@@ -412,7 +385,7 @@ int make_subdirs(struct pm_data *pd)
 }
 
 /* Deletes the files of an interrupted run (fio stopped early or an error). */
-void delete_live(struct pm_data *pd)
+void pm_delete_live(struct pm_data *pd)
 {
 	struct pm_op op;
 	int s, tmp, dfd;
@@ -422,7 +395,7 @@ void delete_live(struct pm_data *pd)
 	for (s = 0; s < pm_sim_nslots(pd->sim); s++) {
 		if (!pm_sim_slot(pd->sim, s, &op))
 			continue;
-		dfd = dir_of(pd, &op, &tmp);
+		dfd = pm_dir_of(pd, &op, &tmp);
 		if (dfd < 0)
 			continue;
 		snprintf(name, sizeof(name), "%d", op.name);
@@ -433,7 +406,7 @@ void delete_live(struct pm_data *pd)
 	}
 	/* a delete handed out by the model (no longer live there) and not made */
 	if (pd->have_next && pd->next.kind == PM_OP_DELETE) {
-		dfd = dir_of(pd, &pd->next, &tmp);
+		dfd = pm_dir_of(pd, &pd->next, &tmp);
 		snprintf(name, sizeof(name), "%d", pd->next.name);
 		if (dfd >= 0 && NOINTR(unlinkat(dfd, name, 0)) == 0)
 			n++;
@@ -445,7 +418,7 @@ void delete_live(struct pm_data *pd)
 }
 
 /* Leaves every location as the job found it. */
-void release_pools(struct pm_data *pd)
+void pm_release_pools(struct pm_data *pd)
 {
 	int i, s;
 	char name[32];

@@ -42,6 +42,7 @@
 #include "lathist.h"
 #include "jsonl.h"
 #include "pmroom.h"
+#include "target.h"
 
 #define ENGINE		"postmark"
 #define MARKER_NAME	".fio-postmark"
@@ -266,36 +267,36 @@ struct pm_data {
 };
 
 /* engine.c: the operation stream */
-void advance(struct pm_data *pd, int stamp);
-void check_tx_limit(struct pm_data *pd);
-enum op_class class_of(const struct pm_op *op);
-uint32_t dist_size(void *ctx, int name);
-const char *op_name(const struct pm_op *op);
-void stamp_phase(struct pm_data *pd, enum pm_phase ph);
+void pm_advance(struct pm_data *pd, int stamp);
+void pm_check_tx_limit(struct pm_data *pd);
+enum op_class pm_class_of(const struct pm_op *op);
+uint32_t pm_dist_size(void *ctx, int name);
+const char *pm_op_name(const struct pm_op *op);
+void pm_stamp_phase(struct pm_data *pd, enum pm_phase ph);
 
 /* fileops.c: PostMark's file operations, plain system calls */
-int commit_deferred(struct pm_data *pd);
-int dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp);
-void file_path(struct pm_data *pd, const struct pm_op *op, char *buf, size_t len);
-void record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err);
-int run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes);
+int pm_commit_deferred(struct pm_data *pd);
+int pm_dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp);
+void pm_file_path(struct pm_data *pd, const struct pm_op *op, char *buf, size_t len);
+void pm_record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err);
+int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes);
 
 /* uring.c: pm_io_api=io_uring (the ops' commit, getevents and event hooks too) */
 int pm_commit(struct thread_data *td);
 struct io_u *pm_event(struct thread_data *td, int event);
 int pm_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 		 const struct timespec *t);
-void uring_exit(struct pm_data *pd);
-int uring_init(struct thread_data *td, struct pm_data *pd);
-void uring_phase(struct pm_data *pd, enum pm_phase ph);
-enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd, struct io_u *io_u);
-void uring_tx_begin(struct pm_data *pd, int txn);
+void pm_uring_exit(struct pm_data *pd);
+int pm_uring_init(struct thread_data *td, struct pm_data *pd);
+void pm_uring_phase(struct pm_data *pd, enum pm_phase ph);
+enum fio_q_status pm_uring_queue(struct thread_data *td, struct pm_data *pd, struct io_u *io_u);
+void pm_uring_tx_begin(struct pm_data *pd, int txn);
 
 /* locations.c: the locations */
-int check_room(struct thread_data *td, struct pm_data *pd);
-void delete_live(struct pm_data *pd);
-int make_subdirs(struct pm_data *pd);
-int open_pools(struct thread_data *td, struct pm_data *pd);
-void release_pools(struct pm_data *pd);
+int pm_check_room(struct thread_data *td, struct pm_data *pd);
+void pm_delete_live(struct pm_data *pd);
+int pm_make_subdirs(struct pm_data *pd);
+int pm_open_pools(struct thread_data *td, struct pm_data *pd);
+void pm_release_pools(struct pm_data *pd);
 
 #endif

@@ -167,7 +167,7 @@ static int uring_prep(struct pm_data *pd, struct pm_req *rq)
 	}
 	switch (rq->step) {
 	case US_OPEN:
-		/* the flags and modes of run_op() */
+		/* the flags and modes of pm_run_op() */
 		if (rq->op.kind == PM_OP_CREATE)
 			io_uring_prep_openat(sqe, rq->dfd, rq->name,
 					     (buffered ? O_WRONLY | O_TRUNC : O_RDWR) | O_CREAT | O_EXCL |
@@ -391,7 +391,7 @@ static void stamp_pending_phases(struct pm_data *pd)
 	for (ph = PM_PHASE_CREATE; ph <= PM_PHASE_DONE; ph++) {
 		if (!(pd->pending_phases & (1u << ph)))
 			continue;
-		stamp_phase(pd, ph);
+		pm_stamp_phase(pd, ph);
 		if (ph == PM_PHASE_DONE)
 			pd->finished = 1;
 	}
@@ -399,7 +399,7 @@ static void stamp_pending_phases(struct pm_data *pd)
 }
 
 /* A phase marker passed by the lookahead: stamped once nothing is in flight. */
-void uring_phase(struct pm_data *pd, enum pm_phase ph)
+void pm_uring_phase(struct pm_data *pd, enum pm_phase ph)
 {
 	pd->pending_phases |= 1u << ph;
 	if (!pd->inflight)
@@ -413,7 +413,7 @@ void uring_phase(struct pm_data *pd, enum pm_phase ph)
  * one holds an io_u in flight (its TX_END is queued after its operations),
  * so at most iodepth + 1 are open.
  */
-void uring_tx_begin(struct pm_data *pd, int txn)
+void pm_uring_tx_begin(struct pm_data *pd, int txn)
 {
 	struct pm_tx *tx = NULL;
 	int i;
@@ -459,7 +459,7 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 			if (tx->dirown[k] && tx->dirfd[k] >= 0)
 				close(tx->dirfd[k]);
 		}
-		record(&pd->st[OC_TRANSACTION], now - tx->start_ns, 0, rq->err);
+		pm_record(&pd->st[OC_TRANSACTION], now - tx->start_ns, 0, rq->err);
 		if (rq->err && !(pd->failed && pd->stop_on_error))
 			log_err("postmark: transaction %d: fsync: %s\n", rq->op.tx, strerror(rq->err));
 		/* fio's sync latency is measured from issue_time: the transaction's start */
@@ -468,7 +468,7 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 		tx->tx = -1;
 		tx->end = NULL;
 	} else {
-		record(&pd->st[class_of(&rq->op)], now - rq->start_ns, rq->bytes, rq->err);
+		pm_record(&pd->st[pm_class_of(&rq->op)], now - rq->start_ns, rq->bytes, rq->err);
 		/*
 		 * fio stops at the first error; operations in flight then that
 		 * fail too (a full disk) are counted, not reported
@@ -476,8 +476,8 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 		if (rq->err && !(pd->failed && pd->stop_on_error)) {
 			char path[PATH_MAX + 32];
 
-			file_path(pd, &rq->op, path, sizeof(path));
-			log_err("postmark: %s %s: %s\n", op_name(&rq->op), path, strerror(rq->err));
+			pm_file_path(pd, &rq->op, path, sizeof(path));
+			log_err("postmark: %s %s: %s\n", pm_op_name(&rq->op), path, strerror(rq->err));
 		}
 		pd->ops_inflight--;
 		if (io_u)	/* fio before 3.31 has overwritten it since ->queue */
@@ -567,7 +567,7 @@ static int start_op(struct pm_data *pd, struct pm_req *rq)
 {
 	int tmp;
 
-	rq->dfd = dir_of(pd, &rq->op, &tmp);
+	rq->dfd = pm_dir_of(pd, &rq->op, &tmp);
 	if (rq->dfd < 0) {
 		rq->err = errno;
 		return 1;
@@ -608,7 +608,7 @@ static void req_init(struct pm_req *rq, const struct pm_op *op, struct io_u *io_
 	rq->fd = rq->dfd = -1;
 }
 
-enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd,
+enum fio_q_status pm_uring_queue(struct thread_data *td, struct pm_data *pd,
 				     struct io_u *io_u)
 {
 	struct pm_op *op = &pd->next;
@@ -625,9 +625,9 @@ enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd,
 	if (op->tx >= 0) {
 		tx = pd->cur_tx;
 		if (!tx || tx->tx != op->tx) {
-			io_u->error = EINVAL;	/* cannot be (uring_tx_begin()) */
+			io_u->error = EINVAL;	/* cannot be (pm_uring_tx_begin()) */
 			pd->failed = 1;
-			advance(pd, 1);
+			pm_advance(pd, 1);
 			if (!pd->have_next)
 				fio_mark_td_terminate(td);
 			return FIO_Q_COMPLETED;
@@ -637,10 +637,10 @@ enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd,
 
 	if (!pd->started) {
 		pd->started = 1;
-		stamp_phase(pd, PM_PHASE_CREATE);
+		pm_stamp_phase(pd, PM_PHASE_CREATE);
 		pd->pending_phases &= ~(1u << PM_PHASE_CREATE);
 		if (pd->t_ns[PM_PHASE_TRANSACTIONS] == 0 && op->phase != PM_PHASE_CREATE)
-			stamp_phase(pd, PM_PHASE_TRANSACTIONS);
+			pm_stamp_phase(pd, PM_PHASE_TRANSACTIONS);
 	}
 	pd->cur_phase = op->phase;
 	if (tx) {
@@ -658,7 +658,7 @@ enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd,
 		rq->is_end = 1;
 		tx->end = rq;
 		done = tx->ops_left == 0 && start_end(pd, rq);
-		check_tx_limit(pd);
+		pm_check_tx_limit(pd);
 	} else {
 		if (++pd->ops_inflight > pd->max_inflight)
 			pd->max_inflight = pd->ops_inflight;
@@ -669,7 +669,7 @@ enum fio_q_status uring_queue(struct thread_data *td, struct pm_data *pd,
 	}
 	if (done)
 		finish_req(pd, rq, 1);
-	advance(pd, 1);
+	pm_advance(pd, 1);
 	if (!pd->have_next)
 		fio_mark_td_terminate(td);
 	if (done)
@@ -719,7 +719,7 @@ struct io_u *pm_event(struct thread_data *td, int event)
 	return pack_ioq_event(&pd->ioq, event);
 }
 
-int uring_init(struct thread_data *td, struct pm_data *pd)
+int pm_uring_init(struct thread_data *td, struct pm_data *pd)
 {
 	unsigned depth = td->o.iodepth ? td->o.iodepth : 1;
 	int i, ret;
@@ -772,7 +772,7 @@ nomem:
  * ->cleanup: what is still in flight (fio normally reaps everything first)
  * is completed without fio, and open transactions' descriptors are closed.
  */
-void uring_exit(struct pm_data *pd)
+void pm_uring_exit(struct pm_data *pd)
 {
 	int i, k;
 

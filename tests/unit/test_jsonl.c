@@ -125,6 +125,28 @@ TEST(jsonl_latency_convention)
 	free(h);
 }
 
+TEST(jsonl_latency_members_inline)
+{
+	struct jsonl w = { 0 };
+	struct lathist *h = calloc(1, sizeof(*h));
+
+	CHECK(h != NULL);
+	if (!h)
+		return;
+	lathist_add(h, 2000);
+	lathist_add(h, 2000);
+	jsonl_begin(&w);
+	jsonl_obj(&w, "data read");
+	jsonl_u64(&w, "bytes", 16384);
+	jsonl_lat_members(&w, h);
+	jsonl_close(&w);
+	CHECK(jsonl_end(&w) == 0);
+	CHECK_STREQ(w.buf, "{\"data read\":{\"bytes\":16384,\"n\":2,\"mean_ns\":2000,\"min_ns\":2000,"
+		    "\"p50_ns\":2000,\"p90_ns\":2000,\"p99_ns\":2000,\"p99.9_ns\":2000,\"max_ns\":2000}}\n");
+	jsonl_free(&w);
+	free(h);
+}
+
 TEST(jsonl_append_one_write_per_line)
 {
 	struct jsonl w = { 0 };

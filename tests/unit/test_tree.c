@@ -160,10 +160,10 @@ TEST(tree_files_per_dir)
 	CHECK(t.depth == 0);
 	/* Fanout 1 cannot spread files out. */
 	CHECK(shape(&t, 1001, 1, 0, 1000, 0) == -1);
-	CHECK_STREQ(err, "tree_fanout must be at least 2 when files_per_dir < tree_files");
+	CHECK_STREQ(err, "tree_fanout must be at least 2 when tree_files_per_dir < tree_files");
 	/* Huge: 2^64-1 files, 1 per dir, needs 2^64 leaves. */
 	CHECK(shape(&t, UINT64_MAX, 2, 0, 1, 0) == -1);
-	CHECK(strstr(err, "files_per_dir") != NULL);
+	CHECK(strstr(err, "tree_files_per_dir") != NULL);
 	CHECK(shape(&t, 1ULL << 48, 2, 0, 1, 0) == 0);
 	CHECK(t.depth == 48);
 }

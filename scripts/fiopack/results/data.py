@@ -51,7 +51,7 @@ OPTION_DEFAULTS = {"numjobs": 1, "iodepth": 1, "bs": "4k", "direct": 0, "rw": "r
 # options that name where a job ran or where it writes side files: not part
 # of a run's workload identity (the target is its own field)
 NOT_WORKLOAD = {"directory", "filename", "filename_format", "tree_dir", "pm_location",
-                "opstats_file", "pm_opstats_file", "pm_report_file", "description", "name",
+                "tree_opstats_file", "opstats_file", "pm_opstats_file", "pm_report_file", "description", "name",
                 "write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
                 "write_iolog", "per_job_logs", "log_avg_msec", "output", "exec_prerun",
                 "exec_postrun", "ioscheduler", "group_reporting", "new_group", "stonewall",
@@ -826,8 +826,10 @@ class Loader:
                     "rotational": (run.device or {}).get("rotational"),
                     "source": run.source, "aggregate": aggregate}
             opstats = []
-            if engine_of(params) == "smallfile" and opts.get("opstats_file") and not remote:
-                opstats = self._opstats(run, opts["opstats_file"], job, len(es),
+            # opstats_file: the option's name before tree_opstats_file (an alias until the next release)
+            ops_path = opts.get("tree_opstats_file") or opts.get("opstats_file")
+            if engine_of(params) == "smallfile" and ops_path and not remote:
+                opstats = self._opstats(run, ops_path, job, len(es),
                                         int(params.get("numjobs") or 1), result_dir)
             self.ds.rows.extend(entry_rows(entry, base, params, cat_metrics, self.exprs,
                                            opstats, self.keep_bins))

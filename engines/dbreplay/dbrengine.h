@@ -1,0 +1,252 @@
+/*
+ * The dbreplay engine's own declarations, shared by its files:
+ *   engine.c  ->prep and ->queue, options and the check pass, init/cleanup, the ops
+ *   replay.c  a record's I/O as system calls, its completion, the window, loops
+ *   uring.c   dbr_io_api=io_uring
+ *   target.c  the target: files in a directory (its manifest), or a device
+ *   report.c  the summary and the dbr_report_file line
+ */
+#ifndef PACK_DBR_ENGINE_H
+#define PACK_DBR_ENGINE_H
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <unistd.h>
+#include <time.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <linux/fs.h>
+#include <liburing.h>
+
+#include "fio.h"
+#include "optgroup.h"
+#include "fioglue.h"
+#include "ioq.h"
+
+#include "dbtrace.h"
+#include "dbdepth.h"
+#include "dbsched.h"
+#include "dbprefetch.h"
+#include "dbfilter.h"
+#include "odirect.h"
+#include "lathist.h"
+#include "jsonl.h"
+#include "target.h"
+#include "units.h"
+#include "errmsg.h"
+#include "sysutil.h"
+
+#define ENGINE		"dbreplay"
+#define MANIFEST	".fio-dbreplay"
+#define MANIFEST_HEAD	"# fio dbreplay engine: it created the paths below (one a line) and removes only those\n"
+/* numjobs: the job directory DIR/JOBNAME.K is the engine's too (removed once empty) */
+#define MANIFEST_JOBDIR	"# it also created this directory\n"
+#define SIDECAR_SUFFIX	".fio-dbreplay"
+#define ERRLEN		1024
+#define FILL_CHUNK	(1U << 20)
+#define MAX_ERROR_LINES	10
+
+enum timing { TM_ASAP, TM_ORIGINAL, TM_SCALED };
+enum io_api { API_SYNC, API_IO_URING };
+enum fill { FILL_DATA, FILL_SPARSE };
+enum report { REP_SUMMARY, REP_NONE };
+/* dbr_direct: what a trace's "direct" files get */
+enum direct_mode { DIRECT_TRACE, DIRECT_TRY, DIRECT_OFF };
+
+/* the "trim" direction's prios */
+enum { TP_TRIM = 1, TP_TRUNCATE, TP_CREATE, TP_UNLINK, TP_NR = TP_UNLINK };
+
+struct dbr_options {
+	void *pad;		/* fio: off1 == 0 means "unset" */
+	char *trace;
+	char *target;
+	char *device;
+	char *overwrite_device;
+	char *align;
+	char *timing;
+	char *speed;
+	char *io_api;
+	char *stream_depth;
+	char *window;
+	char *loops;
+	char *ops;
+	char *streams;
+	char *files;
+	unsigned int fill;
+	unsigned int keep;
+	unsigned int accept_incomplete;
+	unsigned int reader_thread;
+	unsigned int report;
+	unsigned int direct_mode;
+	char *report_file;
+	char *record_log;
+};
+
+/* A trace file as replayed. */
+struct rfile {
+	const struct dbtrace_file *decl;
+	int fd;			/* open descriptor (file or directory), -1 if none */
+	int bfd;		/* direct=1: a buffered descriptor of the same file, for unaligned records */
+	int present;		/* its name exists in the target (one-to-one mapping) */
+	uint64_t region;	/* packed: where its region starts on the device */
+};
+
+/* Per-class statistics: file role x operation. */
+struct cls {
+	uint64_t bytes, errors;
+	struct lathist lat;
+};
+
+struct dbr_job {
+	struct dbr_options *o;
+	char *trace_path;
+	struct dbtrace *t;		/* the replay's reader */
+	struct dbprefetch *pf;		/* its thread reading ahead (dbr_reader_thread=1) */
+	const struct dbtrace_header *h;
+	struct rfile *files;		/* by file id: DBTRACE_MAX_FILES entries */
+	struct dbfilter filter;
+	struct dbsched *sched;
+
+	/* the target */
+	int packed;
+	int rootfd;			/* the target directory */
+	char root[PATH_MAX];
+	int tmproot;			/* a private directory made by the engine */
+	int manifest_fd;
+	char **owned;			/* hash set of the paths in the manifest */
+	size_t nowned, owned_cap;	/* owned_cap: a power of two */
+	int devfd;			/* packed: the device or file */
+	int dev_dfd;			/* packed, direct=1: the same with O_DIRECT */
+	char device[PATH_MAX];
+	int dev_is_blk, dev_made;
+	uint64_t span;
+
+	/* replay */
+	enum timing timing;
+	enum io_api api;
+	double speed;
+	unsigned stream_depth, window;
+	int depth_captured;		/* dbr_stream_depth unset or "captured" */
+	uint64_t loops, loop;		/* loops: 0 = until fio stops the job */
+	int eof;			/* the trace's records are all pushed */
+	int pf_failed;			/* the reader thread could not start: no second try */
+	int jobdir;			/* numjobs: the target is DIR/JOBNAME.K */
+	int jobdir_made;		/* created by this run, or by an earlier one (its manifest says) */
+	int have_t0;
+	uint64_t t0;			/* time of the first record */
+	uint64_t unit_ns;
+	uint64_t start_ns;		/* replay clock origin of the loop */
+	uint64_t first_start_ns;
+	uint64_t last_done_ns;
+	int started, finished, failed, direct, tdo_invalidate;
+	int claimed;
+	int overwrite_device;
+	int partial;			/* the last loop was cut short */			/* the target passed its checks: cleanup may remove what is ours */
+	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported, errors;
+	char **incomplete;		/* the trace's "incomplete" lines, copied (the header goes with each loop's reader) */
+	unsigned nincomplete;
+	unsigned direct_files;		/* files the trace marks "direct" */
+	int trace_direct;		/* they get O_DIRECT (dbr_direct, and the target allows it) */
+	struct dbdepth *depth;		/* captured depths (NULL: dbr_stream_depth=N, or no latencies) */
+	unsigned captured_depth;	/* the largest captured depth of a kept stream */
+	uint64_t lat_records;		/* kept records with a completion time */
+	/* kept reads and writes by the smallest alignment they miss (misaligned_at): all, of "direct" files */
+	uint64_t misaligned_records[4], misaligned_direct[4];
+	unsigned dio_align;		/* O_DIRECT alignment of the target (probed; default 512) */
+	/* what the replay cannot honour: said at the start, repeated in the summary and report */
+	char fidelity[4][320];
+	unsigned nfidelity;
+
+	/* from the check pass */
+	uint64_t trace_records, trace_span_units;
+
+	/* buffers */
+	char *rbuf, *wbuf;
+	size_t buf_len, wfilled;
+
+	FILE *rlog;			/* dbr_record_log */
+
+	/* statistics */
+	struct cls *cls[DBTRACE_ROLE_NR][DBTRACE_OP_NR];
+	struct lathist lag;
+	uint64_t behind_end_ns;		/* last loop: replay end minus trace end (scaled) */
+	uint64_t trace_ns_total, replay_ns_total;
+	uint64_t next_wake;		/* a wait's earliest due time, for ->getevents */
+
+	/* io_uring */
+	int uring, ring_ok;
+	struct io_uring ring;
+	unsigned sqes;			/* submitted or prepared, not reaped */
+	struct pack_ioq ioq;		/* io_us queued, completed, handed to fio */
+	int ddir_held;
+	unsigned saved_td_ddir;
+};
+
+static inline uint64_t dbr_ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ULL + ts->tv_nsec;
+}
+
+static inline uint64_t dbr_now(void)
+{
+	struct timespec ts;
+
+	fio_gettime(&ts, NULL);
+	return dbr_ts_ns(&ts);
+}
+
+/* replay.c: a record's I/O, its completion, the window */
+uint64_t dbr_buffered_records(const struct dbr_job *dj);
+enum fio_ddir dbr_ddir_of(const struct dbsched_item *it, unsigned *prio, int *prio_ix);
+int dbr_direct_refused(struct dbr_job *dj, const char *where);
+void __attribute__((format(printf, 2, 3))) dbr_fidelity(struct dbr_job *dj, const char *fmt, ...);
+int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel);
+void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
+		   uint64_t end);
+int dbr_io_target(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *off);
+int dbr_make_buffers(struct dbr_job *dj, size_t len);
+unsigned dbr_misaligned_at(const struct dbtrace_rec *r);
+int dbr_next_loop(struct dbr_job *dj);
+int dbr_open_flags(const struct dbr_job *dj);
+int dbr_open_parent(struct dbr_job *dj, const char *path, int create, const char **base);
+int dbr_own(struct dbr_job *dj, const char *path);
+int dbr_own_path(struct dbr_job *dj, const char *path, int log);
+int dbr_owned(const struct dbr_job *dj, const char *path);
+int dbr_run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err);
+int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes);
+int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd);
+void dbr_sleep_until(uint64_t abs_ns);
+void dbr_start_reader(struct dbr_job *dj);
+
+/* uring.c: dbr_io_api=io_uring */
+int dbr_commit(struct thread_data *td);
+struct io_u *dbr_event(struct thread_data *td, int event);
+int dbr_getevents(struct thread_data *td, unsigned int min, unsigned int max,
+			const struct timespec *t);
+int dbr_reap(struct dbr_job *dj, int wait, uint64_t deadline_ns);
+enum fio_q_status dbr_uring_queue(struct thread_data *td, struct dbr_job *dj,
+				     struct io_u *io_u, int slot);
+
+/* target.c: the target */
+void dbr_invalidate(struct dbr_job *dj);
+int dbr_layout(struct dbr_job *dj, int first);
+int dbr_open_device(struct thread_data *td, struct dbr_job *dj);
+int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj);
+void dbr_remove_owned(struct dbr_job *dj);
+
+/* report.c: the reports */
+void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj);
+void dbr_write_summary(struct thread_data *td, struct dbr_job *dj);
+
+#endif

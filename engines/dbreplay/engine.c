@@ -1,0 +1,811 @@
+/*
+ * dbreplay: database page replay as an external fio engine.
+ *
+ * Replays a dbtrace (docs/dbtrace-format.md: the file I/O one database
+ * did, captured once with scripts/dbcapture.py or imported) on the device
+ * under test, with fio's latency statistics per operation and the engine's
+ * own per-class report (data read, log write, log fdatasync, ...) and replay
+ * dbr_fidelity (how far behind the trace's schedule the replay ran).
+ *
+ * What fio's read_iolog replay lacks and this engine does: the trace's
+ * streams (database threads) replay concurrently, each in its own order;
+ * fsync and fdatasync are barriers for their stream in every mode, io_uring
+ * included; create, unlink, truncate and directory fsync are replayed; every
+ * file is created and sized from the trace header before the clock starts;
+ * the trace is checked in full before anything is written, then streamed
+ * (memory is flat), parsed ahead by a reader thread (engines/lib/dbprefetch)
+ * off the replaying thread's clock.
+ *
+ * One fio I/O is one trace record:
+ *   read                                  -> "read"  (prios: one per file role)
+ *   write                                 -> "write" (prios: one per file role)
+ *   fsync, fdatasync, sync_file_range     -> "sync"
+ *   trim, truncate, create, unlink        -> "trim"  (prios 1..4 in that order)
+ *
+ * Files: one-to-one below dbr_target (a directory the engine owns: it keeps
+ * a manifest, .fio-dbreplay, of every path it created, never touches a path
+ * it did not create, and removes what it created at the end unless
+ * dbr_keep=1); or packed as consecutive regions of dbr_device (a file, or a
+ * block device with dbr_overwrite_device=1).
+ *
+ * Run: fio --ioengine=external:build/dbreplay.so --dbr_trace=T.trace.gz ...
+ *      fio --enghelp=$PWD/build/dbreplay.so lists the options.
+ */
+#include "dbrengine.h"
+
+static struct ioengine_ops ioengine;
+
+/* ------------------------------------------------------------------ */
+/* ->prep and ->queue                                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * ->prep decides which record this io_u carries: the scheduler's pick, after
+ * sleeping for its due time if nothing is in flight. With records in flight
+ * and none free to go, the io_u is a "wait": ->queue answers FIO_Q_BUSY, fio
+ * reaps completions and prepares the io_u again.
+ */
+static int dbr_prep(struct thread_data *td, struct io_u *io_u)
+{
+	struct dbr_job *dj = td->io_ops_data;
+	enum fio_ddir ddir = DDIR_SYNC;
+	unsigned prio = 0;
+	int slot = -1, prio_ix = 0;
+
+	if (!dj->started) {
+		dj->started = 1;
+		dj->start_ns = dj->first_start_ns = dbr_now();
+	}
+	io_u->engine_data = NULL;
+	dj->next_wake = UINT64_MAX;	/* set again below only for a wait */
+	while (!dj->finished) {
+		/* as fast as possible: the scheduler needs no clock */
+		uint64_t wake, now = dj->timing == TM_ASAP ? dj->start_ns : dbr_now();
+
+		if (dbr_fill_window(dj, now - dj->start_ns)) {
+			dj->failed = 1;
+			dj->finished = 1;
+			td_verror(td, EINVAL, "dbreplay trace");
+			break;
+		}
+		slot = dbsched_pick(dj->sched, now - dj->start_ns, &wake);
+		if (slot >= 0)
+			break;
+		if (dbsched_inflight(dj->sched) || pack_ioq_waiting(&dj->ioq)) {
+			dj->next_wake = wake;
+			break;		/* a wait */
+		}
+		if (wake != UINT64_MAX) {
+			dbr_sleep_until(dj->start_ns + wake);
+			continue;
+		}
+		if (dbsched_count(dj->sched) || !dj->eof) {
+			log_err("dbreplay: internal error: %u records wait for nothing\n",
+				dbsched_count(dj->sched));
+			dj->failed = dj->finished = 1;
+			break;
+		}
+		if (!dbr_next_loop(dj))
+			dj->finished = 1;
+	}
+	if (dj->finished && slot < 0) {
+		fio_mark_td_terminate(td);
+		return 1;
+	}
+	if (slot >= 0) {
+		struct dbsched_item *it = dbsched_item(dj->sched, slot);
+
+		ddir = dbr_ddir_of(it, &prio, &prio_ix);
+		it->user = io_u;
+		io_u->engine_data = (void *)(intptr_t)(slot + 1);
+		if (dj->timing != TM_ASAP) {
+			uint64_t now = dbr_now() - dj->start_ns;
+
+			lathist_add(&dj->lag, now > it->due_ns ? now - it->due_ns : 0);
+		}
+	}
+	io_u->ddir = ddir;
+	pack_io_u_prio(io_u, prio, prio_ix);
+	if (dj->ddir_held)
+		pack_ddir_restore(td, dj->saved_td_ddir);
+	pack_ddir_allow(td, ddir, &dj->saved_td_ddir);
+	dj->ddir_held = 1;
+	return 0;
+}
+
+static enum fio_q_status dbr_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct dbr_job *dj = td->io_ops_data;
+	int slot = (int)(intptr_t)io_u->engine_data - 1;
+	struct dbsched_item *it;
+	uint64_t bytes;
+	int err;
+
+	if (slot < 0)
+		return FIO_Q_BUSY;	/* a wait: ddir stays allowed for the next ->prep */
+	pack_ddir_restore(td, dj->saved_td_ddir);
+	dj->ddir_held = 0;
+	it = dbsched_item(dj->sched, slot);
+	if (dj->uring)
+		return dbr_uring_queue(td, dj, io_u, slot);
+	/* fio has just stamped it on the same clock (FIO_SYNCIO): one reading less a record */
+	it->issue_ns = fio_fill_issue_time(td) ? dbr_ts_ns(&io_u->issue_time) : dbr_now();
+	err = dbr_run_sync(dj, &it->rec, &bytes);
+	dbr_finish(dj, slot, io_u, err, bytes, dbr_now());
+	/* fio leaves this to engines with a ->commit (the io_uring mode's) */
+	io_u_mark_submit(td, 1);
+	io_u_mark_complete(td, 1);
+	return FIO_Q_COMPLETED;
+}
+
+/* What keeps the replay from the depths the trace's completion times give. */
+static void depth_notes(struct dbr_job *dj, unsigned iodepth, unsigned window)
+{
+	unsigned d = dj->captured_depth;
+
+	if (!dj->depth_captured && dj->lat_records && (d > 1 || dj->stream_depth > 1))
+		dbr_fidelity(dj, "dbr_stream_depth=%u replaces the depths the trace's completion times give (1 to %u)",
+			 dj->stream_depth, d);
+	if (!dj->depth || d < 2)
+		return;
+	if (!dj->uring)
+		dbr_fidelity(dj, "the trace's streams had up to %u requests in flight (its completion times); dbr_io_api=sync replays one record at a time: use dbr_io_api=io_uring with iodepth>=%u",
+			 d, d);
+	else if (iodepth < d)
+		dbr_fidelity(dj, "a stream of the trace had %u requests in flight; iodepth=%u keeps the replay below that",
+			 d, iodepth);
+	else if (window < d)
+		dbr_fidelity(dj, "a stream of the trace had %u requests in flight; dbr_window=%u keeps the replay below that",
+			 d, window);
+}
+
+/* ------------------------------------------------------------------ */
+/* Options and the check pass                                          */
+/* ------------------------------------------------------------------ */
+
+static int opt_u64(const char *name, const char *val, uint64_t def, uint64_t lo, uint64_t hi,
+		   uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!val || !*val) {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (errno || *end || end == val || val[0] == '-') {
+		log_err("dbreplay: %s=%s is not a whole number\n", name, val);
+		return 1;
+	}
+	if (v < lo || v > hi) {
+		log_err("dbreplay: %s=%s is out of range %llu..%llu\n", name, val,
+			(unsigned long long)lo, (unsigned long long)hi);
+		return 1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * A trace whose capture could not see part of the I/O ("incomplete" header
+ * lines) would give figures for a workload that is not the one captured:
+ * refused unless dbr_accept_incomplete=1, and then repeated in the notes,
+ * the summary and the report file.
+ */
+static int take_incomplete(struct thread_data *td, struct dbr_job *dj)
+{
+	unsigned i, n = dj->h->nincomplete;
+
+	if (!n)
+		return 0;
+	if (!dj->o->accept_incomplete) {
+		if (n > 1)
+			log_err("dbreplay: %s is an incomplete capture: %s (and %u more: dbtrace.py check lists them); set dbr_accept_incomplete=1 to replay it as it is\n",
+				dj->trace_path, dj->h->incomplete[0], n - 1);
+		else
+			log_err("dbreplay: %s is an incomplete capture: %s; set dbr_accept_incomplete=1 to replay it as it is\n",
+				dj->trace_path, dj->h->incomplete[0]);
+		return 1;
+	}
+	dj->incomplete = calloc(n, sizeof(*dj->incomplete));
+	if (!dj->incomplete)
+		return 1;
+	for (i = 0; i < n; i++) {
+		dj->incomplete[i] = strdup(dj->h->incomplete[i]);
+		if (!dj->incomplete[i])
+			return 1;
+		dj->nincomplete++;
+		if (!td->subjob_number)
+			log_err("dbreplay: note: %s: replaying an incomplete capture (dbr_accept_incomplete=1): %s\n",
+				dj->trace_path, dj->incomplete[i]);
+	}
+	return 0;
+}
+
+/*
+ * Reads the whole trace once before anything is written: a malformed line
+ * anywhere is reported with its line number and the job ends with nothing
+ * touched. Also finds the trace's time span and its largest transfer.
+ */
+static int check_trace(struct dbr_job *dj, uint64_t *max_io)
+{
+	struct dbtrace_rec r;
+	char err[ERRLEN];
+	struct dbtrace *t = dbtrace_open(dj->trace_path, err, sizeof(err));
+	uint64_t first = 0, last = 0, kept = 0;
+	int ret, have = 0;
+
+	if (!t) {
+		log_err("dbreplay: %s\n", err);
+		return 1;
+	}
+	*max_io = 0;
+	while ((ret = dbtrace_next(t, &r)) > 0) {
+		dj->trace_records++;
+		if (r.time != DBTRACE_NO_TIME) {
+			if (!have)
+				first = r.time;
+			have = 1;
+			if (r.time > last)
+				last = r.time;
+		}
+		if (!dbfilter_match(&dj->filter, &r))
+			continue;
+		kept++;
+		if ((r.op == DBTRACE_READ || r.op == DBTRACE_WRITE) && r.len > *max_io)
+			*max_io = r.len;
+		if (dbr_misaligned_at(&r) < 4) {
+			dj->misaligned_records[dbr_misaligned_at(&r)]++;
+			if (dbtrace_file_by_id(t, r.file)->direct)
+				dj->misaligned_direct[dbr_misaligned_at(&r)]++;
+		}
+		if (dj->depth) {
+			int d = dbdepth_next(dj->depth, &r);
+
+			if (d < 0) {
+				log_err("dbreplay: out of memory for the trace's captured depths\n");
+				dbtrace_close(t);
+				return 1;
+			}
+			if (d)
+				dj->lat_records++;
+			if ((unsigned)d > dj->captured_depth)
+				dj->captured_depth = (unsigned)d;
+		}
+	}
+	if (ret < 0) {
+		log_err("dbreplay: %s\n", dbtrace_error(t));
+		dbtrace_close(t);
+		return 1;
+	}
+	dbtrace_close(t);
+	if (!kept) {
+		log_err("dbreplay: %s: no record is left to replay (%llu records, dbr_ops/dbr_streams/dbr_files keep none)\n",
+			dj->trace_path, (unsigned long long)dj->trace_records);
+		return 1;
+	}
+	dj->trace_span_units = have && last > first ? last - first : 0;
+	return 0;
+}
+
+static int check_fio_options(struct thread_data *td, struct dbr_job *dj)
+{
+	struct thread_options *to = &td->o;
+
+	if (fio_option_is_set(to, size) || fio_option_is_set(to, io_size)) {
+		log_err("dbreplay: size= and io_size= do not apply; the trace says what is done (dbr_loops=, or time_based with runtime=)\n");
+		return 1;
+	}
+	if (to->loops > 1) {
+		log_err("dbreplay: use dbr_loops= instead of loops= (the engine resets the trace's files between loops)\n");
+		return 1;
+	}
+	if (to->nr_files > 1) {
+		log_err("dbreplay: nrfiles must be 1 (the files are the trace's)\n");
+		return 1;
+	}
+	if (to->verify != 0) {
+		log_err("dbreplay: verify= is not supported by this engine\n");
+		return 1;
+	}
+	if (to->iodepth > 1 && dj->api != API_IO_URING) {
+		log_err("dbreplay: iodepth must be 1 with dbr_io_api=sync (one record at a time, in trace order); use dbr_io_api=io_uring for concurrent streams\n");
+		return 1;
+	}
+	return 0;
+}
+
+static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
+{
+	struct dbr_options *o = dj->o;
+	uint64_t v;
+
+	if (!o->trace || !*o->trace) {
+		log_err("dbreplay: dbr_trace= is required: the trace to replay (docs/dbtrace-format.md)\n");
+		return 1;
+	}
+	dj->trace_path = o->trace;
+	if (!strcmp(o->trace, "-")) {
+		log_err("dbreplay: dbr_trace=- is not supported: the trace is read twice (checked, then replayed)\n");
+		return 1;
+	}
+	if (o->target && *o->target && o->device && *o->device) {
+		log_err("dbreplay: dbr_target= and dbr_device= exclude each other (files one-to-one in a directory, or packed in one file or device)\n");
+		return 1;
+	}
+	dj->packed = o->device && *o->device;
+	/* strings, so that an unset ${VAR} in a job file means the default */
+	if (!o->timing || !*o->timing || !strcmp(o->timing, "asap"))
+		dj->timing = TM_ASAP;
+	else if (!strcmp(o->timing, "original"))
+		dj->timing = TM_ORIGINAL;
+	else if (!strcmp(o->timing, "scaled"))
+		dj->timing = TM_SCALED;
+	else {
+		log_err("dbreplay: dbr_timing=%s is not asap, original or scaled\n", o->timing);
+		return 1;
+	}
+	if (!o->io_api || !*o->io_api || !strcmp(o->io_api, "sync"))
+		dj->api = API_SYNC;
+	else if (!strcmp(o->io_api, "io_uring"))
+		dj->api = API_IO_URING;
+	else {
+		log_err("dbreplay: dbr_io_api=%s is not sync or io_uring\n", o->io_api);
+		return 1;
+	}
+	dj->speed = 1.0;
+	if (o->speed && *o->speed) {
+		char *end;
+
+		errno = 0;
+		dj->speed = strtod(o->speed, &end);
+		if (errno || *end || end == o->speed || !(dj->speed > 0) || dj->speed > 1e9 ||
+		    isnan(dj->speed)) {
+			log_err("dbreplay: dbr_speed=%s is not a positive factor (2: twice as fast as the trace)\n",
+				o->speed);
+			return 1;
+		}
+		if (dj->timing == TM_ASAP) {
+			log_err("dbreplay: dbr_speed= needs dbr_timing=scaled\n");
+			return 1;
+		}
+	}
+	if (dj->timing == TM_ORIGINAL)
+		dj->speed = 1.0;
+	if (o->overwrite_device && *o->overwrite_device && strcmp(o->overwrite_device, "0")) {
+		if (strcmp(o->overwrite_device, "1")) {
+			log_err("dbreplay: dbr_overwrite_device=%s is not 0 or 1\n", o->overwrite_device);
+			return 1;
+		}
+		dj->overwrite_device = 1;
+	}
+	/* unset or "captured": the trace's completion times give each record its depth */
+	dj->depth_captured = !o->stream_depth || !*o->stream_depth ||
+			     !strcmp(o->stream_depth, "captured");
+	if (!dj->depth_captured && strspn(o->stream_depth, "0123456789") != strlen(o->stream_depth)) {
+		log_err("dbreplay: dbr_stream_depth=%s is not 'captured' or a whole number\n",
+			o->stream_depth);
+		return 1;
+	}
+	if (opt_u64("dbr_stream_depth", dj->depth_captured ? NULL : o->stream_depth, 1, 1, 65536, &v))
+		return 1;
+	dj->stream_depth = (unsigned)v;
+	if (opt_u64("dbr_loops", o->loops, 1, 0, UINT32_MAX, &dj->loops))
+		return 1;
+	if (dj->loops == 0 && !td->o.time_based) {
+		log_err("dbreplay: dbr_loops=0 (until stopped) needs time_based and runtime=\n");
+		return 1;
+	}
+	if (opt_u64("dbr_window", o->window, 0, 1, 1U << 22, &v))
+		return 1;
+	dj->window = (unsigned)v;
+	return 0;
+}
+
+static int uring_init(struct thread_data *td, struct dbr_job *dj)
+{
+	unsigned depth = td->o.iodepth ? td->o.iodepth : 1;
+	int ret;
+
+	ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &dj->ring);
+	if (ret) {
+		log_err("dbreplay: dbr_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
+		return 1;
+	}
+	dj->ring_ok = 1;
+	if (pack_ioq_init(&dj->ioq, depth + 8)) {
+		log_err("dbreplay: out of memory\n");
+		return 1;
+	}
+	return 0;
+}
+
+static int dbr_init(struct thread_data *td)
+{
+	struct thread_options *to = &td->o;
+	struct dbsched_cfg sc;
+	struct dbr_job *dj;
+	char err[ERRLEN];
+	uint64_t max_io;
+	struct rlimit rl;
+	unsigned i;
+
+	if (pack_check_host_fio(td, ENGINE, &ioengine))
+		return 1;
+	dj = calloc(1, sizeof(*dj));
+	if (!dj)
+		return 1;
+	td->io_ops_data = dj;
+	dj->o = td->eo;
+	dj->rootfd = dj->manifest_fd = dj->devfd = dj->dev_dfd = -1;
+	dj->next_wake = UINT64_MAX;
+	dj->files = calloc(DBTRACE_MAX_FILES, sizeof(*dj->files));
+	if (!dj->files)
+		return 1;
+	for (i = 0; i < DBTRACE_MAX_FILES; i++)
+		dj->files[i].fd = dj->files[i].bfd = -1;
+	if (dbr_parse_options(td, dj) || check_fio_options(td, dj))
+		return 1;
+	dj->direct = to->odirect;
+	dj->dio_align = ODIRECT_MIN_ALIGN;
+	dj->tdo_invalidate = to->invalidate_cache;
+
+	dj->t = dbtrace_open(dj->trace_path, err, sizeof(err));
+	if (!dj->t) {
+		log_err("dbreplay: %s\n", err);
+		return 1;
+	}
+	dj->h = dbtrace_header(dj->t);
+	if (take_incomplete(td, dj))
+		return 1;
+	dj->unit_ns = dbtrace_time_unit_ns(dj->h->time_unit);
+	if (dj->timing != TM_ASAP && dj->h->time_unit == DBTRACE_TIME_NONE) {
+		log_err("dbreplay: %s is an order-only trace (timeunit none): dbr_timing=%s needs record times; use dbr_timing=asap\n",
+			dj->trace_path, dj->timing == TM_ORIGINAL ? "original" : "scaled");
+		return 1;
+	}
+	if (dbfilter_parse(&dj->filter, dj->h, dj->o->ops, dj->o->streams, dj->o->files, err,
+			   sizeof(err))) {
+		log_err("dbreplay: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < dj->h->nfiles; i++)
+		dj->direct_files += dj->h->files[i].direct;
+	dj->trace_direct = dj->direct_files && dj->o->direct_mode != DIRECT_OFF;
+	if (dj->h->version >= 2 && !(dj->depth = dbdepth_new())) {
+		log_err("dbreplay: out of memory\n");
+		return 1;
+	}
+	if (check_trace(dj, &max_io))
+		return 1;
+	if (dj->depth && (!dj->depth_captured || !dj->lat_records)) {
+		dbdepth_free(dj->depth);
+		dj->depth = NULL;
+	} else if (dj->depth) {
+		dbdepth_reset(dj->depth);
+	}
+	if (dj->direct_files && dj->o->direct_mode == DIRECT_OFF && !dj->direct)
+		dbr_fidelity(dj, "%u file(s) the database opened with O_DIRECT are replayed through the page cache (dbr_direct=off)",
+			 dj->direct_files);
+
+	/* every file of the trace is open at once */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < dj->h->nfiles + 256) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur < dj->h->nfiles + 256) {
+			log_err("dbreplay: the trace has %u files, the descriptor limit is %llu (ulimit -n)\n",
+				dj->h->nfiles, (unsigned long long)rl.rlim_cur);
+			return 1;
+		}
+	}
+	if (dbr_make_buffers(dj, (size_t)max_io)) {
+		log_err("dbreplay: out of memory for %llu-byte buffers\n", (unsigned long long)max_io);
+		return 1;
+	}
+	for (i = 0; i < dj->h->nfiles; i++)
+		dj->files[dj->h->files[i].id].decl = &dj->h->files[i];
+	if (dj->packed ? dbr_open_device(td, dj) : dbr_open_target_dir(td, dj))
+		return 1;
+	if (!dj->packed && (dj->trace_direct || dj->direct)) {
+		/* before anything is written: O_DIRECT there, and the alignment it needs */
+		int ok = odirect_probe(dj->rootfd, &dj->dio_align);
+
+		if (ok == 0 && dbr_direct_refused(dj, dj->root))
+			return 1;
+	}
+	if (dbr_layout(dj, 1))
+		return 1;
+	if (dj->o->record_log && *dj->o->record_log) {
+		dj->rlog = fopen(dj->o->record_log, "we");
+		if (!dj->rlog) {
+			log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(errno));
+			return 1;
+		}
+		setvbuf(dj->rlog, NULL, _IOFBF, 1 << 16);
+		fputs("# loop line stream file op due_ns issue_ns done_ns bytes errno\n", dj->rlog);
+	}
+
+	if (dj->api == API_IO_URING) {
+		dj->uring = 1;
+		if (uring_init(td, dj))
+			return 1;
+	} else {
+		to->iodepth = 1;
+		/* one record at a time: fio stamps the issue time before ->queue */
+		pack_engine_flag_set(td, FIO_SYNCIO);
+	}
+	sc.stream_depth = dj->stream_depth;
+	sc.capacity = dj->window ? dj->window
+		: dj->uring ? (to->iodepth * 64 < 1024 ? 1024 : to->iodepth * 64) : 1;
+	dj->sched = dbsched_new(&sc);
+	if (!dj->sched) {
+		log_err("dbreplay: out of memory for a %u-record window\n", sc.capacity);
+		return 1;
+	}
+	depth_notes(dj, to->iodepth, sc.capacity);
+
+	/* per-role read and write latencies, and the trim direction's kinds, in fio's JSON */
+	for (i = 0; i < 3; i++) {
+		enum fio_ddir d = i == 0 ? DDIR_READ : i == 1 ? DDIR_WRITE : DDIR_TRIM;
+		unsigned short k, ioprio[(int)TP_NR > (int)DBTRACE_ROLE_NR ? (int)TP_NR : (int)DBTRACE_ROLE_NR];
+		int n = d == DDIR_TRIM ? TP_NR : DBTRACE_ROLE_NR;
+
+		for (k = 0; k < n; k++)
+			ioprio[k] = k + 1;
+		if (pack_prio_stats(td, d, ioprio, n))
+			return 1;
+	}
+	if (!pack_fio_has_prios())
+		pack_fio_lacks(td, "dbreplay", "per-priority statistics", "3.30",
+			       "fio's JSON has no \"prios\" split by file role and trim kind; the engine's report has them");
+	/* fio runs "time based" with no limit unless runtime= is set: the trace ends the job */
+	to->time_based = 1;
+	dbr_start_reader(dj);
+	return 0;
+}
+
+/* fio's view: one file, big enough that fio never runs out of offsets. */
+static int dbr_setup(struct thread_data *td)
+{
+	struct fio_file *f;
+	unsigned i;
+
+	for_each_file(td, f, i) {
+		f->real_file_size = 1ULL << 40;
+		fio_file_set_size_known(f);
+	}
+	return 0;
+}
+
+static void dbr_cleanup(struct thread_data *td)
+{
+	struct dbr_job *dj = td->io_ops_data;
+	unsigned i;
+	int r, o;
+
+	if (!dj)
+		return;
+	if (dj->ring_ok) {
+		while (dj->sqes && dbr_reap(dj, 1, UINT64_MAX) == 0)
+			;
+		io_uring_queue_exit(&dj->ring);
+		dj->ring_ok = 0;
+	}
+	if (dj->started && td->io_ops_init) {
+		if (!dj->finished || dj->replay_ns_total == 0) {
+			/* stopped in the middle of a loop (runtime=, an error): it counts, unfinished */
+			dj->replay_ns_total += dbr_now() - dj->start_ns;
+			if (dj->timing != TM_ASAP)
+				dj->trace_ns_total += dj->last_done_ns;
+			dj->loop++;
+			dj->partial = 1;
+		}
+		pack_fix_runtimes(td, (dbr_now() - dj->first_start_ns + 999999) / 1000000);
+		dbr_write_summary(td, dj);
+		dbr_write_report_file(td, dj);
+	}
+	for (i = 0; dj->files && i < DBTRACE_MAX_FILES; i++) {
+		if (dj->files[i].fd >= 0)
+			close(dj->files[i].fd);
+		if (dj->files[i].bfd >= 0)
+			close(dj->files[i].bfd);
+	}
+	if (dj->dev_dfd >= 0)
+		close(dj->dev_dfd);
+	if (dj->manifest_fd >= 0)
+		close(dj->manifest_fd);
+	if (dj->rootfd >= 0 && dj->claimed && (!dj->o->keep || dj->tmproot))
+		dbr_remove_owned(dj);
+	else if (dj->tmproot || (dj->jobdir_made && dj->claimed))
+		rmdir(dj->root);	/* only if empty; unclaimed, it may be another run's */
+	if (dj->rootfd >= 0)
+		close(dj->rootfd);
+	if (dj->devfd >= 0) {
+		close(dj->devfd);
+		if (dj->dev_made && !dj->o->keep) {
+			char sidecar[PATH_MAX + 32];
+
+			snprintf(sidecar, sizeof(sidecar), "%s%s", dj->device, SIDECAR_SUFFIX);
+			unlink(dj->device);
+			unlink(sidecar);
+		}
+	}
+	for (i = 0; i < dj->owned_cap; i++)
+		free(dj->owned[i]);
+	free(dj->owned);
+	for (r = 0; r < DBTRACE_ROLE_NR; r++)
+		for (o = 0; o < DBTRACE_OP_NR; o++)
+			free(dj->cls[r][o]);
+	if (dj->rlog && fclose(dj->rlog))
+		log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(errno));
+	dbsched_free(dj->sched);
+	dbdepth_free(dj->depth);
+	dbprefetch_stop(dj->pf);	/* before the trace it reads */
+	if (dj->t)
+		dbtrace_close(dj->t);
+	for (i = 0; i < dj->nincomplete; i++)
+		free(dj->incomplete[i]);
+	free(dj->incomplete);
+	free(dj->files);
+	free(dj->rbuf);
+	free(dj->wbuf);
+	pack_ioq_free(&dj->ioq);
+	free(dj);
+	td->io_ops_data = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Numbers and paths are kept as strings and parsed at init: an empty value
+ * (an unset ${VAR} in a job file) means the default, and every error names
+ * the option.
+ */
+#define STR_OPT(field)	PACK_STR_OPT(struct dbr_options, field)
+STR_OPT(trace)
+STR_OPT(target)
+STR_OPT(device)
+STR_OPT(overwrite_device)
+STR_OPT(align)
+STR_OPT(timing)
+STR_OPT(speed)
+STR_OPT(io_api)
+STR_OPT(stream_depth)
+STR_OPT(window)
+STR_OPT(loops)
+STR_OPT(ops)
+STR_OPT(streams)
+STR_OPT(files)
+STR_OPT(report_file)
+STR_OPT(record_log)
+
+#define STR_OPTION(oname, field, long_name, helptext)	\
+	PACK_STR_OPTION(struct dbr_options, oname, field, long_name, helptext)
+
+#define BOOL_OPTION(oname, field, long_name, helptext, dflt)		\
+	{								\
+		.name	= oname,					\
+		.lname	= long_name,					\
+		.type	= FIO_OPT_BOOL,					\
+		.off1	= offsetof(struct dbr_options, field),		\
+		.help	= helptext,					\
+		.def	= dflt,						\
+		.category = FIO_OPT_C_ENGINE,				\
+		.group	= FIO_OPT_G_INVALID,				\
+	}
+
+static struct fio_option options[] = {
+	STR_OPTION("dbr_trace", trace, "Trace",
+		   "The dbtrace to replay (plain or gzip; docs/dbtrace-format.md)"),
+	STR_OPTION("dbr_target", target, "Target directory",
+		   "Directory the trace's files are created in, one to one (unset: a private directory under $TMPDIR); only paths the engine created are ever written or removed"),
+	STR_OPTION("dbr_device", device, "Packed target",
+		   "Instead of dbr_target: one file or block device holding every file as a region (directory and namespace operations are skipped)"),
+	STR_OPTION("dbr_overwrite_device", overwrite_device, "Confirm device overwrite",
+		   "1: dbr_device may be a block device, whose content the replay overwrites (default 0)"),
+	STR_OPTION("dbr_align", align, "Region alignment",
+		   "Packed mode: each file's region starts at a multiple of this (default 1m)"),
+	STR_OPTION("dbr_timing", timing, "Timing",
+		   "asap: as fast as possible, order and dependencies only (default); original: at the trace's times, lag reported; scaled: at the trace's times divided by dbr_speed"),
+	STR_OPTION("dbr_speed", speed, "Speed factor",
+		   "With dbr_timing=scaled: 2 replays twice as fast as captured, 0.5 at half speed"),
+	STR_OPTION("dbr_io_api", io_api, "System call interface",
+		   "sync: pread/pwrite/fsync..., one record at a time in trace order (default); io_uring: the streams concurrently, up to iodepth records in flight"),
+	STR_OPTION("dbr_stream_depth", stream_depth, "Per-stream depth",
+		   "io_uring: a stream's reads/writes in flight at once: captured (default): as many as the stream had in flight when the database issued each record (the trace's completion times; 1 for records without); N: at most N for every record"),
+	{
+		.name	= "dbr_direct",
+		.lname	= "O_DIRECT of the trace's files",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct dbr_options, direct_mode),
+		.help	= "Files the trace says the database opened with O_DIRECT (direct=1 makes every file O_DIRECT)",
+		.def	= "trace",
+		.posval	= {
+			{ .ival = "trace", .oval = DIRECT_TRACE, .help = "Open them with O_DIRECT; refuse a target that has no O_DIRECT (default)" },
+			{ .ival = "try", .oval = DIRECT_TRY, .help = "The same, but on a target without O_DIRECT replay them through the page cache, said in one line, the summary and the report" },
+			{ .ival = "off", .oval = DIRECT_OFF, .help = "Replay them through the page cache (said in one line, the summary and the report)" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	STR_OPTION("dbr_window", window, "Look-ahead window",
+		   "Records read ahead to find independent work (default 64 x iodepth, at least 1024; 1 in sync mode)"),
+	STR_OPTION("dbr_loops", loops, "Loops",
+		   "Passes over the trace (default 1; 0: until runtime= with time_based); files go back to their starting state between loops"),
+	STR_OPTION("dbr_ops", ops, "Operation filter",
+		   "Operations to replay: names (read, write, fsync, ..., sync, namespace), '!' excludes; default all"),
+	STR_OPTION("dbr_streams", streams, "Stream filter",
+		   "Streams to replay: ids, ranges A-B or names, '!' excludes; default all"),
+	STR_OPTION("dbr_files", files, "File filter",
+		   "Files to replay: ids, ranges, paths or roles (data, log, journal, directory, temp, other), '!' excludes; default all"),
+	{
+		.name	= "dbr_fill",
+		.lname	= "Fill",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct dbr_options, fill),
+		.help	= "How files that exist before the trace are laid out (default data)",
+		.def	= "data",
+		.posval	= {
+			{ .ival = "data", .oval = FILL_DATA, .help = "Written with incompressible data, so reads hit the device" },
+			{ .ival = "sparse", .oval = FILL_SPARSE, .help = "Sized with ftruncate only (reads of holes never reach the device)" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	BOOL_OPTION("dbr_keep", keep, "Keep files",
+		    "1: leave the files for the next run (which resets them to the trace's starting sizes); 0: remove what the engine created", "0"),
+	BOOL_OPTION("dbr_accept_incomplete", accept_incomplete, "Accept an incomplete trace",
+		    "1: replay a trace whose capture could not see part of the I/O (its header's incomplete lines, repeated in the summary and report); 0: refuse it (default)", "0"),
+	BOOL_OPTION("dbr_reader_thread", reader_thread, "Trace reader thread",
+		    "1: a thread of its own parses the trace ahead of the replay (a bounded ring of records, off the replaying thread's clock); 0: the replaying thread parses as it goes", "1"),
+	{
+		.name	= "dbr_report",
+		.lname	= "Summary",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct dbr_options, report),
+		.help	= "Per-class summary and replay fidelity on stderr at the end (default summary)",
+		.def	= "summary",
+		.posval	= {
+			{ .ival = "summary", .oval = REP_SUMMARY, .help = "Print it" },
+			{ .ival = "none", .oval = REP_NONE, .help = "Do not" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	STR_OPTION("dbr_report_file", report_file, "Report file",
+		   "Append one JSON line per job: per-class counts, bytes and latency percentiles, lag percentiles, trace and replay durations"),
+	STR_OPTION("dbr_record_log", record_log, "Per-record log",
+		   "Write a line per replayed record: loop, trace line, stream, file, operation, due, issue and completion time (ns from the loop's start), bytes, errno"),
+	{
+		.name	= NULL,
+	},
+};
+
+static struct ioengine_ops ioengine = {
+	.name			= ENGINE,
+	.version		= FIO_IOOPS_VERSION,
+	/* FIO_SYNCIO is set per job by ->init in sync mode; in io_uring mode ->queue sets issue_time */
+	.flags			= FIO_DISKLESSIO | FIO_NOEXTEND | FIO_NODISKUTIL |
+				  PACK_ASYNCIO_SETS_ISSUE_TIME,
+	.init			= dbr_init,
+	.setup			= dbr_setup,
+	.prep			= dbr_prep,
+	.queue			= dbr_queue,
+	.commit			= dbr_commit,
+	.getevents		= dbr_getevents,
+	.event			= dbr_event,
+	.cleanup		= dbr_cleanup,
+	.open_file		= pack_file_noop,
+	.close_file		= pack_file_noop,
+	.get_file_size		= pack_file_noop,
+	.invalidate		= pack_file_noop,
+	.unlink_file		= pack_file_noop,
+	.options		= options,
+	.option_struct_size	= sizeof(struct dbr_options),
+};
+
+PACK_EXPORT_ENGINE(ioengine)

@@ -1,0 +1,749 @@
+/* A record's I/O as plain system calls, its completion, the window (see dbrengine.h). */
+#include "dbrengine.h"
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The engine's clock is fio's (fio_gettime, clocksource= honoured): the
+ * latencies it reports are on the same clock as fio's own, and where fio
+ * has chosen the CPU's time stamp counter a reading costs a few
+ * nanoseconds, where a clock_gettime() on a virtual machine can cost 100.
+ * Its origin is not CLOCK_MONOTONIC's, so waits are relative.
+ */
+
+void dbr_sleep_until(uint64_t abs_ns)
+{
+	uint64_t now;
+
+	while ((now = dbr_now()) < abs_ns) {
+		uint64_t left = abs_ns - now;
+		struct timespec ts = { .tv_sec = left / 1000000000ULL,
+				       .tv_nsec = left % 1000000000ULL };
+
+		nanosleep(&ts, NULL);	/* EINTR or early: the loop sleeps again */
+	}
+}
+
+static struct cls *cls_of(struct dbr_job *dj, enum dbtrace_role role, enum dbtrace_op op)
+{
+	struct cls **c = &dj->cls[role][op];
+
+	if (!*c)
+		*c = calloc(1, sizeof(**c));
+	return *c;
+}
+
+static const char *path_of(const struct dbr_job *dj, uint32_t file)
+{
+	return dj->files[file].decl ? dj->files[file].decl->path : "?";
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static char **owned_slot(char **tab, size_t cap, const char *path)
+{
+	size_t i = str_hash(path) & (cap - 1);
+
+	while (tab[i] && strcmp(tab[i], path))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+int dbr_owned(const struct dbr_job *dj, const char *path)
+{
+	return dj->owned_cap && *owned_slot(dj->owned, dj->owned_cap, path);
+}
+
+/* Adds @path to the set; with @log, appends it to the manifest first (before it is created). */
+int dbr_own_path(struct dbr_job *dj, const char *path, int log)
+{
+	size_t n = strlen(path), i;
+
+	if (dbr_owned(dj, path))
+		return 0;
+	if (log && dj->manifest_fd >= 0) {
+		struct iovec iov[2] = { { (void *)path, n }, { (void *)"\n", 1 } };
+
+		errno = 0;
+		if (NOINTR(writev(dj->manifest_fd, iov, 2)) != (ssize_t)n + 1)
+			return errno ? -errno : -EIO;
+	}
+	if ((dj->nowned + 1) * 2 > dj->owned_cap) {
+		size_t cap = dj->owned_cap ? dj->owned_cap * 2 : 256;
+		char **tab = calloc(cap, sizeof(*tab));
+
+		if (!tab)
+			return -ENOMEM;
+		for (i = 0; i < dj->owned_cap; i++)
+			if (dj->owned[i])
+				*owned_slot(tab, cap, dj->owned[i]) = dj->owned[i];
+		free(dj->owned);
+		dj->owned = tab;
+		dj->owned_cap = cap;
+	}
+	if (!(*owned_slot(dj->owned, dj->owned_cap, path) = strdup(path)))
+		return -ENOMEM;
+	dj->nowned++;
+	return 0;
+}
+
+int dbr_own(struct dbr_job *dj, const char *path)
+{
+	return dbr_own_path(dj, path, 1);
+}
+
+/*
+ * The directory holding @path (relative to the target), opened one component
+ * at a time without following symlinks; missing directories are created
+ * (and recorded as the engine's) when @create. *@base: the last component.
+ * A descriptor to close, or -errno.
+ */
+int dbr_open_parent(struct dbr_job *dj, const char *path, int create, const char **base)
+{
+	char comp[DBTRACE_MAX_PATH + 1];
+	const char *p = path, *slash;
+	int fd = dup(dj->rootfd);
+
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/'))) {
+		int next;
+
+		memcpy(comp, path, (size_t)(slash - path));
+		comp[slash - path] = '\0';
+		next = NOINTR(openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+		if (next < 0 && errno == ENOENT && create) {
+			int ret = dbr_own(dj, comp);
+
+			if (ret) {
+				close(fd);
+				return ret;
+			}
+			if (NOINTR(mkdirat(fd, comp + (p - path), 0755)) && errno != EEXIST) {
+				ret = -errno;
+				close(fd);
+				return ret;
+			}
+			next = NOINTR(openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+		}
+		if (next < 0) {
+			int ret = -errno;
+
+			close(fd);
+			/* a symlink in the path: ELOOP or ENOTDIR with O_NOFOLLOW */
+			return ret;
+		}
+		close(fd);
+		fd = next;
+		p = slash + 1;
+	}
+	*base = p;
+	return fd;
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers and the I/O of one record                                   */
+/* ------------------------------------------------------------------ */
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * Read and write buffers as large as the largest read or write of the trace
+ * (checked at init): anonymous memory, page-aligned for O_DIRECT. The write
+ * buffer holds incompressible bytes, so a compressing or deduplicating
+ * device is not flattered.
+ */
+int dbr_make_buffers(struct dbr_job *dj, size_t len)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	size_t i;
+
+	if (len < FILL_CHUNK)
+		len = FILL_CHUNK;
+	len = (len + 4095) & ~(size_t)4095;
+	if (posix_memalign((void **)&dj->rbuf, 4096, len) ||
+	    posix_memalign((void **)&dj->wbuf, 4096, len))
+		return -1;
+	for (i = 0; i + 8 <= len; i += 8) {
+		uint64_t v = xorshift(&s);
+
+		memcpy(dj->wbuf + i, &v, 8);
+	}
+	dj->buf_len = len;
+	return 0;
+}
+
+/* Whether a file's reads and writes go through O_DIRECT: all with direct=1, else the trace's flag. */
+static int file_direct(const struct dbr_job *dj, const struct dbtrace_file *d)
+{
+	return d && d->role != DBTRACE_ROLE_DIRECTORY && (dj->direct || (dj->trace_direct && d->direct));
+}
+
+/*
+ * O_DIRECT needs reads and writes aligned to the logical block: @align (the
+ * target's, probed; 512 if it could not be) and every smaller power of two
+ * down to 512 (index 0: 512, 1: 1024, 2: 2048, 3: 4096). The smallest
+ * alignment @r misses, or 4 if it has them all (or is no read or write).
+ */
+unsigned dbr_misaligned_at(const struct dbtrace_rec *r)
+{
+	unsigned k;
+
+	if (r->op != DBTRACE_READ && r->op != DBTRACE_WRITE)
+		return 4;
+	for (k = 0; k < 4; k++)
+		if ((r->off | r->len) & ((512U << k) - 1))
+			break;
+	return k;
+}
+
+static unsigned align_index(unsigned align)
+{
+	return align >= 4096 ? 3 : align >= 2048 ? 2 : align >= 1024 ? 1 : 0;
+}
+
+static int unaligned(const struct dbr_job *dj, const struct dbtrace_rec *r)
+{
+	return dbr_misaligned_at(r) <= align_index(dj->dio_align) &&
+	       file_direct(dj, dj->files[r->file].decl);
+}
+
+/* Records done through a buffered descriptor: unaligned ones of O_DIRECT files. */
+uint64_t dbr_buffered_records(const struct dbr_job *dj)
+{
+	uint64_t n = 0;
+	unsigned k;
+
+	for (k = 0; k <= align_index(dj->dio_align); k++)
+		n += dj->direct ? dj->misaligned_records[k]
+			: dj->trace_direct ? dj->misaligned_direct[k] : 0;
+	return n;
+}
+
+/* The descriptor and offset a record's I/O goes to. */
+int dbr_io_target(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *off)
+{
+	struct rfile *f = &dj->files[r->file];
+	int buffered = unaligned(dj, r);
+
+	*off = r->off;
+	if (dj->packed) {
+		*off += f->region;
+		return buffered || dj->dev_dfd < 0 || !file_direct(dj, f->decl) ? dj->devfd : dj->dev_dfd;
+	}
+	return buffered && f->bfd >= 0 ? f->bfd : f->fd;
+}
+
+/* A line the replay cannot honour: said now, repeated in the summary and the report. */
+void __attribute__((format(printf, 2, 3))) dbr_fidelity(struct dbr_job *dj, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	if (dj->nfidelity == sizeof(dj->fidelity) / sizeof(dj->fidelity[0]))
+		return;
+	line = dj->fidelity[dj->nfidelity++];
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(dj->fidelity[0]), fmt, ap);
+	va_end(ap);
+	log_err("dbreplay: %s\n", line);
+}
+
+/*
+ * The target refuses O_DIRECT, which the trace's "direct" files were
+ * captured with: dbr_direct=trace refuses the replay (1), dbr_direct=try
+ * says so and goes on through the page cache (0).
+ */
+int dbr_direct_refused(struct dbr_job *dj, const char *where)
+{
+	if (!dj->trace_direct)
+		return 0;
+	dj->trace_direct = 0;
+	if (dj->o->direct_mode == DIRECT_TRY) {
+		dbr_fidelity(dj, "%u file(s) the database opened with O_DIRECT are replayed through the page cache: %s refuses O_DIRECT (dbr_direct=try)",
+			 dj->direct_files, where);
+		return 0;
+	}
+	log_err("dbreplay: %s refuses O_DIRECT, which %u file(s) of %s were captured with; replay on a file system that has it, or set dbr_direct=try (page cache, said in the report) or dbr_direct=off\n",
+		where, dj->direct_files, dj->trace_path);
+	return 1;
+}
+
+int dbr_open_flags(const struct dbr_job *dj)
+{
+	return O_RDWR | O_NOFOLLOW | O_CLOEXEC;
+}
+
+/*
+ * Makes @fd (opened buffered) the file's descriptor. With direct=1 the file
+ * gets an O_DIRECT descriptor for its aligned reads and writes and keeps the
+ * buffered one for the rest, as databases do: InnoDB opens its tablespaces
+ * with O_DIRECT but reads a 24-byte header through the page cache elsewhere.
+ */
+int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->bfd >= 0)
+		close(f->bfd);
+	f->fd = fd;
+	f->bfd = -1;
+	if (fd >= 0 && file_direct(dj, f->decl)) {
+		char self[64];
+		int dfd;
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		dfd = NOINTR(open(self, O_RDWR | O_CLOEXEC | O_DIRECT));
+		if (dfd < 0 && errno == EINVAL) {
+			/* tmpfs before Linux 6.6, ramfs: say so once, replay through the page cache */
+			if (dj->direct)
+				log_err("dbreplay: direct=1: %s does not support O_DIRECT; the replay goes through the page cache\n",
+					dj->root);
+			dj->direct = 0;
+			return dbr_direct_refused(dj, dj->root) ? -EINVAL : 0;
+		}
+		if (dfd < 0)
+			return -errno;
+		f->bfd = fd;
+		f->fd = dfd;
+	}
+	return 0;
+}
+
+/*
+ * A record on a file that has no descriptor: a capture that began after the
+ * database opened the file, a read before its create. The file is created
+ * (it is the engine's) and counted.
+ */
+static int implicit_open(struct dbr_job *dj, struct rfile *f)
+{
+	const char *base;
+	int dfd, fd, ret;
+
+	if ((ret = dbr_own(dj, f->decl->path)))
+		return ret;
+	dfd = dbr_open_parent(dj, f->decl->path, 1, &base);
+	if (dfd < 0)
+		return dfd;
+	fd = NOINTR(openat(dfd, base, dbr_open_flags(dj) | O_CREAT, 0644));
+	ret = fd < 0 ? -errno : 0;
+	close(dfd);
+	if (ret || (ret = dbr_set_fd(dj, f, fd)))
+		return ret;
+	f->present = 1;
+	dj->implicit_creates++;
+	return 0;
+}
+
+static int do_create(struct dbr_job *dj, struct rfile *f)
+{
+	const char *path = f->decl->path, *base;
+	int dfd, fd, ret = 0;
+
+	if (f->present)
+		return 0;	/* open(O_CREAT) of an existing file */
+	if ((ret = dbr_own(dj, path)))
+		return ret;
+	dfd = dbr_open_parent(dj, path, 1, &base);
+	if (dfd < 0)
+		return dfd;
+	if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
+		if (NOINTR(mkdirat(dfd, base, 0755)))
+			ret = -errno;
+		else if ((fd = NOINTR(openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))) < 0)
+			ret = -errno;
+		else
+			ret = dbr_set_fd(dj, f, fd);
+	} else {
+		/* O_EXCL: a name that appeared meanwhile is not the engine's */
+		fd = NOINTR(openat(dfd, base, dbr_open_flags(dj) | O_CREAT | O_EXCL, 0644));
+		if (fd < 0)
+			ret = -errno;
+		else
+			ret = dbr_set_fd(dj, f, fd);
+	}
+	close(dfd);
+	if (!ret)
+		f->present = 1;
+	return ret;
+}
+
+static int do_unlink(struct dbr_job *dj, struct rfile *f)
+{
+	const char *base;
+	int dfd, ret = 0;
+
+	if (!f->present)
+		return -ENOENT;
+	dfd = dbr_open_parent(dj, f->decl->path, 0, &base);
+	if (dfd < 0)
+		return dfd;
+	if (NOINTR(unlinkat(dfd, base, f->decl->role == DBTRACE_ROLE_DIRECTORY ? AT_REMOVEDIR : 0)))
+		ret = -errno;
+	close(dfd);
+	if (!ret) {
+		/* an open file stays usable, as on POSIX; a directory's descriptor is dropped */
+		f->present = 0;
+		if (f->decl->role == DBTRACE_ROLE_DIRECTORY && f->fd >= 0)
+			dbr_set_fd(dj, f, -1);
+	}
+	return ret;
+}
+
+static int do_trim(struct dbr_job *dj, int fd, uint64_t off, uint64_t len)
+{
+	if (dj->packed && dj->dev_is_blk) {
+		uint64_t range[2] = { off, len };
+
+		return NOINTR(ioctl(fd, BLKDISCARD, range)) ? -errno : 0;
+	}
+	return NOINTR(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
+		? -errno : 0;
+}
+
+/*
+ * Namespace operations, truncate and what packed mode skips: done at once,
+ * in io_uring mode too (they are rare, and io_uring has no ftruncate in the
+ * kernels this runs on). 1 if the record was not one of them.
+ */
+int dbr_run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err)
+{
+	struct rfile *f = &dj->files[r->file];
+
+	*err = 0;
+	if (dj->packed) {
+		switch (r->op) {
+		case DBTRACE_CREATE:
+		case DBTRACE_UNLINK:
+		case DBTRACE_TRUNCATE:
+			dj->skipped++;
+			return 0;
+		default:
+			/* a directory's fsync makes a create or unlink durable: none here */
+			if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
+				dj->skipped++;
+				return 0;
+			}
+			return 1;
+		}
+	}
+	switch (r->op) {
+	case DBTRACE_CREATE:
+		*err = do_create(dj, f);
+		return 0;
+	case DBTRACE_UNLINK:
+		*err = do_unlink(dj, f);
+		return 0;
+	case DBTRACE_TRUNCATE:
+		if (f->fd < 0 && (*err = implicit_open(dj, f)))
+			return 0;
+		*err = NOINTR(ftruncate(f->fd, (off_t)r->size)) ? -errno : 0;
+		return 0;
+	default:
+		if (f->fd < 0) {
+			if (f->decl->role == DBTRACE_ROLE_DIRECTORY) {
+				/* an fsync of a directory the trace removed: nothing to sync */
+				*err = -ENOENT;
+				return 0;
+			}
+			*err = implicit_open(dj, f);
+			if (*err)
+				return 0;
+		}
+		return 1;
+	}
+}
+
+/* A whole read or write with pread/pwrite: short transfers and EINTR continue. */
+static int rw_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes)
+{
+	uint64_t off, done = 0;
+	int fd = dbr_io_target(dj, r, &off);
+
+	while (done < r->len) {
+		ssize_t n = r->op == DBTRACE_READ
+			? pread(fd, dj->rbuf + done, r->len - done, (off_t)(off + done))
+			: pwrite(fd, dj->wbuf + done, r->len - done, (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*bytes = done;
+			return -errno;
+		}
+		if (n == 0) {
+			if (r->op == DBTRACE_READ)
+				break;	/* end of file: the database read less too */
+			*bytes = done;
+			return -EIO;
+		}
+		done += (uint64_t)n;
+	}
+	*bytes = done;
+	return 0;
+}
+
+/* One record with system calls, one at a time; 0 or -errno. */
+int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes)
+{
+	uint64_t off;
+	int fd, err;
+
+	*bytes = 0;
+	if (!dbr_run_meta(dj, r, &err))
+		return err;
+	fd = dbr_io_target(dj, r, &off);
+	switch (r->op) {
+	case DBTRACE_READ:
+	case DBTRACE_WRITE:
+		return rw_sync(dj, r, bytes);
+	case DBTRACE_FSYNC:
+		return NOINTR(fsync(fd)) ? -errno : 0;
+	case DBTRACE_FDATASYNC:
+		return NOINTR(fdatasync(fd)) ? -errno : 0;
+	case DBTRACE_SYNC_FILE_RANGE:
+		return NOINTR(sync_file_range(fd, (off_t)off, (off_t)r->len, SYNC_FILE_RANGE_WRITE))
+			? -errno : 0;
+	case DBTRACE_TRIM:
+		err = do_trim(dj, fd, off, r->len);
+		if (err == -EOPNOTSUPP) {
+			dj->unsupported++;
+			return 0;
+		}
+		*bytes = err ? 0 : r->len;
+		return err;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* fio's view of a record, and its completion                          */
+/* ------------------------------------------------------------------ */
+
+enum fio_ddir dbr_ddir_of(const struct dbsched_item *it, unsigned *prio, int *prio_ix)
+{
+	*prio = 0;
+	*prio_ix = 0;
+	switch (it->rec.op) {
+	case DBTRACE_READ:
+	case DBTRACE_WRITE:
+		*prio = it->role + 1;
+		*prio_ix = (int)it->role;
+		return it->rec.op == DBTRACE_READ ? DDIR_READ : DDIR_WRITE;
+	case DBTRACE_FSYNC:
+	case DBTRACE_FDATASYNC:
+	case DBTRACE_SYNC_FILE_RANGE:
+		/*
+		 * All three are fio's DDIR_SYNC, so "sync" in fio's JSON counts
+		 * them all on every fio. fio up to 3.42 indexes its 4-entry
+		 * total_io_u[] with an io_u's direction: DDIR_DATASYNC and
+		 * DDIR_SYNC_FILE_RANGE wrote past it, into short_io_u[] (fio
+		 * commit af511749 fixed it after 3.42). The engine does the
+		 * record's own call; its report keeps the three apart.
+		 */
+		return DDIR_SYNC;
+	case DBTRACE_TRIM:
+		*prio = TP_TRIM;
+		break;
+	case DBTRACE_TRUNCATE:
+		*prio = TP_TRUNCATE;
+		break;
+	case DBTRACE_CREATE:
+		*prio = TP_CREATE;
+		break;
+	default:
+		*prio = TP_UNLINK;
+	}
+	*prio_ix = (int)*prio - 1;
+	return DDIR_TRIM;
+}
+
+/* A record's I/O has ended (@err: 0 or -errno): statistics, fio's io_u, the window. */
+void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
+		   uint64_t end)
+{
+	struct dbsched_item *it = dbsched_item(dj->sched, slot);
+	struct cls *c = cls_of(dj, it->role, it->rec.op);
+
+	if (c) {
+		lathist_add(&c->lat, end - it->issue_ns);
+		/*
+		 * As fio counts: a record that failed counts no bytes, even
+		 * those it wrote before the error (dbr_record_log has them).
+		 */
+		if (err)
+			c->errors++;
+		else
+			c->bytes += bytes;
+	}
+	if (err) {
+		/* with continue_on_error a full disk fails every later write: say it a few times */
+		if (dj->errors < MAX_ERROR_LINES)
+			log_err("dbreplay: %s line %llu: %s %s: %s\n", dj->trace_path,
+				(unsigned long long)it->rec.line, dbtrace_op_name(it->rec.op),
+				path_of(dj, it->rec.file), strerror(-err));
+		else if (dj->errors == MAX_ERROR_LINES)
+			log_err("dbreplay: further errors are counted, not shown (the report has them per class)\n");
+		dj->errors++;
+		dj->failed = 1;
+	}
+	if (io_u) {
+		io_u->error = err ? -err : 0;
+		/* fio requeues a short transfer: report what was done, as done */
+		io_u->xfer_buflen = bytes;
+		io_u->buflen = bytes;
+		io_u->resid = 0;
+		io_u->engine_data = NULL;
+		/* fio's latency starts here; fio before 3.31 overwrote it after ->queue */
+		io_u->issue_time.tv_sec = it->issue_ns / 1000000000ULL;
+		io_u->issue_time.tv_nsec = it->issue_ns % 1000000000ULL;
+	}
+	dj->replayed++;
+	if (dj->rlog)
+		fprintf(dj->rlog, "%llu %llu %u %u %s %llu %llu %llu %llu %d\n",
+			(unsigned long long)dj->loop, (unsigned long long)it->rec.line,
+			it->rec.stream, it->rec.file, dbtrace_op_name(it->rec.op),
+			(unsigned long long)it->due_ns,
+			(unsigned long long)(it->issue_ns - dj->start_ns),
+			(unsigned long long)(end - dj->start_ns), (unsigned long long)bytes, -err);
+	if (end - dj->start_ns > dj->last_done_ns)
+		dj->last_done_ns = end - dj->start_ns;
+	dbsched_done(dj->sched, slot, end - dj->start_ns);
+}
+
+/* ------------------------------------------------------------------ */
+/* Feeding the window, loops                                           */
+/* ------------------------------------------------------------------ */
+
+static uint64_t due_of(struct dbr_job *dj, uint64_t time)
+{
+	double d;
+
+	if (dj->timing == TM_ASAP || time == DBTRACE_NO_TIME)
+		return 0;
+	if (!dj->have_t0) {
+		dj->t0 = time;
+		dj->have_t0 = 1;
+	}
+	if (time <= dj->t0)
+		return 0;
+	d = (double)(time - dj->t0) * (double)dj->unit_ns / dj->speed;
+	return d >= 1.8e19 ? UINT64_MAX - 1 : (uint64_t)d;
+}
+
+/*
+ * With dbr_reader_thread=1 a thread parses (and inflates) the trace ahead,
+ * off the replaying thread's clock: started once the trace is open, before
+ * the clock of each pass starts, so that its first block is ready. If it
+ * cannot start, the replaying thread reads the trace itself, as with 0.
+ */
+void dbr_start_reader(struct dbr_job *dj)
+{
+	char err[ERRLEN];
+
+	if (dj->pf || !dj->o->reader_thread || dj->pf_failed)
+		return;
+	dj->pf = dbprefetch_start(dj->t, 0, 0, err, sizeof(err));
+	if (!dj->pf) {
+		log_err("dbreplay: %s; the trace is read by the replaying thread\n", err);
+		dj->pf_failed = 1;
+	}
+}
+
+/* The next record of this pass over the trace. */
+static int next_record(struct dbr_job *dj, struct dbtrace_rec *r)
+{
+	dbr_start_reader(dj);
+	return dj->pf ? dbprefetch_next(dj->pf, r) : dbtrace_next(dj->t, r);
+}
+
+/* Pushes records until the window is full or the trace ends; -1 on a trace error. */
+int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel)
+{
+	struct dbtrace_rec r;
+
+	while (!dj->eof && !dbsched_full(dj->sched)) {
+		int ret = next_record(dj, &r);
+
+		if (ret < 0) {
+			log_err("dbreplay: %s\n", dj->pf ? dbprefetch_error(dj->pf) : dbtrace_error(dj->t));
+			return -1;
+		}
+		if (ret == 0) {
+			dj->eof = 1;
+			break;
+		}
+		/* the first record sets the origin even if filtered out */
+		uint64_t due = due_of(dj, r.time);
+
+		if (!dbfilter_match(&dj->filter, &r)) {
+			dj->filtered++;
+			continue;
+		}
+		int depth = dj->depth ? dbdepth_next(dj->depth, &r) : 0;
+
+		if (depth < 0) {
+			log_err("dbreplay: out of memory for the trace's captured depths\n");
+			return -1;
+		}
+		dbsched_push_depth(dj->sched, &r, dj->files[r.file].decl->role, due, now_rel,
+				   (unsigned)depth);
+		dj->pushed++;
+	}
+	return 0;
+}
+
+/* The end of one pass over the trace: 1 if another loop starts, 0 if the replay is over. */
+int dbr_next_loop(struct dbr_job *dj)
+{
+	char err[ERRLEN];
+	uint64_t end = dbr_now();
+	/* the trace's own duration (scaled in timed modes: the schedule the replay had) */
+	double trace_ns = (double)dj->trace_span_units * (double)dj->unit_ns / dj->speed;
+
+	dj->replay_ns_total += end - dj->start_ns;
+	dj->trace_ns_total += (uint64_t)trace_ns;
+	if (dj->timing != TM_ASAP)
+		dj->behind_end_ns = dj->last_done_ns > trace_ns
+			? dj->last_done_ns - (uint64_t)trace_ns : 0;
+	dj->loop++;
+	if (dj->loops && dj->loop >= dj->loops)
+		return 0;
+	dbprefetch_stop(dj->pf);
+	dj->pf = NULL;
+	dbtrace_close(dj->t);
+	dj->t = dbtrace_open(dj->trace_path, err, sizeof(err));
+	if (!dj->t) {
+		log_err("dbreplay: %s\n", err);
+		return 0;
+	}
+	dj->h = dbtrace_header(dj->t);
+	dbr_start_reader(dj);	/* parses the first block while the files are reset */
+	/* back to the state before the first record, off the clock of the next loop */
+	if (dbr_layout(dj, 0))
+		return 0;
+	dbsched_restart(dj->sched);
+	if (dj->depth)
+		dbdepth_reset(dj->depth);
+	dj->eof = 0;
+	dj->have_t0 = 0;
+	dj->last_done_ns = 0;
+	dj->start_ns = dbr_now();
+	return 1;
+}

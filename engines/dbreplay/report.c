@@ -1,0 +1,139 @@
+/* The end-of-job summary and the dbr_report_file line (see dbrengine.h). */
+#include "dbrengine.h"
+
+/* ------------------------------------------------------------------ */
+/* Reports                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *direct_mode_name(unsigned m)
+{
+	return m == DIRECT_TRACE ? "trace" : m == DIRECT_TRY ? "try" : "off";
+}
+
+static const char *timing_name(enum timing t)
+{
+	return t == TM_ASAP ? "asap" : t == TM_ORIGINAL ? "original" : "scaled";
+}
+
+void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
+{
+	int r, o;
+
+	if (dj->o->report == REP_NONE)
+		return;
+	log_err("dbreplay: %s: %s: %llu records replayed (the trace has %llu) in %llu loop(s)%s, %llu errors, %.3f s (trace: %.3f s), timing %s",
+		td->o.name, dj->trace_path, (unsigned long long)dj->replayed,
+		(unsigned long long)dj->trace_records, (unsigned long long)dj->loop,
+		dj->partial ? " (the last cut short)" : "", (unsigned long long)dj->errors,
+		dj->replay_ns_total / 1e9, dj->trace_ns_total / 1e9, timing_name(dj->timing));
+	if (dj->timing != TM_ASAP)
+		log_err(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
+			dj->speed, lathist_percentile(&dj->lag, 50) / 1e6,
+			lathist_percentile(&dj->lag, 99) / 1e6, dj->lag.max / 1e6,
+			dj->behind_end_ns / 1e6);
+	log_err("\n");
+	for (r = 0; r < (int)dj->nincomplete; r++)
+		log_err("dbreplay: %s: INCOMPLETE capture, the replay lacks: %s\n", td->o.name,
+			dj->incomplete[r]);
+	for (r = 0; r < (int)dj->nfidelity; r++)
+		log_err("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, dj->fidelity[r]);
+	log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops", "errors",
+		"MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
+	for (r = 0; r < DBTRACE_ROLE_NR; r++)
+		for (o = 0; o < DBTRACE_OP_NR; o++) {
+			const struct cls *c = dj->cls[r][o];
+			char name[64];
+
+			if (!c || !c->lat.n)
+				continue;
+			snprintf(name, sizeof(name), "%s %s", dbtrace_role_name(r), dbtrace_op_name(o));
+			log_err("dbreplay: %-22s %10llu %7llu %12.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+				name, (unsigned long long)c->lat.n, (unsigned long long)c->errors,
+				c->bytes / 1048576.0, lathist_mean(&c->lat) / 1e3,
+				lathist_percentile(&c->lat, 50) / 1e3,
+				lathist_percentile(&c->lat, 99) / 1e3,
+				lathist_percentile(&c->lat, 99.9) / 1e3, c->lat.max / 1e3);
+		}
+}
+
+/*
+ * One JSON line per job (engines/lib/jsonl.h): counters, fidelity notes,
+ * the trace's "incomplete" lines and the classes, whole. A class is one
+ * object with its bytes and errors beside the members of its latency
+ * distribution (n, mean_ns, ...: the shared convention's keys, flat, as
+ * the readers of this report have them).
+ */
+void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
+{
+	struct jsonl w = { 0 };
+	char err[ERRLEN];
+	int r, o;
+	unsigned i;
+
+	if (!dj->o->report_file || !*dj->o->report_file)
+		return;
+	jsonl_begin(&w);
+	jsonl_str(&w, "engine", ENGINE);
+	jsonl_str(&w, "job", td->o.name);
+	jsonl_u64(&w, "subjob", td->subjob_number);
+	jsonl_str(&w, "trace", dj->trace_path);
+	jsonl_u64(&w, "trace_records", dj->trace_records);
+	jsonl_u64(&w, "replayed", dj->replayed);
+	jsonl_u64(&w, "filtered", dj->filtered);
+	jsonl_u64(&w, "loops", dj->loop);
+	jsonl_bool(&w, "last_loop_complete", !dj->partial);
+	jsonl_u64(&w, "errors", dj->errors);
+	jsonl_str(&w, "timing", timing_name(dj->timing));
+	jsonl_dbl(&w, "speed", dj->speed);
+	jsonl_str(&w, "io_api", dj->uring ? "io_uring" : "sync");
+	jsonl_u64(&w, "stream_depth", dj->stream_depth);
+	jsonl_str(&w, "mapping", dj->packed ? "packed" : "files");
+	jsonl_u64(&w, "trace_duration_ns", dj->trace_ns_total);
+	jsonl_u64(&w, "replay_duration_ns", dj->replay_ns_total);
+	jsonl_u64(&w, "behind_at_end_ns", dj->behind_end_ns);
+	jsonl_lat(&w, "lag", &dj->lag);
+	jsonl_u64(&w, "implicit_creates", dj->implicit_creates);
+	jsonl_u64(&w, "skipped", dj->skipped);
+	jsonl_u64(&w, "unsupported", dj->unsupported);
+	jsonl_i64(&w, "direct", dj->direct);
+	jsonl_u64(&w, "buffered_records", dbr_buffered_records(dj));
+	jsonl_str(&w, "dbr_direct", direct_mode_name(dj->o->direct_mode));
+	jsonl_u64(&w, "direct_files", dj->direct_files);
+	jsonl_bool(&w, "direct_files_replayed_direct",
+		   dj->direct_files && (dj->direct || dj->trace_direct));
+	jsonl_u64(&w, "direct_align", dj->dio_align);
+	jsonl_str(&w, "depth", dj->depth ? "captured" : "fixed");
+	jsonl_u64(&w, "captured_depth", dj->captured_depth);
+	jsonl_u64(&w, "records_with_completion", dj->lat_records);
+	jsonl_u64(&w, "replay_stream_depth", dj->sched ? dbsched_stream_max(dj->sched) : 0);
+	jsonl_arr(&w, "fidelity");
+	for (i = 0; i < dj->nfidelity; i++)
+		jsonl_str(&w, NULL, dj->fidelity[i]);
+	jsonl_close(&w);
+	jsonl_arr(&w, "incomplete");
+	for (i = 0; i < dj->nincomplete; i++)
+		jsonl_str(&w, NULL, dj->incomplete[i]);
+	jsonl_close(&w);
+	jsonl_obj(&w, "classes");
+	for (r = 0; r < DBTRACE_ROLE_NR; r++)
+		for (o = 0; o < DBTRACE_OP_NR; o++) {
+			const struct cls *c = dj->cls[r][o];
+			char name[64];
+
+			if (!c || !c->lat.n)
+				continue;
+			snprintf(name, sizeof(name), "%s %s", dbtrace_role_name(r), dbtrace_op_name(o));
+			jsonl_obj(&w, name);
+			jsonl_u64(&w, "bytes", c->bytes);
+			jsonl_u64(&w, "errors", c->errors);
+			jsonl_lat_members(&w, &c->lat);
+			jsonl_close(&w);
+		}
+	jsonl_close(&w);
+	if (jsonl_end(&w))
+		log_err("dbreplay: dbr_report_file %s: out of memory: the job's line is not written\n",
+			dj->o->report_file);
+	else if (jsonl_append(&w, dj->o->report_file, err, sizeof(err)))
+		log_err("dbreplay: dbr_report_file %s\n", err);
+	jsonl_free(&w);
+}

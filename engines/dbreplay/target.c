@@ -1,0 +1,516 @@
+/* The target: one-to-one files in a directory, or regions of a device (see dbrengine.h). */
+#include "dbrengine.h"
+
+static int fill_range(struct dbr_job *dj, int fd, uint64_t from, uint64_t to)
+{
+	uint64_t start = from;
+
+	while (from < to) {
+		/* after a short write, on from where it stopped in the buffer too */
+		size_t at = (size_t)((from - start) % dj->buf_len);
+		size_t n = to - from > dj->buf_len - at ? dj->buf_len - at : (size_t)(to - from);
+		ssize_t w;
+
+		w = pwrite(fd, dj->wbuf + at, n, (off_t)from);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		from += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* A file of the trace as it is before the first record: present at its size, or absent. */
+static int lay_file(struct dbr_job *dj, struct rfile *f)
+{
+	const struct dbtrace_file *d = f->decl;
+	const char *base;
+	struct stat st;
+	int dfd, fd, ret = 0;
+
+	dbr_set_fd(dj, f, -1);
+	f->present = 0;
+	dfd = dbr_open_parent(dj, d->path, d->exists, &base);
+	if (dfd == -ENOENT && !d->exists)
+		return 0;
+	if (dfd < 0)
+		return dfd;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* the engine's (checked at init): back to the state before the trace */
+		if (!d->exists) {
+			if (NOINTR(unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)))
+				ret = -errno;
+			goto out;
+		}
+	} else if (errno != ENOENT) {
+		ret = -errno;
+		goto out;
+	} else if (!d->exists) {
+		goto out;
+	} else if ((ret = dbr_own(dj, d->path))) {
+		goto out;
+	} else if (d->role == DBTRACE_ROLE_DIRECTORY) {
+		if (NOINTR(mkdirat(dfd, base, 0755))) {
+			ret = -errno;
+			goto out;
+		}
+	} else {
+		fd = NOINTR(openat(dfd, base, dbr_open_flags(dj) | O_CREAT | O_EXCL, 0644));
+		if (fd < 0) {
+			ret = -errno;
+			goto out;
+		}
+		close(fd);
+		st.st_size = 0;
+	}
+	if (d->role == DBTRACE_ROLE_DIRECTORY) {
+		fd = NOINTR(openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+	} else {
+		fd = NOINTR(openat(dfd, base, dbr_open_flags(dj)));
+		if (fd >= 0 && fstat(fd, &st) == 0) {
+			if ((uint64_t)st.st_size > d->size)
+				ret = NOINTR(ftruncate(fd, (off_t)d->size)) ? -errno : 0;
+			else if (dj->o->fill == FILL_DATA)
+				ret = fill_range(dj, fd, (uint64_t)st.st_size, d->size);
+			if (!ret && (uint64_t)st.st_size != d->size && NOINTR(ftruncate(fd, (off_t)d->size)))
+				ret = -errno;
+		}
+	}
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (!ret)
+		ret = dbr_set_fd(dj, f, fd);
+	else
+		close(fd);
+	if (!ret)
+		f->present = 1;
+out:
+	close(dfd);
+	return ret;
+}
+
+/* Drops the files from the page cache, so reads go to the device as in production. */
+void dbr_invalidate(struct dbr_job *dj)
+{
+	unsigned i;
+
+	if (dj->packed) {
+		NOINTR(fsync(dj->devfd));
+		posix_fadvise(dj->devfd, 0, 0, POSIX_FADV_DONTNEED);
+		return;
+	}
+	for (i = 0; i < dj->h->nfiles; i++) {
+		struct rfile *f = &dj->files[dj->h->files[i].id];
+
+		if (f->fd >= 0 && f->decl->role != DBTRACE_ROLE_DIRECTORY) {
+			NOINTR(fdatasync(f->fd));
+			posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+		}
+	}
+}
+
+/*
+ * Files and directories as they were before the first record; @first: the
+ * first time (else between loops, when every path is the engine's).
+ * Directories that exist are made first, then files, then what must be
+ * absent is removed deepest first.
+ */
+int dbr_layout(struct dbr_job *dj, int first)
+{
+	const struct dbtrace_header *h = dj->h;
+	unsigned i, pass;
+	int ret;
+
+	for (i = 0; i < h->nfiles; i++)
+		dj->files[h->files[i].id].decl = &h->files[i];
+	if (dj->packed) {
+		if (!first)
+			return 0;
+		for (i = 0; i < h->nfiles; i++) {
+			const struct dbtrace_file *d = &h->files[i];
+
+			if (d->role != DBTRACE_ROLE_DIRECTORY && d->exists && dj->o->fill == FILL_DATA &&
+			    (ret = fill_range(dj, dj->devfd, dj->files[d->id].region,
+					      dj->files[d->id].region + d->size))) {
+				log_err("dbreplay: dbr_device %s: writing the region of %s: %s\n",
+					dj->device, d->path, strerror(-ret));
+				return 1;
+			}
+		}
+		dbr_invalidate(dj);
+		return 0;
+	}
+	/* pass 0: directories that exist; 1: files; 2: directories that must not, in reverse */
+	for (pass = 0; pass < 3; pass++) {
+		for (i = 0; i < h->nfiles; i++) {
+			const struct dbtrace_file *d = &h->files[pass == 2 ? h->nfiles - 1 - i : i];
+			struct rfile *f = &dj->files[d->id];
+			int isdir = d->role == DBTRACE_ROLE_DIRECTORY;
+
+			if (!strcmp(d->path, ".")) {
+				if (pass == 0) {
+					dbr_set_fd(dj, f, dup(dj->rootfd));
+					f->present = 1;
+				}
+				continue;
+			}
+			if ((pass == 0 && !(isdir && d->exists)) || (pass == 1 && isdir) ||
+			    (pass == 2 && !(isdir && !d->exists)))
+				continue;
+			ret = lay_file(dj, f);
+			if (ret) {
+				log_err("dbreplay: dbr_target %s: %s %s: %s\n", dj->root,
+					d->exists ? "creating" : "removing", d->path, strerror(-ret));
+				return 1;
+			}
+		}
+	}
+	if (dj->tdo_invalidate)
+		dbr_invalidate(dj);
+	return 0;
+}
+
+/* Reads the manifest of a target the engine used before; 0 or 1 (error said). */
+static int read_manifest(struct dbr_job *dj)
+{
+	char line[DBTRACE_MAX_PATH + 2], why[256];
+	unsigned long n = 0;
+	FILE *fp;
+	int fd;
+
+	fd = NOINTR(openat(dj->rootfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		log_err("dbreplay: dbr_target %s: %s: %s\n", dj->root, MANIFEST, strerror(errno));
+		return 1;
+	}
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		close(fd);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		size_t len = strlen(line);
+
+		n++;
+		if (len && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (dj->jobdir && !strncmp(line, MANIFEST_JOBDIR, len) && MANIFEST_JOBDIR[len] == '\n')
+			dj->jobdir_made = 1;	/* by an earlier run (dbr_keep=1, or killed) */
+		if (!len || line[0] == '#')
+			continue;
+		/* a path the engine could have made: nothing else is ever removed */
+		if (dbtrace_path_check(line, DBTRACE_ROLE_DATA, why, sizeof(why)) || dbr_own_path(dj, line, 0)) {
+			log_err("dbreplay: dbr_target %s: %s line %lu is not a path the engine makes (%s); refusing to use this directory\n",
+				dj->root, MANIFEST, n, why);
+			fclose(fp);
+			return 1;
+		}
+	}
+	fclose(fp);
+	return 0;
+}
+
+/*
+ * Opens and claims the target directory, and checks before anything is
+ * written that no declared path is someone else's and that the space is
+ * there. 0, or 1 with the error said.
+ */
+int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
+{
+	const struct dbtrace_header *h = dj->h;
+	uint64_t need = 0, avail;
+	struct statvfs vfs;
+	unsigned i;
+	const char *head;
+	char job[80], why[256];
+	int nofollow = 0;	/* the job's own directory DIR/JOBNAME.K: never a symlink */
+
+	if (!dj->o->target || !*dj->o->target) {
+		char err[PATH_MAX + 128];
+
+		pack_job_dir_name(td, job, sizeof(job));
+		if (target_mkdtemp(ENGINE, job, dj->root, sizeof(dj->root), err, sizeof(err))) {
+			log_err("dbreplay: %s\n", err);
+			return 1;
+		}
+		dj->tmproot = 1;
+	} else if (pack_clone_count(td) > 1) {
+		int lfd, ret;
+
+		/* numjobs: each job replays into its own directory of the target */
+		pack_job_dir_name(td, job, sizeof(job));
+		snprintf(dj->root, sizeof(dj->root), "%s/%s", dj->o->target, job);
+		lfd = NOINTR(open(dj->o->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		if (lfd < 0) {
+			log_err("dbreplay: dbr_target %s: %s\n", dj->o->target, strerror(errno));
+			return 1;
+		}
+		dj->jobdir = 1;
+		ret = target_mkdir(lfd, job, &dj->jobdir_made);
+		if (ret) {
+			log_err("dbreplay: dbr_target %s: %s\n", dj->root, strerror(-ret));
+			close(lfd);
+			return 1;
+		}
+		close(lfd);
+		nofollow = O_NOFOLLOW;
+	} else {
+		snprintf(dj->root, sizeof(dj->root), "%s", dj->o->target);
+	}
+	dj->rootfd = NOINTR(open(dj->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow));
+	if (dj->rootfd < 0) {
+		log_err("dbreplay: dbr_target %s: %s\n", dj->root,
+			nofollow && (errno == ENOTDIR || errno == ELOOP)
+			? "a symlink or not a directory; refusing to follow it"
+			: errno == ENOTDIR ? "not a directory" : strerror(errno));
+		return 1;
+	}
+	if (target_claim(dj->rootfd, dj->root, ENGINE, TARGET_WRITABLE | TARGET_LOCK,
+			 why, sizeof(why))) {
+		log_err("dbreplay: dbr_target %s %s\n", dj->root, why);
+		return 1;
+	}
+	if (read_manifest(dj))
+		return 1;
+
+	for (i = 0; i < h->nfiles; i++) {
+		const struct dbtrace_file *d = &h->files[i];
+		const char *base;
+		struct stat st;
+		int dfd;
+
+		if (!strcmp(d->path, "."))
+			continue;
+		dfd = dbr_open_parent(dj, d->path, 0, &base);
+		if (dfd == -ENOENT) {
+			if (d->role != DBTRACE_ROLE_DIRECTORY)
+				need += d->max_size;
+			continue;
+		}
+		if (dfd < 0) {
+			log_err("dbreplay: dbr_target %s: %s: a parent is a symlink or not a directory (%s); refusing to follow it\n",
+				dj->root, d->path, strerror(-dfd));
+			return 1;
+		}
+		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+			close(dfd);
+			if (d->role != DBTRACE_ROLE_DIRECTORY)
+				need += d->max_size;
+			continue;
+		}
+		close(dfd);
+		if (!dbr_owned(dj, d->path)) {
+			log_err("dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it (use an empty directory)\n",
+				dj->root, d->path);
+			return 1;
+		}
+		if (d->role == DBTRACE_ROLE_DIRECTORY ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+			log_err("dbreplay: dbr_target %s: %s is not a %s\n", dj->root, d->path,
+				d->role == DBTRACE_ROLE_DIRECTORY ? "directory" : "regular file");
+			return 1;
+		}
+		if (d->role != DBTRACE_ROLE_DIRECTORY && d->max_size > (uint64_t)st.st_blocks * 512)
+			need += d->max_size - (uint64_t)st.st_blocks * 512;
+	}
+	avail = fstatvfs(dj->rootfd, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : UINT64_MAX;
+	if (dj->o->fill == FILL_DATA && need > avail) {
+		log_err("dbreplay: dbr_target %s has %llu bytes free; the trace's files need %llu more (their max sizes; dbr_fill=sparse to skip writing them out)\n",
+			dj->root, (unsigned long long)avail, (unsigned long long)need);
+		return 1;
+	}
+	dj->manifest_fd = NOINTR(openat(dj->rootfd, MANIFEST,
+				 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+	if (dj->manifest_fd < 0) {
+		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
+			strerror(errno));
+		return 1;
+	}
+	/* whole: a head cut short would take the first path into its comment line */
+	head = dj->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
+	if (!dj->nowned && target_write_all(dj->manifest_fd, head, strlen(head))) {
+		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
+			strerror(errno));
+		return 1;
+	}
+	dj->claimed = 1;
+	return 0;
+}
+
+static int open_dev_direct(struct dbr_job *dj)
+{
+	if (!dj->direct && !dj->trace_direct)
+		return 0;
+	dj->dev_dfd = NOINTR(open(dj->device, O_RDWR | O_CLOEXEC | O_DIRECT));
+	if (dj->dev_dfd < 0 && errno == EINVAL && !dj->direct)
+		return dbr_direct_refused(dj, dj->device);
+	if (dj->dev_dfd < 0) {
+		log_err("dbreplay: dbr_device %s: direct=1: %s\n", dj->device, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* Packed mode: one file or block device holding every file as a region. */
+int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
+{
+	const struct dbtrace_header *h = dj->h;
+	char sidecar[PATH_MAX + 32];
+	uint64_t align = 1 << 20, off = 0, size;
+	struct stat st;
+	unsigned i;
+
+	if (dj->o->align && *dj->o->align &&
+	    (parse_size(dj->o->align, &align) || !align || (align & (align - 1)) || align > (1ULL << 30))) {
+		log_err("dbreplay: dbr_align=%s is not a power of two from 1 to 1g\n", dj->o->align);
+		return 1;
+	}
+	if (pack_clone_count(td) > 1) {
+		log_err("dbreplay: numjobs must be 1 with dbr_device (the jobs would share its regions); use one job per device\n");
+		return 1;
+	}
+	if (dbtrace_span(h, align, &dj->span)) {
+		log_err("dbreplay: the trace's files do not fit in 2^63 bytes\n");
+		return 1;
+	}
+	for (i = 0; i < h->nfiles; i++) {
+		const struct dbtrace_file *d = &h->files[i];
+
+		if (d->role == DBTRACE_ROLE_DIRECTORY)
+			continue;
+		dj->files[d->id].region = off;
+		off += (d->max_size + align - 1) / align * align;
+	}
+	snprintf(dj->device, sizeof(dj->device), "%s", dj->o->device);
+	snprintf(sidecar, sizeof(sidecar), "%s%s", dj->device, SIDECAR_SUFFIX);
+	if (stat(dj->device, &st) == 0 && S_ISBLK(st.st_mode)) {
+		if (!dj->overwrite_device) {
+			log_err("dbreplay: dbr_device %s is a block device: the replay overwrites %llu bytes of it; set dbr_overwrite_device=1 to confirm\n",
+				dj->device, (unsigned long long)dj->span);
+			return 1;
+		}
+		dj->dev_is_blk = 1;
+		dj->devfd = NOINTR(open(dj->device, O_RDWR | O_CLOEXEC));
+		if (dj->devfd < 0) {
+			log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
+			return 1;
+		}
+		if (ioctl(dj->devfd, BLKGETSIZE64, &size)) {
+			log_err("dbreplay: dbr_device %s: cannot read its size: %s\n", dj->device, strerror(errno));
+			return 1;
+		}
+		if (size < dj->span) {
+			log_err("dbreplay: dbr_device %s has %llu bytes; the trace needs %llu (its files' max sizes, each aligned to %llu)\n",
+				dj->device, (unsigned long long)size, (unsigned long long)dj->span,
+				(unsigned long long)align);
+			return 1;
+		}
+		return open_dev_direct(dj);
+	}
+	if (lstat(dj->device, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			log_err("dbreplay: dbr_device %s is neither a regular file nor a block device\n", dj->device);
+			return 1;
+		}
+		if (access(sidecar, F_OK)) {
+			log_err("dbreplay: dbr_device %s exists and was not created by dbreplay (no %s beside it); refusing to overwrite it\n",
+				dj->device, sidecar);
+			return 1;
+		}
+		dj->dev_made = 1;	/* an earlier run's (dbr_keep=1) */
+	} else {
+		int fd;
+		struct statvfs vfs;
+		char dir[PATH_MAX];
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", dj->device);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		else
+			snprintf(dir, sizeof(dir), ".");
+		if (statvfs(dir, &vfs) == 0 && dj->o->fill == FILL_DATA &&
+		    (uint64_t)vfs.f_bavail * vfs.f_frsize < dj->span) {
+			log_err("dbreplay: dbr_device %s: %s has %llu bytes free; the trace needs %llu\n",
+				dj->device, dir, (unsigned long long)vfs.f_bavail * vfs.f_frsize,
+				(unsigned long long)dj->span);
+			return 1;
+		}
+		fd = NOINTR(open(sidecar, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+		if (fd < 0) {
+			log_err("dbreplay: dbr_device %s: cannot create %s: %s\n", dj->device, sidecar,
+				strerror(errno));
+			return 1;
+		}
+		if (write(fd, MANIFEST_HEAD, strlen(MANIFEST_HEAD)) < 0) {
+			/* nothing: the sidecar's presence is what counts */
+		}
+		close(fd);
+		dj->dev_made = 1;
+	}
+	dj->devfd = NOINTR(open(dj->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+	if (dj->devfd < 0) {
+		log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
+		return 1;
+	}
+	if (fstat(dj->devfd, &st) == 0 && (uint64_t)st.st_size < dj->span &&
+	    NOINTR(ftruncate(dj->devfd, (off_t)dj->span))) {
+		log_err("dbreplay: dbr_device %s: cannot size it to %llu bytes: %s\n", dj->device,
+			(unsigned long long)dj->span, strerror(errno));
+		return 1;
+	}
+	return open_dev_direct(dj);
+}
+
+/* Removes what the engine created in the target (dbr_keep=0), deepest first. */
+static int depth_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int dx = 0, dy = 0;
+
+	for (const char *p = x; *p; p++)
+		dx += *p == '/';
+	for (const char *p = y; *p; p++)
+		dy += *p == '/';
+	return dx != dy ? dy - dx : strcmp(y, x);
+}
+
+void dbr_remove_owned(struct dbr_job *dj)
+{
+	char **list;
+	size_t i, n = 0, left = 0;
+
+	list = calloc(dj->nowned + 1, sizeof(*list));
+	if (!list)
+		return;
+	for (i = 0; i < dj->owned_cap; i++)
+		if (dj->owned[i])
+			list[n++] = dj->owned[i];
+	qsort(list, n, sizeof(*list), depth_cmp);
+	for (i = 0; i < n; i++) {
+		const char *base;
+		struct stat st;
+		int dfd = dbr_open_parent(dj, list[i], 0, &base);
+
+		if (dfd < 0)
+			continue;
+		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    NOINTR(unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)))
+			left++;	/* a directory that holds someone else's files stays */
+		close(dfd);
+	}
+	free(list);
+	if (!left)
+		NOINTR(unlinkat(dj->rootfd, MANIFEST, 0));
+	/* the private directory, or this run's DIR/JOBNAME.K: only if empty */
+	if ((dj->tmproot || dj->jobdir_made) && !left)
+		rmdir(dj->root);
+}

@@ -1,0 +1,162 @@
+/* Claiming the directory an engine works in (see target.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "sysutil.h"
+#include "target.h"
+
+const char *target_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && *t ? t : "/tmp";
+}
+
+int target_mkdtemp(const char *engine, const char *job, char *out, size_t len, char *err,
+		   size_t errlen)
+{
+	const char *base = target_tmpdir();
+
+	if (snprintf(out, len, "%s/fio-%s.%s.XXXXXX", base, engine, job) >= (int)len) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	if (mkdtemp(out))
+		return 0;
+fail:
+	snprintf(err, errlen, "cannot create a directory under %s: %s", base, strerror(errno));
+	if (len)
+		out[0] = '\0';
+	return -1;
+}
+
+int target_mkdir(int dirfd, const char *name, int *made)
+{
+	if (NOINTR(mkdirat(dirfd, name, 0755)) == 0) {
+		*made = 1;
+		return 0;
+	}
+	return errno == EEXIST ? 0 : -errno;
+}
+
+int target_claim(int fd, const char *path, const char *engine, unsigned flags, char *err,
+		 size_t errlen)
+{
+	struct statvfs vfs;
+
+	if (flags & TARGET_WRITABLE) {
+		if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+			snprintf(err, errlen, "is on a read-only file system");
+			return -1;
+		}
+		/* the effective ids: what the engine's own opens will be checked with */
+		if (faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS)) {
+			snprintf(err, errlen, "is not writable: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if ((flags & TARGET_LOCK) && flock(fd, LOCK_EX | LOCK_NB)) {
+		snprintf(err, errlen, "is in use by another %s job", engine);
+		return -1;
+	}
+	return 0;
+}
+
+int target_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = NOINTR(write(fd, p, len));
+
+		if (n <= 0) {
+			if (!n)
+				errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int target_read_file(int dirfd, const char *name, char *buf, size_t len)
+{
+	int fd = NOINTR(openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+	size_t got = 0;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	/* to end of file: a read may return less before it */
+	while (got < len - 1 && (n = NOINTR(read(fd, buf + got, len - 1 - got))) > 0)
+		got += n;
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return 0;
+}
+
+int target_publish(int dirfd, const char *name, const char *text)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, ret = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.%d", name, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = NOINTR(openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+	if (fd < 0)
+		return -errno;
+	if (target_write_all(fd, text, strlen(text)))
+		ret = -errno;
+	if (!ret && NOINTR(fsync(fd)))
+		ret = -errno;
+	close(fd);
+	if (!ret && NOINTR(linkat(dirfd, tmp, dirfd, name, 0)))
+		ret = -errno;
+	NOINTR(unlinkat(dirfd, tmp, 0));
+	return ret;
+}
+
+int target_dir_is_empty(int fd, const char *name)
+{
+	int dup_fd = dup(fd);
+	size_t nlen = strlen(name);
+	DIR *d;
+	struct dirent *de;
+	int empty = 1;
+
+	if (dup_fd < 0)
+		return -1;
+	d = fdopendir(dup_fd);
+	if (!d) {
+		close(dup_fd);
+		return -1;
+	}
+	/* a dup shares the file offset: an earlier scan left it at the end */
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		/* a concurrent job's marker being written does not count */
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    !(!strncmp(de->d_name, name, nlen) && de->d_name[nlen] == '.') &&
+		    !is_fs_root_lost_found(fd, de->d_name)) {
+			empty = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return empty;
+}

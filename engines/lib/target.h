@@ -1,0 +1,82 @@
+/*
+ * Claiming the directory an engine works in (smallfile's tree_dir,
+ * postmark's pm_location, dbreplay's dbr_target): what the three engines
+ * share, written once and fio-independent.
+ *
+ *  - a private directory under $TMPDIR when the user names none;
+ *  - numjobs: each clone's own directory inside the one named;
+ *  - the checks before anything is written: not on a read-only file
+ *    system, writable and searchable by this process (access(2) with the
+ *    effective ids), and an exclusive flock so that two jobs never share a
+ *    directory whose files they would trip over;
+ *  - the engine's marker or manifest: written whole, read back, published
+ *    atomically.
+ *
+ * What is the engine's own stays with it: the marker's text and what it
+ * means, the manifest's contents, which entries may be removed.
+ *
+ * Errors are returned, never printed: a function that fails fills @err
+ * with a predicate the engine prints after its option and the path, e.g.
+ * "postmark: pm_location /mnt/x %s" -> "... is on a read-only file system",
+ * so the engines keep their one-line wording.
+ */
+#ifndef PACK_TARGET_H
+#define PACK_TARGET_H
+
+#include <stddef.h>
+
+/* $TMPDIR, or /tmp if it is unset or empty. */
+const char *target_tmpdir(void);
+
+/*
+ * Makes a private directory $TMPDIR/fio-ENGINE.JOB.XXXXXX into @out.
+ * 0, or -1 with "cannot create a directory under TMPDIR: strerror" in @err
+ * (and @out empty).
+ */
+int target_mkdtemp(const char *engine, const char *job, char *out, size_t len, char *err,
+		   size_t errlen);
+
+/*
+ * numjobs: the clone's directory @name in @dirfd, created if absent
+ * (*@made = 1 then). 0, or -errno.
+ */
+int target_mkdir(int dirfd, const char *name, int *made);
+
+#define TARGET_WRITABLE 0x1 /* not read-only, and writable by this process */
+#define TARGET_LOCK	0x2 /* flock(LOCK_EX | LOCK_NB): no other job in it */
+
+/*
+ * The checks @flags asks for on the open directory @fd (@path: its name,
+ * for access(2)), in that order. 0, or -1 with the predicate in @err:
+ * "is on a read-only file system", "is not writable: strerror", "is in use
+ * by another ENGINE job". The lock lasts as long as @fd (or a dup of it) is
+ * open.
+ */
+int target_claim(int fd, const char *path, const char *engine, unsigned flags, char *err,
+		 size_t errlen);
+
+/* Writes all of @buf to @fd. 0, or -1 with errno (EIO: no progress). */
+int target_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Reads the small file @name of @dirfd (never following a symlink) into
+ * @buf, NUL-terminated, at most @len - 1 bytes. 0, or -errno.
+ */
+int target_read_file(int dirfd, const char *name, char *buf, size_t len);
+
+/*
+ * Publishes @text as @name in @dirfd atomically: written whole and synced
+ * under a private name, then linked into place, so that concurrent jobs
+ * see no file or a complete one. 0, -EEXIST if @name is already there (the
+ * loser of a race reads the winner's), or -errno.
+ */
+int target_publish(int dirfd, const char *name, const char *text);
+
+/*
+ * 1 if @fd's directory holds nothing but the private names of a
+ * target_publish(@name) under way and, at a file system's root, its
+ * lost+found; 0 if it holds something else; -1 with errno.
+ */
+int target_dir_is_empty(int fd, const char *name);
+
+#endif

@@ -1,0 +1,305 @@
+/* The file operations through io_uring (see sfengine.h). */
+#include "sfengine.h"
+
+/* ------------------------------------------------------------------ */
+/* io_uring: each file operation is a small state machine of SQEs     */
+/* ------------------------------------------------------------------ */
+
+static struct io_uring_sqe *get_sqe(struct sf_data *sd)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&sd->ring);
+
+	if (!sqe) {
+		io_uring_submit(&sd->ring);
+		sqe = io_uring_get_sqe(&sd->ring);
+	}
+	return sqe;
+}
+
+void sf_close_dirs(struct sf_req *rq)
+{
+	if (rq->dirfd >= 0)
+		close(rq->dirfd);
+	if (rq->dirfd2 >= 0)
+		close(rq->dirfd2);
+	rq->dirfd = rq->dirfd2 = -1;
+}
+
+/*
+ * statx, unlinkat and renameat have no resolve flags, so the directories
+ * they work in are opened first, synchronously and safely (open_parent),
+ * and the calls name only the last component. Returns 0, or -errno.
+ */
+static int open_step_dirs(struct sf_data *sd, struct sf_req *rq)
+{
+	switch (rq->step) {
+	case US_STATX:
+		rq->dirfd = sf_open_parent(sd, rq->path, O_PATH, &rq->base);
+		break;
+	case US_UNLINK:
+	case US_DIROPEN:
+		rq->dirfd = sf_open_parent(sd, rq->path, O_RDONLY, &rq->base);
+		break;
+	case US_RENAME:
+		rq->dirfd2 = sf_open_parent(sd, rq->tmp, O_PATH, &rq->tbase);
+		if (rq->dirfd2 < 0)
+			return -errno;
+		rq->dirfd = sf_open_parent(sd, rq->path, O_RDONLY, &rq->base);
+		break;
+	default:
+		return 0;
+	}
+	return rq->dirfd < 0 ? -errno : 0;
+}
+
+/* Queues the SQE for rq's current step. Returns 0, or 1 if the op is complete. */
+int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
+{
+	struct io_uring_sqe *sqe;
+	const char *path = rq->op == FOP_DELIVER ? rq->tmp : rq->path;
+	int ret;
+
+	for (;;) {
+		ret = open_step_dirs(sd, rq);
+		if (!ret)
+			break;
+		sf_close_dirs(rq);
+		/* a missing directory means a missing file: try another */
+		if (ret == -ENOENT && (rq->step == US_STATX || rq->step == US_UNLINK) &&
+		    sf_next_probe(sd, rq))
+			continue;
+		rq->err = -ret;
+		return 1;
+	}
+	if (rq->step == US_DIROPEN)
+		rq->step = US_DIRFSYNC;
+
+	sqe = get_sqe(sd);
+	if (!sqe) {
+		sf_close_dirs(rq);
+		rq->err = EBUSY;
+		return 1;
+	}
+	switch (rq->step) {
+	case US_OPEN: {
+		int fl = sf_open_flags(sd, rq->op);
+
+		if (sd->no_openat2) {
+			io_uring_prep_openat(sqe, sd->rootfd, path, fl, 0644);
+			break;
+		}
+		memset(&rq->how, 0, sizeof(rq->how));
+		rq->how.flags = fl;
+		rq->how.mode = (fl & O_CREAT) ? 0644 : 0;
+		rq->how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+		io_uring_prep_openat2(sqe, sd->rootfd, path, &rq->how);
+		break;
+	}
+	case US_READ:
+		io_uring_prep_read(sqe, rq->fd, rq->io_u->buf, sd->chunk, rq->off);
+		break;
+	case US_WRITE: {
+		uint64_t len = sf_next_chunk(sd, rq);
+
+		io_uring_prep_write(sqe, rq->fd, sf_chunk_data(sd, rq, len), len,
+				    rq->op == FOP_APPEND ? (uint64_t)-1 : rq->off);
+		break;
+	}
+	case US_FSYNC:
+		io_uring_prep_fsync(sqe, rq->fd,
+				    sd->o->file_sync == FSYNC_FDATASYNC ? IORING_FSYNC_DATASYNC : 0);
+		break;
+	case US_CLOSE:
+		io_uring_prep_close(sqe, rq->fd);
+		break;
+	case US_RENAME:
+		io_uring_prep_renameat(sqe, rq->dirfd2, rq->tbase, rq->dirfd, rq->base, 0);
+		break;
+	case US_UNLINK:
+		io_uring_prep_unlinkat(sqe, rq->dirfd, rq->base, 0);
+		break;
+	case US_STATX:
+		io_uring_prep_statx(sqe, rq->dirfd, rq->base, AT_SYMLINK_NOFOLLOW,
+				    STATX_BASIC_STATS, &rq->stx);
+		break;
+	case US_DIROPEN:	/* opened synchronously above; now US_DIRFSYNC */
+	case US_DIRFSYNC:
+		io_uring_prep_fsync(sqe, rq->dirfd, 0);
+		break;
+	case US_DIRCLOSE:
+		io_uring_prep_close(sqe, rq->dirfd);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, rq);
+	sd->queued++;
+	return 0;
+}
+
+enum uring_step sf_first_step(enum file_op op)
+{
+	switch (op) {
+	case FOP_STAT:
+		return US_STATX;
+	case FOP_DELETE:
+		return US_UNLINK;
+	default:
+		return US_OPEN;
+	}
+}
+
+/* After the data is written: sync, close, rename, dir sync as configured. */
+static enum uring_step after_write(struct sf_data *sd)
+{
+	return sd->o->file_sync != FSYNC_NONE ? US_FSYNC : US_CLOSE;
+}
+
+static enum uring_step after_close(struct sf_data *sd, struct sf_req *rq, int *done)
+{
+	if (rq->op == FOP_DELIVER)
+		return US_RENAME;
+	if (sd->o->dir_sync && rq->op != FOP_READ) {
+		return US_DIROPEN;
+	}
+	*done = 1;
+	return US_CLOSE;
+}
+
+/*
+ * Advances rq after a completion with result @res. Returns 1 when the file
+ * operation is finished (successfully or with rq->err set).
+ */
+int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
+{
+	int done = 0;
+
+	switch (rq->step) {
+	case US_OPEN:
+		if (res == -ENOENT && sf_op_writes_tree(rq->op) && !rq->made_leaf) {
+			int ret = sf_make_leaf(sd, rq->slot);
+
+			if (ret) {
+				rq->err = -ret;
+				return 1;
+			}
+			rq->made_leaf = 1;
+			break;	/* retry the open once */
+		}
+		if ((res == -ENOENT && sf_op_needs_file(rq->op)) ||
+		    (res == -EEXIST && rq->op == FOP_CREATE)) {
+			if (sf_next_probe(sd, rq))
+				break;
+		}
+		if (res == -EINVAL && sd->direct)
+			res = -EOPNOTSUPP;
+		if (res < 0) {
+			rq->err = -res;
+			return 1;
+		}
+		rq->fd = res;
+		if (rq->op == FOP_READ) {
+			rq->step = US_READ;
+			break;
+		}
+		rq->size = sf_write_size(sd, rq);
+		if (rq->op == FOP_APPEND)
+			sd->append_seq++;
+		if (rq->op == FOP_LAYOUT) {
+			struct stat st;
+
+			if (fstat(rq->fd, &st) == 0 && (uint64_t)st.st_size >= rq->size) {
+				rq->skipped = 1;
+				rq->step = US_CLOSE;
+				break;
+			}
+			if (st.st_size && ftruncate(rq->fd, 0)) {
+				rq->err = errno;
+				rq->step = US_CLOSE;
+				break;
+			}
+		}
+		rq->step = rq->size ? US_WRITE : after_write(sd);
+		break;
+	case US_READ:
+		if (res < 0) {
+			rq->err = -res;
+			rq->step = US_CLOSE;
+			break;
+		}
+		rq->bytes += res;
+		rq->off += res;
+		if ((unsigned)res < sd->chunk) {
+			sf_drop_cache(sd, rq->fd);	/* synchronous: one fadvise a file */
+			rq->step = US_CLOSE;
+		}
+		break;
+	case US_WRITE:
+		if (res <= 0) {
+			rq->err = res ? -res : EIO;
+			rq->step = US_CLOSE;
+			break;
+		}
+		rq->off += res;
+		rq->bytes += res;
+		if (rq->off >= rq->size)
+			rq->step = after_write(sd);
+		break;
+	case US_FSYNC:
+		if (res < 0)
+			rq->err = -res;
+		rq->step = US_CLOSE;
+		break;
+	case US_CLOSE:
+		if (res < 0 && !rq->err)
+			rq->err = -res;
+		if (rq->err || rq->op == FOP_READ || rq->skipped)
+			return 1;
+		rq->step = after_close(sd, rq, &done);
+		if (done)
+			return 1;
+		break;
+	case US_RENAME:
+		close(rq->dirfd2);
+		rq->dirfd2 = -1;
+		if (res < 0 || !sd->o->dir_sync) {
+			if (res < 0)
+				rq->err = -res;
+			sf_close_dirs(rq);
+			return 1;
+		}
+		rq->step = US_DIRFSYNC;
+		break;
+	case US_UNLINK:
+		if (res == -ENOENT) {
+			sf_close_dirs(rq);
+			if (sf_next_probe(sd, rq))
+				break;
+		}
+		if (res < 0 || !sd->o->dir_sync) {
+			if (res < 0)
+				rq->err = -res;
+			sf_close_dirs(rq);
+			return 1;
+		}
+		rq->step = US_DIRFSYNC;
+		break;
+	case US_STATX:
+		sf_close_dirs(rq);
+		if (res == -ENOENT && sf_next_probe(sd, rq))
+			break;
+		if (res < 0)
+			rq->err = -res;
+		return 1;
+	case US_DIROPEN:
+		/* not submitted: uring_prep_step turns it into US_DIRFSYNC */
+		break;
+	case US_DIRFSYNC:
+		if (res < 0)
+			rq->err = -res;
+		rq->step = US_DIRCLOSE;
+		break;
+	case US_DIRCLOSE:
+		rq->dirfd = -1;
+		return 1;
+	}
+	return sf_uring_prep_step(sd, rq);
+}
