@@ -555,7 +555,7 @@ def test_incomplete_capture_is_recorded_checked_and_refused(tmp_path, checker):
     assert res.rc != 0
     refusal = [ln for ln in res.stderr.splitlines() if ln.startswith("dbreplay:")]
     assert refusal == [f"dbreplay: {out} is an incomplete capture: {HOLE_LINES[0][11:]} (and 2 "
-                       "more: dbtrace.py check lists them); set dbr_accept_incomplete=1 to "
+                       "more: fio-pack trace check lists them); set dbr_accept_incomplete=1 to "
                        "replay it as it is"], res.stderr
     assert sorted(os.listdir(target)) == []      # refused before anything was made
     rep = tmp_path / "rep.jsonl"

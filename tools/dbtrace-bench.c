@@ -1,5 +1,5 @@
 /*
- * dbtrace-bench: the synthetic database trace of scripts/bench-dbreplay.py,
+ * dbtrace-bench: the synthetic database trace of `scripts/fio-pack bench dbreplay`,
  * and the parse rate and peak memory of the dbtrace parser on its own.
  *
  *   dbtrace-bench gen --records N [--seed S] [--streams K] [--io BYTES]
@@ -27,7 +27,7 @@
  *       carries over execve: it includes the process this one was forked
  *       from, e.g. a large Python parent).
  *
- * Built by scripts/bench-dbreplay.py with cc from engines/lib (not by make).
+ * Built by make (build/bench/dbtrace-bench) from engines/lib.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * dbreplay: database page replay as an external fio engine.
  *
  * Replays a dbtrace (docs/dbtrace-format.md: the file I/O one database
- * did, captured once with scripts/dbcapture.py or imported) on the device
+ * did, captured once with `scripts/fio-pack capture` or imported) on the device
  * under test, with fio's latency statistics per operation and the engine's
  * own per-class report (data read, log write, log fdatasync, ...) and replay
  * dbr_fidelity (how far behind the trace's schedule the replay ran).
@@ -202,7 +202,7 @@ static int take_incomplete(struct thread_data *td, struct dbr_job *dj)
 		return 0;
 	if (!dj->o->accept_incomplete) {
 		if (n > 1)
-			log_err("dbreplay: %s is an incomplete capture: %s (and %u more: dbtrace.py check lists them); set dbr_accept_incomplete=1 to replay it as it is\n",
+			log_err("dbreplay: %s is an incomplete capture: %s (and %u more: fio-pack trace check lists them); set dbr_accept_incomplete=1 to replay it as it is\n",
 				dj->trace_path, dj->h->incomplete[0], n - 1);
 		else
 			log_err("dbreplay: %s is an incomplete capture: %s; set dbr_accept_incomplete=1 to replay it as it is\n",

@@ -2,7 +2,7 @@
 /*
  * iocap: captures the file I/O of running processes with eBPF (iocap.bpf.c)
  * and writes it as the text `strace -f -ttt -yy -T` would, so that one
- * converter (scripts/dbcapture.py) turns either tracer's output into a
+ * converter (`scripts/fio-pack capture`) turns either tracer's output into a
  * dbtrace trace. What strace cannot show is written the same way:
  *
  * - an io_uring request (read, write, readv, writev, read_fixed,
@@ -22,7 +22,7 @@
  * the latest completion seen), as strace's are.
  *
  * What it could not see is counted and written to --stats FILE, for
- * dbcapture.py to put in the trace's header.
+ * `fio-pack capture` to put in the trace's header.
  */
 #include <bpf/libbpf.h>
 #include <dirent.h>
@@ -1009,7 +1009,7 @@ static void usage(FILE *f)
 "iocbs, each with its file, offset, length and result. --stats FILE gets what\n"
 "it could not see, one 'name count' line each. --btf FILE: the kernel's BTF\n"
 "from FILE instead of /sys/kernel/btf/vmlinux. Needs root (CAP_BPF and\n"
-"CAP_PERFMON). scripts/dbcapture.py --tracer bpf runs it.\n");
+"CAP_PERFMON). scripts/fio-pack capture --tracer bpf runs it.\n");
 }
 
 int main(int argc, char **argv)
@@ -1070,7 +1070,7 @@ int main(int argc, char **argv)
 		    strerror(errno));
 	if (!btf && access("/sys/kernel/btf/vmlinux", R_OK))
 		die("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): the BPF capture needs "
-		    "CONFIG_DEBUG_INFO_BTF; use dbcapture.py --tracer strace", strerror(errno));
+		    "CONFIG_DEBUG_INFO_BTF; use fio-pack capture --tracer strace", strerror(errno));
 
 	libbpf_set_print(libbpf_quiet);
 	{
