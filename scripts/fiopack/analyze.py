@@ -56,7 +56,7 @@ DESCRIPTION
     (fsync latencies; PostMark transactions). Operations are the engines'
     per-operation figures: PostMark's create and append (write.prios, prio 1
     and 2), read, delete and transaction; the smallfile engine's operation
-    classes from its opstats_file (read, stat, create, append, deliver,
+    classes from its tree_opstats_file (read, stat, create, append, deliver,
     layout, delete). Clones of a job (numjobs without group_reporting) are
     merged like group_reporting does (percentiles from json+ histograms).
 

@@ -5,7 +5,7 @@ per second, bandwidth and latency percentiles of each direction that did
 work. For jobs of the pack's small-file engine the directions are named by
 the file operations they hold (read = whole-file reads and stats, write =
 creates/deliveries/appends/layout, trim = deletes); if an opstats file
-(the engine's opstats_file, JSON lines) is given, the per-operation counts
+(the engine's tree_opstats_file, JSON lines) is given, the per-operation counts
 are printed too. Exit status 1 if a job reported an error.
 """
 import argparse
@@ -47,7 +47,7 @@ def parser():
     ap.add_argument("result", metavar="RESULT.json",
                     help="fio's --output-format=json result (notes before the JSON are skipped)")
     ap.add_argument("opstats", metavar="OPSTATS.jsonl", nargs="?",
-                    help="the smallfile engine's opstats_file: adds the per-operation counts")
+                    help="the smallfile engine's tree_opstats_file: adds the per-operation counts")
     return ap
 
 

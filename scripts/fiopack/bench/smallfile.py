@@ -51,8 +51,8 @@ DESCRIPTION
     private directory removed at the end, also on errors, Ctrl-C, SIGTERM
     and SIGHUP.
 
-    B1  Layout. The engine (file_op=layout rw=write, tree_files=N,
-        file_size_dist=fixed:4k, bs=4k, default tree shape fanout 32
+    B1  Layout. The engine (tree_file_op=layout rw=write, tree_files=N,
+        tree_file_size_dist=fixed:4k, bs=4k, default tree shape fanout 32
         depth 2) against `minloop layout` of the same tree, 4 KiB files,
         interleaved, --repeats each. Engine files/s = write.total_ios /
         write.runtime from fio's JSON (the job's run time, without fio
@@ -70,11 +70,11 @@ DESCRIPTION
         it writes nothing), so it does less per file than the engine.
 
     B2  Random whole-file reads on the warm tree left by the last engine
-        layout of B1: the engine (file_op=read rw=randread norandommap=1
+        layout of B1: the engine (tree_file_op=read rw=randread norandommap=1
         number_ios=M) against `minloop read` (same count, uniform xorshift
         choice), interleaved, --repeats each. Goal: engine/minloop >= 0.9.
-        Then the engine's io_api=io_uring at iodepth 1, 4, 16 and 32 against
-        io_api=sync, interleaved, files/s each and the ratio to sync.
+        Then the engine's tree_io_api=io_uring at iodepth 1, 4, 16 and 32 against
+        tree_io_api=sync, interleaved, files/s each and the ratio to sync.
 
     B3  Peak memory: max RSS of fio running a read job with fio's `thread`
         option, so the job runs inside the one fio process and
@@ -208,7 +208,7 @@ class Bench:
     def fio_engine(self, tree, files, extra, timeout=None, thread=False, time_rss=False):
         cmd = [self.fio, "--output-format=json", "--name=bench",
                "--ioengine=external:%s" % self.engine, "--tree_dir=%s" % tree,
-               "--tree_files=%d" % files, "--file_size_dist=fixed:4k", "--bs=4k"]
+               "--tree_files=%d" % files, "--tree_file_size_dist=fixed:4k", "--bs=4k"]
         if thread:
             cmd.append("--thread")
         cmd += extra
@@ -310,7 +310,7 @@ def b1_layout(b, rep, sc, disk=None):
             mp, tree = sc.mount("b1-%s" % tool, tmpfs_size)
         try:
             if tool == "engine":
-                job, wall, _ = b.fio_engine(tree, files, ["--file_op=layout", "--rw=write"])
+                job, wall, _ = b.fio_engine(tree, files, ["--tree_file_op=layout", "--rw=write"])
                 if job["error"]:
                     raise RuntimeError("engine layout error %d" % job["error"])
                 res["engine"].append(rate(job, "write"))
@@ -371,7 +371,7 @@ def b2_reads(b, tree, files, ios, repeats, label=""):
         for tool in order:
             if tool == "engine":
                 job, wall, _ = b.fio_engine(tree, files, [
-                    "--file_op=read", "--rw=randread", "--norandommap=1",
+                    "--tree_file_op=read", "--rw=randread", "--norandommap=1",
                     "--number_ios=%d" % ios, "--randseed=%d" % (r + 1)])
                 if job["error"]:
                     raise RuntimeError("engine read error %d" % job["error"])
@@ -397,12 +397,12 @@ def b2_uring(b, tree, files, ios, repeats):
         # rotate the order each repeat so no config always runs first
         order = configs[r % len(configs):] + configs[:r % len(configs)]
         for c in order:
-            extra = ["--file_op=read", "--rw=randread", "--norandommap=1",
+            extra = ["--tree_file_op=read", "--rw=randread", "--norandommap=1",
                      "--number_ios=%d" % ios, "--randseed=%d" % (r + 1)]
             if c == "sync":
-                extra.append("--io_api=sync")
+                extra.append("--tree_io_api=sync")
             else:
-                extra += ["--io_api=io_uring", "--iodepth=%s" % c[5:]]
+                extra += ["--tree_io_api=io_uring", "--iodepth=%s" % c[5:]]
             job, wall, _ = b.fio_engine(tree, files, extra)
             if job["error"]:
                 raise RuntimeError("engine read (%s) error %d" % (c, job["error"]))
@@ -419,14 +419,14 @@ def b3_memory(b, sc, big_tree, big_files):
     repeats = a.repeats
     mp, small_tree = sc.mount("b3-small", 64 << 20)
     try:
-        b.fio_engine(small_tree, 1000, ["--file_op=layout", "--rw=write"])
+        b.fio_engine(small_tree, 1000, ["--tree_file_op=layout", "--rw=write"])
         trees = [("1k", small_tree, 1000), ("big", big_tree, big_files)]
         for r in range(repeats):
             for name, tree, n in (trees if r % 2 == 0 else trees[::-1]):
                 for nrm in (1, 0):
                     key = "%s-nrm%d" % (name, nrm)
                     _, _, rss = b.fio_engine(tree, n, [
-                        "--file_op=read", "--rw=randread", "--norandommap=%d" % nrm,
+                        "--tree_file_op=read", "--rw=randread", "--norandommap=%d" % nrm,
                         "--number_ios=%d" % a.mem_ios], thread=True, time_rss=True)
                     res.setdefault(key, []).append(rss)
                     log("B3 engine %s files norandommap=%d: max RSS %s MiB" % (n, nrm, mib(rss)))
@@ -571,7 +571,7 @@ def b2_report(rep, r, ios, files, where):
 
 def b2_uring_report(rep, ru):
     """The io_uring table of B2: each depth against the sync reads."""
-    rep.add("#### io_api=io_uring vs io_api=sync (same job otherwise)")
+    rep.add("#### tree_io_api=io_uring vs tree_io_api=sync (same job otherwise)")
     rep.add()
     rows = []
     for c in ["sync"] + ["uring%d" % d for d in URING_DEPTHS]:
@@ -579,7 +579,7 @@ def b2_uring_report(rep, ru):
         name = "sync" if c == "sync" else "io_uring iodepth=%s" % c[5:]
         rr, rs = ratio_cell(ru[c], ru["sync"])
         rows.append([name, med, s, rr, rs])
-    rep.table(["io_api", "files/s median", "min / median / max",
+    rep.table(["tree_io_api", "files/s median", "min / median / max",
                "ratio to sync (medians)", "pairwise min / median / max"], rows)
 
 
@@ -686,7 +686,7 @@ def main(argv):
         if ("B2" in a.sections or "B3" in a.sections) and big is None:
             log("laying out the %d-file tree for B2/B3" % a.files)
             mp, tree = sc.mount("tree", a.files * 4096 * 3 // 2 + (512 << 20))
-            b.fio_engine(tree, a.files, ["--file_op=layout", "--rw=write"])
+            b.fio_engine(tree, a.files, ["--tree_file_op=layout", "--rw=write"])
             big = (mp, tree)
         if "B2" in a.sections:
             rep.add("### B2. Random whole-file reads of 4 KiB files (warm tree)")

@@ -29,7 +29,7 @@ KEY_RE = re.compile(r"^\s*([^=\s]+)\s*(=|$)")
 # One probe job per engine: the smallest run that loads the engine and does
 # one operation in a private directory the engine makes on the server.
 ENGINE_PROBES = {
-    "smallfile": ["file_op=layout", "tree_files=1", "number_ios=1"],
+    "smallfile": ["tree_file_op=layout", "tree_files=1", "number_ios=1"],
     "postmark": ["pm_number=1", "pm_transactions=10", "pm_report=none"],
     # {repo}: the repository on the server, whose traces the jobs replay
     "dbreplay": ["dbr_trace={repo}/jobs/dbreplay/probe.trace", "dbr_report=none"],
