@@ -221,26 +221,17 @@ static __always_inline void aio_submit(unsigned long ctx, long nr, unsigned long
 	}
 }
 
-SEC("raw_tp/sys_enter")
-int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * A traced thread (the caller checked) enters system call @op (enum
+ * iocap_op) with arguments @p[0..4]: what its exit needs is kept per
+ * thread in "inflight".
+ */
+static __always_inline int sys_enter(unsigned int op, const unsigned long *p)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	__u32 nr = ctx->args[1], tid, *opp;
-	unsigned long p1, p2, p3, p4, p5;
+	unsigned long p1 = p[0], p2 = p[1], p3 = p[2], p4 = p[3], p5 = p[4];
 	struct iocap_event *ev;
-	unsigned int op;
+	__u32 tid;
 
-	if (nr >= IOCAP_MAX_NR)
-		return 0;
-	opp = bpf_map_lookup_elem(&sysops, &nr);
-	if (!opp || !*opp || !traced())
-		return 0;
-	op = *opp;
-	p1 = PT_REGS_PARM1_CORE_SYSCALL(regs);
-	p2 = PT_REGS_PARM2_CORE_SYSCALL(regs);
-	p3 = PT_REGS_PARM3_CORE_SYSCALL(regs);
-	p4 = PT_REGS_PARM4_CORE_SYSCALL(regs);
-	p5 = PT_REGS_PARM5_CORE_SYSCALL(regs);
 	if (op == IOC_IO_SUBMIT) {
 		aio_submit(p1, p2, p3);
 		return 0;
@@ -315,6 +306,26 @@ int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sys_enter")
+int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 nr = ctx->args[1], *opp;
+	unsigned long p[5];
+
+	if (nr >= IOCAP_MAX_NR)
+		return 0;
+	opp = bpf_map_lookup_elem(&sysops, &nr);
+	if (!opp || !*opp || !traced())
+		return 0;
+	p[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	p[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	p[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	p[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+	p[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+	return sys_enter(*opp, p);
+}
+
 static __always_inline void aio_done(struct iocap_event *call, long n)
 {
 	int i;
@@ -339,12 +350,11 @@ static __always_inline void aio_done(struct iocap_event *call, long n)
 	}
 }
 
-SEC("raw_tp/sys_exit")
-int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+/* A thread leaves a system call with @ret: the call kept at its entry is sent. */
+static __always_inline int sys_exit(long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct iocap_event *ev = bpf_map_lookup_elem(&inflight, &tid);
-	long ret = ctx->args[1];
 
 	if (!ev)
 		return 0;
@@ -373,6 +383,12 @@ int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	}
 	bpf_map_delete_elem(&inflight, &tid);
 	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return sys_exit(ctx->args[1]);
 }
 
 SEC("raw_tp/io_uring_submit_req")
