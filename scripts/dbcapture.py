@@ -1357,7 +1357,7 @@ class Converter:
                 "incomplete": h.incomplete}
 
     def incomplete_lines(self) -> List[str]:
-        lines = [f"{v} {k}" for k, v in sorted(self.unseen.items())]
+        lines = [f"{v} {k}" if v else k for k, v in sorted(self.unseen.items())]
         lines = ["".join("?" if c < " " or c == "\x7f" else c for c in ln)[:dt.MAX_LINE - 11]
                  for ln in lines]
         if len(lines) > dt.MAX_INCOMPLETE:
@@ -1657,6 +1657,8 @@ def read_stats(path: str) -> Dict[str, int]:
                 tok = ln.split()
                 if len(tok) == 3 and tok[0] == "uring_unmapped":
                     out[f"uring_op_{tok[1]}"] = int(tok[2])
+                elif len(tok) == 3 and tok[0] == "syscall_unseen":
+                    out[f"syscall_unseen_{tok[1]}"] = int(tok[2])
                 elif len(tok) == 2:
                     out[tok[0]] = float(tok[1]) if tok[0].startswith("cpu") else int(tok[1])
     except (OSError, ValueError) as e:
@@ -1676,6 +1678,12 @@ def bpf_losses(conv, st: Dict[str, int]):
     for k, why in BPF_EDGE.items():
         if st.get(k):
             conv.dropped.add(why, st[k])
+    for k, v in st.items():
+        if k.startswith("syscall_unseen_") and v:
+            # how many calls were missed is unknown: the line has no count
+            conv.unseen.add(f"{k[15:]} calls, if any: this kernel has no tracepoint "
+                            f"syscalls:sys_enter_{k[15:]}, so the BPF capture could not see them",
+                            0)
 
 
 def last_words(proc) -> str:
@@ -2142,6 +2150,9 @@ def cmd_attach(a) -> int:
             print(f"{PROG}: note: the BPF capture: {tstats.get('events', 0)} events in "
                   f"{secs:.1f} s, {tstats.get('cpu_user_s', 0) + tstats.get('cpu_sys_s', 0):.2f} "
                   "s of CPU in user space", file=sys.stderr)
+            if tstats.get("syscalls_on_raw_tp"):
+                print(f"{PROG}: note: the BPF capture ran on every system call of the machine: "
+                      "this kernel has no syscalls:* tracepoints", file=sys.stderr)
     finally:
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
