@@ -1137,7 +1137,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	/* detach first, then drain what is in the ring */
-	iocap_bpf__detach(skel);
+	detach_all(skel->skeleton);
 	ring_buffer__consume(rb);
 	flush_lines(1);
 	if (fflush(out) || ferror(out))

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 struct bpf_object;
+struct bpf_object_skeleton;
 struct bpf_map;
 
 /*
@@ -23,5 +24,8 @@ int fill_sysops(struct bpf_map *map);
 
 /* The --stats lines: how calls were hooked, the mapped ones not seen. */
 void syscall_hook_stats(FILE *f);
+
+/* Detaches all of @s's programs, their links closed in parallel. */
+void detach_all(struct bpf_object_skeleton *s);
 
 #endif
