@@ -121,6 +121,21 @@ static __always_inline int traced(void)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+/*
+ * Set by user space once every program is attached. Attaching the ~90
+ * per-call programs takes a while, and a process started meanwhile (a
+ * `sleep` of a shell's wait loop) could have its openat missed and its
+ * pread64 seen: calls are captured from the moment all are, as strace's
+ * calls in progress at attach are left out. Fork tracking is not gated,
+ * so no child is lost in between.
+ */
+volatile int armed = 0;
+
+static __always_inline int capturing(void)
+{
+	return armed && traced();
+}
+
 static __always_inline struct iocap_event *new_event(unsigned int kind)
 {
 	__u32 zero = 0;
@@ -321,7 +336,7 @@ int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	if (nr >= IOCAP_MAX_NR)
 		return 0;
 	opp = bpf_map_lookup_elem(&sysops, &nr);
-	if (!opp || !*opp || !traced())
+	if (!opp || !*opp || !capturing())
 		return 0;
 	p[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
 	p[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
@@ -428,7 +443,7 @@ int iocap_enter_##name(struct trace_event_raw_sys_enter *ctx)			\
 		ARG(ctx, 3, nargs), ARG(ctx, 4, nargs),				\
 	};									\
 										\
-	if (!traced())								\
+	if (!capturing())							\
 		return 0;							\
 	return sys_enter(op, p);						\
 }										\
@@ -491,7 +506,7 @@ int iocap_uring_submit(struct bpf_raw_tracepoint_args *ctx)
 	struct uring_req r = {};
 	__u32 opcode;
 
-	if (!traced())
+	if (!capturing())
 		return 0;
 	opcode = BPF_CORE_READ(req, opcode);
 	switch (opcode) {

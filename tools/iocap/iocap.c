@@ -1100,6 +1100,7 @@ int main(int argc, char **argv)
 	err = iocap_bpf__attach(skel);
 	if (err)
 		die("attaching to the tracepoints: %s", strerror(-err));
+	skel->bss->armed = 1;	/* every program is attached: capture from now on */
 	/*
 	 * Name the open files again now that every open is seen: a file opened
 	 * between the scan above and the attach would have no name, and its
