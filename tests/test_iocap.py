@@ -10,6 +10,7 @@ an O_DIRECT one is refused on ramfs (no O_DIRECT) unless dbr_direct=try. Bad inp
 left attached after any run (bpftool prog)."""
 import collections
 import json
+import shlex
 import os
 import shutil
 import subprocess
@@ -450,3 +451,117 @@ def test_cgroup_bad_input(tmp_path, cgroup2_root):
     assert r.returncode == 2 and \
         r.stderr == f"iocap: --cgroup {tmp_path}: not a cgroup v2 directory\n"
     assert not out.exists()
+
+
+def captured_workload(tmp_path, tag, env_extra):
+    """fio psync (fsyncs) then fio libaio on a file of their own, under
+    dbcapture.py attach --tracer bpf with @env_extra in iocap's environment:
+    (result, the trace, the iolog of each run, the names of the iocap programs
+    loaded during the capture)."""
+    data = tmp_path / f"data-{tag}"
+    data.mkdir()
+    target = data / "f"
+    with open(target, "wb") as f:
+        f.write(os.urandom(1 << 20))
+    ready = tmp_path / f"ready-{tag}"
+    logs = [tmp_path / f"{tag}-psync.iolog", tmp_path / f"{tag}-libaio.iolog"]
+    common = [str(FIO), "--name=hooks", f"--filename={target}", "--size=1m", "--bs=4k",
+              "--rw=randrw", "--number_ios=300", "--output=/dev/null"]
+    script = ('while [ ! -e "$0" ]; do sleep 0.01; done; '
+              f'{shlex.join(common)} --ioengine=psync --fsync=8 --write_iolog={logs[0]} && '
+              f'{shlex.join(common)} --ioengine=libaio --iodepth=8 --direct=1 '
+              f'--write_iolog={logs[1]}')
+    w = subprocess.Popen(["sh", "-c", script, str(ready)])
+    out = tmp_path / f"{tag}.trace"
+    cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--tracer", "bpf", "--pid",
+                            str(w.pid), "--datadir", str(data), "--db", "generic", "--ready",
+                            str(ready), "-o", str(out)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env={**os.environ, **env_extra})
+    try:
+        t0 = time.monotonic()
+        while not ready.exists() and cap.poll() is None and time.monotonic() - t0 < 60:
+            time.sleep(0.01)
+        progs = {ln.split(" name ")[1].split()[0] for ln in attached_programs()}
+        assert w.wait(timeout=120) == 0
+        _, err = cap.communicate(timeout=120)
+    finally:
+        if cap.poll() is None:
+            stop_capture(cap, ready)
+        if w.poll() is None:
+            w.kill()
+            w.wait()
+    return cap.returncode, err, out, logs, progs
+
+
+def io_of_logs(logs):
+    io, syncs = collections.Counter(), 0
+    for log in logs:
+        i, s = iolog_ops(log, "/f")
+        io += i
+        syncs += s
+    return io, syncs
+
+
+def test_syscall_tracepoints_and_raw_fallback_capture_the_same(tmp_path):
+    """The per-call tracepoint programs (the default) and the raw_syscalls
+    pair (the fallback for kernels without syscalls:* tracepoints, forced by
+    IOCAP_SYSCALL_HOOKS=raw) capture the same fio runs (pread64/pwrite64/
+    fsync/openat/close with psync, io_submit/io_getevents with libaio) as
+    fio's iolog has them; and each run had the programs it says loaded."""
+    got = {}
+    for hooks in ("auto", "raw"):
+        rc, err, out, logs, progs = captured_workload(tmp_path, hooks,
+                                                      {"IOCAP_SYSCALL_HOOKS": hooks})
+        assert rc == 0, err
+        want_io, want_syncs = io_of_logs(logs)
+        got_io, got_syncs, n = trace_ops(out, "f")
+        assert sum(want_io.values()) >= 500 and want_syncs > 0
+        assert (got_io, got_syncs) == (want_io, want_syncs), hooks
+        got[hooks] = (got_io, got_syncs, n)
+        if hooks == "raw":
+            assert "iocap_sys_enter" in progs and not any(p.startswith("iocap_enter_") for p in progs)
+            assert "every system call" in err
+        else:
+            assert "iocap_sys_enter" not in progs, progs
+            assert {"iocap_enter_pread64", "iocap_exit_fsync", "iocap_enter_io_submit"} <= progs, progs
+            assert "every system call" not in err
+    assert got["auto"] == got["raw"]
+
+
+def test_a_kernel_without_syscall_tracepoints(tmp_path):
+    """IOCAP_TRACEFS points iocap's look at which tracepoints exist at a
+    directory made here: a kernel without fsync's tracepoint has its fsyncs
+    said missing in the trace's header (exit 3) and the rest captured; a
+    kernel without any syscalls:* tracepoint gets the raw_syscalls pair,
+    with a note, and a whole trace."""
+    real = Path("/sys/kernel/tracing/events/syscalls")
+    if not real.is_dir():
+        pytest.skip("no syscalls:* tracepoints in /sys/kernel/tracing to copy the names of")
+    fake = tmp_path / "tracefs"
+    (fake / "events" / "syscalls").mkdir(parents=True)
+    for e in real.iterdir():
+        if e.name not in ("sys_enter_fsync", "sys_exit_fsync"):
+            (fake / "events" / "syscalls" / e.name).mkdir()
+    rc, err, out, logs, progs = captured_workload(tmp_path, "nofsync",
+                                                  {"IOCAP_TRACEFS": str(fake)})
+    assert rc == 3, err
+    why = ("fsync calls, if any: this kernel has no tracepoint syscalls:sys_enter_fsync, so "
+           "the BPF capture could not see them")
+    assert f"incomplete capture: {why}" in err
+    assert f"incomplete {why}\n" in out.read_text()
+    assert "iocap_enter_fsync" not in progs and "iocap_exit_fsync" not in progs, progs
+    assert "iocap_enter_pwrite64" in progs
+    want_io, want_syncs = io_of_logs(logs)
+    got_io, got_syncs, _ = trace_ops(out, "f")
+    assert want_syncs > 0 and got_syncs == 0
+    assert got_io == want_io
+    # no syscalls:* tracepoints at all
+    (fake / "events" / "syscalls").rename(fake / "events" / "gone")
+    rc, err, out, logs, progs = captured_workload(tmp_path, "notp", {"IOCAP_TRACEFS": str(fake)})
+    assert rc == 0, err
+    assert "the BPF capture ran on every system call of the machine" in err
+    assert "iocap_sys_enter" in progs
+    assert trace_ops(out, "f")[:2] == io_of_logs(logs)
+    r = subprocess.run([str(IOCAP), "-p", str(os.getpid())], capture_output=True, text=True,
+                       env={**os.environ, "IOCAP_SYSCALL_HOOKS": "fast"})
+    assert r.returncode == 2 and r.stderr == "iocap: IOCAP_SYSCALL_HOOKS='fast': raw or auto\n"

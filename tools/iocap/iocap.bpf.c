@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * iocap: the kernel side of a database I/O capture. It stands on tracepoints
- * only (raw_syscalls, io_uring, sched), so it needs no kprobes, and reads
+ * only (syscalls, io_uring, sched), so it needs no kprobes, and reads
  * kernel structures through BTF (CO-RE): the file behind a descriptor, an
  * io_uring request's file, offset and length.
  *
  * - System calls: at entry the arguments and the file behind the descriptor
  *   are kept per thread; at exit the event goes to the ring buffer with its
- *   result. Which syscall numbers matter is a table user space fills, so
- *   nothing here depends on the architecture's numbering.
+ *   result. Each system call iocap maps has its own pair of programs on its
+ *   syscalls:sys_enter_NAME/sys_exit_NAME tracepoints, so nothing runs on
+ *   the others. A kernel without those tracepoints (CONFIG_FTRACE_SYSCALLS
+ *   off) gets the raw_syscalls pair instead, which runs on every call and
+ *   looks the number up in a table user space fills (so nothing here
+ *   depends on the architecture's numbering).
  * - io_uring: a request is noted at io_uring_submit_req (after its prep, so
  *   its offset and length are set) and sent at io_uring_complete, with the
  *   file the kernel resolved for it (registered files too).
@@ -16,7 +20,8 @@
  *   once; each io_event of an io_getevents at its exit. User space pairs them.
  *
  * Only the traced processes (a set of tgids, followed across fork) or one
- * cgroup are looked at; everything else costs one map lookup per syscall.
+ * cgroup are looked at; everything else costs one map lookup per mapped
+ * syscall (per syscall with the raw_syscalls pair).
  * Nothing of the data is read: offsets, lengths, paths and results only.
  */
 #include "vmlinux.h"
@@ -114,6 +119,21 @@ static __always_inline int traced(void)
 	if (target_cgroup)
 		return bpf_get_current_cgroup_id() == target_cgroup;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/*
+ * Set by user space once every program is attached. Attaching the ~90
+ * per-call programs takes a while, and a process started meanwhile (a
+ * `sleep` of a shell's wait loop) could have its openat missed and its
+ * pread64 seen: calls are captured from the moment all are, as strace's
+ * calls in progress at attach are left out. Fork tracking is not gated,
+ * so no child is lost in between.
+ */
+volatile int armed = 0;
+
+static __always_inline int capturing(void)
+{
+	return armed && traced();
 }
 
 static __always_inline struct iocap_event *new_event(unsigned int kind)
@@ -221,26 +241,17 @@ static __always_inline void aio_submit(unsigned long ctx, long nr, unsigned long
 	}
 }
 
-SEC("raw_tp/sys_enter")
-int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * A traced thread (the caller checked) enters system call @op (enum
+ * iocap_op) with arguments @p[0..4]: what its exit needs is kept per
+ * thread in "inflight".
+ */
+static __always_inline int sys_enter(unsigned int op, const unsigned long *p)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	__u32 nr = ctx->args[1], tid, *opp;
-	unsigned long p1, p2, p3, p4, p5;
+	unsigned long p1 = p[0], p2 = p[1], p3 = p[2], p4 = p[3], p5 = p[4];
 	struct iocap_event *ev;
-	unsigned int op;
+	__u32 tid;
 
-	if (nr >= IOCAP_MAX_NR)
-		return 0;
-	opp = bpf_map_lookup_elem(&sysops, &nr);
-	if (!opp || !*opp || !traced())
-		return 0;
-	op = *opp;
-	p1 = PT_REGS_PARM1_CORE_SYSCALL(regs);
-	p2 = PT_REGS_PARM2_CORE_SYSCALL(regs);
-	p3 = PT_REGS_PARM3_CORE_SYSCALL(regs);
-	p4 = PT_REGS_PARM4_CORE_SYSCALL(regs);
-	p5 = PT_REGS_PARM5_CORE_SYSCALL(regs);
 	if (op == IOC_IO_SUBMIT) {
 		aio_submit(p1, p2, p3);
 		return 0;
@@ -315,6 +326,26 @@ int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sys_enter")
+int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 nr = ctx->args[1], *opp;
+	unsigned long p[5];
+
+	if (nr >= IOCAP_MAX_NR)
+		return 0;
+	opp = bpf_map_lookup_elem(&sysops, &nr);
+	if (!opp || !*opp || !capturing())
+		return 0;
+	p[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	p[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	p[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	p[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+	p[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+	return sys_enter(*opp, p);
+}
+
 static __always_inline void aio_done(struct iocap_event *call, long n)
 {
 	int i;
@@ -339,18 +370,28 @@ static __always_inline void aio_done(struct iocap_event *call, long n)
 	}
 }
 
-SEC("raw_tp/sys_exit")
-int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * A thread leaves system call @op (IOC_NONE: whichever it entered) with
+ * @ret: the call kept at its entry is sent. A call kept for another op is
+ * one whose exit never came (a restart through restart_syscall): dropped.
+ */
+static __always_inline int sys_exit(unsigned int op, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct iocap_event *ev = bpf_map_lookup_elem(&inflight, &tid);
-	long ret = ctx->args[1];
 
 	if (!ev)
 		return 0;
+	if (op == IOC_NONE) {
+		op = ev->op;
+	} else if (ev->op != op) {
+		bpf_map_delete_elem(&inflight, &tid);
+		return 0;
+	}
+	/* from here on @op, not ev->op: a per-call program keeps only its case */
 	ev->ret = ret;
 	ev->te = bpf_ktime_get_ns();
-	switch (ev->op) {
+	switch (op) {
 	case IOC_IO_GETEVENTS:
 		if (ret > 0)
 			aio_done(ev, ret);
@@ -365,7 +406,7 @@ int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		}
 		break;
 	}
-	if (ev->op == IOC_CLONE || ev->op == IOC_CLONE3) {
+	if (op == IOC_CLONE || op == IOC_CLONE3) {
 		if (ret > 0)	/* the parent's side; the child's returns 0 */
 			send(ev);
 	} else {
@@ -375,6 +416,88 @@ int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sys_exit")
+int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return sys_exit(IOC_NONE, ctx->args[1]);
+}
+
+/*
+ * The same, one program per system call on its own tracepoint
+ * (syscalls:sys_enter_NAME, sys_exit_NAME): these run only on the calls
+ * iocap maps, where the raw_tp pair runs on every call of every process.
+ * @nargs is the number of arguments the tracepoint records: a program may
+ * not read past its tracepoint's record (the attach refuses it).
+ * User space loads either these or the raw_tp pair (iocap.c,
+ * pick_syscall_hooks), and leaves out those whose tracepoint this kernel
+ * lacks.
+ */
+/* argument @i of the tracepoint's record, 0 past its @nargs (constants: no ctx arithmetic) */
+#define ARG(ctx, i, nargs) ((i) < (nargs) ? (ctx)->args[i] : 0)
+#define SYSCALL_TRACEPOINTS(name, op, nargs)					\
+SEC("tracepoint/syscalls/sys_enter_" #name)					\
+int iocap_enter_##name(struct trace_event_raw_sys_enter *ctx)			\
+{										\
+	unsigned long p[5] = {							\
+		ARG(ctx, 0, nargs), ARG(ctx, 1, nargs), ARG(ctx, 2, nargs),	\
+		ARG(ctx, 3, nargs), ARG(ctx, 4, nargs),				\
+	};									\
+										\
+	if (!capturing())							\
+		return 0;							\
+	return sys_enter(op, p);						\
+}										\
+SEC("tracepoint/syscalls/sys_exit_" #name)					\
+int iocap_exit_##name(struct trace_event_raw_sys_exit *ctx)			\
+{										\
+	return sys_exit(op, ctx->ret);						\
+}
+
+SYSCALL_TRACEPOINTS(read, IOC_READ, 3)
+SYSCALL_TRACEPOINTS(write, IOC_WRITE, 3)
+SYSCALL_TRACEPOINTS(pread64, IOC_PREAD, 4)
+SYSCALL_TRACEPOINTS(pwrite64, IOC_PWRITE, 4)
+SYSCALL_TRACEPOINTS(readv, IOC_READV, 3)
+SYSCALL_TRACEPOINTS(writev, IOC_WRITEV, 3)
+SYSCALL_TRACEPOINTS(preadv, IOC_PREADV, 5)
+SYSCALL_TRACEPOINTS(pwritev, IOC_PWRITEV, 5)
+SYSCALL_TRACEPOINTS(preadv2, IOC_PREADV, 6)
+SYSCALL_TRACEPOINTS(pwritev2, IOC_PWRITEV, 6)
+SYSCALL_TRACEPOINTS(fsync, IOC_FSYNC, 1)
+SYSCALL_TRACEPOINTS(fdatasync, IOC_FDATASYNC, 1)
+SYSCALL_TRACEPOINTS(sync_file_range, IOC_SYNC_FILE_RANGE, 4)
+SYSCALL_TRACEPOINTS(syncfs, IOC_SYNCFS, 1)
+SYSCALL_TRACEPOINTS(open, IOC_OPEN, 3)
+SYSCALL_TRACEPOINTS(creat, IOC_CREAT, 2)
+SYSCALL_TRACEPOINTS(openat, IOC_OPENAT, 4)
+SYSCALL_TRACEPOINTS(openat2, IOC_OPENAT2, 4)
+SYSCALL_TRACEPOINTS(close, IOC_CLOSE, 1)
+SYSCALL_TRACEPOINTS(dup, IOC_DUP, 1)
+SYSCALL_TRACEPOINTS(dup2, IOC_DUP2, 2)
+SYSCALL_TRACEPOINTS(dup3, IOC_DUP3, 3)
+SYSCALL_TRACEPOINTS(fcntl, IOC_FCNTL, 3)
+SYSCALL_TRACEPOINTS(lseek, IOC_LSEEK, 3)
+SYSCALL_TRACEPOINTS(ftruncate, IOC_FTRUNCATE, 2)
+SYSCALL_TRACEPOINTS(truncate, IOC_TRUNCATE, 2)
+SYSCALL_TRACEPOINTS(fallocate, IOC_FALLOCATE, 4)
+SYSCALL_TRACEPOINTS(unlink, IOC_UNLINK, 1)
+SYSCALL_TRACEPOINTS(unlinkat, IOC_UNLINKAT, 3)
+SYSCALL_TRACEPOINTS(rename, IOC_RENAME, 2)
+SYSCALL_TRACEPOINTS(renameat, IOC_RENAMEAT, 4)
+SYSCALL_TRACEPOINTS(renameat2, IOC_RENAMEAT2, 5)
+SYSCALL_TRACEPOINTS(mkdir, IOC_MKDIR, 2)
+SYSCALL_TRACEPOINTS(mkdirat, IOC_MKDIRAT, 3)
+SYSCALL_TRACEPOINTS(rmdir, IOC_RMDIR, 1)
+SYSCALL_TRACEPOINTS(chdir, IOC_CHDIR, 1)
+SYSCALL_TRACEPOINTS(fchdir, IOC_FCHDIR, 1)
+SYSCALL_TRACEPOINTS(clone, IOC_CLONE, 5)
+SYSCALL_TRACEPOINTS(clone3, IOC_CLONE3, 2)
+SYSCALL_TRACEPOINTS(io_submit, IOC_IO_SUBMIT, 3)
+SYSCALL_TRACEPOINTS(io_getevents, IOC_IO_GETEVENTS, 5)
+SYSCALL_TRACEPOINTS(io_pgetevents, IOC_IO_GETEVENTS, 6)
+SYSCALL_TRACEPOINTS(copy_file_range, IOC_COPY_FILE_RANGE, 6)
+SYSCALL_TRACEPOINTS(sendfile64, IOC_SENDFILE, 4)
+
 SEC("raw_tp/io_uring_submit_req")
 int iocap_uring_submit(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -383,7 +506,7 @@ int iocap_uring_submit(struct bpf_raw_tracepoint_args *ctx)
 	struct uring_req r = {};
 	__u32 opcode;
 
-	if (!traced())
+	if (!capturing())
 		return 0;
 	opcode = BPF_CORE_READ(req, opcode);
 	switch (opcode) {

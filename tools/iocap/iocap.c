@@ -40,7 +40,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +47,7 @@
 
 #include "iocap.h"
 #include "iocap.skel.h"
+#include "syscalls.h"
 
 #define PROG "iocap"
 
@@ -851,31 +851,6 @@ static int on_event(void *ctx, void *data, size_t len)
 /* Set-up                                                              */
 /* ------------------------------------------------------------------ */
 
-static const struct { long nr; unsigned op; } sysops[] = {
-	{ SYS_read, IOC_READ }, { SYS_write, IOC_WRITE },
-	{ SYS_pread64, IOC_PREAD }, { SYS_pwrite64, IOC_PWRITE },
-	{ SYS_readv, IOC_READV }, { SYS_writev, IOC_WRITEV },
-	{ SYS_preadv, IOC_PREADV }, { SYS_pwritev, IOC_PWRITEV },
-	{ SYS_preadv2, IOC_PREADV }, { SYS_pwritev2, IOC_PWRITEV },
-	{ SYS_fsync, IOC_FSYNC }, { SYS_fdatasync, IOC_FDATASYNC },
-	{ SYS_sync_file_range, IOC_SYNC_FILE_RANGE }, { SYS_syncfs, IOC_SYNCFS },
-#ifdef SYS_open
-	{ SYS_open, IOC_OPEN }, { SYS_creat, IOC_CREAT }, { SYS_unlink, IOC_UNLINK },
-	{ SYS_rename, IOC_RENAME }, { SYS_mkdir, IOC_MKDIR }, { SYS_rmdir, IOC_RMDIR },
-	{ SYS_dup2, IOC_DUP2 },
-#endif
-	{ SYS_openat, IOC_OPENAT }, { SYS_openat2, IOC_OPENAT2 }, { SYS_close, IOC_CLOSE },
-	{ SYS_dup, IOC_DUP }, { SYS_dup3, IOC_DUP3 }, { SYS_fcntl, IOC_FCNTL },
-	{ SYS_lseek, IOC_LSEEK }, { SYS_ftruncate, IOC_FTRUNCATE }, { SYS_truncate, IOC_TRUNCATE },
-	{ SYS_fallocate, IOC_FALLOCATE }, { SYS_unlinkat, IOC_UNLINKAT },
-	{ SYS_renameat, IOC_RENAMEAT }, { SYS_renameat2, IOC_RENAMEAT2 },
-	{ SYS_mkdirat, IOC_MKDIRAT }, { SYS_chdir, IOC_CHDIR }, { SYS_fchdir, IOC_FCHDIR },
-	{ SYS_clone, IOC_CLONE }, { SYS_clone3, IOC_CLONE3 },
-	{ SYS_io_submit, IOC_IO_SUBMIT }, { SYS_io_getevents, IOC_IO_GETEVENTS },
-	{ SYS_io_pgetevents, IOC_IO_GETEVENTS },
-	{ SYS_copy_file_range, IOC_COPY_FILE_RANGE }, { SYS_sendfile, IOC_SENDFILE },
-};
-
 /* A zombie is not alive: its parent may be waiting for the capture to end. */
 static int alive(unsigned pid)
 {
@@ -1091,6 +1066,8 @@ int main(int argc, char **argv)
 		skel->rodata->target_cgroup = st.st_ino;	/* cgroup v2: the id is the inode */
 	}
 	skel->rodata->follow_children = children;
+	if (pick_syscall_hooks(skel->obj))
+		die("IOCAP_SYSCALL_HOOKS='%s': raw or auto", getenv("IOCAP_SYSCALL_HOOKS"));
 	err = iocap_bpf__load(skel);
 	if (err) {
 		if (err == -EPERM || errno == EPERM)
@@ -1098,12 +1075,9 @@ int main(int argc, char **argv)
 			    "CAP_BPF and CAP_PERFMON)");
 		die("loading the BPF program: %s", strerror(-err));
 	}
-	for (i = 0; i < sizeof(sysops) / sizeof(sysops[0]); i++) {
-		unsigned nr = (unsigned)sysops[i].nr, op = sysops[i].op;
-
-		if (nr < IOCAP_MAX_NR)
-			bpf_map__update_elem(skel->maps.sysops, &nr, sizeof(nr), &op, sizeof(op), BPF_ANY);
-	}
+	err = fill_sysops(skel->maps.sysops);
+	if (err)
+		die("filling the system call table: %s", strerror(-err));
 	for (i = 0; i < npids; i++) {
 		__u8 one = 1;
 
@@ -1126,6 +1100,7 @@ int main(int argc, char **argv)
 	err = iocap_bpf__attach(skel);
 	if (err)
 		die("attaching to the tracepoints: %s", strerror(-err));
+	skel->bss->armed = 1;	/* every program is attached: capture from now on */
 	/*
 	 * Name the open files again now that every open is seen: a file opened
 	 * between the scan above and the attach would have no name, and its
@@ -1163,7 +1138,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	/* detach first, then drain what is in the ring */
-	iocap_bpf__detach(skel);
+	detach_all(skel->skeleton);
 	ring_buffer__consume(rb);
 	flush_lines(1);
 	if (fflush(out) || ferror(out))
@@ -1202,6 +1177,7 @@ int main(int argc, char **argv)
 		fprintf(f, "uring_in_flight_at_end %llu\n", left);
 		fprintf(f, "aio_in_flight_at_end %llu\n", (unsigned long long)acount);
 		fprintf(f, "aio_done_without_submit %llu\n", aio_no_pair);
+		syscall_hook_stats(f);
 		getrusage(RUSAGE_SELF, &ru);
 		fprintf(f, "cpu_user_s %.3f\ncpu_sys_s %.3f\n",
 			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

@@ -69,6 +69,8 @@ def read_stats(path: str) -> Dict[str, int]:
                 tok = ln.split()
                 if len(tok) == 3 and tok[0] == "uring_unmapped":
                     out[f"uring_op_{tok[1]}"] = int(tok[2])
+                elif len(tok) == 3 and tok[0] == "syscall_unseen":
+                    out[f"syscall_unseen_{tok[1]}"] = int(tok[2])
                 elif len(tok) == 2:
                     out[tok[0]] = float(tok[1]) if tok[0].startswith("cpu") else int(tok[1])
     except (OSError, ValueError) as e:
@@ -88,6 +90,12 @@ def bpf_losses(conv, st: Dict[str, int]):
     for k, why in BPF_EDGE.items():
         if st.get(k):
             conv.dropped.add(why, st[k])
+    for k, v in st.items():
+        if k.startswith("syscall_unseen_") and v:
+            # how many calls were missed is unknown: the line has no count
+            conv.unseen.add(f"{k[15:]} calls, if any: this kernel has no tracepoint "
+                            f"syscalls:sys_enter_{k[15:]}, so the BPF capture could not see them",
+                            0)
 
 
 def last_words(proc) -> str:

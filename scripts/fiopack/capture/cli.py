@@ -524,6 +524,9 @@ def cmd_attach(a) -> int:
             print(f"{PROG}: note: the BPF capture: {tstats.get('events', 0)} events in "
                   f"{secs:.1f} s, {tstats.get('cpu_user_s', 0) + tstats.get('cpu_sys_s', 0):.2f} "
                   "s of CPU in user space", file=sys.stderr)
+            if tstats.get("syscalls_on_raw_tp"):
+                print(f"{PROG}: note: the BPF capture ran on every system call of the machine: "
+                      "this kernel has no syscalls:* tracepoints", file=sys.stderr)
     finally:
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)

@@ -1023,7 +1023,7 @@ class Converter:
                 "incomplete": h.incomplete}
 
     def incomplete_lines(self) -> List[str]:
-        lines = [f"{v} {k}" for k, v in sorted(self.unseen.items())]
+        lines = [f"{v} {k}" if v else k for k, v in sorted(self.unseen.items())]
         lines = ["".join("?" if c < " " or c == "\x7f" else c for c in ln)[:dt.MAX_LINE - 11]
                  for ln in lines]
         if len(lines) > dt.MAX_INCOMPLETE:
