@@ -455,7 +455,7 @@ def test_cgroup_bad_input(tmp_path, cgroup2_root):
 
 def captured_workload(tmp_path, tag, env_extra):
     """fio psync (fsyncs) then fio libaio on a file of their own, under
-    dbcapture.py attach --tracer bpf with @env_extra in iocap's environment:
+    fio-pack capture attach --tracer bpf with @env_extra in iocap's environment:
     (result, the trace, the iolog of each run, the names of the iocap programs
     loaded during the capture)."""
     data = tmp_path / f"data-{tag}"
@@ -473,7 +473,7 @@ def captured_workload(tmp_path, tag, env_extra):
               f'--write_iolog={logs[1]}')
     w = subprocess.Popen(["sh", "-c", script, str(ready)])
     out = tmp_path / f"{tag}.trace"
-    cap = subprocess.Popen([sys.executable, str(TOOL), "attach", "--tracer", "bpf", "--pid",
+    cap = subprocess.Popen(TOOL + ["attach", "--tracer", "bpf", "--pid",
                             str(w.pid), "--datadir", str(data), "--db", "generic", "--ready",
                             str(ready), "-o", str(out)], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env_extra})
@@ -482,6 +482,8 @@ def captured_workload(tmp_path, tag, env_extra):
         while not ready.exists() and cap.poll() is None and time.monotonic() - t0 < 60:
             time.sleep(0.01)
         progs = {ln.split(" name ")[1].split()[0] for ln in attached_programs()}
+        # a capture that failed to start never makes @ready: its error, not a hang
+        assert ready.exists(), cap.communicate(timeout=60)[1]
         assert w.wait(timeout=120) == 0
         _, err = cap.communicate(timeout=120)
     finally:
