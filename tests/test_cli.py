@@ -3,6 +3,7 @@ multi-command tools against their parsers.
 
 Pure Python: no fio, no engine (marked nofio)."""
 import argparse
+import importlib
 import re
 import subprocess
 import sys
@@ -52,6 +53,43 @@ def test_every_option_explains_itself(tool, cmd, ap):
                 f"fio-pack {tool} {cmd}: {o} not in its manual"
     for section in ("SYNOPSIS", "DESCRIPTION", "OPTIONS"):
         assert re.search(rf"^{section}$", text, re.M), f"fio-pack {tool} {cmd}: no {section}"
+
+
+def single_commands():
+    """(command words, module) of every command that is not one of the
+    multi-command tools above: the benchmarks, generators, summary,
+    syscalls and study list."""
+    multi = {"trace", "analyze", "capture"}
+    for name, entry in cli.COMMANDS.items():
+        for sub, (mod, _) in (entry.items() if isinstance(entry, dict) else [(None, entry)]):
+            if name not in multi:
+                yield [name] + ([sub] if sub else []), mod
+    yield ["study", "list"], "fiopack.study.cli"
+
+
+@pytest.mark.parametrize("words,mod", list(single_commands()),
+                         ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_single_commands_explain_every_option(words, mod, monkeypatch, capsys):
+    """The parsers these commands print their --help from: none has an
+    argument without a help text (argparse would list it bare)."""
+    seen = []
+    parse = argparse.ArgumentParser.parse_known_args
+
+    def record(self, args=None, namespace=None):
+        seen.append(self)
+        return parse(self, args, namespace)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", record)
+    argv = ["list", "--help"] if words == ["study", "list"] else ["--help"]
+    try:
+        code = importlib.import_module(mod).main(argv)
+    except SystemExit as e:     # argparse's own -h
+        code = e.code
+    assert code == 0 and seen and capsys.readouterr().out
+    for ap in seen:
+        bare = ["/".join(a.option_strings) or a.dest for a in ap._actions
+                if not (isinstance(a.help, str) and a.help.strip())
+                or a.help == argparse.SUPPRESS]
+        assert not bare, f"fio-pack {' '.join(words)}: {bare} without help"
 
 
 def test_every_command_answers_help():
