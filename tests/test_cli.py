@@ -2,6 +2,8 @@
 multi-command tools against their parsers.
 
 Pure Python: no fio, no engine (marked nofio)."""
+import argparse
+import importlib
 import re
 import subprocess
 import sys
@@ -24,33 +26,70 @@ def fio_pack(*args, env=None):
                           env=env)
 
 
-def options_of(ap):
-    return {s for act in ap._actions for s in act.option_strings if s not in ("-h", "--help")}
+def man_parsers():
+    """(tool, command, parser) of every command whose manual argparse prints."""
+    for cmd in [None, *trace_cli.COMMANDS]:
+        yield "trace", cmd, trace_cli.parser(cmd)
+    for cmd in [None, *analyze.COMMANDS]:
+        yield "analyze", cmd, analyze.parser(cmd)
+    for cmd in [None, *capture_cli.COMMANDS]:
+        yield "capture", cmd, capture_cli.parser(cmd)
+    yield "study", "run", study_cli.run_parser()
 
 
-@pytest.mark.parametrize("tool,parser,manual", [
-    ("trace", trace_cli.parser, trace_cli.HELP),
-    ("capture", capture_cli.parser, capture_cli.HELP),
-    ("analyze", analyze.parser, analyze.HELP),
-])
-def test_every_option_is_in_its_manual(tool, parser, manual):
-    """An option a parser accepts and its command's manual does not name
-    would be undocumented: every option string appears in the manual (or,
-    for options every command shares, in the tool's own page)."""
-    shared = {"trace": trace_cli.__doc__, "capture": capture_cli.__doc__,
-              "analyze": analyze.__doc__}[tool]
-    for cmd, text in manual.items():
-        missing = [o for o in sorted(options_of(parser(cmd)))
-                   if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text + shared)]
-        assert not missing, f"fio-pack {tool} {cmd}: {missing} not in its manual"
+@pytest.mark.parametrize("tool,cmd,ap", list(man_parsers()),
+                         ids=lambda v: str(v) if not isinstance(v, argparse.ArgumentParser) else "")
+def test_every_option_explains_itself(tool, cmd, ap):
+    """The manual is the parser's: an argument without its help= text would
+    be listed bare, and one hidden (argparse.SUPPRESS) not at all; both
+    count as undocumented."""
+    text = ap.format_help()
+    for act in ap._actions:
+        name = "/".join(act.option_strings) or act.dest
+        assert isinstance(act.help, str) and act.help.strip() \
+            and act.help != argparse.SUPPRESS, f"fio-pack {tool} {cmd}: {name} has no help"
+        for o in act.option_strings:
+            assert re.search(rf"^    (-\S+, )*{re.escape(o)}\b", text, re.M), \
+                f"fio-pack {tool} {cmd}: {o} not in its manual"
+    for section in ("SYNOPSIS", "DESCRIPTION", "OPTIONS"):
+        assert re.search(rf"^{section}$", text, re.M), f"fio-pack {tool} {cmd}: no {section}"
 
 
-def test_study_options_are_in_its_manual():
-    text = study_cli.__doc__
-    for ap in (study_cli.run_parser(),):
-        missing = [o for o in sorted(options_of(ap))
-                   if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)]
-        assert not missing, f"fio-pack study: {missing} not in its manual"
+def single_commands():
+    """(command words, module) of every command that is not one of the
+    multi-command tools above: the benchmarks, generators, summary,
+    syscalls and study list."""
+    multi = {"trace", "analyze", "capture"}
+    for name, entry in cli.COMMANDS.items():
+        for sub, (mod, _) in (entry.items() if isinstance(entry, dict) else [(None, entry)]):
+            if name not in multi:
+                yield [name] + ([sub] if sub else []), mod
+    yield ["study", "list"], "fiopack.study.cli"
+
+
+@pytest.mark.parametrize("words,mod", list(single_commands()),
+                         ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_single_commands_explain_every_option(words, mod, monkeypatch, capsys):
+    """The parsers these commands print their --help from: none has an
+    argument without a help text (argparse would list it bare)."""
+    seen = []
+    parse = argparse.ArgumentParser.parse_known_args
+
+    def record(self, args=None, namespace=None):
+        seen.append(self)
+        return parse(self, args, namespace)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", record)
+    argv = ["list", "--help"] if words == ["study", "list"] else ["--help"]
+    try:
+        code = importlib.import_module(mod).main(argv)
+    except SystemExit as e:     # argparse's own -h
+        code = e.code
+    assert code == 0 and seen and capsys.readouterr().out
+    for ap in seen:
+        bare = ["/".join(a.option_strings) or a.dest for a in ap._actions
+                if not (isinstance(a.help, str) and a.help.strip())
+                or a.help == argparse.SUPPRESS]
+        assert not bare, f"fio-pack {' '.join(words)}: {bare} without help"
 
 
 def test_every_command_answers_help():

@@ -79,22 +79,6 @@ METRICS
     Unqualified iops/bandwidth/CPU are the job's totals; an unqualified latency
     is the one direction with I/O. `fio-pack analyze metrics RESULTS` lists them.
 
-INPUT OPTIONS (every command)
-    --where NAME=V[,V]    keep rows whose field or parameter NAME is one of the
-                          values (NAME!=V: is none of them). Repeatable.
-                          Fields: run study scenario host hostname target
-                          target_path job groupid direction op repeat clones
-                          fio_version device_model; parameters: the sweep's
-                          (threads) and every job option (bs, iodepth, ...).
-                          The "All clients" aggregate of client/server runs is
-                          left out unless a --where names job or host.
-    --label OLD=NEW       call target OLD (a study label or a plain result's
-                          directory/filename) NEW. Repeatable.
-    --scenario ID         the catalogue scenario of plain fio results.
-    --catalogue FILE      default jobs/catalogue.json.
-    --include-failed      keep failed study runs and jobs that report an error.
-    --quiet               no notes on stderr about what was left out.
-
 COMMANDS
     Each command's --help (or fio-pack analyze help COMMAND) is its manual page.
 
@@ -115,6 +99,7 @@ import re
 import sys
 from pathlib import Path
 
+from fiopack.manpage import ManParser, sections
 from fiopack.results import axes as fioaxes
 from fiopack.results import hosts as fiohosts
 from fiopack.results import report as fioreport
@@ -132,22 +117,10 @@ from fiopack.results.regress import compare, key_label, parse_threshold, varying
 
 PROG = "fio-pack analyze"
 
-INPUT_OPTIONS = """\
-INPUT OPTIONS
-    RESULTS               study results directories, fio JSON/json+ files, or
-                          directories holding them (searched by content).
-    --where NAME=V[,V]    keep rows whose field or parameter NAME has one of
-                          the values; NAME!=V[,V] drops them. Repeatable.
-    --label OLD=NEW       rename target OLD to NEW. Repeatable.
-    --scenario ID         scenario of plain fio results (default: inferred).
-    --catalogue FILE      scenario catalogue (default jobs/catalogue.json).
-    --include-failed      keep failed runs and jobs that report an error.
-    --quiet               no notes on stderr about what was left out.
-"""
 
-HELP = {}
+MANUAL = {}
 
-HELP["rows"] = """\
+MANUAL["rows"] = dict(description="""\
 NAME
     fio-pack analyze rows - the normalised view of fio results, one row per run,
     host, job, direction and operation
@@ -168,21 +141,16 @@ DESCRIPTION
     {lat,clat,slat}_{mean,min,max,stddev}_ns, _N and _pNN_ns percentiles,
     the catalogue metrics as m:NAME. JSON output has all job options in
     "params".
-
-OPTIONS
-    --format csv|json|jsonl  default csv (or from -o's extension).
-    -o, --output FILE     write there instead of standard output.
-
-""" + INPUT_OPTIONS + """
+""", epilog="""\
 EXAMPLES
     fio-pack analyze rows results/sysbench-rndrd-20240101T120000Z > rows.csv
     fio-pack analyze rows run1.json run2.json --format json --where direction=read
 
 EXIT STATUS
     0 success; 2 bad input (the message names the file or parameter).
-"""
+""")
 
-HELP["metrics"] = """\
+MANUAL["metrics"] = dict(description="""\
 NAME
     fio-pack analyze metrics - which metrics, parameters and fields results have
 
@@ -195,16 +163,15 @@ DESCRIPTION
     present (the qualifiers of generic metrics), the generic metric names,
     and every parameter with its values: what --rows, --cols, --x, --series,
     --where and --metric accept.
-
-""" + INPUT_OPTIONS + """
+""", epilog="""\
 EXAMPLES
     fio-pack analyze metrics results/sysbench-rndrd-20240101T120000Z
 
 EXIT STATUS
     0 success; 2 bad input.
-"""
+""")
 
-HELP["table"] = """\
+MANUAL["table"] = dict(description="""\
 NAME
     fio-pack analyze table - pivot tables of fio results with ratio columns and
     statistics over repeats
@@ -246,35 +213,7 @@ DESCRIPTION
     instead; CSV always has one (median,min,max,cv,n by default).
     The line under the tables says how many of the runs found they used, and
     why the others were not ("3 of 9 runs (6 left out by --where ...)").
-
-OPTIONS
-    --metric NAME         catalogue metric name, expr:EXPRESSION or generic
-                          name (see fio-pack analyze --help, METRICS). Repeatable:
-                          one table each.
-    --rows P[,P]          parameters or fields for the rows (default: the
-                          study's sweep parameters, else none).
-    --cols P[,P]          parameters or fields for the columns (default target;
-                          target,host when the results hold several hosts).
-    --baseline COLUMN     the column the ratio columns divide by (its value, or
-                          values joined by commas for several --cols; a host
-                          by its name or its address).
-    --ratio MODE          auto (default), col/base or base/col.
-    --cells FORM          with repeats, what a cell of md and html holds:
-                          range (default: "median (min–max)"), cv ("median
-                          ±CV%") or columns (a column per --stats statistic,
-                          the default when --stats is given, and CSV's form).
-    --stats LIST          statistics per column: median, mean, min, max, stdev,
-                          cv (coefficient of variation, sample stdev / mean),
-                          n. Default auto: median alone when every cell has one
-                          run, else median,min,max,cv,n.
-    --combine HOW         merge several values of one run in one cell: sum,
-                          mean, min or max.
-    --format FMT          md (default), csv (full precision) or html (one
-                          self-contained file with its provenance).
-    --precision N         decimals in md and html (default 2).
-    -o, --output FILE     write there instead of standard output.
-
-""" + INPUT_OPTIONS + """
+""", epilog="""\
 EXAMPLES
     fio-pack analyze table results/sb --rows threads --metric throughput --baseline raid10
     fio-pack analyze table results/sb --rows threads --metric throughput --precision 0
@@ -288,9 +227,9 @@ EXAMPLES
 
 EXIT STATUS
     0 success; 2 bad input or an impossible table (the message says why).
-"""
+""")
 
-HELP["plot"] = """\
+MANUAL["plot"] = dict(description="""\
 NAME
     fio-pack analyze plot - plots of fio results (PNG, SVG) that record what
     produced them
@@ -331,32 +270,7 @@ DESCRIPTION
     into the PNG text chunks ("fio-pack provenance" and Description) or the
     SVG metadata (dc:description), and into a sidecar FILE.json that also
     holds the plotted numbers.
-
-OPTIONS
-    --metric NAME         the y metric (see fio-pack analyze --help, METRICS).
-    --x PARAM             parameter or field on the x axis. Numbers are
-                          placed by value, sizes (bs) and text in order.
-    --series P[,P]        one line per value of these (default target; and
-                          host with several hosts). Hosts are shown by name.
-    --reference FILE      published figures (reference/figures.json); the
-                          metric must be a catalogue metric of the scenario.
-    --map DEVICE=TARGET   draw published DEVICE (device_id or name) with
-                          measured TARGET's colour. Repeatable.
-    --all-published       draw every published device of the metric.
-    --percentiles         latency percentile curves instead.
-    --direction DIR       read, write, trim or sync for --percentiles
-                          (default: the one direction with I/O).
-    --x-max PCT           last percentile drawn (default 99.99).
-    --xscale SCALE        auto (default: log2 when every x value is a power
-                          of two, else linear), linear or log2; ticks are
-                          labelled as numbers (1 2 4 8) either way.
-    --logx                --xscale log2.
-    --logy                a logarithmic y axis (else linear, from zero).
-    --title TEXT          the title (default: scenario and metric).
-    --combine HOW         as for table.
-    -o, --output FILE     .png or .svg; repeatable (the same plot in each).
-
-""" + INPUT_OPTIONS + """
+""", epilog="""\
 EXAMPLES
     fio-pack analyze plot results/qd --metric read.iops --x iodepth -o iops-qd.svg
     fio-pack analyze plot results/sb --metric throughput --x threads --xscale linear \\
@@ -368,9 +282,9 @@ EXAMPLES
 EXIT STATUS
     0 success; 2 bad input (including matplotlib missing: install
     python3-matplotlib).
-"""
+""")
 
-HELP["report"] = """\
+MANUAL["report"] = dict(description="""\
 NAME
     fio-pack analyze report - a study's results beside the published figures it
     reproduces
@@ -403,23 +317,7 @@ DESCRIPTION
     Catalogue metrics pair with published metrics of the same kind of unit
     (bandwidth, time, a rate with the same name) and, among several, the one
     whose name shares most words; --pair sets a pairing by hand.
-
-OPTIONS
-    --reference FILE      default reference/figures.json.
-    --map DEVICE=TARGET   published device (its device_id, e.g. intel320, or
-                          its name) and the measured target label standing in
-                          for it; the two may be given in either order.
-                          Repeatable.
-    --cols P[,P]          split each mapped target's columns by these
-                          parameters or fields (default: host with several
-                          hosts, else none).
-    --pair METRIC=PUBLISHED  pair catalogue METRIC with the published metric.
-    --no-unmapped         leave out published devices that no target maps to.
-    --format FMT          md (default), csv (long form) or html.
-    --precision N         decimals (default 2).
-    -o, --output FILE     write there instead of standard output.
-
-""" + INPUT_OPTIONS + """
+""", epilog="""\
 EXAMPLES
     fio-pack analyze report results/sysbench-rndrd-20240101T120000Z \\
         --map intel320=ssd --map raid10-8sas=raid
@@ -428,9 +326,9 @@ EXAMPLES
 
 EXIT STATUS
     0 success; 2 bad input (no scenario, unknown device or target in --map).
-"""
+""")
 
-HELP["compare"] = """\
+MANUAL["compare"] = dict(description="""\
 NAME
     fio-pack analyze compare - regression check between two result sets
 
@@ -455,18 +353,7 @@ DESCRIPTION
 
     Results go to standard output (or -o) as a table; one summary line goes
     to standard error.
-
-OPTIONS
-    --threshold METRIC=LIMIT[%]  repeatable; METRIC as for table.
-    --ignore NAME         leave a field or parameter out of the alignment key
-                          (e.g. host when NEW ran on another machine, or a
-                          parameter that changed on purpose). Repeatable.
-    --allow-missing       measurements missing from NEW are not a failure.
-    --higher-is-better METRIC, --lower-is-better METRIC  override the sense.
-    --format FMT          md (default), csv or json.
-    -o, --output FILE     write there instead of standard output.
-
-""" + INPUT_OPTIONS + """
+""", epilog="""\
 EXAMPLES
     fio-pack analyze compare results/baseline results/today --threshold iops=5% \\
         --threshold clat_p99_ms=10%
@@ -475,74 +362,226 @@ EXAMPLES
 EXIT STATUS
     0 no threshold exceeded; 1 a threshold exceeded or a measurement missing
     from NEW; 2 bad input.
-"""
+""")
 
 
 class Usage(AnalysisError):
     pass
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(ManParser):
     def error(self, message):
         raise Usage(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def parser(cmd: str) -> argparse.ArgumentParser:
-    ap = _Parser(prog=f"{PROG} {cmd}", add_help=False, usage=argparse.SUPPRESS)
-    ap.add_argument("-h", "--help", action="store_true")
-    if cmd == "compare":
-        ap.add_argument("old")
-        ap.add_argument("new")
-    else:
-        ap.add_argument("results", nargs="*")
-    ap.add_argument("--where", action="append", default=[])
-    ap.add_argument("--label", action="append", default=[])
-    ap.add_argument("--scenario")
-    ap.add_argument("--catalogue")
-    ap.add_argument("--include-failed", action="store_true")
-    ap.add_argument("--quiet", action="store_true")
-    if cmd in ("rows", "table", "report", "compare"):
-        ap.add_argument("--format")
-    if cmd != "metrics":
-        ap.add_argument("-o", "--output", action="append", default=[])
-    if cmd in ("table", "report"):
-        ap.add_argument("--precision", type=int, default=2)
+# what `fio-pack analyze --help` lists beside each command
+SUMMARY = {"rows": "the normalised view: a row per run, host, job, direction, op",
+           "metrics": "which metrics, parameters and fields results have",
+           "table": "pivot tables with ratio columns and statistics over repeats",
+           "plot": "plots (PNG, SVG) that record what produced them",
+           "report": "results beside the published figures they reproduce",
+           "compare": "regression check between two result sets"}
+
+OUTPUT_HELP = "write there instead of standard output."
+
+# per command: (its --format values, their explanation)
+FORMATS = {"rows": ("csv|json|jsonl", "default csv (or from -o's extension)."),
+           "table": ("FMT", "md (default), csv (full precision) or html (one\n"
+                            "self-contained file with its provenance)."),
+           "report": ("FMT", "md (default), csv (long form) or html."),
+           "compare": ("FMT", "md (default), csv or json.")}
+
+
+def _add_input_options(ap, cmd):
+    """The options every command shares, in a group of their own."""
+    g = ap.add_argument_group("INPUT OPTIONS")
+    g.add_argument("--where", action="append", default=[], metavar="NAME=V[,V]", help="""\
+keep rows whose field or parameter NAME is one of the
+values (NAME!=V: is none of them). Repeatable.
+Fields: run study scenario host hostname target
+target_path job groupid direction op repeat clones
+fio_version device_model; parameters: the sweep's
+(threads) and every job option (bs, iodepth, ...).
+The "All clients" aggregate of client/server runs is
+left out unless a --where names job or host.""")
+    g.add_argument("--label", action="append", default=[], metavar="OLD=NEW", help="""\
+call target OLD (a study label or a plain result's
+directory/filename) NEW. Repeatable.""")
+    g.add_argument("--scenario", metavar="ID", help="""\
+the catalogue scenario of plain fio results
+(default: inferred).""")
+    g.add_argument("--catalogue", metavar="FILE", help="default jobs/catalogue.json.")
+    g.add_argument("--include-failed", action="store_true",
+                   help="keep failed study runs and jobs that report an error.")
+    g.add_argument("--quiet", action="store_true",
+                   help="no notes on stderr about what was left out.")
+
+
+def _add_table_options(ap):
+    ap.add_argument("--rows", metavar="P[,P]", help="""\
+parameters or fields for the rows (default: the
+study's sweep parameters, else none).""")
+    ap.add_argument("--cols", metavar="P[,P]", help="""\
+parameters or fields for the columns (default target;
+target,host when the results hold several hosts).""")
+    ap.add_argument("--baseline", metavar="COLUMN", help="""\
+the column the ratio columns divide by (its value, or
+values joined by commas for several --cols; a host
+by its name or its address).""")
+    ap.add_argument("--ratio", default="auto", choices=("auto", "col/base", "base/col"),
+                    metavar="MODE", help="auto (default), col/base or base/col.")
+    ap.add_argument("--cells", default="auto", choices=("auto", "range", "cv", "columns"),
+                    metavar="FORM", help="""\
+with repeats, what a cell of md and html holds:
+range (default: "median (min–max)"), cv ("median
+±CV%%") or columns (a column per --stats statistic,
+the default when --stats is given, and CSV's form).""")
+    ap.add_argument("--stats", default="auto", metavar="LIST", help="""\
+statistics per column: median, mean, min, max, stdev,
+cv (coefficient of variation, sample stdev / mean),
+n. Default auto: median alone when every cell has one
+run, else median,min,max,cv,n.""")
+
+
+def _add_plot_options(ap):
+    ap.add_argument("--x", metavar="PARAM", help="""\
+parameter or field on the x axis. Numbers are
+placed by value, sizes (bs) and text in order.""")
+    ap.add_argument("--series", metavar="P[,P]", help="""\
+one line per value of these (default target; and
+host with several hosts). Hosts are shown by name.""")
+    ap.add_argument("--reference", metavar="FILE", help="""\
+published figures (reference/figures.json); the
+metric must be a catalogue metric of the scenario.""")
+    ap.add_argument("--map", action="append", default=[], metavar="DEVICE=TARGET", help="""\
+draw published DEVICE (device_id or name) with
+measured TARGET's colour. Repeatable.""")
+    ap.add_argument("--all-published", action="store_true",
+                    help="draw every published device of the metric.")
+    ap.add_argument("--percentiles", action="store_true",
+                    help="latency percentile curves instead.")
+    ap.add_argument("--direction", choices=("read", "write", "trim", "sync"), metavar="DIR",
+                    help="""\
+read, write, trim or sync for --percentiles
+(default: the one direction with I/O).""")
+    ap.add_argument("--x-max", type=float, default=99.99, metavar="PCT",
+                    help="last percentile drawn (default 99.99).")
+    ap.add_argument("--xscale", choices=fioaxes.XSCALES, default="auto", metavar="SCALE",
+                    help="""\
+auto (default: log2 when every x value is a power
+of two, else linear), linear or log2; ticks are
+labelled as numbers (1 2 4 8) either way.""")
+    ap.add_argument("--logx", action="store_true", help="--xscale log2.")
+    ap.add_argument("--logy", action="store_true",
+                    help="a logarithmic y axis (else linear, from zero).")
+    ap.add_argument("--title", metavar="TEXT",
+                    help="the title (default: scenario and metric).")
+
+
+def _add_report_options(ap):
+    ap.add_argument("--cols", metavar="P[,P]", help="""\
+split each mapped target's columns by these
+parameters or fields (default: host with several
+hosts, else none).""")
+    ap.add_argument("--reference", default=str(DEFAULT_FIGURES), metavar="FILE",
+                    help="default reference/figures.json.")
+    ap.add_argument("--map", action="append", default=[], metavar="DEVICE=TARGET", help="""\
+published device (its device_id, e.g. intel320, or
+its name) and the measured target label standing in
+for it; the two may be given in either order.
+Repeatable.""")
+    ap.add_argument("--pair", action="append", default=[], metavar="METRIC=PUBLISHED",
+                    help="pair catalogue METRIC with the published metric.")
+    ap.add_argument("--no-unmapped", action="store_true",
+                    help="leave out published devices that no target maps to.")
+
+
+def _add_compare_options(ap):
+    ap.add_argument("--threshold", action="append", default=[], metavar="METRIC=LIMIT[%]",
+                    help="repeatable; METRIC as for table.")
+    ap.add_argument("--ignore", action="append", default=[], metavar="NAME", help="""\
+leave a field or parameter out of the alignment key
+(e.g. host when NEW ran on another machine, or a
+parameter that changed on purpose). Repeatable.""")
+    ap.add_argument("--allow-missing", action="store_true",
+                    help="measurements missing from NEW are not a failure.")
+    ap.add_argument("--higher-is-better", action="append", default=[], metavar="METRIC",
+                    help="override the sense: higher values of METRIC are better.")
+    ap.add_argument("--lower-is-better", action="append", default=[], metavar="METRIC",
+                    help="override the sense: lower values of METRIC are better.")
+
+
+def _add_command_options(ap, cmd):
     if cmd in ("table", "plot"):
-        ap.add_argument("--metric", action="append", default=[])
-        ap.add_argument("--combine", choices=sorted(COMBINE))
+        ap.add_argument("--metric", action="append", default=[], metavar="NAME", help=(
+            "catalogue metric name, expr:EXPRESSION or generic\n"
+            "name (see fio-pack analyze --help, METRICS). Repeatable:\n"
+            "one table each." if cmd == "table" else
+            "the y metric (see fio-pack analyze --help, METRICS)."))
     if cmd == "table":
-        ap.add_argument("--rows")
-        ap.add_argument("--cols")
-        ap.add_argument("--baseline")
-        ap.add_argument("--ratio", default="auto", choices=("auto", "col/base", "base/col"))
-        ap.add_argument("--stats", default="auto")
-        ap.add_argument("--cells", default="auto", choices=("auto", "range", "cv", "columns"))
+        _add_table_options(ap)
     if cmd == "plot":
-        ap.add_argument("--x")
-        ap.add_argument("--series")
-        ap.add_argument("--reference")
-        ap.add_argument("--map", action="append", default=[])
-        ap.add_argument("--all-published", action="store_true")
-        ap.add_argument("--percentiles", action="store_true")
-        ap.add_argument("--direction", choices=("read", "write", "trim", "sync"))
-        ap.add_argument("--x-max", type=float, default=99.99)
-        ap.add_argument("--logx", action="store_true")
-        ap.add_argument("--xscale", choices=fioaxes.XSCALES, default="auto")
-        ap.add_argument("--logy", action="store_true")
-        ap.add_argument("--title")
+        _add_plot_options(ap)
     if cmd == "report":
-        ap.add_argument("--cols")
-        ap.add_argument("--reference", default=str(DEFAULT_FIGURES))
-        ap.add_argument("--map", action="append", default=[])
-        ap.add_argument("--pair", action="append", default=[])
-        ap.add_argument("--no-unmapped", action="store_true")
+        _add_report_options(ap)
     if cmd == "compare":
-        ap.add_argument("--threshold", action="append", default=[])
-        ap.add_argument("--ignore", action="append", default=[])
-        ap.add_argument("--allow-missing", action="store_true")
-        ap.add_argument("--higher-is-better", action="append", default=[])
-        ap.add_argument("--lower-is-better", action="append", default=[])
-    return ap
+        _add_compare_options(ap)
+    if cmd in ("table", "plot"):
+        ap.add_argument("--combine", choices=sorted(COMBINE), metavar="HOW", help=(
+            "merge several values of one run in one cell: sum,\nmean, min or max."
+            if cmd == "table" else "as for table."))
+    if cmd in FORMATS:
+        ap.add_argument("--format", metavar=FORMATS[cmd][0], help=FORMATS[cmd][1])
+    if cmd in ("table", "report"):
+        ap.add_argument("--precision", type=int, default=2, metavar="N", help=(
+            "decimals in md and html (default 2)." if cmd == "table"
+            else "decimals (default 2)."))
+    if cmd != "metrics":
+        ap.add_argument("-o", "--output", action="append", default=[], metavar="FILE", help=(
+            ".png or .svg; repeatable (the same plot in each)." if cmd == "plot"
+            else OUTPUT_HELP))
+
+
+def parser(cmd=None) -> argparse.ArgumentParser:
+    """`fio-pack analyze`'s parser, its manual the --help; with @cmd, that
+    command's."""
+    top = _Parser(prog=PROG, description=sections(__doc__, "NAME", "SYNOPSIS", "DESCRIPTION",
+                                                  "METRICS") + _input_options_page(),
+                  epilog=sections(__doc__, "FILES", "EXIT STATUS"))
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", title="COMMANDS",
+                             help="one of the commands below",
+                             description="Each command's --help (or fio-pack analyze help "
+                                         "COMMAND) is its manual page.")
+    subs = {}
+    for name, summary in SUMMARY.items():
+        ap = subs[name] = sub.add_parser(name, prog=f"{PROG} {name}", help=summary,
+                                         **MANUAL[name])
+        if name == "compare":
+            ap.add_argument("old", metavar="OLD", help="the results before: a results directory\n"
+                            "or fio JSON file (a directory may hold many)")
+            ap.add_argument("new", metavar="NEW", help="the results after, the same way")
+        else:
+            ap.add_argument("results", nargs="*", metavar="RESULTS", help="""\
+study results directories, fio JSON/json+ files, or
+directories holding them (searched by content).""")
+        _add_command_options(ap, name)
+        _add_input_options(ap, name)
+    return subs[cmd] if cmd else top
+
+
+def _input_options_page() -> str:
+    """The INPUT OPTIONS of every command, for the tool's own page: the
+    rows command's, as its parser explains them."""
+    ap = _Parser(prog=PROG, add_help=False)
+    _add_input_options(ap, "rows")
+    fmt = ap._get_formatter()
+    for g in ap._action_groups:
+        if g.title == "INPUT OPTIONS":
+            fmt.start_section("INPUT OPTIONS (every command)")
+            fmt.add_arguments(g._group_actions)
+            fmt.end_section()
+    return "\n" + re.sub(r"^(INPUT OPTIONS \(every command\)):$", r"\1",
+                         fmt.format_help(), flags=re.M)
 
 
 def note(a, msg):
@@ -1160,12 +1199,12 @@ def main(argv=None) -> int:
     global ARGV
     argv = ARGV = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
+        print(parser().format_help().strip())
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "help":
         if not rest:
-            print(__doc__.strip())
+            print(parser().format_help().strip())
             return 0
         cmd, rest = rest[0], ["--help"]
     if cmd not in COMMANDS:
@@ -1175,11 +1214,10 @@ def main(argv=None) -> int:
               + f"; commands: {', '.join(COMMANDS)} (see {PROG} --help)", file=sys.stderr)
         return 2
     try:
-        if "-h" in rest or "--help" in rest:
-            print(HELP[cmd].rstrip())
-            return 0
         a = parser(cmd).parse_args(rest)
         return COMMANDS[cmd](a)
+    except SystemExit as e:     # --help printed the manual
+        return e.code
     except AnalysisError as e:
         msg = str(e)
         print(msg if msg.startswith(PROG) else f"{PROG} {cmd}: {msg}", file=sys.stderr)

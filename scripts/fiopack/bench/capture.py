@@ -392,7 +392,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="fio-pack bench capture", description=__doc__.split("\n\n")[0].split(" - ")[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__[__doc__.index("DESCRIPTION"):])
-    ap.add_argument("--db", choices=("postgresql", "mariadb"), default="postgresql")
+    ap.add_argument("--db", choices=("postgresql", "mariadb"), default="postgresql",
+                    help="the database loaded and captured: postgresql (pgbench) or\n"
+                         "mariadb (sysbench) (default postgresql)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     ap.add_argument("--seconds", type=int, default=20, help="benchmark seconds (default 20)")
     ap.add_argument("--scale", type=int, default=10,

@@ -832,10 +832,15 @@ def parser():
     p.add_argument("--target-dir", help="also run part A in a private directory below DIR")
     p.add_argument("--no-tmpfs-a", action="store_true",
                    help="with --target-dir: part A on DIR only, not on the tmpfs")
-    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"))
-    p.add_argument("--engine", default=os.path.join(REPO, "build/dbreplay.so"))
-    p.add_argument("--quiet-cpus", type=float, default=0.25)
-    p.add_argument("--quiet-wait", type=int, default=60)
+    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),
+                   help="fio binary (default build/fio; copied at the start, see FILES)")
+    p.add_argument("--engine", default=os.path.join(REPO, "build/dbreplay.so"),
+                   help="engine shared object (default build/dbreplay.so; copied too)")
+    p.add_argument("--quiet-cpus", type=float, default=0.25,
+                   help="CPUs the rest of the machine may keep busy: before each run of A\n"
+                        "wait for fewer, mark a pair above it disturbed (default 0.25)")
+    p.add_argument("--quiet-wait", type=int, default=60,
+                   help="seconds to wait for a quiet machine before a run of A (default 60)")
     p.add_argument("--timeout", type=int, default=1800, help="seconds per run (default 1800)")
     p.add_argument("--output", help="the Markdown report (default stdout)")
     p.add_argument("--raw", help="every measurement as JSON")

@@ -67,6 +67,7 @@ from fiopack.capture.procs import (Watcher, descendants, direct_fds, read_listin
                                    read_procinfo, take_listing, task_label, write_procinfo)
 from fiopack.capture.rules import (DB_ALIASES, DB_NAMES, PAGESIZE, PROG, RULES, TRACE_SET,
                                    Error)
+from fiopack.manpage import ManParser, sections
 from fiopack.trace import dbtrace as dt  # the format's reader/writer
 from fiopack.trace.cli import pick_command
 
@@ -549,54 +550,12 @@ def cmd_convert(a) -> int:
 # Manual pages
 # ---------------------------------------------------------------------------
 
-COMMON_OPTIONS = """\
-    --datadir DIR          the database's data directory: traced files are
-                           named relative to it (required)
-    --db DB                postgresql, mariadb, sqlite or generic: the page
-                           size and the file role rules (required)
-    -o, --output FILE      the trace (.gz: gzip-compressed; required)
-    --pagesize BYTES       the database's page size (default: 8192
-                           postgresql, 16384 mariadb, 4096 sqlite, generic)
-    --role PATTERN=ROLE    a file role rule checked before the built-in
-                           ones (repeatable; first match wins); PATTERN is an
-                           fnmatch pattern on the path relative to DIR ('*'
-                           also matches '/'), ROLE data, log, journal, temp
-                           or other
-    --outside drop|keep|error
-                           files outside DIR: dropped with a count (default),
-                           kept under --outside-prefix, or an error
-    --outside-prefix P     where kept outside files go (default "outside":
-                           /tmp/x becomes outside/tmp/x)
-    --source TEXT          what was captured (database, version, workload),
-                           put first on the trace's source line
-    --accept-incomplete    exit 0 even when the capture could not see part
-                           of the I/O (io_uring, unprinted io_submit
-                           requests, descriptors of unknown files): the
-                           trace is written either way, with one
-                           "incomplete" line in its header per class of I/O
-                           it lacks, which fio-pack trace check and the replay
-                           repeat (the replay refuses it unless
-                           dbr_accept_incomplete=1)
-    --quiet                no notes on stderr
-"""
-
-TRACER_OPTION = """\
-    --tracer auto|bpf|strace
-                           the BPF capture (build/iocap: system calls,
-                           io_uring and libaio requests, a few percent of
-                           the database's speed) or strace (system calls
-                           only, a third to a fifth of its speed). auto
-                           (default): BPF where it can run (built, a kernel
-                           with BTF, root), else strace with a note saying
-                           why; bpf: an error where it cannot
-"""
-
 RULES_TEXT = "\n".join(
     f"    {db}:\n" + "\n".join(f"        {pat:26} {role}" for pat, role in RULES[db])
     for db in ("postgresql", "mariadb", "sqlite", "generic"))
 
-HELP = {}
-HELP["run"] = f"""\
+MANUAL = {}
+MANUAL["run"] = dict(description="""\
 NAME
     fio-pack capture run - start a command under strace and convert its file I/O
 
@@ -619,22 +578,13 @@ DESCRIPTION
     Streams are named after the threads' names (comm) or, for PostgreSQL, the
     process titles, sampled from /proc while the capture runs, plus the
     thread id: "sqlite3-4242", "checkpointer-4250", "backend-4262".
-
-OPTIONS
-{COMMON_OPTIONS}\
-{TRACER_OPTION}\
-    --keep DIR             keep strace's output, the listing and the process
-                           names in DIR (for fio-pack capture convert)
-    --strace PATH          the strace binary (default strace)
-    --no-seccomp           trace without --seccomp-bpf (slower: every system
-                           call stops the database, not only the traced ones)
-
+""", epilog="""\
 EXAMPLE
     fio-pack capture run --datadir /tmp/db --db sqlite -o load.trace.gz \\
         --source "SQLite 3.40.1 bulk load" -- sqlite3 /tmp/db/app.db < dump.sql
-"""
+""")
 
-HELP["attach"] = f"""\
+MANUAL["attach"] = dict(description="""\
 NAME
     fio-pack capture attach - capture the file I/O of running processes
 
@@ -676,28 +626,14 @@ DESCRIPTION
     strace the database runs slower while attached (docs/dbcapture.md has
     numbers). --seccomp-bpf, which makes run cheaper, cannot be used when
     attaching.
-
-OPTIONS
-{COMMON_OPTIONS}\
-    --pid PID              a process to attach to (repeatable)
-    --cgroup CGROUP        or: every process of this cgroup v2 directory
-                           (--tracer bpf)
-    --duration SECONDS     capture this long (default: until SIGINT/SIGTERM)
-    --no-children          do not attach to the existing child processes
-    --ready FILE           written (the tracer's pid) once attached: a script
-                           can wait for it before starting the workload
-{TRACER_OPTION}\
-    --keep DIR             keep strace's output, the listing and the process
-                           names in DIR
-    --strace PATH          the strace binary (default strace)
-
+""", epilog="""\
 EXAMPLE
     fio-pack capture attach --datadir /var/lib/postgresql/15/main --db postgresql \\
         --pid $(head -1 /var/lib/postgresql/15/main/postmaster.pid) --duration 10 \\
         --source "PostgreSQL 15 pgbench -c 4 -T 10" -o pgbench.trace.gz
-"""
+""")
 
-HELP["convert"] = f"""\
+MANUAL["convert"] = dict(description=f"""\
 NAME
     fio-pack capture convert - strace output as a dbtrace trace
 
@@ -798,74 +734,155 @@ MAPPING
 
 ROLE RULES
 {RULES_TEXT}
-
-OPTIONS
-    STRACE_OUT             strace's output file (plain or gzip)
-{COMMON_OPTIONS}\
-    --listing FILE         the data directory at capture start: 'TYPE SIZE
-                           PATH' lines (find DIR -printf '%y %s %P\\n')
-    --procinfo FILE        'TID name NAME', 'TID cwd PATH' and 'TID odirect
-                           FD,FD...' lines: stream names, working directories
-                           and the descriptors open with O_DIRECT when the task
-                           was first seen (run/attach --keep write one);
-                           default stream names are pid-TID
-    --cwd DIR              working directory of processes whose directory the
-                           capture does not tell (default DIR)
-    --capture TEXT         the strace command line, for the source line
-                           (default "strace output FILE")
-
+""", epilog="""\
 EXAMPLE
     strace -f -ttt -yy -qq -s 0 -e trace=%file,%desc -o pg.strace -p 4242
     fio-pack capture convert pg.strace --datadir /srv/pg --db postgresql \\
         --capture "strace -f -ttt -yy -p 4242" -o pg.trace.gz
-"""
+""")
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(ManParser):
     def error(self, message):
         raise Error(f"{self.prog}: {message} (see {PROG} {self.prog.split()[-1]} --help)")
 
 
-def parser(cmd: str) -> argparse.ArgumentParser:
-    ap = _Parser(prog=f"{PROG} {cmd}", add_help=False, usage=argparse.SUPPRESS)
-    if cmd == "convert":
-        ap.add_argument("input", nargs="?")
-        ap.add_argument("--listing")
-        ap.add_argument("--procinfo")
-        ap.add_argument("--cwd")
-        ap.add_argument("--capture")
-    ap.add_argument("--datadir")
-    ap.add_argument("--db")
-    ap.add_argument("-o", "--output")
-    ap.add_argument("--pagesize", type=int)
-    ap.add_argument("--role", action="append")
-    ap.add_argument("--outside", choices=("drop", "keep", "error"), default="drop")
-    ap.add_argument("--outside-prefix", default="outside")
-    ap.add_argument("--source")
-    ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--accept-incomplete", action="store_true")
-    if cmd in ("run", "attach"):
-        ap.add_argument("--tracer", choices=("auto", "bpf", "strace"), default="auto")
-    if cmd in ("run", "attach"):
-        ap.add_argument("--keep")
-        ap.add_argument("--strace", default="strace")
-    if cmd == "run":
-        ap.add_argument("--no-seccomp", action="store_true")
-        ap.add_argument("command", nargs=argparse.REMAINDER)
-    if cmd == "attach":
-        ap.add_argument("--pid", type=int, action="append")
-        ap.add_argument("--cgroup")
-        ap.add_argument("--duration", type=float)
-        ap.add_argument("--no-children", action="store_true")
-        ap.add_argument("--ready")
-    return ap
+# what `fio-pack capture --help` lists beside each command
+SUMMARY = {"run": "start a command under strace and convert its file I/O",
+           "attach": "capture the file I/O of running processes",
+           "convert": "strace output as a dbtrace trace"}
+
+
+def _add_common_options(ap):
+    """What every command takes: the database, the output, the rules."""
+    ap.add_argument("--datadir", metavar="DIR", help="""\
+the database's data directory: traced files are
+named relative to it (required)""")
+    ap.add_argument("--db", metavar="DB", help="""\
+postgresql, mariadb, sqlite or generic: the page
+size and the file role rules (required)""")
+    ap.add_argument("-o", "--output", metavar="FILE",
+                    help="the trace (.gz: gzip-compressed; required)")
+    ap.add_argument("--pagesize", type=int, metavar="BYTES", help="""\
+the database's page size (default: 8192
+postgresql, 16384 mariadb, 4096 sqlite, generic)""")
+    ap.add_argument("--role", action="append", metavar="PATTERN=ROLE", help="""\
+a file role rule checked before the built-in
+ones (repeatable; first match wins); PATTERN is an
+fnmatch pattern on the path relative to DIR ('*'
+also matches '/'), ROLE data, log, journal, temp
+or other""")
+    ap.add_argument("--outside", choices=("drop", "keep", "error"), default="drop",
+                    metavar="drop|keep|error", help="""\
+files outside DIR: dropped with a count (default),
+kept under --outside-prefix, or an error""")
+    ap.add_argument("--outside-prefix", default="outside", metavar="P", help="""\
+where kept outside files go (default "outside":
+/tmp/x becomes outside/tmp/x)""")
+    ap.add_argument("--source", metavar="TEXT", help="""\
+what was captured (database, version, workload),
+put first on the trace's source line""")
+    ap.add_argument("--accept-incomplete", action="store_true", help="""\
+exit 0 even when the capture could not see part
+of the I/O (io_uring, unprinted io_submit
+requests, descriptors of unknown files): the
+trace is written either way, with one
+"incomplete" line in its header per class of I/O
+it lacks, which fio-pack trace check and the replay
+repeat (the replay refuses it unless
+dbr_accept_incomplete=1)""")
+    ap.add_argument("--quiet", action="store_true", help="no notes on stderr")
+
+
+def _add_tracer_options(ap, cmd):
+    ap.add_argument("--tracer", choices=("auto", "bpf", "strace"), default="auto",
+                    metavar="auto|bpf|strace", help="""\
+the BPF capture (build/iocap: system calls,
+io_uring and libaio requests, a few percent of
+the database's speed) or strace (system calls
+only, a third to a fifth of its speed). auto
+(default): BPF where it can run (built, a kernel
+with BTF, root), else strace with a note saying
+why; bpf: an error where it cannot""")
+    ap.add_argument("--keep", metavar="DIR", help=(
+        "keep strace's output, the listing and the process\nnames in DIR"
+        + (" (for fio-pack capture convert)" if cmd == "run" else "")))
+    ap.add_argument("--strace", default="strace", metavar="PATH",
+                    help="the strace binary (default strace)")
+
+
+def _add_attach_options(ap):
+    ap.add_argument("--pid", type=int, action="append", metavar="PID",
+                    help="a process to attach to (repeatable)")
+    ap.add_argument("--cgroup", metavar="CGROUP", help="""\
+or: every process of this cgroup v2 directory
+(--tracer bpf)""")
+    ap.add_argument("--duration", type=float, metavar="SECONDS",
+                    help="capture this long (default: until SIGINT/SIGTERM)")
+    ap.add_argument("--no-children", action="store_true",
+                    help="do not attach to the existing child processes")
+    ap.add_argument("--ready", metavar="FILE", help="""\
+written (the tracer's pid) once attached: a script
+can wait for it before starting the workload""")
+
+
+def _add_convert_options(ap):
+    ap.add_argument("--listing", metavar="FILE", help="""\
+the data directory at capture start: 'TYPE SIZE
+PATH' lines (find DIR -printf '%%y %%s %%P\\n')""")
+    ap.add_argument("--procinfo", metavar="FILE", help="""\
+'TID name NAME', 'TID cwd PATH' and 'TID odirect
+FD,FD...' lines: stream names, working directories
+and the descriptors open with O_DIRECT when the task
+was first seen (run/attach --keep write one);
+default stream names are pid-TID""")
+    ap.add_argument("--cwd", metavar="DIR", help="""\
+working directory of processes whose directory the
+capture does not tell (default DIR)""")
+    ap.add_argument("--capture", metavar="TEXT", help="""\
+the strace command line, for the source line
+(default "strace output FILE")""")
+
+
+def parser(cmd=None) -> argparse.ArgumentParser:
+    """`fio-pack capture`'s parser, its manual the --help; with @cmd, that
+    command's."""
+    top = _Parser(prog=PROG, description=sections(__doc__, "NAME", "SYNOPSIS", "DESCRIPTION"),
+                  epilog=sections(__doc__, "EXIT STATUS"))
+    sub = top.add_subparsers(
+        dest="command", metavar="COMMAND", title="COMMANDS", help="one of the commands below",
+        description="Each command's --help (or fio-pack capture help COMMAND) is its manual "
+                    "page;\n\"fio-pack capture help convert\" also says exactly what is "
+                    "mapped and dropped.")
+    subs = {}
+    for name, summary in SUMMARY.items():
+        ap = subs[name] = sub.add_parser(name, prog=f"{PROG} {name}", help=summary,
+                                         **MANUAL[name])
+        if name == "convert":
+            ap.add_argument("input", nargs="?", metavar="STRACE_OUT",
+                            help="strace's output file (plain or gzip)")
+        if name == "run":
+            ap.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND...",
+                            help="the command to run captured, after '--'")
+        _add_common_options(ap)
+        if name == "attach":
+            _add_attach_options(ap)
+        if name in ("run", "attach"):
+            _add_tracer_options(ap, name)
+        if name == "run":
+            ap.add_argument("--no-seccomp", action="store_true", help="""\
+trace without --seccomp-bpf (slower: every system
+call stops the database, not only the traced ones)""")
+        if name == "convert":
+            _add_convert_options(ap)
+    return subs[cmd] if cmd else top
 
 
 COMMANDS = {"run": cmd_run, "attach": cmd_attach, "convert": cmd_convert}
 
 
 def main(argv=None) -> int:
-    got = pick_command(argv, __doc__, PROG, COMMANDS)
+    got = pick_command(argv, parser().format_help(), PROG, COMMANDS)
     if isinstance(got, int):
         return got
     cmd, rest = got
@@ -874,7 +891,7 @@ def main(argv=None) -> int:
         k = rest.index("--")
         opts = rest[:k]
     if "-h" in opts or "--help" in opts:
-        print(HELP[cmd].rstrip())
+        print(parser(cmd).format_help().rstrip())
         return 0
     try:
         if cmd == "run":

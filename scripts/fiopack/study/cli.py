@@ -48,66 +48,6 @@ DESCRIPTION
     Scenarios that only read are run with fio --readonly, so fio itself
     refuses any job that would write.
 
-RUN OPTIONS
-    SCENARIO              scenario id from the catalogue (`fio-pack study list`)
-    --target LABEL=PATH   a directory, file or device to run on, labelled
-                          LABEL in the results (letters, digits, . _ -).
-                          Repeatable. With --server the path is the path on
-                          each server. Not used by scenarios whose target
-                          kind is "none".
-    --sweep PARAM=V1,V2   values of one of the scenario's sweep parameters
-                          (`fio-pack study list` shows them, e.g. threads ->
-                          numjobs). Repeatable: several sweeps make a grid,
-                          the first given varying slowest.
-    --set OPTION=VALUE    a fixed fio option for every run (runtime=60,
-                          size=4g, ...), set in every job section. Repeatable.
-    --repeats N           runs of every sweep point on every target (default 1).
-    --order interleaved   (default) for each repeat, for each server, for each
-                          target, for each sweep point: slow drift (drive
-                          garbage collection, temperature, other tenants)
-                          spreads over all points instead of biasing whichever
-                          point ran first, and an interrupted study still has
-                          complete sweeps for the repeats it finished.
-    --order grouped       for each server, target and point, all repeats back
-                          to back: one target's runs stay together (a device
-                          that must be swapped or prepared once).
-    --server HOST[:PORT]  run on a host where `fio --server` listens (default
-                          port 8765) through fio's client/server mode instead
-                          of locally. Repeatable: the runs go to each server
-                          in turn, one fio client invocation per run and
-                          server, so every result, exit code and time belongs
-                          to one host. Before any run each server is checked:
-                          reachable, speaks to this fio, can load every engine
-                          the scenario uses, has each "dir" target.
-    --confirm-overwrite DEVICE
-                          allow a scenario that writes to run on block device
-                          DEVICE (its whole content may be destroyed). Must
-                          name the target's device exactly.
-    --out DIR             results directory (default
-                          results/SCENARIO-YYYYMMDDTHHMMSSZ under the
-                          repository). Must not exist.
-    --resume DIR          continue an interrupted study: the plan, targets,
-                          variables and job files are taken from
-                          DIR/study.json; runs already complete and successful
-                          are skipped, failed or missing runs are run again.
-    --catalogue FILE      scenario catalogue (default jobs/catalogue.json in
-                          the repository). Relative job paths in it are
-                          relative to the repository root.
-    --fio PATH            fio binary (default build/fio in the repository,
-                          else fio in PATH). With --server it is the client.
-    --engine-dir DIR      where external:build/NAME.so engines are for local
-                          runs (default the repository's build/).
-    --remote-engine-dir DIR
-                          where the engines are on the servers (default the
-                          absolute local engine directory).
-    --remote-repo DIR     where this repository is on the servers, for files
-                          that job files name relative to it (read_iolog,
-                          dbr_trace);
-                          default the local repository's path.
-    --dry-run             check everything, print the plan and the first
-                          derived job file, run and write nothing.
-    --quiet               no per-run progress lines.
-
 RESULTS
     DIR/study.json         the command, the scenario entry, sweep, --set
                            options, targets, servers, repeats, order, plan,
@@ -151,6 +91,7 @@ import sys
 from pathlib import Path
 
 from fiopack import REPO
+from fiopack.manpage import ManParser, sections
 from fiopack.study.common import (DEFAULT_CATALOGUE, StudyError, find_scenario, job_paths,
                                   load_catalogue, pack_version, repo_relative,
                                   scenario_params, scenario_target, sha256_file, target_envs,
@@ -164,35 +105,107 @@ from fiopack.study.common import find_fio, fio_version
 # Command line
 # ---------------------------------------------------------------------------
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(ManParser):
     def error(self, message):
         raise StudyError(message)
 
 
+def _add_plan_options(g):
+    """What is run: the scenario, its targets, the sweep and the order."""
+    g.add_argument("scenario", nargs="?", metavar="SCENARIO",
+                   help="scenario id from the catalogue (`fio-pack study list`)")
+    g.add_argument("--target", action="append", default=[], metavar="LABEL=PATH", help="""\
+a directory, file or device to run on, labelled
+LABEL in the results (letters, digits, . _ -).
+Repeatable. With --server the path is the path on
+each server. Not used by scenarios whose target
+kind is "none".""")
+    g.add_argument("--sweep", action="append", default=[], metavar="PARAM=V1,V2", help="""\
+values of one of the scenario's sweep parameters
+(`fio-pack study list` shows them, e.g. threads ->
+numjobs). Repeatable: several sweeps make a grid,
+the first given varying slowest.""")
+    g.add_argument("--set", action="append", default=[], dest="sets", metavar="OPTION=VALUE",
+                   help="""\
+a fixed fio option for every run (runtime=60,
+size=4g, ...), set in every job section. Repeatable.""")
+    g.add_argument("--repeats", type=int, metavar="N",
+                   help="runs of every sweep point on every target (default 1).")
+    g.add_argument("--order", choices=("interleaved", "grouped"), metavar="interleaved|grouped",
+                   help="""\
+interleaved (default): for each repeat, for each
+server, for each target, for each sweep point: slow
+drift (drive garbage collection, temperature, other
+tenants) spreads over all points instead of biasing
+whichever point ran first, and an interrupted study
+still has complete sweeps for the repeats it finished.
+grouped: for each server, target and point, all
+repeats back to back: one target's runs stay together
+(a device that must be swapped or prepared once).""")
+
+
+def _add_where_options(g):
+    """Where and with what it runs: servers, devices, files, binaries."""
+    g.add_argument("--server", action="append", default=[], metavar="HOST[:PORT]", help="""\
+run on a host where `fio --server` listens (default
+port 8765) through fio's client/server mode instead
+of locally. Repeatable: the runs go to each server
+in turn, one fio client invocation per run and
+server, so every result, exit code and time belongs
+to one host. Before any run each server is checked:
+reachable, speaks to this fio, can load every engine
+the scenario uses, has each "dir" target.""")
+    g.add_argument("--confirm-overwrite", metavar="DEVICE", help="""\
+allow a scenario that writes to run on block device
+DEVICE (its whole content may be destroyed). Must
+name the target's device exactly.""")
+    g.add_argument("--out", metavar="DIR", help="""\
+results directory (default
+results/SCENARIO-YYYYMMDDTHHMMSSZ under the
+repository). Must not exist.""")
+    g.add_argument("--resume", metavar="DIR", help="""\
+continue an interrupted study: the plan, targets,
+variables and job files are taken from
+DIR/study.json; runs already complete and successful
+are skipped, failed or missing runs are run again.""")
+    g.add_argument("--catalogue", metavar="FILE", help="""\
+scenario catalogue (default jobs/catalogue.json in
+the repository). Relative job paths in it are
+relative to the repository root.""")
+    g.add_argument("--fio", metavar="PATH", help="""\
+fio binary (default build/fio in the repository,
+else fio in PATH). With --server it is the client.""")
+    g.add_argument("--engine-dir", metavar="DIR", help="""\
+where external:build/NAME.so engines are for local
+runs (default the repository's build/).""")
+    g.add_argument("--remote-engine-dir", metavar="DIR", help="""\
+where the engines are on the servers (default the
+absolute local engine directory).""")
+    g.add_argument("--remote-repo", metavar="DIR", help="""\
+where this repository is on the servers, for files
+that job files name relative to it (read_iolog,
+dbr_trace); default the local repository's path.""")
+    g.add_argument("--dry-run", action="store_true", help="""\
+check everything, print the plan and the first
+derived job file, run and write nothing.""")
+    g.add_argument("--quiet", action="store_true", help="no per-run progress lines.")
+
+
 def run_parser() -> argparse.ArgumentParser:
-    ap = _Parser(
-        prog="fio-pack study", description=__doc__, add_help=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage=argparse.SUPPRESS)
-    ap.add_argument("-h", "--help", action="store_true")
-    ap.add_argument("scenario", nargs="?")
-    ap.add_argument("--target", action="append", default=[])
-    ap.add_argument("--sweep", action="append", default=[])
-    ap.add_argument("--set", action="append", default=[], dest="sets")
-    ap.add_argument("--repeats", type=int)
-    ap.add_argument("--order", choices=("interleaved", "grouped"))
-    ap.add_argument("--server", action="append", default=[])
-    ap.add_argument("--confirm-overwrite")
-    ap.add_argument("--out")
-    ap.add_argument("--resume")
-    ap.add_argument("--catalogue")
-    ap.add_argument("--fio")
-    ap.add_argument("--engine-dir")
-    ap.add_argument("--remote-engine-dir")
-    ap.add_argument("--remote-repo")
-    ap.add_argument("--dry-run", action="store_true")
-    ap.add_argument("--quiet", action="store_true")
+    """`fio-pack study [run]`'s parser, its manual the --help."""
+    ap = _Parser(prog="fio-pack study", add_help=False,
+                 description=sections(__doc__, "SYNOPSIS", "DESCRIPTION"),
+                 epilog=sections(__doc__, "RESULTS", "EXAMPLES", "EXIT STATUS"))
+    ap.add_argument("-h", "--help", action="store_true", help="print this manual.")
+    g = ap.add_argument_group("RUN OPTIONS")
+    _add_plan_options(g)
+    _add_where_options(g)
     return ap
+
+
+def manual() -> str:
+    """The manual: the first line of the module's text, then the parser's page."""
+    return __doc__.split("\n", 1)[0] + "\n\n" + run_parser().format_help().strip()
 
 
 def cmd_list(argv: list) -> int:
@@ -384,7 +397,7 @@ def main(argv=None) -> int:
         rest = argv[1:] if argv[:1] == ["run"] else argv
         a = run_parser().parse_args(rest)
         if a.help or not rest:
-            print(__doc__.strip())
+            print(manual())
             return 0 if a.help else 2
         cfg, out, fio = prepare(a, argv)
         study = Study(cfg, out, fio, a.quiet)

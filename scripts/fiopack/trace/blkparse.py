@@ -15,8 +15,8 @@ from fiopack.trace.iolog import _in_fail, _pagesize
 # import-blkparse
 # ---------------------------------------------------------------------------
 
-HELP = {}
-HELP["import-blkparse"] = """\
+MANUAL = {}
+MANUAL["import-blkparse"] = dict(description="""\
 NAME
     fio-pack trace import-blkparse - blkparse text output as a dbtrace trace
 
@@ -72,19 +72,11 @@ MAPPING
                output by time; an error otherwise).
     Header     pagesize --pagesize (default 4096); source "blkparse output IN
                (event D) imported by fio-pack trace import-blkparse", or --source.
-
-OPTIONS
-    -o, --output FILE     the trace (.gz: compressed); default standard output
-    --event Q|D|C         which events become records (default D)
-    --streams pid|single  see Streams above
-    --pagesize BYTES      power of two from 512 to 1048576 (default 4096)
-    --source TEXT         the trace's source line
-    --quiet               no notes on stderr
-
+""", epilog="""\
 EXAMPLE
     blktrace -d /dev/sdb -w 30 -o - | blkparse -i - > sdb.txt
     fio-pack trace import-blkparse sdb.txt --event D -o sdb.trace.gz
-"""
+""")
 
 _EVENT = re.compile(r"[ \t]*(\d+),(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)\.(\d+)[ \t]+(\d+)"
                     r"[ \t]+(\S+)[ \t]+(\S+)(?:[ \t]+(.*))?$")

@@ -52,6 +52,7 @@ import argparse
 import sys
 from typing import Dict
 
+from fiopack.manpage import ManParser, sections
 from fiopack.trace.dbtrace import Error, PROG, read_trace
 from fiopack.trace import blkparse, iolog
 from fiopack.trace.blkparse import cmd_import_blkparse
@@ -62,8 +63,8 @@ from fiopack.trace.iolog import cmd_export_iolog, cmd_import_iolog
 # check
 # ---------------------------------------------------------------------------
 
-HELP = {**iolog.HELP, **blkparse.HELP}
-HELP["check"] = """\
+MANUAL = {**iolog.MANUAL, **blkparse.MANUAL}
+MANUAL["check"] = dict(description="""\
 NAME
     fio-pack trace check - read traces and say what they hold
 
@@ -85,11 +86,11 @@ DESCRIPTION
 
     The first invalid trace stops the command: "fio-pack trace: TRACE line N:
     reason", exit status 2.
-
+""", epilog="""\
 EXIT STATUS
     0 every trace is valid and complete; 3 every trace is valid, and at least
     one is incomplete; 2 an invalid trace or a bad option.
-"""
+""")
 
 
 def cmd_check(a) -> int:
@@ -115,36 +116,81 @@ def cmd_check(a) -> int:
 # main
 # ---------------------------------------------------------------------------
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(ManParser):
     def error(self, message):
         raise Error(f"{self.prog}: {message} (see {PROG} {self.prog.split()[-1]} --help)")
 
 
-def parser(cmd: str) -> argparse.ArgumentParser:
-    ap = _Parser(prog=f"{PROG} {cmd}", add_help=False, usage=argparse.SUPPRESS)
-    if cmd in ("import-iolog", "check"):
-        ap.add_argument("inputs", nargs="*")
-    else:
-        ap.add_argument("input")
-    if cmd == "check":
-        return ap
-    ap.add_argument("-o", "--output")
-    ap.add_argument("--quiet", action="store_true")
-    if cmd.startswith("import"):
-        ap.add_argument("--pagesize", type=int, default=4096)
-        ap.add_argument("--source")
-    if cmd == "import-iolog":
-        ap.add_argument("--streams", choices=("log", "file"), default="log")
-    if cmd in ("import-iolog", "export-iolog"):
-        ap.add_argument("--iolog-unit", choices=("us", "ms", "ns"), default="us")
+# what `fio-pack trace --help` lists beside each command
+SUMMARY = {"import-iolog": "fio iologs (versions 2 and 3) as a dbtrace trace",
+           "import-blkparse": "blkparse text output as a dbtrace trace",
+           "export-iolog": "a dbtrace trace as a fio iolog",
+           "check": "read traces and say what they hold"}
+
+OUTPUT_HELP = "the trace (.gz: compressed); default standard output"
+PAGESIZE_HELP = "power of two from 512 to 1048576 (default 4096)"
+
+
+def _add_import_options(ap, cmd):
+    ap.add_argument("-o", "--output", metavar="FILE", help=OUTPUT_HELP)
     if cmd == "import-blkparse":
-        ap.add_argument("--event", choices=("Q", "D", "C"), default="D")
-        ap.add_argument("--streams", choices=("pid", "single"), default="pid")
-    if cmd == "export-iolog":
-        ap.add_argument("--prefix")
-        ap.add_argument("--stream", type=int, action="append")
-        ap.add_argument("--sync-file-range", choices=("drop", "datasync"), default="drop")
-    return ap
+        ap.add_argument("--event", choices=("Q", "D", "C"), default="D", metavar="Q|D|C",
+                        help="which events become records (default D)")
+        ap.add_argument("--streams", choices=("pid", "single"), default="pid",
+                        metavar="pid|single", help="see Streams above")
+    else:
+        ap.add_argument("--streams", choices=("log", "file"), default="log",
+                        metavar="log|file", help="see Streams above")
+        ap.add_argument("--iolog-unit", choices=("us", "ms", "ns"), default="us", metavar="U",
+                        help="unit of version 3 times: us (default), ms, ns")
+    ap.add_argument("--pagesize", type=int, default=4096, metavar="BYTES", help=PAGESIZE_HELP)
+    ap.add_argument("--source", metavar="TEXT", help="the trace's source line")
+    ap.add_argument("--quiet", action="store_true", help="no notes on stderr")
+
+
+def _add_export_options(ap):
+    ap.add_argument("-o", "--output", metavar="FILE", help="the iolog (required)")
+    ap.add_argument("--prefix", metavar="DIR", help="directory put before each path")
+    ap.add_argument("--stream", type=int, action="append", metavar="ID",
+                    help="export only stream ID (repeatable)")
+    ap.add_argument("--iolog-unit", choices=("us", "ms", "ns"), default="us",
+                    metavar="us|ms|ns", help="unit of version 3 times (default us)")
+    ap.add_argument("--sync-file-range", choices=("drop", "datasync"), default="drop",
+                    metavar="drop|datasync",
+                    help="what a sync_file_range becomes (default drop;\n"
+                         "see Dropped above)")
+    ap.add_argument("--quiet", action="store_true", help="no notes on stderr")
+
+
+def parser(cmd=None) -> argparse.ArgumentParser:
+    """`fio-pack trace`'s parser, its manual the --help; with @cmd, that
+    command's."""
+    top = _Parser(prog=PROG, description=sections(__doc__, "NAME", "SYNOPSIS", "DESCRIPTION"),
+                  epilog=sections(__doc__, "EXIT STATUS"))
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", title="COMMANDS",
+                             help="one of the commands below",
+                             description="Each command's --help (or fio-pack trace help "
+                                         "COMMAND) is its manual page.")
+    subs = {}
+    for name, summary in SUMMARY.items():
+        ap = subs[name] = sub.add_parser(name, prog=f"{PROG} {name}", help=summary,
+                                         **MANUAL[name])
+        if name == "import-iolog":
+            ap.add_argument("inputs", nargs="*", metavar="IOLOG",
+                            help="fio iologs, version 2 or 3 (\"-\": standard input)")
+            _add_import_options(ap, name)
+        elif name == "import-blkparse":
+            ap.add_argument("input", metavar="IN",
+                            help="blkparse's text output (\"-\": standard input)")
+            _add_import_options(ap, name)
+        elif name == "export-iolog":
+            ap.add_argument("input", metavar="TRACE",
+                            help="the trace, plain or gzip (\"-\": standard input)")
+            _add_export_options(ap)
+        else:
+            ap.add_argument("inputs", nargs="*", metavar="TRACE",
+                            help="traces, plain or gzip (\"-\": standard input)")
+    return subs[cmd] if cmd else top
 
 
 COMMANDS = {"import-iolog": cmd_import_iolog, "import-blkparse": cmd_import_blkparse,
@@ -175,15 +221,15 @@ def pick_command(argv, doc, prog, commands):
 
 
 def main(argv=None) -> int:
-    got = pick_command(argv, __doc__, PROG, COMMANDS)
+    got = pick_command(argv, parser().format_help(), PROG, COMMANDS)
     if isinstance(got, int):
         return got
     cmd, rest = got
-    if "-h" in rest or "--help" in rest:
-        print(HELP[cmd].rstrip())
-        return 0
     try:
+        # the command's own parser: its errors name it, as they always have
         return COMMANDS[cmd](parser(cmd).parse_args(rest))
+    except SystemExit as e:     # --help printed the manual
+        return e.code
     except Error as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2

@@ -16,9 +16,9 @@ from fiopack.trace.dbtrace import (Error, FileDecl, Header, MAX_FILES, MAX_IO, M
 # import-iolog
 # ---------------------------------------------------------------------------
 
-HELP = {}
+MANUAL = {}
 
-HELP["import-iolog"] = """\
+MANUAL["import-iolog"] = dict(description="""\
 NAME
     fio-pack trace import-iolog - fio iologs (versions 2 and 3) as a dbtrace trace
 
@@ -74,19 +74,11 @@ MAPPING
     Header     pagesize --pagesize (default 4096: it only decides which
                offsets are written as pN); source "fio iolog vN IOLOG...
                imported by fio-pack trace import-iolog", or --source TEXT.
-
-OPTIONS
-    -o, --output FILE   the trace (.gz: compressed); default standard output
-    --streams log|file  see Streams above
-    --iolog-unit U      unit of version 3 times: us (default), ms, ns
-    --pagesize BYTES    power of two from 512 to 1048576 (default 4096)
-    --source TEXT       the trace's source line
-    --quiet             no notes on stderr
-
+""", epilog="""\
 EXAMPLE
     fio --name=x --filename=/tmp/db --size=64m --rw=randrw --write_iolog=x.iolog
     fio-pack trace import-iolog x.iolog -o x.trace.gz
-"""
+""")
 
 
 class InputError(Error):
@@ -285,7 +277,7 @@ def _pagesize(v) -> int:
 # export-iolog
 # ---------------------------------------------------------------------------
 
-HELP["export-iolog"] = """\
+MANUAL["export-iolog"] = dict(description="""\
 NAME
     fio-pack trace export-iolog - a dbtrace trace as a fio iolog
 
@@ -327,19 +319,11 @@ MAPPING
                waits TIME differences in microseconds) and rounded down. A time
                below the previous line's (records of different streams
                interleave) is raised to it, counted in a note.
-
-OPTIONS
-    -o, --output FILE              the iolog (required)
-    --prefix DIR                   directory put before each path
-    --stream ID                    export only stream ID (repeatable)
-    --iolog-unit us|ms|ns          unit of version 3 times (default us)
-    --sync-file-range drop|datasync  (default drop)
-    --quiet                        no notes on stderr
-
+""", epilog="""\
 EXAMPLE
     fio-pack trace export-iolog pgbench.trace.gz --prefix /mnt/ssd/pg -o pgbench.iolog
     fio --name=replay --read_iolog=pgbench.iolog --ioengine=psync
-"""
+""")
 
 
 # long: one pass over the trace writing the iolog; its state is local to it
