@@ -41,7 +41,8 @@ DESCRIPTION
     Per file system of --fs (a fresh mkfs of the loop device per series,
     mounted below a private /tmp/bench-cold.XXXXXX): the engine lays out
     --files files of SIZE bytes (file_op=layout, file_size_dist=fixed:SIZE,
-    bs=SIZE), `sync`; then --repeats rounds, each in the order of the
+    bs=SIZE; --size-dist for other sizes, --tree-opts for the tree's
+    shape), `sync`; then --repeats rounds, each in the order of the
     round before reversed (so a shared machine's drift hits everything
     alike), of these runs, alternating:
 
@@ -92,6 +93,10 @@ EXAMPLES
 """
 
 
+# a 10M-file tree of 0-4 KiB files on xfs takes ~45 GiB (issue 16's scale)
+IMAGE_MIB_MAX = 64 * 1024
+
+
 def drop_caches():
     subprocess.run(["sync"], check=True)
     with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -126,8 +131,8 @@ def mode_name(m):
 def engine_cmd(a, tree, extra):
     return [a.fio, "--output-format=json", "--name=cold",
             "--ioengine=external:%s" % a.engine, "--tree_dir=%s" % tree,
-            "--tree_files=%d" % a.files, "--file_size_dist=fixed:%d" % a.size,
-            "--bs=%d" % a.size] + extra
+            "--tree_files=%d" % a.files, "--file_size_dist=%s" % a.size_dist,
+            "--bs=%d" % a.size] + ["--" + o for o in a.tree_opts] + extra
 
 
 def cold_pass(a, dev, tree, m):
@@ -198,8 +203,12 @@ def med(xs):
 
 
 def report_series(rep, a, fs, devres, res):
+    sizes = human(a.size) if a.size_dist == "fixed:%d" % a.size else a.size_dist
     rep.add("#### %s: %s files of %s, %s cold reads a pass" % (
-        fs, "{:,}".format(a.files), human(a.size), "{:,}".format(a.ios)))
+        fs, "{:,}".format(a.files), sizes, "{:,}".format(a.ios)))
+    if a.tree_opts:
+        rep.add()
+        rep.add("Tree: `%s`, bs=%s." % (" ".join(a.tree_opts), human(a.size)))
     rep.add()
     rep.add("Device limit in this series: fio io_uring, direct=1, randread, bs=%s, raw loop "
             "device, %d s a run, interleaved with the passes:" % (human(a.size), a.dev_runtime))
@@ -263,6 +272,12 @@ def parse_args(argv):
     p.add_argument("--fs", default="ext4,xfs", help="file systems, one series each (ext4,xfs)")
     p.add_argument("--files", type=int, help="files in the tree (60000; quick 20000)")
     p.add_argument("--size", default="16k", help="file size = the engine's bs (16k)")
+    p.add_argument("--size-dist", metavar="SPEC",
+                   help="file_size_dist of the tree instead of fixed:SIZE, e.g. uniform:0:4k "
+                        "(bs stays --size)")
+    p.add_argument("--tree-opts", default="", metavar="'OPT=V ...'",
+                   help="more engine options for the tree's shape, every run, e.g. "
+                        "'tree_maildir=1 files_per_dir=1000 tree_fanout=64' (jobs/smallfile-mail.fio's)")
     p.add_argument("--ios", type=int, help="files read per pass (10000; quick 4000)")
     p.add_argument("--repeats", type=int, help="passes per mode (3; quick 1)")
     p.add_argument("--depths", help="io_uring iodepths (1,4,8,16,32,64; quick 1,8,32)")
@@ -274,11 +289,15 @@ def parse_args(argv):
     p.add_argument("--fill", choices=("random", "zero"), default="random",
                    help="what the image is written with first (random)")
     p.add_argument("--image-mib", type=int,
-                   help="image size (default: 2 x the data + 1 GiB, at most 8 GiB)")
+                   help="image size (default: 2 x the data + 1 GiB, at most 8 GiB; "
+                        "given: at most %d MiB and the image directory's free space less 1 GiB)"
+                        % IMAGE_MIB_MAX)
     harness.add_build_options(p, "smallfile")
     a = p.parse_args(argv)
     q = a.quick
     a.size = parse_size(a.size)
+    a.size_dist = a.size_dist or "fixed:%d" % a.size
+    a.tree_opts = a.tree_opts.split()
     a.files = a.files or (20000 if q else 60000)
     a.ios = a.ios or (4000 if q else 10000)
     a.repeats = a.repeats or (1 if q else 3)
@@ -289,8 +308,14 @@ def parse_args(argv):
     a.fs = [x.strip() for x in a.fs.split(",") if x.strip()]
     if not a.image_mib:
         a.image_mib = min(8192, 2 * a.files * a.size // (1 << 20) + 1024)
-    if a.image_mib > 8192 or a.ios > a.files or a.repeats < 1:
-        p.error("--image-mib at most 8192, --ios at most --files, --repeats at least 1")
+    if a.image_mib > IMAGE_MIB_MAX or a.ios > a.files or a.repeats < 1:
+        p.error("--image-mib at most %d, --ios at most --files, --repeats at least 1"
+                % IMAGE_MIB_MAX)
+    st = os.statvfs(a.image_dir)
+    free_mib = st.f_bavail * st.f_frsize // (1 << 20)
+    if a.image_mib > free_mib - 1024:
+        p.error("--image-mib %d does not fit in %s (%d MiB free, 1 GiB kept free)"
+                % (a.image_mib, a.image_dir, free_mib))
     return a
 
 
