@@ -81,9 +81,11 @@ DESCRIPTION
     first, so every measured run finds them at their sizes, as fio's do);
     EXPORT is `scripts/fio-pack trace export-iolog TRACE -o EXPORT --prefix DIR`
     (iolog v3; fsync -> sync, fdatasync -> datasync; nothing is dropped from
-    this trace), DIR a directory of the same target holding the two files,
-    written with random data at their sizes by this script before the runs
-    (untimed; fio does not create or size the files of a replay). The order
+    this trace), DIR dbreplay's own directory: both sides replay the same two
+    files, the ones dbreplay's warm-up run laid out (fio does not create or
+    size the files of a replay; files written at another time replay at
+    another speed on tmpfs, up to 60 % apart, docs/benchmarks-dbreplay.md).
+    The order
     alternates, A B  B A  A B ..., pair kind by pair kind; every pair is the
     two runs next to each other. One untimed warm-up run of each side comes
     first.
@@ -486,12 +488,17 @@ def fio_depth(args):
 
 
 def part_a(a, rn, where, trace, counts, target, iolog):
-    """Interleaved pairs on one target; returns {pair: [(dbr, fio), ...]}."""
+    """Interleaved pairs on one target; returns ({pair: [(dbr, fio), ...]},
+    seconds of the iolog's export)."""
     want = expected(counts)
     dbr_dir = os.path.join(target, "dbr")
     os.mkdir(dbr_dir)
-    log("%s: warm-up runs (dbreplay lays its files out, fio reads its files once)" % where)
+    log("%s: warm-up runs (dbreplay lays its files out, fio replays the same files once)"
+        % where)
     rn.dbreplay(trace, dbr_dir, PAIRS[0][2], want, where + " warm-up", quiet=False)
+    # read_iolog replays dbreplay's files: the same pages on both sides
+    secs = export_iolog(trace, iolog, dbr_dir)
+    log("%s: exported the iolog in %.1f s" % (where, secs))
     rn.read_iolog(iolog, PAIRS[0][3], want, where + " warm-up", quiet=False)
     res = {}
     for r in range(a.repeats):
@@ -511,7 +518,7 @@ def part_a(a, rn, where, trace, counts, target, iolog):
                     "  (%d unreaped)" % x["unreaped"] if x["unreaped"] else ""))
             got["first"] = order[0]
             res.setdefault(name, []).append(got)
-    return res
+    return res, secs
 
 
 def part_b(a, traces):
@@ -928,13 +935,8 @@ def section_a(a, rn, places, mp, tdir, trace, counts, rep, results):
         targets.append(("disk", places.make_disk(a.target_dir)))
     results["A"] = {}
     for where, target in targets:
-        files_dir = os.path.join(target, "fio")
-        os.mkdir(files_dir)
-        lay_out_fio_files(files_dir)
         iolog = os.path.join(tdir, "a-%s.iolog" % where)
-        secs = export_iolog(trace, iolog, files_dir)
-        log("%s: exported the iolog in %.1f s" % (where, secs))
-        res = part_a(a, rn, where, trace, counts, target, iolog)
+        res, secs = part_a(a, rn, where, trace, counts, target, iolog)
         results["A"][where] = {"where": "%s (%s)" % (target, fs_of(target)),
                                "pairs": res, "export_s": secs}
         part_a_report(rep, a, where, target, res)
