@@ -13,6 +13,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 from fiopack.bench import harness
@@ -41,7 +42,8 @@ DESCRIPTION
     Per file system of --fs (a fresh mkfs of the loop device per series,
     mounted below a private /tmp/bench-cold.XXXXXX): the engine lays out
     --files files of SIZE bytes (file_op=layout, file_size_dist=fixed:SIZE,
-    bs=SIZE), `sync`; then --repeats rounds, each in the order of the
+    bs=SIZE; --size-dist for other sizes, --tree-opts for the tree's
+    shape), `sync`; then --repeats rounds, each in the order of the
     round before reversed (so a shared machine's drift hits everything
     alike), of these runs, alternating:
 
@@ -92,6 +94,10 @@ EXAMPLES
 """
 
 
+# a 10M-file tree of 0-4 KiB files on xfs takes ~45 GiB (issue 16's scale)
+IMAGE_MIB_MAX = 64 * 1024
+
+
 def drop_caches():
     subprocess.run(["sync"], check=True)
     with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -123,29 +129,49 @@ def mode_name(m):
     return "io_uring, iodepth %d" % d
 
 
-def engine_cmd(a, tree, extra):
+def engine_cmd(a, tree, extra, files=None):
     return [a.fio, "--output-format=json", "--name=cold",
             "--ioengine=external:%s" % a.engine, "--tree_dir=%s" % tree,
-            "--tree_files=%d" % a.files, "--file_size_dist=fixed:%d" % a.size,
-            "--bs=%d" % a.size] + extra
+            "--tree_files=%d" % (files or a.files), "--file_size_dist=%s" % a.size_dist,
+            "--bs=%d" % a.size] + ["--" + o for o in a.tree_opts] + extra
 
 
-def cold_pass(a, dev, tree, m):
+def run_rss(cmd):
+    """run(), plus the peak RSS of the command in KiB (/usr/bin/time %M: the
+    getrusage ru_maxrss of fio and of the job processes it reaped)."""
+    with tempfile.NamedTemporaryFile(prefix="bench-cold-rss.") as f:
+        out, err, wall = run(["/usr/bin/time", "-f", "%M", "-o", f.name] + cmd)
+        return out, wall, int(open(f.name).read().split()[-1])
+
+
+def layout(a, tree, files):
+    """The engine's layout of @files files, one job as a thread of fio (so
+    fio's peak RSS is the job's); files/s on the job's clock and on the wall."""
+    out, wall, rss = run_rss(engine_cmd(a, tree, ["--file_op=layout", "--rw=write", "--thread"],
+                                        files))
+    w = fio_json(out)["jobs"][0]["write"]
+    return {"files": w["total_ios"], "runtime_s": w["runtime"] / 1000.0, "wall": wall,
+            "files_s": w["total_ios"] / (w["runtime"] / 1000.0),
+            "files_s_wall": w["total_ios"] / wall, "rss_kib": rss}
+
+
+def cold_pass(a, dev, tree, m, files=None):
     api, d, j = m
+    ios = min(a.ios, files or a.files)
     extra = ["--file_op=read", "--rw=randread", "--randrepeat=0",
-             "--number_ios=%d" % (a.ios // j), "--io_api=%s" % api, "--iodepth=%d" % d]
+             "--number_ios=%d" % (ios // j), "--io_api=%s" % api, "--iodepth=%d" % d]
     if j > 1:
         extra += ["--numjobs=%d" % j, "--group_reporting"]
     drop_caches()
     r0 = dev.reads()
-    out, _, wall = run(engine_cmd(a, tree, extra))
+    out, wall, rss = run_rss(engine_cmd(a, tree, extra, files))
     r1 = dev.reads()
     r = fio_json(out)["jobs"][0]["read"]
     pct = r["clat_ns"]["percentile"]
     files = r["total_ios"]
     return {"files_s": files / (r["runtime"] / 1000.0), "p50_us": pct["50.000000"] / 1000,
             "p99_us": pct["99.000000"] / 1000, "reads_per_file": (r1 - r0) / files,
-            "files": files, "wall": wall}
+            "files": files, "wall": wall, "rss_kib": rss}
 
 
 def series(a, dev, fs):
@@ -153,9 +179,14 @@ def series(a, dev, fs):
     interleaved, --repeats rounds. Returns (device IOPS per depth, passes
     per mode)."""
     tree = dev.mkfs_mount(fs)
-    log("%s: layout of %d files of %d bytes" % (fs, a.files, a.size))
-    run(engine_cmd(a, tree, ["--file_op=layout", "--rw=write"]))
+    log("%s: layout of %d files (%s)" % (fs, a.files, a.size_dist))
+    lay = {"big": layout(a, tree, a.files)}
+    t0 = time.monotonic()
     subprocess.run(["sync"], check=True)
+    lay["big"]["sync_s"] = time.monotonic() - t0
+    log("%s layout: %.0f files/s (job), %.0f s wall + %.0f s sync, peak RSS %.1f MiB" % (
+        fs, lay["big"]["files_s"], lay["big"]["wall"], lay["big"]["sync_s"],
+        lay["big"]["rss_kib"] / 1024))
     res = {mode_name(m): [] for m in modes(a)}
     devres = {d: [] for d in a.dev_depths}
     # device runs and engine passes alternate: a shared machine's drift hits both
@@ -171,6 +202,15 @@ def series(a, dev, fs):
             res[mode_name(m)].append(p)
             log("%s %s: %.0f files/s p50 %.0f us p99 %.0f us, %.2f reads/file"
                 % (fs, mode_name(m), p["files_s"], p["p50_us"], p["p99_us"], p["reads_per_file"]))
+    if a.rss_files:
+        # the same runs on a small tree of the same shape beside it: the
+        # engine's memory must not grow with the tree (it is arithmetic)
+        small = os.path.join(os.path.dirname(tree), "tree-small")
+        os.mkdir(small)
+        lay["small"] = layout(a, small, a.rss_files)
+        subprocess.run(["sync"], check=True)
+        lay["small_passes"] = {mode_name(m): cold_pass(a, dev, small, m, a.rss_files)
+                               for m in modes(a)}
     dev.umount()
     # the limit of a mode: median device IOPS of this series at the mode's
     # requests in flight (the nearest depth measured) / its reads per file
@@ -182,7 +222,7 @@ def series(a, dev, fs):
             p["limit_depth"] = d
             p["limit_files_s"] = iops / max(p["reads_per_file"], 1e-9)
             p["ratio"] = p["files_s"] / p["limit_files_s"]
-    return devres, res
+    return devres, res, lay
 
 
 def interleave(xs, ys):
@@ -197,9 +237,38 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
-def report_series(rep, a, fs, devres, res):
+def report_layout(rep, a, lay):
+    rows = []
+    for key, files in (("big", a.files), ("small", a.rss_files)):
+        if key not in lay:
+            continue
+        x = lay[key]
+        rows.append(["{:,}".format(files), fmt_rate(x["files_s"]), fmt_rate(x["files_s_wall"]),
+                     "%.0f" % x["wall"], "%.0f" % x["sync_s"] if "sync_s" in x else "-",
+                     "%.1f" % (x["rss_kib"] / 1024)])
+    rep.add("Layout (one job, `--thread`: fio's peak RSS is the job's):")
+    rep.add()
+    rep.table(["files", "files/s (job runtime)", "files/s (wall)", "wall s", "sync after, s",
+               "fio peak RSS MiB"], rows)
+    if "small_passes" in lay:
+        rows = [[n, "%.1f" % (lay["small_passes"][n]["rss_kib"] / 1024),
+                 "%.1f" % (med([p["rss_kib"] for p in ps]) / 1024)]
+                for n, ps in lay["passes"].items()]
+        rep.add("Peak RSS of the cold passes (fio and its job process, `/usr/bin/time %%M`), "
+                "the same command on the %s-file tree and on the %s-file tree:"
+                % ("{:,}".format(a.rss_files), "{:,}".format(a.files)))
+        rep.add()
+        rep.table(["mode", "%s files, MiB" % "{:,}".format(a.rss_files),
+                   "%s files, MiB (median)" % "{:,}".format(a.files)], rows)
+
+
+def report_series(rep, a, fs, devres, res, lay):
+    sizes = human(a.size) if a.size_dist == "fixed:%d" % a.size else a.size_dist
     rep.add("#### %s: %s files of %s, %s cold reads a pass" % (
-        fs, "{:,}".format(a.files), human(a.size), "{:,}".format(a.ios)))
+        fs, "{:,}".format(a.files), sizes, "{:,}".format(a.ios)))
+    if a.tree_opts:
+        rep.add()
+        rep.add("Tree: `%s`, bs=%s." % (" ".join(a.tree_opts), human(a.size)))
     rep.add()
     rep.add("Device limit in this series: fio io_uring, direct=1, randread, bs=%s, raw loop "
             "device, %d s a run, interleaved with the passes:" % (human(a.size), a.dev_runtime))
@@ -210,6 +279,9 @@ def report_series(rep, a, fs, devres, res):
         rows.append([d, fmt_rate(s[1]), "%s / %s" % (fmt_rate(s[0]), fmt_rate(s[2])),
                      "%.0f" % med([r["p50_us"] for r in rs])])
     rep.table(["iodepth", "IOPS median", "min / max", "p50 µs"], rows)
+    lay["passes"] = res
+    report_layout(rep, a, lay)
+    lay.pop("passes")
     rows = []
     for name, ps in res.items():
         fsv = [p["files_s"] for p in ps]
@@ -263,22 +335,35 @@ def parse_args(argv):
     p.add_argument("--fs", default="ext4,xfs", help="file systems, one series each (ext4,xfs)")
     p.add_argument("--files", type=int, help="files in the tree (60000; quick 20000)")
     p.add_argument("--size", default="16k", help="file size = the engine's bs (16k)")
+    p.add_argument("--size-dist", metavar="SPEC",
+                   help="file_size_dist of the tree instead of fixed:SIZE, e.g. uniform:0:4k "
+                        "(bs stays --size)")
+    p.add_argument("--tree-opts", default="", metavar="'OPT=V ...'",
+                   help="more engine options for the tree's shape, every run, e.g. "
+                        "'tree_maildir=1 files_per_dir=1000 tree_fanout=64' (jobs/smallfile-mail.fio's)")
     p.add_argument("--ios", type=int, help="files read per pass (10000; quick 4000)")
     p.add_argument("--repeats", type=int, help="passes per mode (3; quick 1)")
     p.add_argument("--depths", help="io_uring iodepths (1,4,8,16,32,64; quick 1,8,32)")
     p.add_argument("--sync-jobs", help="sync numjobs (1,2,4,8,16,32; quick 1,8,32)")
     p.add_argument("--dev-depths", help="device limit depths (1,2,4,8,16,32,64; quick 1,8,32,64)")
     p.add_argument("--dev-runtime", type=int, help="seconds per device run (2; quick 1)")
+    p.add_argument("--rss-files", type=int, default=0, metavar="N",
+                   help="also lay out a tree of N files beside the big one and run each mode "
+                        "once on it, for the peak RSS at both sizes (0: not)")
     p.add_argument("--image-dir", default="/var/tmp",
                    help="where the image file goes (/var/tmp); removed at exit")
     p.add_argument("--fill", choices=("random", "zero"), default="random",
                    help="what the image is written with first (random)")
     p.add_argument("--image-mib", type=int,
-                   help="image size (default: 2 x the data + 1 GiB, at most 8 GiB)")
+                   help="image size (default: 2 x the data + 1 GiB, at most 8 GiB; "
+                        "given: at most %d MiB and the image directory's free space less 1 GiB)"
+                        % IMAGE_MIB_MAX)
     harness.add_build_options(p, "smallfile")
     a = p.parse_args(argv)
     q = a.quick
     a.size = parse_size(a.size)
+    a.size_dist = a.size_dist or "fixed:%d" % a.size
+    a.tree_opts = a.tree_opts.split()
     a.files = a.files or (20000 if q else 60000)
     a.ios = a.ios or (4000 if q else 10000)
     a.repeats = a.repeats or (1 if q else 3)
@@ -289,8 +374,14 @@ def parse_args(argv):
     a.fs = [x.strip() for x in a.fs.split(",") if x.strip()]
     if not a.image_mib:
         a.image_mib = min(8192, 2 * a.files * a.size // (1 << 20) + 1024)
-    if a.image_mib > 8192 or a.ios > a.files or a.repeats < 1:
-        p.error("--image-mib at most 8192, --ios at most --files, --repeats at least 1")
+    if a.image_mib > IMAGE_MIB_MAX or a.ios > a.files or a.repeats < 1:
+        p.error("--image-mib at most %d, --ios at most --files, --repeats at least 1"
+                % IMAGE_MIB_MAX)
+    st = os.statvfs(a.image_dir)
+    free_mib = st.f_bavail * st.f_frsize // (1 << 20)
+    if a.image_mib > free_mib - 1024:
+        p.error("--image-mib %d does not fit in %s (%d MiB free, 1 GiB kept free)"
+                % (a.image_mib, a.image_dir, free_mib))
     return a
 
 
@@ -327,9 +418,9 @@ def main(argv):
                 % (a.image_mib, a.image_dir, fsdesc, dev.fill, dev.dev))
         rep.add()
         for fs in a.fs:
-            devres, res = series(a, dev, fs)
-            results[fs] = {"device": devres, "passes": res}
-            report_series(rep, a, fs, devres, res)
+            devres, res, lay = series(a, dev, fs)
+            results[fs] = {"device": devres, "passes": res, "layout": lay}
+            report_series(rep, a, fs, devres, res, lay)
     except BaseException as e:  # report what we have, then clean up
         error = "%s: %s" % (type(e).__name__, e)
         log("error: " + error)

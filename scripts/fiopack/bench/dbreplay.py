@@ -81,9 +81,11 @@ DESCRIPTION
     first, so every measured run finds them at their sizes, as fio's do);
     EXPORT is `scripts/fio-pack trace export-iolog TRACE -o EXPORT --prefix DIR`
     (iolog v3; fsync -> sync, fdatasync -> datasync; nothing is dropped from
-    this trace), DIR a directory of the same target holding the two files,
-    written with random data at their sizes by this script before the runs
-    (untimed; fio does not create or size the files of a replay). The order
+    this trace), DIR dbreplay's own directory: both sides replay the same two
+    files, the ones dbreplay's warm-up run laid out (fio does not create or
+    size the files of a replay; files written at another time replay at
+    another speed on tmpfs, up to 60 % apart, docs/benchmarks-dbreplay.md).
+    The order
     alternates, A B  B A  A B ..., pair kind by pair kind; every pair is the
     two runs next to each other. One untimed warm-up run of each side comes
     first.
@@ -136,8 +138,9 @@ DESCRIPTION
     the job is in the measured process) of: fio with the null engine (fio's
     own baseline); dbreplay replaying (asap, sync, dbr_fill=data, tmpfs) a
     1,000-record, a 1M-record (and with --big a 10M-record) trace of the same
-    kind; fio read_iolog (psync, replay_no_stall) on the 1,000 and 1M
-    exports (10M with --big: the export alone takes about 2 minutes);
+    kind, keeping its files (dbr_keep=1); fio read_iolog (psync,
+    replay_no_stall) on the 1,000 and 1M exports (10M with --big: the export
+    alone takes about 2 minutes), replaying the files dbreplay's run left;
     and the parser driver (its VmHWM) on the same traces. Once each.
 
     Before every run of A: `sync` (untimed), so that no run pays for the
@@ -350,19 +353,6 @@ def export_iolog(path, iolog, prefix):
     return time.monotonic() - t0
 
 
-def lay_out_fio_files(d):
-    """The trace's files at their sizes, with random data (fio's replay needs them)."""
-    chunk = os.urandom(1 << 20)
-    for rel, size in FILES:
-        p = os.path.join(d, rel)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, "wb") as f:
-            for _ in range(size >> 20):
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-
-
 # ---------------------------------------------------------------- runs
 
 def fio_json(out):
@@ -486,12 +476,17 @@ def fio_depth(args):
 
 
 def part_a(a, rn, where, trace, counts, target, iolog):
-    """Interleaved pairs on one target; returns {pair: [(dbr, fio), ...]}."""
+    """Interleaved pairs on one target; returns ({pair: [(dbr, fio), ...]},
+    seconds of the iolog's export)."""
     want = expected(counts)
     dbr_dir = os.path.join(target, "dbr")
     os.mkdir(dbr_dir)
-    log("%s: warm-up runs (dbreplay lays its files out, fio reads its files once)" % where)
+    log("%s: warm-up runs (dbreplay lays its files out, fio replays the same files once)"
+        % where)
     rn.dbreplay(trace, dbr_dir, PAIRS[0][2], want, where + " warm-up", quiet=False)
+    # read_iolog replays dbreplay's files: the same pages on both sides
+    secs = export_iolog(trace, iolog, dbr_dir)
+    log("%s: exported the iolog in %.1f s" % (where, secs))
     rn.read_iolog(iolog, PAIRS[0][3], want, where + " warm-up", quiet=False)
     res = {}
     for r in range(a.repeats):
@@ -511,7 +506,7 @@ def part_a(a, rn, where, trace, counts, target, iolog):
                     "  (%d unreaped)" % x["unreaped"] if x["unreaped"] else ""))
             got["first"] = order[0]
             res.setdefault(name, []).append(got)
-    return res
+    return res, secs
 
 
 def part_b(a, traces):
@@ -556,15 +551,17 @@ def part_c(a, rn, mp, traces, iologs):
         cmd = [a.fio, "--output-format=json", "--thread", "--name=dbreplay",
                "--ioengine=external:%s" % a.engine, "--dbr_trace=%s" % path,
                "--dbr_target=%s" % d, "--dbr_timing=asap", "--dbr_io_api=sync",
-               "--dbr_fill=data", "--dbr_report=none"]
+               "--dbr_fill=data", "--dbr_keep=1", "--dbr_report=none"]
         rss, out, _, wall = max_rss(cmd, a.timeout, rn.work)
         job = fio_json(out)
         rn.check("memory run, dbreplay %d records" % records, job_counts(job), expected(counts))
         res["dbreplay-%d" % records] = {"rss": rss, "wall": wall,
                                         "job_runtime_ms": job["job_runtime"]}
-        os.rmdir(d)
         log("memory: dbreplay %d records %.1f MiB (wall %.1f s)" % (records, rss / 1048576, wall))
-    for records, iolog, counts in iologs:
+    for records, trace, iolog, counts in iologs:
+        # read_iolog replays the files dbreplay's run laid out and kept
+        secs = export_iolog(trace, iolog, os.path.join(mp, "mem-dbr-%d" % records))
+        log("exported the %d-record iolog in %.1f s" % (records, secs))
         cmd = [a.fio, "--output-format=json", "--thread", "--name=read_iolog",
                "--read_iolog=%s" % iolog, "--replay_no_stall=1", "--ioengine=psync"]
         rss, out, _, wall = max_rss(cmd, a.timeout, rn.work)
@@ -933,13 +930,8 @@ def section_a(a, rn, places, mp, tdir, trace, counts, rep, results):
         targets.append(("disk", places.make_disk(a.target_dir)))
     results["A"] = {}
     for where, target in targets:
-        files_dir = os.path.join(target, "fio")
-        os.mkdir(files_dir)
-        lay_out_fio_files(files_dir)
         iolog = os.path.join(tdir, "a-%s.iolog" % where)
-        secs = export_iolog(trace, iolog, files_dir)
-        log("%s: exported the iolog in %.1f s" % (where, secs))
-        res = part_a(a, rn, where, trace, counts, target, iolog)
+        res, secs = part_a(a, rn, where, trace, counts, target, iolog)
         results["A"][where] = {"where": "%s (%s)" % (target, fs_of(target)),
                                "pairs": res, "export_s": secs}
         part_a_report(rep, a, where, target, res)
@@ -1012,13 +1004,8 @@ def section_c(a, rn, mp, tdir, mem_traces, rep, results):
     mem_iologs = []
     for n, path, c in mem_traces:
         if n <= a.mem_records or a.big:
-            iolog = os.path.join(tdir, "m%d.iolog" % n)
-            fdir = os.path.join(mp, "mem-fio-%d" % n)
-            os.mkdir(fdir)
-            lay_out_fio_files(fdir)
-            secs = export_iolog(path, iolog, fdir)
-            log("exported the %d-record iolog in %.1f s" % (n, secs))
-            mem_iologs.append((n, iolog, c))
+            # exported by part_c, once dbreplay has laid out the files
+            mem_iologs.append((n, path, os.path.join(tdir, "m%d.iolog" % n), c))
     rc = part_c(a, rn, mp, mem_traces, mem_iologs)
     pc = {}
     for n, path, c in mem_traces:
