@@ -41,7 +41,7 @@ DESCRIPTION
 
     Per file system of --fs (a fresh mkfs of the loop device per series,
     mounted below a private /tmp/bench-cold.XXXXXX): the engine lays out
-    --files files of SIZE bytes (file_op=layout, file_size_dist=fixed:SIZE,
+    --files files of SIZE bytes (tree_file_op=layout, tree_file_size_dist=fixed:SIZE,
     bs=SIZE; --size-dist for other sizes, --tree-opts for the tree's
     shape), `sync`; then --repeats rounds, each in the order of the
     round before reversed (so a shared machine's drift hits everything
@@ -53,7 +53,7 @@ DESCRIPTION
 
     * single cold passes of the engine: before each one `sync` and
       `echo 3 > /proc/sys/vm/drop_caches`, then one fio run of
-      file_op=read rw=randread randrepeat=0 number_ios=--ios (fewer than
+      tree_file_op=read rw=randread randrepeat=0 number_ios=--ios (fewer than
       the files: each file is read at most once per job), in each mode:
       sync iodepth 1; io_uring at each of --depths; sync with numjobs at
       each of --sync-jobs (number_ios split between the jobs,
@@ -132,7 +132,7 @@ def mode_name(m):
 def engine_cmd(a, tree, extra, files=None):
     return [a.fio, "--output-format=json", "--name=cold",
             "--ioengine=external:%s" % a.engine, "--tree_dir=%s" % tree,
-            "--tree_files=%d" % (files or a.files), "--file_size_dist=%s" % a.size_dist,
+            "--tree_files=%d" % (files or a.files), "--tree_file_size_dist=%s" % a.size_dist,
             "--bs=%d" % a.size] + ["--" + o for o in a.tree_opts] + extra
 
 
@@ -147,7 +147,7 @@ def run_rss(cmd):
 def layout(a, tree, files):
     """The engine's layout of @files files, one job as a thread of fio (so
     fio's peak RSS is the job's); files/s on the job's clock and on the wall."""
-    out, wall, rss = run_rss(engine_cmd(a, tree, ["--file_op=layout", "--rw=write", "--thread"],
+    out, wall, rss = run_rss(engine_cmd(a, tree, ["--tree_file_op=layout", "--rw=write", "--thread"],
                                         files))
     w = fio_json(out)["jobs"][0]["write"]
     return {"files": w["total_ios"], "runtime_s": w["runtime"] / 1000.0, "wall": wall,
@@ -158,8 +158,8 @@ def layout(a, tree, files):
 def cold_pass(a, dev, tree, m, files=None):
     api, d, j = m
     ios = min(a.ios, files or a.files)
-    extra = ["--file_op=read", "--rw=randread", "--randrepeat=0",
-             "--number_ios=%d" % (ios // j), "--io_api=%s" % api, "--iodepth=%d" % d]
+    extra = ["--tree_file_op=read", "--rw=randread", "--randrepeat=0",
+             "--number_ios=%d" % (ios // j), "--tree_io_api=%s" % api, "--iodepth=%d" % d]
     if j > 1:
         extra += ["--numjobs=%d" % j, "--group_reporting"]
     drop_caches()
@@ -336,11 +336,11 @@ def parse_args(argv):
     p.add_argument("--files", type=int, help="files in the tree (60000; quick 20000)")
     p.add_argument("--size", default="16k", help="file size = the engine's bs (16k)")
     p.add_argument("--size-dist", metavar="SPEC",
-                   help="file_size_dist of the tree instead of fixed:SIZE, e.g. uniform:0:4k "
+                   help="tree_file_size_dist of the tree instead of fixed:SIZE, e.g. uniform:0:4k "
                         "(bs stays --size)")
     p.add_argument("--tree-opts", default="", metavar="'OPT=V ...'",
                    help="more engine options for the tree's shape, every run, e.g. "
-                        "'tree_maildir=1 files_per_dir=1000 tree_fanout=64' (jobs/smallfile-mail.fio's)")
+                        "'tree_maildir=1 tree_files_per_dir=1000 tree_fanout=64' (jobs/smallfile-mail.fio's)")
     p.add_argument("--ios", type=int, help="files read per pass (10000; quick 4000)")
     p.add_argument("--repeats", type=int, help="passes per mode (3; quick 1)")
     p.add_argument("--depths", help="io_uring iodepths (1,4,8,16,32,64; quick 1,8,32)")
