@@ -65,7 +65,7 @@ AS_PG = ["runuser", "-u", "postgres", "--"]
 def run(cmd, cwd, check=True):
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=3600)
     if check and r.returncode:
-        sys.exit(f"bench-capture: {shlex.join(map(str, cmd))} failed: {r.stderr.strip()}")
+        sys.exit(f"fio-pack bench capture: {shlex.join(map(str, cmd))} failed: {r.stderr.strip()}")
     return r
 
 
@@ -81,7 +81,7 @@ class PostgreSQL:
         self.ctl = [*AS_PG, str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l",
                     str(base / "log")]
         if not (PG_BIN / "initdb").exists():
-            sys.exit("bench-capture: no PostgreSQL 15 (apt-get install postgresql)")
+            sys.exit("fio-pack bench capture: no PostgreSQL 15 (apt-get install postgresql)")
 
     def start(self):
         run([*AS_PG, str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U",
@@ -98,7 +98,7 @@ class PostgreSQL:
         m = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out) or \
             re.search(r"tps = ([\d.]+)", out)
         if not m:
-            sys.exit(f"bench-capture: no tps in pgbench's output:\n{out}")
+            sys.exit(f"fio-pack bench capture: no tps in pgbench's output:\n{out}")
         return float(m.group(1)), cmd
 
     def stop(self):
@@ -118,7 +118,7 @@ class MariaDB:
         self.data, self.sock = base / "data", base / "sock"
         self.proc = None
         if not shutil.which("mariadbd") or not shutil.which("sysbench"):
-            sys.exit("bench-capture: no MariaDB or sysbench (apt-get install mariadb-server "
+            sys.exit("fio-pack bench capture: no MariaDB or sysbench (apt-get install mariadb-server "
                      "sysbench)")
 
     def sql(self, q, check=True):
@@ -135,7 +135,7 @@ class MariaDB:
         t0 = time.monotonic()
         while self.sql("SELECT 1", check=False).returncode:
             if self.proc.poll() is not None or time.monotonic() - t0 > 120:
-                sys.exit("bench-capture: mariadbd did not start: "
+                sys.exit("fio-pack bench capture: mariadbd did not start: "
                          + (self.base / "error.log").read_text()[-2000:])
             time.sleep(0.2)
         self.sql("CREATE DATABASE sbtest")
@@ -153,7 +153,7 @@ class MariaDB:
         out = run(cmd, self.base).stdout
         m = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", out)
         if not m:
-            sys.exit(f"bench-capture: no tps in sysbench's output:\n{out}")
+            sys.exit(f"fio-pack bench capture: no tps in sysbench's output:\n{out}")
         return float(m.group(1)), cmd
 
     def stop(self):
@@ -262,7 +262,7 @@ def captured(db, pid, tracer, base):
     t0 = time.monotonic()
     while not ready.exists():
         if cap.poll() is not None or time.monotonic() - t0 > 60:
-            sys.exit(f"bench-capture: the {tracer} capture did not attach: "
+            sys.exit(f"fio-pack bench capture: the {tracer} capture did not attach: "
                      f"{cap.communicate()[1]}")
         time.sleep(0.05)
     # the CPU the capture's processes used while attaching: not the capture's cost
@@ -298,7 +298,7 @@ def captured(db, pid, tracer, base):
     if cap.returncode not in (0, 3):
         # the benchmark ran under the capture all the same: its tps counts
         info["failed"] = (err.strip().splitlines() or ["?"])[-1]
-        print(f"bench-capture: the {tracer} capture failed: {info['failed']}", file=sys.stderr)
+        print(f"fio-pack bench capture: the {tracer} capture failed: {info['failed']}", file=sys.stderr)
     info["records"], info["incomplete"] = trace_facts(trace)
     info["ringbuf_lost"] = sum(n for n, what in info["incomplete"] if "ring buffer" in what)
     trace.unlink(missing_ok=True)
@@ -381,7 +381,7 @@ def report(runs):
         out.append(("- " if many else "") + (f"Invocation {n + 1}: " if many else "") +
                    f"{run['start']} to {run['end']}; {run['nproc']} CPUs (nproc); load average "
                    f"(1, 5, 15 min) {run['load_before']} before, {run['load_after']} after. "
-                   f"`{shlex.join(['scripts/fio-pack bench capture'] + run['argv'])}`")
+                   f"`{shlex.join(['scripts/fio-pack', 'bench', 'capture'] + run['argv'])}`")
     out += ["", f"Set-up: {runs[0]['setup']}; each round runs alone and each capture in a "
                 "rotating order. Captures: `scripts/fio-pack capture attach --datadir DATA --db "
                 f"{runs[0]['db']} --pid SERVER --tracer T`."]
@@ -414,9 +414,9 @@ def main(argv=None) -> int:
         try:
             runs = [json.loads(Path(f).read_text()) for f in a.combine]
         except (OSError, ValueError) as e:
-            sys.exit(f"bench-capture: --combine: {e}")
+            sys.exit(f"fio-pack bench capture: --combine: {e}")
         if len({(r["db"], tuple(r["tracers"])) for r in runs}) != 1:
-            sys.exit("bench-capture: --combine: the files are of different databases or tracers")
+            sys.exit("fio-pack bench capture: --combine: the files are of different databases or tracers")
         text = report(runs)
         print(text)
         if a.output:
@@ -424,9 +424,9 @@ def main(argv=None) -> int:
         return 0
     tracers = [t for t in a.tracers.split(",") if t]
     if not tracers or any(t not in ("strace", "bpf") for t in tracers):
-        sys.exit("bench-capture: --tracers: strace and/or bpf, comma-separated")
+        sys.exit("fio-pack bench capture: --tracers: strace and/or bpf, comma-separated")
     if os.geteuid() != 0:
-        sys.exit("bench-capture: run as root")
+        sys.exit("fio-pack bench capture: run as root")
     run = {"db": a.db, "argv": sys.argv[1:] if argv is None else argv, "tracers": tracers,
            "nproc": os.cpu_count(), "load_before": load_now(),
            "start": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": []}
