@@ -12,6 +12,7 @@ import collections
 import json
 import shlex
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -293,6 +294,24 @@ def test_detaches_when_the_process_ends(tmp_path):
     assert r.returncode == 0, r.stderr
     assert time.monotonic() - t0 < 30
     assert " write p0 2" in (tmp_path / "t.trace").read_text()
+
+
+def test_stats_count_the_runs_the_kernel_skipped(tmp_path):
+    """iocap's --stats give the runs of its programs the kernel skipped (a
+    tracepoint program does not run while another BPF program runs on its
+    CPU): read from the kernel per program, none on a quiet workload."""
+    data = tmp_path / "data"
+    data.mkdir()
+    w = subprocess.Popen(["sh", "-c", f"sleep 1; for i in 1 2 3; do echo x >> {data}/a; done; "
+                          "sleep 0.5"])
+    r = subprocess.run([str(IOCAP), "-p", str(w.pid), "-o", str(tmp_path / "raw"),
+                        "--stats", str(tmp_path / "stats")], capture_output=True, text=True,
+                       timeout=60)
+    w.wait()
+    assert r.returncode == 0, r.stderr
+    stats = (tmp_path / "stats").read_text()
+    assert re.search(r"^missed_runs 0$", stats, re.M), stats
+    assert (tmp_path / "raw").read_text().count(f"{data}/a>") >= 3
 
 
 def test_short_lived_children_open_relative_to_their_cwd(tmp_path):

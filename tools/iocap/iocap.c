@@ -1178,6 +1178,7 @@ int main(int argc, char **argv)
 		fprintf(f, "aio_in_flight_at_end %llu\n", (unsigned long long)acount);
 		fprintf(f, "aio_done_without_submit %llu\n", aio_no_pair);
 		syscall_hook_stats(f);
+		missed_runs_stats(f, skel->obj);
 		getrusage(RUSAGE_SELF, &ru);
 		fprintf(f, "cpu_user_s %.3f\ncpu_sys_s %.3f\n",
 			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

@@ -14,6 +14,7 @@
  * left out, and said in the --stats file unless the kernel lacks the call
  * itself.
  */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -212,6 +213,32 @@ void syscall_hook_stats(FILE *f)
 	fprintf(f, "syscalls_on_tracepoints %u\n", ntracepoints);
 	for (i = 0; i < nunseen; i++)
 		fprintf(f, "syscall_unseen %s 1\n", unseen[i]);
+}
+
+/*
+ * Runs of @obj's programs the kernel skipped (bpf_prog_info.recursion_misses):
+ * a tracepoint program does not run while another BPF program of the kind
+ * is running on the same CPU, and that call or request is then not seen.
+ */
+void missed_runs_stats(FILE *f, struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	unsigned long long total = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		if (info.recursion_misses)
+			fprintf(f, "prog_missed %s %llu\n", bpf_program__name(prog),
+				(unsigned long long)info.recursion_misses);
+		total += info.recursion_misses;
+	}
+	fprintf(f, "missed_runs %llu\n", total);
 }
 
 static void *destroy_link(void *link)

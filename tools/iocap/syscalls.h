@@ -25,6 +25,9 @@ int fill_sysops(struct bpf_map *map);
 /* The --stats lines: how calls were hooked, the mapped ones not seen. */
 void syscall_hook_stats(FILE *f);
 
+/* The --stats lines: program runs the kernel skipped. */
+void missed_runs_stats(FILE *f, struct bpf_object *obj);
+
 /* Detaches all of @s's programs, their links closed in parallel. */
 void detach_all(struct bpf_object_skeleton *s);
 

@@ -28,6 +28,8 @@ BPF_LOST = {
     "aio_unmapped": "libaio requests of an opcode the trace has no operation for",
     "unresolved": "calls on descriptors whose file the BPF capture could not name",
     "uring_nofile": "io_uring requests without a file",
+    "missed_runs": "calls or requests not captured: the kernel skipped the capture's BPF "
+                   "programs while another BPF program ran on the same CPU",
 }
 # The capture's edges: notes only, as strace's unfinished calls are
 BPF_EDGE = {
