@@ -227,8 +227,8 @@ test: check
 
 # The engine tests alone, for one more fio version (.ci/run's second fio):
 # make check-engines FIO_SRC=DIR
-ENGINE_TESTS := tests/test_build.py tests/test_smallfile.py tests/test_postmark.py \
-	tests/test_postmark_uring.py tests/test_dbreplay.py tests/test_jobs.py
+ENGINE_TESTS := tests/engines/test_build.py tests/engines/test_smallfile.py tests/engines/test_postmark.py \
+	tests/engines/test_postmark_uring.py tests/engines/test_dbreplay.py tests/engines/test_jobs.py
 check-engines: $(TEST_DEPS_STAMP) engines pm-sim $(BUILD)/pmrc2fio
 	$(TEST_ENV) $(PYTHON) -m pytest -q $(ENGINE_TESTS)
 
@@ -263,7 +263,7 @@ $(BUILD)/iocap: tools/iocap/iocap.c tools/iocap/syscalls.c tools/iocap/iocap.h t
 .PHONY: iocap
 
 # LD_PRELOAD library that injects EIO/EINTR/ENOSPC and short transfers into
-# chosen libc calls on paths under one directory (tests/test_reliability.py).
+# chosen libc calls on paths under one directory (tests/engines/test_reliability.py).
 # Not built with BASE_CFLAGS: _FILE_OFFSET_BITS=64 would rename the
 # functions it defines (open -> open64).
 $(BUILD)/faultinject.so: tests/faultinject/faultinject.c
@@ -305,7 +305,7 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-# An engine that says it was built for another fio (9.99): tests/test_build.py
+# An engine that says it was built for another fio (9.99): tests/engines/test_build.py
 # checks that it refuses to run rather than misread fio's structures.
 $(VDIR)/test/smallfile-fio-9.99.so: engines/glue/fioglue.c $(FEATURES) \
 		$(filter-out %/fioglue.o,$(call engine_objs,smallfile,$(VDIR)/obj,$(OBJ)))
@@ -358,7 +358,7 @@ $(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
 
-# The C parser's view of a trace (tests/test_dbtrace_tools.py, test_dbcapture.py).
+# The C parser's view of a trace (tests/capture/test_dbtrace_tools.py, test_dbcapture.py).
 $(BUILD)/dbtrace-check: $(OBJ)/tools/dbtrace-check.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/errmsg.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 
@@ -393,8 +393,8 @@ bench: engines
 # replayed, and every shipped job file parsed with its engine loaded.
 quick: $(TEST_DEPS_STAMP) engines $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
-	$(TEST_ENV) $(PYTHON) -m pytest -q tests/test_jobs.py tests/test_postmark.py \
-		tests/test_dbreplay.py -k '$(QUICK_TESTS)'
+	$(TEST_ENV) $(PYTHON) -m pytest -q tests/engines/test_jobs.py tests/engines/test_postmark.py \
+		tests/engines/test_dbreplay.py -k '$(QUICK_TESTS)'
 QUICK_TESTS := mail_job or parses_and_is_accepted or test_reference_run_counts \
 	or test_doc_trace_counts_report_and_disk
 

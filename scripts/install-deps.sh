@@ -9,8 +9,8 @@
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
 # peer the PostMark engine is checked against, blktrace (blkparse) for
 # the trace importer tests, and sqlite3, postgresql, mariadb-server and
-# sysbench for the live database captures of tests/test_dbcapture.py,
-# valgrind for the memcheck runs of tests/test_reliability.py, and
+# sysbench for the live database captures of tests/capture/test_dbcapture.py,
+# valgrind for the memcheck runs of tests/engines/test_reliability.py, and
 # pyflakes3 for make lint.
 set -eu
 

@@ -131,7 +131,7 @@ int pack_store_str(char **field, const char *val)
 	 * [global]'s options, and fio copies only FIO_OPT_STR_STORE strings,
 	 * so *field may still be the string of [global] (or of an earlier
 	 * section), read by the next section that inherits it. Freeing it
-	 * here was a use after free (tests/test_reliability.py). The strings
+	 * here was a use after free (tests/engines/test_reliability.py). The strings
 	 * live until fio exits, like fio's own option strings.
 	 */
 	*field = strdup(val ? val : "");

@@ -4,7 +4,7 @@
  * of file operations one run performs, without touching a filesystem. An
  * engine replays the stream on real files; tools/pm-sim.c prints the report
  * PostMark would print. Given the same configuration, the counters here equal
- * the real binary's (tests/test_postmark_model.py runs both).
+ * the real binary's (tests/engines/test_postmark_model.py runs both).
  *
  * One run, as a stream of struct pm_op from pm_sim_next():
  *

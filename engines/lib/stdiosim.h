@@ -10,7 +10,7 @@
  *
  * Checked against glibc 2.36's libio (_IO_new_file_xsputn, _IO_file_xsgetn,
  * _IO_file_doallocate, _IO_new_file_close_it) and, end to end, against the
- * real postmark under strace (tests/test_postmark.py).
+ * real postmark under strace (tests/engines/test_postmark.py).
  *
  * Positions are offsets into the stream of bytes written (or read) since the
  * file was opened.

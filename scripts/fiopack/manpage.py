@@ -5,11 +5,11 @@ columns, one line per option with its explanation beside it).
 The prose sections (NAME, SYNOPSIS, DESCRIPTION, EXAMPLES, EXIT STATUS, ...)
 are the parser's description and epilog, printed as written; every option
 is explained by its own help=, so an option cannot exist undocumented
-(tests/test_cli.py checks it)."""
+(tests/tools/test_cli.py checks it)."""
 import argparse
 import re
 
-# no line of a manual is longer (tests/test_analysis.py checks analyze's)
+# no line of a manual is longer (tests/analysis/test_analysis.py checks analyze's)
 WIDTH = 90
 
 

@@ -276,7 +276,7 @@ TEST(content_fill_deterministic_and_split_consistent)
 }
 
 /*
- * Regression (tests/test_reliability.py, a write resumed after a short one):
+ * Regression (tests/engines/test_reliability.py, a write resumed after a short one):
  * a chunk starting inside a unit's 8-byte stamp (offsets 1..7 past a 512- or
  * 4096-byte boundary) left that stamp's remaining bytes unstamped, so a file's
  * bytes depended on where its chunks started. Split at every offset of the

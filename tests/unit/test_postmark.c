@@ -4,7 +4,7 @@
  *
  * Where expected values come from the real program they were printed by
  * Debian's postmark 1.53-2+b1 (amd64) for the configuration shown, once, and
- * copied here; tests/test_postmark_model.py repeats such comparisons live.
+ * copied here; tests/engines/test_postmark_model.py repeats such comparisons live.
  */
 #include <limits.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * stdiosim: the write(2)/read(2) calls glibc stdio makes. The expectations
- * below follow glibc's libio step by step; tests/test_postmark.py checks the
+ * below follow glibc's libio step by step; tests/engines/test_postmark.py checks the
  * same against the real postmark under strace.
  */
 #include <stdio.h>

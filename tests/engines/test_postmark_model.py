@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PM_SIM = REPO / "build" / "pm-sim"
 POSTMARK = shutil.which("postmark") or "/usr/bin/postmark"
 TIMEOUT = 60

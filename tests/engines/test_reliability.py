@@ -123,7 +123,7 @@ def pm_run(loc, opstats, **extra):
     return pm(loc, pm_opstats_file=opstats, **dict(PM_RUN, **extra))
 
 
-# dbreplay: a PostgreSQL-like trace (tests/test_dbreplay.py has the format's
+# dbreplay: a PostgreSQL-like trace (tests/engines/test_dbreplay.py has the format's
 # own cases) with every operation the engine replays: page reads (some past
 # the end of file: short reads that end the record), writes that extend a
 # file, fsync, fdatasync, sync_file_range, trim, truncate, a WAL segment and
@@ -153,7 +153,7 @@ def dbr_trace(path, records=1500, streams=4, seed=1, step_us=20, full=True):
     lines[N - 1]."""
     rnd = random.Random(seed)
     lines = ["dbtrace 1", f"pagesize {DBR_PAGE}", "timeunit us",
-             f"source tests/test_reliability.py dbr_trace seed {seed}"]
+             f"source tests/engines/test_reliability.py dbr_trace seed {seed}"]
     lines += [f"file {i} {role} {size} {mx} {p}" for i, role, size, mx, p in DBR_FILES]
     names = ["walwriter", "checkpointer"] + [f"backend-{i}" for i in range(2, streams)]
     lines += [f"stream {i} {n}" for i, n in enumerate(names)]
@@ -759,14 +759,14 @@ def dbreplay_out_of_space(tmp_path, small_tmpfs, io_api, coe):
     """dbreplay: 4.6 MiB of 8 KiB writes from four streams, with fsyncs, on
     the 3 MiB tmpfs (dbr_fill=sparse: the engine refuses a target without
     room for the files' full sizes before writing anything otherwise,
-    tests/test_dbreplay.py::test_target_too_small). The failed run keeps its
+    tests/engines/test_dbreplay.py::test_target_too_small). The failed run keeps its
     files (dbr_keep=1); with more room the next run resets them, replays
-    every record and removes them. (tests/test_dbreplay.py::
+    every record and removes them. (tests/engines/test_dbreplay.py::
     test_out_of_space_error_path_and_continue_on_error checks the sync
     mode's bytes and report in more detail.)"""
     target = small_tmpfs / "t"
     target.mkdir()
-    lines = ["dbtrace 1", "pagesize 8192", "timeunit none", "source tests/test_reliability.py",
+    lines = ["dbtrace 1", "pagesize 8192", "timeunit none", "source tests/engines/test_reliability.py",
              "file 0 data 0 p1024 base/1/1000", "file 1 log 0 p64 pg_wal/0001"]
     lines += [f"stream {i} s{i}" for i in range(4)]
     for i in range(600):
@@ -829,8 +829,8 @@ def test_out_of_space_then_more_space(tmp_path, small_tmpfs, engine, io_api, coe
     and EILSEQ unless ignore_error= lists others (fio's td_error.c), so
     "all" alone stops at ENOSPC like "none", and "all+ignore" (with
     ignore_error=ENOSPC,ENOSPC) runs to the end and counts every error.
-    (tests/test_smallfile.py::test_out_of_space_is_a_clear_error and
-    tests/test_postmark_uring.py::test_io_uring_enospc check the first
+    (tests/engines/test_smallfile.py::test_out_of_space_is_a_clear_error and
+    tests/engines/test_postmark_uring.py::test_io_uring_enospc check the first
     message in more detail.)"""
     if engine == "dbreplay":
         return dbreplay_out_of_space(tmp_path, small_tmpfs, io_api, coe)
@@ -959,7 +959,7 @@ def dbreplay_sigkill_then_resume(tmp_path, variant):
     target/r.K. The next run on the same dbr_target resets what the killed
     one left (the manifest), replays the whole trace and removes every file;
     nothing outside the target changed. (The sync single-job case is
-    tests/test_dbreplay.py::test_killed_replay_is_cleaned_by_the_next_run.)"""
+    tests/engines/test_dbreplay.py::test_killed_replay_is_cleaned_by_the_next_run.)"""
     parent, target, far = make_parent(tmp_path)
     before = outside(snapshot(parent, content=True), "target")
     far_before = snapshot(far, content=True)
@@ -1018,8 +1018,8 @@ def test_sigkill_then_resume(tmp_path, engine, variant):
     transaction phase), with io_uring requests in flight or four job
     processes at once; the next run recognises what is there and completes
     correctly; nothing outside the target is created, changed or removed.
-    (The sync single-job cases are tests/test_smallfile.py::
-    test_layout_killed_with_sigkill_is_completed and tests/test_postmark.py::
+    (The sync single-job cases are tests/engines/test_smallfile.py::
+    test_layout_killed_with_sigkill_is_completed and tests/engines/test_postmark.py::
     test_resumes_after_kill.)"""
     if engine == "dbreplay":
         return dbreplay_sigkill_then_resume(tmp_path, variant)
@@ -1094,7 +1094,7 @@ def dbreplay_foreign_files_and_symlinks(tmp_path):
     a packed dbr_device that is a symlink to a user's file, or dangling.
     (A symlinked parent directory, a user's file at a trace path, a forged
     manifest and a packed file without the engine's sidecar are
-    tests/test_dbreplay.py's test_symlinked_parent_is_not_followed,
+    tests/engines/test_dbreplay.py's test_symlinked_parent_is_not_followed,
     test_refuses_a_users_file_at_a_trace_path, test_forged_manifest_is_refused
     and test_packed_refuses_a_foreign_file.)"""
     parent, target, far = make_parent(tmp_path)
@@ -1170,7 +1170,7 @@ def test_foreign_files_and_symlinks_untouched(tmp_path, engine):
     files changes, here or in the directory the symlinks point to.
     (Refusals of foreign directories, planted symlinks in place of tree
     files and directories, and PostMark-named user files are in
-    tests/test_smallfile.py and tests/test_postmark.py.)"""
+    tests/engines/test_smallfile.py and tests/engines/test_postmark.py.)"""
     if engine == "dbreplay":
         return dbreplay_foreign_files_and_symlinks(tmp_path)
     parent, target, far = make_parent(tmp_path)

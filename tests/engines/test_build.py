@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIO = os.environ.get("FIO", os.path.join(REPO, "build", "fio"))
 ENGINE_DIR = os.environ.get("PACK_ENGINE_DIR", os.path.join(REPO, "build"))
 ENGINES = ["smallfile"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TOOL = Path(os.environ.get("PMRC2FIO", str(REPO / "build" / "pmrc2fio")))  # e.g. an ASan build
 FIO = Path(os.environ.get("FIO", str(REPO / "build" / "fio")))
 SMALLFILE = Path(os.environ.get("PACK_ENGINE_DIR", str(REPO / "build"))).resolve() / "smallfile.so"

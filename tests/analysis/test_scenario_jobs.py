@@ -10,7 +10,7 @@ The catalogue lists every scenario of SCENARIOS.md, and every metric
 expression evaluates - with a small evaluator that allows only field access,
 indexing by constants and arithmetic - on the job's real JSON.
 
-Run: /usr/bin/python3 -m pytest -q tests/test_scenario_jobs.py
+Run: /usr/bin/python3 -m pytest -q tests/analysis/test_scenario_jobs.py
 """
 import ast
 import json

@@ -29,7 +29,7 @@ import pytest
 from conftest import DBR_ENGINE, free_port, run_fio
 from fiopack.capture import procs, rules
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
 DBTRACE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "trace"]
 TRACES = REPO / "jobs" / "dbreplay" / "traces"

@@ -32,7 +32,7 @@ import pytest
 
 from fiopack.trace import dbtrace
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "trace"]
 FIO = Path(os.environ.get("FIO", str(REPO / "build" / "fio")))
 CHECKER = REPO / "build" / "dbtrace-check"
