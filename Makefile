@@ -216,8 +216,21 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 # pyflakes on every Python file: unused imports, names never defined,
 # f-strings without fields fail the check.
 PY_FILES = scripts/fio-pack $(shell find scripts tests jobs -name '*.py')
+# C style: the lines changed since .clang-format last changed must follow
+# it (git clang-format's diff is empty); the code before keeps its layout.
+# Outside a git checkout there is no such diff: the check says so and passes.
+CLANG_FORMAT_SINCE = $(shell git log -1 --format=%H -- .clang-format 2>/dev/null)
 lint: $(TEST_DEPS_STAMP)
 	$(PYTHON) -m pyflakes $(PY_FILES)
+	@if [ -z "$(CLANG_FORMAT_SINCE)" ]; then \
+		echo "lint: not a git checkout: the C style is not checked" >&2; exit 0; fi; \
+	out=$$(git clang-format --diff --extensions c,h $(CLANG_FORMAT_SINCE) -- engines tools tests) \
+		|| { echo "$$out" >&2; exit 1; }; \
+	case "$$out" in \
+	"clang-format did not modify any files"|"no modified files to format"|"") ;; \
+	*) echo "$$out"; echo "lint: C lines changed since $(CLANG_FORMAT_SINCE) do not follow" \
+		".clang-format; git clang-format $(CLANG_FORMAT_SINCE) formats them" >&2; exit 1;; \
+	esac
 .PHONY: lint
 
 check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so iocap

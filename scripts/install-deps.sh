@@ -11,13 +11,13 @@
 # the trace importer tests, and sqlite3, postgresql, mariadb-server and
 # sysbench for the live database captures of tests/capture/test_dbcapture.py,
 # valgrind for the memcheck runs of tests/engines/test_reliability.py, and
-# pyflakes3 for make lint.
+# pyflakes3 and clang-format for make lint.
 set -eu
 
 pkgs="gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 clang libbpf-dev bpftool"
 case "${1:-}" in
 --test)
-	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql mariadb-server sysbench valgrind pyflakes3" ;;
+	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql mariadb-server sysbench valgrind pyflakes3 clang-format" ;;
 --fio)	# the fio to build for, when the user names none and has none
 	pkgs="fio" ;;
 esac
