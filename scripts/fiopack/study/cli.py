@@ -209,11 +209,21 @@ def manual() -> str:
 
 
 def cmd_list(argv: list) -> int:
-    ap = _Parser(prog="fio-pack study list", formatter_class=argparse.RawDescriptionHelpFormatter,
-                 description="Lists the scenarios of the catalogue: id, source article, "
-                 "status,\nsweep parameters (name -> fio option), target kind and title.")
-    ap.add_argument("--catalogue", default=str(DEFAULT_CATALOGUE),
-                    help="scenario catalogue (default: jobs/catalogue.json)")
+    ap = _Parser(prog="fio-pack study list", description="""\
+NAME
+    fio-pack study list - the scenarios a study can run
+
+SYNOPSIS
+    fio-pack study list [--catalogue FILE]
+
+DESCRIPTION
+    Prints one line per scenario of the catalogue: its id (the SCENARIO of
+    fio-pack study run), the source article, the sweep parameters it takes
+    (name -> the fio option each sets), the kind of target it needs ("(writes)":
+    it writes to the target, so a device needs --confirm-overwrite) and its
+    title, with "[not runnable: WHY]" where it cannot run.""")
+    ap.add_argument("--catalogue", default=str(DEFAULT_CATALOGUE), metavar="FILE",
+                    help="the scenario catalogue (default: jobs/catalogue.json).")
     a = ap.parse_args(argv)
     path = Path(a.catalogue)
     cat = load_catalogue(path)
