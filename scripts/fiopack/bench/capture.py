@@ -14,7 +14,11 @@ DESCRIPTION
     Each round runs the benchmark alone and under each tracer's capture
     (scripts/fio-pack capture attach --tracer T on the server's process), in an
     order that rotates from round to round, as a DBA would capture
-    production. The benchmark is pgbench -c C -j C -T S (scale K) for
+    production. With bpf-hooks among the tracers, a round also runs the
+    benchmark while iocap captures an idle process beside the server: its
+    programs are on the host's system calls, the database's are not
+    captured, which separates what the hooks cost from what capturing the
+    database costs. The benchmark is pgbench -c C -j C -T S (scale K) for
     PostgreSQL, sysbench oltp_read_write --threads=C --time=S (K tables of
     10,000 rows) for MariaDB.
 
@@ -56,6 +60,7 @@ import time
 from pathlib import Path
 
 import fiopack
+from fiopack.capture.bpf import IOCAP
 from fiopack.capture.procs import tasks_of
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -305,6 +310,52 @@ def captured(db, pid, tracer, base):
     return tps, info
 
 
+def hooks_only(db, pid, base):
+    """The benchmark while iocap captures an idle process beside the server
+    (its programs on every system call of the host, the database's not
+    captured): (tps, facts). Set against "bpf", it tells the cost of the
+    hooks being there from the cost of capturing the database."""
+    ready = base / "ready"
+    ready.unlink(missing_ok=True)
+    idle = subprocess.Popen(["sleep", "1000000"])
+    cap = subprocess.Popen([IOCAP, "-p", str(idle.pid), "-o", os.devnull, "--ready", str(ready)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        t0 = time.monotonic()
+        while not ready.exists():
+            if cap.poll() is not None or time.monotonic() - t0 > 60:
+                sys.exit(f"fio-pack bench capture: iocap did not attach: {cap.communicate()[1]}")
+            time.sleep(0.05)
+        before = tree_cpu(cap.pid)
+        prog0 = bpf_prog_time()
+        t_ready = time.monotonic()
+        tps, dbcpu = bench_cpu(db, pid)
+        during = tree_cpu(cap.pid)
+        span = time.monotonic() - t_ready
+        prog1 = bpf_prog_time()
+        cpu0 = children_cpu()
+        t_stop = time.monotonic()
+        cap.send_signal(signal.SIGINT)
+        _, err = cap.communicate(timeout=600)
+    finally:
+        idle.kill()
+        idle.wait()
+    if cap.returncode != 0:
+        sys.exit(f"fio-pack bench capture: iocap failed: {err.strip()}")
+    info = {**dbcpu, "complete": True, "rc": 0, "span_s": span,
+            "stop_s": time.monotonic() - t_stop, "cpu_total_s": children_cpu() - cpu0,
+            "records": None, "incomplete": [], "ringbuf_lost": 0}
+    if prog1[1] > prog0[1]:
+        info["bpf_prog_s"], info["bpf_prog_runs"] = (prog1[0] - prog0[0]) / 1e9, \
+            prog1[1] - prog0[1]
+    info["cpu_capture_s"] = sum(c - before.get(p, ("", 0))[1] for p, (_, c) in during.items())
+    info["cpu_by_comm"] = {}
+    for p, (comm, c) in during.items():
+        info["cpu_by_comm"][comm] = info["cpu_by_comm"].get(comm, 0) + \
+            c - before.get(p, ("", 0))[1]
+    return tps, info
+
+
 def load_now():
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -401,7 +452,9 @@ def main(argv=None) -> int:
                     help="pgbench scale, or sysbench tables (default 10)")
     ap.add_argument("--clients", type=int, default=2, help="clients (default 2)")
     ap.add_argument("--tracers", default="strace,bpf",
-                    help="comma-separated: strace, bpf (default both)")
+                    help="comma-separated: strace, bpf, bpf-hooks (iocap capturing an idle\n"
+                         "process beside the server: what its programs being on the host\n"
+                         "costs, nothing of the database captured) (default strace,bpf)")
     ap.add_argument("--output", help="also write the Markdown report here")
     ap.add_argument("--json", help="also write each run's figures here, as JSON")
     ap.add_argument("--bpf-stats", action="store_true",
@@ -423,8 +476,9 @@ def main(argv=None) -> int:
             Path(a.output).write_text(text)
         return 0
     tracers = [t for t in a.tracers.split(",") if t]
-    if not tracers or any(t not in ("strace", "bpf") for t in tracers):
-        sys.exit("fio-pack bench capture: --tracers: strace and/or bpf, comma-separated")
+    if not tracers or any(t not in ("strace", "bpf", "bpf-hooks") for t in tracers):
+        sys.exit("fio-pack bench capture: --tracers: strace, bpf and/or bpf-hooks, "
+                 "comma-separated")
     if os.geteuid() != 0:
         sys.exit("fio-pack bench capture: run as root")
     run = {"db": a.db, "argv": sys.argv[1:] if argv is None else argv, "tracers": tracers,
@@ -448,7 +502,8 @@ def main(argv=None) -> int:
                     tps, dbcpu = bench_cpu(db, pid)
                     got[kind] = {"tps": tps, **dbcpu}
                 else:
-                    tps, facts = captured(db, pid, kind, base)
+                    tps, facts = (hooks_only(db, pid, base) if kind == "bpf-hooks" else
+                                  captured(db, pid, kind, base))
                     got[kind] = {"tps": tps, **facts}
                 print(f"round {k + 1}: {kind} {got[kind]['tps']:.0f} tps", file=sys.stderr)
             run["rounds"].append(got)
