@@ -249,56 +249,6 @@ def wait_quiet(a):
 wait_quiet.total = 0.0
 
 
-# ---------------------------------------------------------------- places
-
-class Places:
-    """The tmpfs mount and the private disk directory; cleaned up at the end."""
-
-    def __init__(self):
-        self.base = None
-        self.mp = None
-        self.disk = None
-
-    def mount_tmpfs(self, size_bytes):
-        self.base = tempfile.mkdtemp(prefix="bdr.", dir="/tmp")
-        mp = os.path.join(self.base, "t")
-        os.mkdir(mp)
-        size_m = max(256, (size_bytes + (1 << 20) - 1) >> 20)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
-                        "tmpfs", mp], check=True)
-        self.mp = mp
-        return mp
-
-    def make_disk(self, parent):
-        self.disk = tempfile.mkdtemp(prefix="bdr.", dir=parent)
-        return self.disk
-
-    def cleanup(self):
-        if self.mp:
-            for attempt in range(5):
-                r = subprocess.run(["umount", self.mp], stderr=subprocess.PIPE, text=True)
-                if r.returncode == 0:
-                    break
-                time.sleep(0.5 * (attempt + 1))
-            else:
-                log("umount %s failed, detaching lazily: %s" % (self.mp, r.stderr.strip()))
-                subprocess.run(["umount", "-l", self.mp])
-            try:
-                os.rmdir(self.mp)
-            except OSError as e:
-                log("cannot remove %s: %s" % (self.mp, e))
-            self.mp = None
-        if self.base:
-            try:
-                os.rmdir(self.base)
-            except OSError as e:
-                log("cannot remove %s: %s" % (self.base, e))
-            self.base = None
-        if self.disk:
-            shutil.rmtree(self.disk, ignore_errors=True)
-            self.disk = None
-
-
 # ---------------------------------------------------------------- traces
 
 def build_driver():
@@ -763,7 +713,7 @@ def paced_main(a, argv):
     mi = [row for row in machine_info(a, fio_version) if row[0] not in ("engine",)]
     mi.append(("engine", "build/dbreplay.so as the job files name it, commit %s" % (git or "?")))
     rep.table(["machine", ""], mi)
-    places = Places()
+    places = harness.Places("bdr.", 256)
     dev = None
     error = None
     try:
@@ -1111,7 +1061,7 @@ def main(argv):
     rep.table(["machine", ""], mi)
     results["machine"] = mi
 
-    places = Places()
+    places = harness.Places("bdr.", 256)
     rn = Runner(a, work)
     error = None
     mem_n = [1000, a.mem_records] + ([a.big_records] if a.big else [])

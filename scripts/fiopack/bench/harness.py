@@ -1,5 +1,6 @@
 """What every benchmark of the pack shares: running a command with its CPU
 time and a timeout, the loop device the cold-cache benchmarks build, the
+tmpfs and private disk directory the replay benchmarks work in, the
 Markdown report and its machine table, the end of a run (report, raw
 measurements, unwinding on signals) and the options every benchmark has."""
 
@@ -8,6 +9,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -123,6 +125,71 @@ class LoopDevice:
             os.rmdir(self.base)
         except OSError as e:
             log("cannot remove %s: %s" % (self.base, e))
+
+
+def umount_retrying(mnt):
+    """Unmounts @mnt, retrying while it is busy (a process the benchmark
+    killed may not have let go of it yet); detaches it lazily at the end."""
+    for attempt in range(5):
+        r = subprocess.run(["umount", mnt], stderr=subprocess.PIPE, text=True)
+        if r.returncode == 0:
+            return
+        time.sleep(0.5 * (attempt + 1))
+    log("umount %s failed, detaching lazily: %s" % (mnt, r.stderr.strip()))
+    subprocess.run(["umount", "-l", mnt])
+
+
+class Places:
+    """A benchmark's work places, each made on first use: a tmpfs of at
+    least @tmpfs_min_mib MiB mounted at t in a new directory /tmp/@prefix*,
+    and a private directory @prefix* on the disk under test. cleanup()
+    unmounts and removes whatever was made."""
+
+    def __init__(self, prefix, tmpfs_min_mib):
+        self.prefix = prefix
+        self.tmpfs_min_mib = tmpfs_min_mib
+        self.base = None
+        self.mnt = None
+        self.disk = None
+
+    def make_base(self):
+        self.base = tempfile.mkdtemp(prefix=self.prefix, dir="/tmp")
+
+    def mount_tmpfs(self, size_bytes):
+        if self.base is None:
+            self.make_base()
+        mp = os.path.join(self.base, "t")
+        os.mkdir(mp)
+        size_m = max(self.tmpfs_min_mib, (size_bytes + (1 << 20) - 1) >> 20)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
+                        "tmpfs", mp], check=True)
+        self.mnt = mp
+        return mp
+
+    def make_disk(self, parent):
+        self.disk = tempfile.mkdtemp(prefix=self.prefix, dir=parent)
+        return self.disk
+
+    def remove_tmpfs_and_disk(self):
+        if self.mnt:
+            umount_retrying(self.mnt)
+            try:
+                os.rmdir(self.mnt)
+            except OSError as e:
+                log("cannot remove %s: %s" % (self.mnt, e))
+            self.mnt = None
+        if self.disk:
+            shutil.rmtree(self.disk, ignore_errors=True)
+            self.disk = None
+
+    def cleanup(self):
+        self.remove_tmpfs_and_disk()
+        if self.base:
+            try:
+                os.rmdir(self.base)
+            except OSError as e:
+                log("cannot remove %s: %s" % (self.base, e))
+            self.base = None
 
 
 def fio_json(out):

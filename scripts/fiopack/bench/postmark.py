@@ -463,14 +463,13 @@ def compare_counters(p, e):
 
 # ---------------------------------------------------------------- file systems
 
-class Places:
-    """The tmpfs mount, the disk directory and the loop device; cleaned up
-    at exit."""
+class Places(harness.Places):
+    """harness.Places (a tmpfs of at least 64 MiB) and the loop device;
+    its /tmp directory made at once and removed whole at exit."""
 
     def __init__(self):
-        self.base = tempfile.mkdtemp(prefix="bpm.", dir="/tmp")
-        self.mnt = None
-        self.disk = None
+        super().__init__("bpm.", 64)
+        self.make_base()
         self.loop = None
 
     def make_loop(self, a, fs):
@@ -492,37 +491,8 @@ class Places:
                 % (fs, dev.dev, a.image_mib, a.image_dir, fs_of(a.image_dir), fs))
         return base, remake, desc
 
-    def mount_tmpfs(self, size_bytes):
-        mp = os.path.join(self.base, "t")
-        os.mkdir(mp)
-        size_m = max(64, (size_bytes + (1 << 20) - 1) >> 20)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
-                        "tmpfs", mp], check=True)
-        self.mnt = mp
-        return mp
-
-    def make_disk(self, parent):
-        self.disk = tempfile.mkdtemp(prefix="bpm.", dir=parent)
-        return self.disk
-
     def cleanup(self):
-        if self.mnt:
-            for attempt in range(5):
-                r = subprocess.run(["umount", self.mnt], stderr=subprocess.PIPE, text=True)
-                if r.returncode == 0:
-                    break
-                time.sleep(0.5 * (attempt + 1))
-            else:
-                log("umount %s failed, detaching lazily: %s" % (self.mnt, r.stderr.strip()))
-                subprocess.run(["umount", "-l", self.mnt])
-            try:
-                os.rmdir(self.mnt)
-            except OSError as e:
-                log("cannot remove %s: %s" % (self.mnt, e))
-            self.mnt = None
-        if self.disk:
-            shutil.rmtree(self.disk, ignore_errors=True)
-            self.disk = None
+        self.remove_tmpfs_and_disk()
         if self.loop:
             self.loop.cleanup()
             self.loop = None
