@@ -13,13 +13,12 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 from fiopack.bench import harness
 from fiopack.units import parse_size
 from fiopack.bench.harness import (LoopDevice, Report, fio_json, fmt_rate, log, machine_info,
-                                     run, stats)
+                                     run, run_peak_rss, stats)
 
 DESCRIPTION = """\
 NAME
@@ -136,19 +135,11 @@ def engine_cmd(a, tree, extra, files=None):
             "--bs=%d" % a.size] + ["--" + o for o in a.tree_opts] + extra
 
 
-def run_rss(cmd):
-    """run(), plus the peak RSS of the command in KiB (/usr/bin/time %M: the
-    getrusage ru_maxrss of fio and of the job processes it reaped)."""
-    with tempfile.NamedTemporaryFile(prefix="bench-cold-rss.") as f:
-        out, err, wall = run(["/usr/bin/time", "-f", "%M", "-o", f.name] + cmd)
-        return out, wall, int(open(f.name).read().split()[-1])
-
-
 def layout(a, tree, files):
     """The engine's layout of @files files, one job as a thread of fio (so
     fio's peak RSS is the job's); files/s on the job's clock and on the wall."""
-    out, wall, rss = run_rss(engine_cmd(a, tree, ["--tree_file_op=layout", "--rw=write", "--thread"],
-                                        files))
+    out, _, wall, rss = run_peak_rss(engine_cmd(
+        a, tree, ["--tree_file_op=layout", "--rw=write", "--thread"], files))
     w = fio_json(out)["jobs"][0]["write"]
     return {"files": w["total_ios"], "runtime_s": w["runtime"] / 1000.0, "wall": wall,
             "files_s": w["total_ios"] / (w["runtime"] / 1000.0),
@@ -164,7 +155,7 @@ def cold_pass(a, dev, tree, m, files=None):
         extra += ["--numjobs=%d" % j, "--group_reporting"]
     drop_caches()
     r0 = dev.reads()
-    out, wall, rss = run_rss(engine_cmd(a, tree, extra, files))
+    out, _, wall, rss = run_peak_rss(engine_cmd(a, tree, extra, files))
     r1 = dev.reads()
     r = fio_json(out)["jobs"][0]["read"]
     pct = r["clat_ns"]["percentile"]

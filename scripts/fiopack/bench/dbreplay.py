@@ -24,7 +24,7 @@ import time
 import fiopack
 from fiopack import REPO
 from fiopack.bench import harness
-from fiopack.bench.harness import Report, fs_of, log, machine_info, run, stats
+from fiopack.bench.harness import Report, fs_of, log, machine_info, run, run_peak_rss, stats
 
 DESCRIPTION = """\
 NAME
@@ -475,24 +475,13 @@ def part_b(a, traces):
     return res
 
 
-def max_rss(cmd, timeout, cwd):
-    fd, path = tempfile.mkstemp(prefix="bdr-rss.")
-    os.close(fd)
-    try:
-        out, err, wall = run(["/usr/bin/time", "-f", "%M", "-o", path] + cmd, timeout=timeout,
-                             cwd=cwd)
-        with open(path) as f:
-            kib = int(f.read().strip().splitlines()[-1])
-        return kib * 1024, out, err, wall
-    finally:
-        os.unlink(path)
-
-
 def part_c(a, rn, mp, traces, iologs):
     """Peak memory: {key: {...}}."""
     res = {}
-    rss, out, _, wall = max_rss([a.fio, "--output-format=json", "--thread", "--name=null",
-                                 "--ioengine=null", "--size=4k", "--rw=read"], a.timeout, rn.work)
+    out, _, wall, kib = run_peak_rss([a.fio, "--output-format=json", "--thread", "--name=null",
+                                      "--ioengine=null", "--size=4k", "--rw=read"],
+                                     a.timeout, rn.work)
+    rss = kib * 1024
     res["null"] = {"rss": rss, "wall": wall}
     log("memory: fio null engine %.1f MiB" % (rss / 1048576))
     for records, path, counts in traces:
@@ -502,7 +491,8 @@ def part_c(a, rn, mp, traces, iologs):
                "--ioengine=external:%s" % a.engine, "--dbr_trace=%s" % path,
                "--dbr_target=%s" % d, "--dbr_timing=asap", "--dbr_io_api=sync",
                "--dbr_fill=data", "--dbr_keep=1", "--dbr_report=none"]
-        rss, out, _, wall = max_rss(cmd, a.timeout, rn.work)
+        out, _, wall, kib = run_peak_rss(cmd, a.timeout, rn.work)
+        rss = kib * 1024
         job = fio_json(out)
         rn.check("memory run, dbreplay %d records" % records, job_counts(job), expected(counts))
         res["dbreplay-%d" % records] = {"rss": rss, "wall": wall,
@@ -514,7 +504,8 @@ def part_c(a, rn, mp, traces, iologs):
         log("exported the %d-record iolog in %.1f s" % (records, secs))
         cmd = [a.fio, "--output-format=json", "--thread", "--name=read_iolog",
                "--read_iolog=%s" % iolog, "--replay_no_stall=1", "--ioengine=psync"]
-        rss, out, _, wall = max_rss(cmd, a.timeout, rn.work)
+        out, _, wall, kib = run_peak_rss(cmd, a.timeout, rn.work)
+        rss = kib * 1024
         job = fio_json(out)
         rn.check("memory run, read_iolog %d records" % records, job_counts(job),
                  expected(counts))

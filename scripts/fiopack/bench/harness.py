@@ -1,5 +1,5 @@
 """What every benchmark of the pack shares: running a command with its CPU
-time and a timeout, the loop device the cold-cache benchmarks build, the
+time and a timeout (and its peak RSS), the loop device the cold-cache benchmarks build, the
 tmpfs and private disk directory the replay benchmarks work in, the
 Markdown report and its machine table, the end of a run (report, raw
 measurements, unwinding on signals) and the options every benchmark has."""
@@ -56,6 +56,23 @@ def run(cmd, timeout=None, cwd=None):
         raise RuntimeError("command failed (%d): %s\n%s%s" % (
             p.returncode, " ".join(cmd), out[-2000:], err[-2000:]))
     return out, err, wall
+
+
+def run_peak_rss(cmd, timeout=None, cwd=None):
+    """run() under `/usr/bin/time -f %M`: (stdout, stderr, wall seconds,
+    peak RSS in KiB). The RSS is the getrusage ru_maxrss time reads when
+    the command exits: the largest of the command's and of the processes
+    it reaped (fio's job processes, unless it runs them as threads)."""
+    fd, path = tempfile.mkstemp(prefix="bench-rss.")
+    os.close(fd)
+    try:
+        out, err, wall = run(["/usr/bin/time", "-f", "%M", "-o", path] + cmd,
+                             timeout=timeout, cwd=cwd)
+        with open(path) as f:
+            kib = int(f.read().strip().splitlines()[-1])
+        return out, err, wall, kib
+    finally:
+        os.unlink(path)
 
 
 def sh(cmd, **kw):

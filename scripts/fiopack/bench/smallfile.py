@@ -19,7 +19,8 @@ import time
 from fiopack import REPO
 from fiopack.bench import harness
 from fiopack.bench.harness import (Report, Timeout, fmt_rate, fs_of, log, machine_info,
-                                     run, save_report, stats, unwind_on_signals)
+                                     run, run_peak_rss, save_report, stats,
+                                     unwind_on_signals)
 
 DESCRIPTION = """\
 NAME
@@ -215,24 +216,15 @@ class Bench:
         return self._fio(cmd, timeout, time_rss)
 
     def _fio(self, cmd, timeout=None, time_rss=False, cwd=None):
-        rssfile = None
+        rss = None
         if time_rss:
-            fd, rssfile = tempfile.mkstemp(prefix="bench-smallfile-rss.")
-            os.close(fd)
-            cmd = ["/usr/bin/time", "-f", "%M", "-o", rssfile] + cmd
-        try:
+            out, err, wall, kib = run_peak_rss(cmd, timeout=timeout, cwd=cwd)
+            rss = kib * 1024
+        else:
             out, err, wall = run(cmd, timeout=timeout, cwd=cwd)
-            # fio may print warnings before the JSON
-            j = json.loads(out[out.index("{"):])
-            job = j["jobs"][0]
-            rss = None
-            if rssfile:
-                with open(rssfile) as f:
-                    rss = int(f.read().strip().splitlines()[-1]) * 1024
-            return job, wall, rss
-        finally:
-            if rssfile:
-                os.unlink(rssfile)
+        # fio may print warnings before the JSON
+        j = json.loads(out[out.index("{"):])
+        return j["jobs"][0], wall, rss
 
     def minloop_run(self, mode, tree, files, ios=None, seed=1):
         cmd = [self.minloop, mode, "--dir", tree, "--files", str(files)]
