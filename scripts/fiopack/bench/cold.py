@@ -85,7 +85,8 @@ QUICK MODE
 
 EXIT STATUS
     0 report written; 1 a benchmark failed (the report so far is written,
-    with the error); 2 usage error or not root.
+    with the error); 2 usage error, not root, or a tool missing (fio, the
+    engine, mkfs.FS, /usr/bin/time).
 
 EXAMPLES
     sudo scripts/fio-pack bench cold --quick
@@ -378,7 +379,7 @@ def parse_args(argv):
 
 def main(argv):
     a = parse_args(argv)
-    refused = harness.preflight("cold", a, "losetup, mkfs, mount")
+    refused = harness.preflight("cold", a, "losetup, mkfs, mount", peak_rss=True)
     if refused:
         return refused
     for fs in a.fs:

@@ -348,10 +348,12 @@ def add_build_options(p, engine):
                    help="engine shared object (default build/%s.so)" % engine)
 
 
-def preflight(name, a, why_root):
+def preflight(name, a, why_root, peak_rss=False):
     """The refusals every benchmark of a built engine starts with: not root
-    (@why_root says what needs it), or fio or the engine not built. The
-    exit status: 0 to go on, 2 refused (said in one line)."""
+    (@why_root says what needs it), fio or the engine not built, or (with
+    @peak_rss, for a benchmark that measures it with run_peak_rss)
+    /usr/bin/time not installed. The exit status: 0 to go on, 2 refused
+    (said in one line)."""
     if os.geteuid() != 0:
         sys.stderr.write("fio-pack bench %s: must run as root (%s)\n" % (name, why_root))
         return 2
@@ -359,6 +361,10 @@ def preflight(name, a, why_root):
         if not os.path.exists(path):
             sys.stderr.write("fio-pack bench %s: %s not found (run make)\n" % (name, path))
             return 2
+    if peak_rss and not os.path.exists("/usr/bin/time"):
+        sys.stderr.write("fio-pack bench %s: /usr/bin/time not found (apt-get install time)\n"
+                         % name)
+        return 2
     return 0
 
 
