@@ -86,7 +86,7 @@ QUICK MODE
 EXIT STATUS
     0 report written; 1 a benchmark failed (the report so far is written,
     with the error); 2 usage error, not root, or a tool missing (fio, the
-    engine, mkfs.FS, /usr/bin/time).
+    engine, mkfs.FS, /usr/bin/time) or --image-dir not a directory.
 
 EXAMPLES
     sudo scripts/fio-pack bench cold --quick
@@ -320,6 +320,25 @@ def ints(s):
     return [int(x) for x in s.split(",") if x.strip()]
 
 
+def free_space_mib(image_dir):
+    """The free space of --image-dir in MiB; a directory that is not there
+    is refused in one line (exit 2) before anything is written."""
+    why = None
+    if not os.path.exists(image_dir):
+        why = "no such directory"
+    elif not os.path.isdir(image_dir):
+        why = "not a directory"
+    else:
+        try:
+            st = os.statvfs(image_dir)
+        except OSError as e:
+            why = e.strerror
+    if why:
+        sys.stderr.write("fio-pack bench cold: --image-dir %s: %s\n" % (image_dir, why))
+        sys.exit(2)
+    return st.f_bavail * st.f_frsize // (1 << 20)
+
+
 def parse_args(argv):
     p = harness.parser("cold", DESCRIPTION, EPILOG)
     p.add_argument("--quick", action="store_true", help="a few minutes (see QUICK MODE)")
@@ -369,8 +388,7 @@ def parse_args(argv):
     if a.image_mib > IMAGE_MIB_MAX or a.ios > a.files or a.repeats < 1:
         p.error("--image-mib at most %d, --ios at most --files, --repeats at least 1"
                 % IMAGE_MIB_MAX)
-    st = os.statvfs(a.image_dir)
-    free_mib = st.f_bavail * st.f_frsize // (1 << 20)
+    free_mib = free_space_mib(a.image_dir)
     if a.image_mib > free_mib - 1024:
         p.error("--image-mib %d does not fit in %s (%d MiB free, 1 GiB kept free)"
                 % (a.image_mib, a.image_dir, free_mib))
