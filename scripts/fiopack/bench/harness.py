@@ -144,6 +144,14 @@ class LoopDevice:
             log("cannot remove %s: %s" % (self.base, e))
 
 
+def mount_tmpfs(mnt, size_bytes, min_mib):
+    """Mounts a tmpfs on the directory @mnt: @size_bytes rounded up to
+    whole MiB, at least @min_mib MiB."""
+    size_m = max(min_mib, (size_bytes + (1 << 20) - 1) >> 20)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
+                    "tmpfs", mnt], check=True)
+
+
 def umount_retrying(mnt):
     """Unmounts @mnt, retrying while it is busy (a process the benchmark
     killed may not have let go of it yet); detaches it lazily at the end."""
@@ -177,9 +185,7 @@ class Places:
             self.make_base()
         mp = os.path.join(self.base, "t")
         os.mkdir(mp)
-        size_m = max(self.tmpfs_min_mib, (size_bytes + (1 << 20) - 1) >> 20)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
-                        "tmpfs", mp], check=True)
+        mount_tmpfs(mp, size_bytes, self.tmpfs_min_mib)
         self.mnt = mp
         return mp
 

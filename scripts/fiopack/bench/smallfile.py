@@ -143,23 +143,14 @@ class Scratch:
         self.seq += 1
         mp = os.path.join(self.base, "%02d-%s" % (self.seq, name))
         os.mkdir(mp)
-        size_m = max(64, (size_bytes + (1 << 20) - 1) >> 20)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
-                        "tmpfs", mp], check=True)
+        harness.mount_tmpfs(mp, size_bytes, 64)
         self.mounts.append(mp)
         tree = os.path.join(mp, "tree")
         os.mkdir(tree)
         return mp, tree
 
     def umount(self, mp):
-        for attempt in range(5):
-            r = subprocess.run(["umount", mp], stderr=subprocess.PIPE, text=True)
-            if r.returncode == 0:
-                break
-            time.sleep(0.5 * (attempt + 1))
-        else:
-            log("umount %s failed, detaching lazily: %s" % (mp, r.stderr.strip()))
-            subprocess.run(["umount", "-l", mp])
+        harness.umount_retrying(mp)
         if mp in self.mounts:
             self.mounts.remove(mp)
         try:
