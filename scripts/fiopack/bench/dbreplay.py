@@ -10,7 +10,6 @@ runner, Markdown tables, machine description) are fio-pack bench smallfile's.
 """
 
 import argparse
-import hashlib
 import json
 import os
 import resource
@@ -794,23 +793,10 @@ def parser():
 
 
 def snapshot_build(a, work):
-    """Copies fio and the engine into @work and points @a at the copies;
-    builds the parser driver: ({key: (source, md5, build time)}, fio's
-    version, the driver's make command)."""
-    snap = {}
+    """harness.snapshot_build, then the parser driver built: ({key: (source,
+    md5, build time)}, fio's version, the driver's make command)."""
+    snap, fio_version = harness.snapshot_build(a, work, stamp="%Y-%m-%d %H:%M:%S %Z")
     try:
-        # a snapshot of build/NAME.so (a loader) could not find its engine
-        a.engine = harness.engine_build(a.fio, a.engine)
-        for key in ("fio", "engine"):
-            src = getattr(a, key)
-            dst = os.path.join(work, os.path.basename(src))
-            shutil.copy2(src, dst)
-            with open(dst, "rb") as f:
-                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
-                             time.strftime("%Y-%m-%d %H:%M:%S %Z",
-                                           time.localtime(os.stat(dst).st_mtime)))
-            setattr(a, key, dst)
-        fio_version = run([a.fio, "--version"])[0].strip()
         a.driver, driver_cmd = build_driver()
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -820,16 +806,7 @@ def snapshot_build(a, work):
 
 def machine_rows(a, fio_version, snap, driver_cmd):
     """The machine table: the snapshots, the commit, the parser driver."""
-    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
-    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
-    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
-               "commit %s%s" % (snap["engine"] + (git or "?",
-                                                  ", engines/ modified in the work tree"
-                                                  if dirty.strip() else ""))))
+    mi = harness.snapshot_machine_rows(a, fio_version, snap)
     mi.append(("parser driver", "`%s`" % driver_cmd))
     return mi
 

@@ -5,6 +5,7 @@ Markdown report and its machine table, the end of a run (report, raw
 measurements, unwinding on signals) and the options every benchmark has."""
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -292,6 +293,46 @@ def engine_build(fio, engine):
     version = run([fio, "--version"])[0].strip()
     real = os.path.join(os.path.dirname(engine), version, os.path.basename(engine))
     return real if os.path.exists(real) else engine
+
+
+def snapshot_build(a, work, keys=(), stamp="%Y-%m-%d %H:%M:%S"):
+    """Copies fio, the engine and the programs a.KEY of @keys into @work
+    and points @a at the copies, so that a rebuild of build/ during the run
+    cannot mix two engines (or two fios) in one report: ({key: (source,
+    md5, build time as @stamp)}, fio's version). @work is removed on error."""
+    snap = {}
+    try:
+        # a snapshot of build/NAME.so (a loader) could not find its engine
+        a.engine = engine_build(a.fio, a.engine)
+        for key in ("fio", "engine") + tuple(keys):
+            src = getattr(a, key)
+            dst = os.path.join(work, os.path.basename(src))
+            shutil.copy2(src, dst)
+            with open(dst, "rb") as f:
+                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
+                             time.strftime(stamp, time.localtime(os.stat(dst).st_mtime)))
+            setattr(a, key, dst)
+        fio_version = run([a.fio, "--version"])[0].strip()
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return snap, fio_version
+
+
+def snapshot_machine_rows(a, fio_version, snap):
+    """machine_info() with fio and the engine as snapshot_build() took them:
+    md5, build time, the commit and whether engines/ was modified."""
+    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
+    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
+    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
+               "commit %s%s" % (snap["engine"] + (git or "?",
+                                                  ", engines/ modified in the work tree"
+                                                  if dirty.strip() else ""))))
+    return mi
 
 
 def fs_of(path):
