@@ -1,6 +1,7 @@
 """What every benchmark of the pack shares: running a command with its CPU
-time and a timeout (and its peak RSS), the loop device the cold-cache benchmarks build, the
-tmpfs and private disk directory the replay benchmarks work in, the
+time and a timeout (and its peak RSS), the loop device the cold-cache
+benchmarks build, the tmpfs mounts and private disk directory the others
+work in, the snapshots of fio and the engine a run measures, the
 Markdown report and its machine table, the end of a run (report, raw
 measurements, unwinding on signals) and the options every benchmark has."""
 
