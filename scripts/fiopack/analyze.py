@@ -105,13 +105,13 @@ from fiopack.results import hosts as fiohosts
 from fiopack.results import report as fioreport
 from fiopack.results.data import (AnalysisError, DEFAULT_FIGURES, Dataset, FIELDS, load,
                                   sort_key, text_of)
-from fiopack.results.metrics import (COMBINE, Metric, SIMPLE, Stats, _ambiguity, _dim_value,
+from fiopack.results.metrics import (COMBINE, Metric, SIMPLE, Stats, ambiguity, dim_value,
                                      check_homogeneous, check_names, parse_metric,
                                      parse_where, per_run_values, select)
-from fiopack.results.tables import (_csv_val, _order, _order_keys, build_table, key_text,
+from fiopack.results.tables import (csv_val, order, order_keys, build_table, key_text,
                                     provenance, provenance_line, render_csv, render_html,
                                     render_markdown, rows_json, rows_table)
-from fiopack.results.figures import (_devices, load_figures, pair_metrics, resolve_maps,
+from fiopack.results.figures import (devices, load_figures, pair_metrics, resolve_maps,
                                      unit_factor)
 from fiopack.results.regress import compare, key_label, parse_threshold, varying_keys
 
@@ -661,7 +661,7 @@ def cmd_rows(a) -> int:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(head)
         for line in body:
-            w.writerow(["" if v is None else _csv_val(v) for v in line])
+            w.writerow(["" if v is None else csv_val(v) for v in line])
         emit(a, buf.getvalue())
     elif fmt == "json":
         emit(a, json.dumps({"provenance": provenance(ds, [PROG] + ARGV),
@@ -695,12 +695,12 @@ def cmd_metrics(a) -> int:
         p("Percentiles present: " + ", ".join(pct))
     p("\nParameters (values):")
     for n in ds.param_names(rows):
-        vals = _order({r["params"].get(n) for r in rows if n in r["params"]})
+        vals = order({r["params"].get(n) for r in rows if n in r["params"]})
         shown = ", ".join(text_of(v)[:40] for v in vals[:8])
         p(f"  {n}: {shown}" + (f" ... ({len(vals)} values)" if len(vals) > 8 else ""))
     p("\nFields: " + ", ".join(FIELDS))
     for f in ("target", "host", "job"):
-        vals = _order([r.get(f) for r in rows])
+        vals = order([r.get(f) for r in rows])
         p(f"  {f}: " + ", ".join(text_of(v) for v in vals[:12]))
     return 0
 
@@ -769,7 +769,7 @@ def _pyplot():
 
 def _x_positions(values):
     """(numeric?, {value: position}, tick labels)."""
-    vals = _order(values)
+    vals = order(values)
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
         return True, {v: v for v in vals}, None
     return False, {v: i for i, v in enumerate(vals)}, [text_of(v) for v in vals]
@@ -855,7 +855,7 @@ def plot_metric(plt, ds, a):
     data = {"x": a.x, "metric": metric.text, "unit": metric.unit,
             "definition": metric.describe(), "series": [], "published": []}
     colours = {}
-    for skey in _order_keys(list(series)):
+    for skey in order_keys(list(series)):
         pts = series[skey]
         xs = sorted(pts, key=sort_key)
         med = [pts[x].median for x in xs]
@@ -927,7 +927,7 @@ def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, da
                                f"against {a.x}")
     targets = {r["target"] for r in rows}
     mapping = resolve_maps(a.map, figs, targets)
-    devs = _devices(figs_m)
+    devs = devices(figs_m)
     chosen = [(d, t) for d, t in mapping if d in devs]
     if a.all_published:
         chosen += [(d, None) for d in devs if d not in dict(chosen)]
@@ -994,21 +994,21 @@ def plot_percentiles(plt, ds, a):
     kind = "lat" if cand[0]["direction"] == "sync" else "clat"
     groups = {}
     for r in cand:
-        skey = tuple(_dim_value(r, d) for d in series_d)
+        skey = tuple(dim_value(r, d) for d in series_d)
         groups.setdefault(skey, {}).setdefault(r["run"], []).append(r)
     fake = Metric(f"{cand[0]['direction']}.{kind} percentiles", "gen", f"{kind}_percentiles",
                      "ms", qual=cand[0]["direction"])
     for skey, runs in groups.items():
         for run, rs in runs.items():
             if len(rs) > 1:
-                raise AnalysisError(_ambiguity(fake, skey, series_d, run,
+                raise AnalysisError(ambiguity(fake, skey, series_d, run,
                                                      [(r, 0) for r in rs]))
     check_homogeneous({k: {run: (0, rs) for run, rs in v.items()} for k, v in groups.items()},
                          series_d, fake)
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     data = {"direction": cand[0]["direction"], "latency": kind, "unit": "ms", "series": []}
     fallback = False
-    for skey in _order_keys(list(groups)):
+    for skey in order_keys(list(groups)):
         runs = groups[skey]
         bins = {}
         have_bins = all(r.get(f"{kind}_bins") for rs in runs.values() for r in rs)
@@ -1156,7 +1156,7 @@ def cmd_compare(a) -> int:
                            lineterminator="\n")
         w.writeheader()
         for l in lines:
-            w.writerow({k: "" if v is None else _csv_val(v) for k, v in l.items()})
+            w.writerow({k: "" if v is None else csv_val(v) for k, v in l.items()})
         emit(a, buf.getvalue())
     else:
         def cell(v, n, cv):

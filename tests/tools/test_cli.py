@@ -4,6 +4,7 @@ multi-command tools against their parsers.
 Pure Python: no fio, no engine (marked nofio)."""
 import argparse
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -121,3 +122,34 @@ def test_python_m_fiopack_is_the_launcher():
                        text=True, timeout=60, env=env, cwd="/")
     b = fio_pack("study", "list")
     assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
+
+
+def test_bench_cold_refuses_an_image_dir_that_is_not_there(tmp_path):
+    """--image-dir naming nothing, or a file, is refused in one line before
+    anything is written: no report, no image. The sizes are tiny and fio is
+    missing, so that a refusal that failed could not write much."""
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    report = tmp_path / "report.md"
+    for d, why in ((tmp_path / "none", "no such directory"), (afile, "not a directory")):
+        r = fio_pack("bench", "cold", "--image-dir", str(d), "--image-mib", "1", "--files", "10",
+                     "--ios", "5", "--fio", str(tmp_path / "no-fio"), "--output", str(report))
+        assert r.returncode == 2 and r.stdout == "", r
+        assert r.stderr == f"fio-pack bench cold: --image-dir {d}: {why}\n", r
+    assert [p.name for p in tmp_path.iterdir()] == ["file"] and afile.read_text() == "x"
+
+
+def test_bench_cold_refuses_without_usr_bin_time(tmp_path, monkeypatch, capsys):
+    """fio-pack bench cold measures peak RSS with /usr/bin/time: without it,
+    one line, before the run (as root or not). --fs names no mkfs, so that
+    a refusal that failed stops at the next check instead of running."""
+    from fiopack.bench import cold
+    exists = os.path.exists
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(os.path, "exists", lambda p: p != "/usr/bin/time" and exists(p))
+    code = cold.main(["--image-dir", str(tmp_path), "--image-mib", "1", "--files", "10",
+                      "--ios", "5", "--fio", sys.executable, "--engine", sys.executable,
+                      "--fs", "no-such-fs", "--output", str(tmp_path / "report.md")])
+    err = capsys.readouterr().err
+    assert code == 2 and err == "fio-pack bench cold: /usr/bin/time not found (apt-get install time)\n"
+    assert list(tmp_path.iterdir()) == []

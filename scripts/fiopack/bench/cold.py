@@ -13,13 +13,12 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 from fiopack.bench import harness
 from fiopack.units import parse_size
 from fiopack.bench.harness import (LoopDevice, Report, fio_json, fmt_rate, log, machine_info,
-                                     run, stats)
+                                     run, run_peak_rss, stats)
 
 DESCRIPTION = """\
 NAME
@@ -86,7 +85,8 @@ QUICK MODE
 
 EXIT STATUS
     0 report written; 1 a benchmark failed (the report so far is written,
-    with the error); 2 usage error or not root.
+    with the error); 2 usage error, not root, or a tool missing (fio, the
+    engine, mkfs.FS, /usr/bin/time) or --image-dir not a directory.
 
 EXAMPLES
     sudo scripts/fio-pack bench cold --quick
@@ -136,19 +136,11 @@ def engine_cmd(a, tree, extra, files=None):
             "--bs=%d" % a.size] + ["--" + o for o in a.tree_opts] + extra
 
 
-def run_rss(cmd):
-    """run(), plus the peak RSS of the command in KiB (/usr/bin/time %M: the
-    getrusage ru_maxrss of fio and of the job processes it reaped)."""
-    with tempfile.NamedTemporaryFile(prefix="bench-cold-rss.") as f:
-        out, err, wall = run(["/usr/bin/time", "-f", "%M", "-o", f.name] + cmd)
-        return out, wall, int(open(f.name).read().split()[-1])
-
-
 def layout(a, tree, files):
     """The engine's layout of @files files, one job as a thread of fio (so
     fio's peak RSS is the job's); files/s on the job's clock and on the wall."""
-    out, wall, rss = run_rss(engine_cmd(a, tree, ["--tree_file_op=layout", "--rw=write", "--thread"],
-                                        files))
+    out, _, wall, rss = run_peak_rss(engine_cmd(
+        a, tree, ["--tree_file_op=layout", "--rw=write", "--thread"], files))
     w = fio_json(out)["jobs"][0]["write"]
     return {"files": w["total_ios"], "runtime_s": w["runtime"] / 1000.0, "wall": wall,
             "files_s": w["total_ios"] / (w["runtime"] / 1000.0),
@@ -164,7 +156,7 @@ def cold_pass(a, dev, tree, m, files=None):
         extra += ["--numjobs=%d" % j, "--group_reporting"]
     drop_caches()
     r0 = dev.reads()
-    out, wall, rss = run_rss(engine_cmd(a, tree, extra, files))
+    out, _, wall, rss = run_peak_rss(engine_cmd(a, tree, extra, files))
     r1 = dev.reads()
     r = fio_json(out)["jobs"][0]["read"]
     pct = r["clat_ns"]["percentile"]
@@ -328,6 +320,25 @@ def ints(s):
     return [int(x) for x in s.split(",") if x.strip()]
 
 
+def free_space_mib(image_dir):
+    """The free space of --image-dir in MiB; a directory that is not there
+    is refused in one line (exit 2) before anything is written."""
+    why = None
+    if not os.path.exists(image_dir):
+        why = "no such directory"
+    elif not os.path.isdir(image_dir):
+        why = "not a directory"
+    else:
+        try:
+            st = os.statvfs(image_dir)
+        except OSError as e:
+            why = e.strerror
+    if why:
+        sys.stderr.write("fio-pack bench cold: --image-dir %s: %s\n" % (image_dir, why))
+        sys.exit(2)
+    return st.f_bavail * st.f_frsize // (1 << 20)
+
+
 def parse_args(argv):
     p = harness.parser("cold", DESCRIPTION, EPILOG)
     p.add_argument("--quick", action="store_true", help="a few minutes (see QUICK MODE)")
@@ -377,8 +388,7 @@ def parse_args(argv):
     if a.image_mib > IMAGE_MIB_MAX or a.ios > a.files or a.repeats < 1:
         p.error("--image-mib at most %d, --ios at most --files, --repeats at least 1"
                 % IMAGE_MIB_MAX)
-    st = os.statvfs(a.image_dir)
-    free_mib = st.f_bavail * st.f_frsize // (1 << 20)
+    free_mib = free_space_mib(a.image_dir)
     if a.image_mib > free_mib - 1024:
         p.error("--image-mib %d does not fit in %s (%d MiB free, 1 GiB kept free)"
                 % (a.image_mib, a.image_dir, free_mib))
@@ -387,7 +397,7 @@ def parse_args(argv):
 
 def main(argv):
     a = parse_args(argv)
-    refused = harness.preflight("cold", a, "losetup, mkfs, mount")
+    refused = harness.preflight("cold", a, "losetup, mkfs, mount", peak_rss=True)
     if refused:
         return refused
     for fs in a.fs:

@@ -10,7 +10,6 @@ runner, Markdown tables, machine description) are fio-pack bench smallfile's.
 """
 
 import argparse
-import hashlib
 import json
 import os
 import resource
@@ -24,7 +23,7 @@ import time
 import fiopack
 from fiopack import REPO
 from fiopack.bench import harness
-from fiopack.bench.harness import Report, fs_of, log, machine_info, run, stats
+from fiopack.bench.harness import Report, fs_of, log, machine_info, run, run_peak_rss, stats
 
 DESCRIPTION = """\
 NAME
@@ -247,56 +246,6 @@ def wait_quiet(a):
 
 
 wait_quiet.total = 0.0
-
-
-# ---------------------------------------------------------------- places
-
-class Places:
-    """The tmpfs mount and the private disk directory; cleaned up at the end."""
-
-    def __init__(self):
-        self.base = None
-        self.mp = None
-        self.disk = None
-
-    def mount_tmpfs(self, size_bytes):
-        self.base = tempfile.mkdtemp(prefix="bdr.", dir="/tmp")
-        mp = os.path.join(self.base, "t")
-        os.mkdir(mp)
-        size_m = max(256, (size_bytes + (1 << 20) - 1) >> 20)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
-                        "tmpfs", mp], check=True)
-        self.mp = mp
-        return mp
-
-    def make_disk(self, parent):
-        self.disk = tempfile.mkdtemp(prefix="bdr.", dir=parent)
-        return self.disk
-
-    def cleanup(self):
-        if self.mp:
-            for attempt in range(5):
-                r = subprocess.run(["umount", self.mp], stderr=subprocess.PIPE, text=True)
-                if r.returncode == 0:
-                    break
-                time.sleep(0.5 * (attempt + 1))
-            else:
-                log("umount %s failed, detaching lazily: %s" % (self.mp, r.stderr.strip()))
-                subprocess.run(["umount", "-l", self.mp])
-            try:
-                os.rmdir(self.mp)
-            except OSError as e:
-                log("cannot remove %s: %s" % (self.mp, e))
-            self.mp = None
-        if self.base:
-            try:
-                os.rmdir(self.base)
-            except OSError as e:
-                log("cannot remove %s: %s" % (self.base, e))
-            self.base = None
-        if self.disk:
-            shutil.rmtree(self.disk, ignore_errors=True)
-            self.disk = None
 
 
 # ---------------------------------------------------------------- traces
@@ -525,24 +474,13 @@ def part_b(a, traces):
     return res
 
 
-def max_rss(cmd, timeout, cwd):
-    fd, path = tempfile.mkstemp(prefix="bdr-rss.")
-    os.close(fd)
-    try:
-        out, err, wall = run(["/usr/bin/time", "-f", "%M", "-o", path] + cmd, timeout=timeout,
-                             cwd=cwd)
-        with open(path) as f:
-            kib = int(f.read().strip().splitlines()[-1])
-        return kib * 1024, out, err, wall
-    finally:
-        os.unlink(path)
-
-
 def part_c(a, rn, mp, traces, iologs):
     """Peak memory: {key: {...}}."""
     res = {}
-    rss, out, _, wall = max_rss([a.fio, "--output-format=json", "--thread", "--name=null",
-                                 "--ioengine=null", "--size=4k", "--rw=read"], a.timeout, rn.work)
+    out, _, wall, kib = run_peak_rss([a.fio, "--output-format=json", "--thread", "--name=null",
+                                      "--ioengine=null", "--size=4k", "--rw=read"],
+                                     a.timeout, rn.work)
+    rss = kib * 1024
     res["null"] = {"rss": rss, "wall": wall}
     log("memory: fio null engine %.1f MiB" % (rss / 1048576))
     for records, path, counts in traces:
@@ -552,7 +490,8 @@ def part_c(a, rn, mp, traces, iologs):
                "--ioengine=external:%s" % a.engine, "--dbr_trace=%s" % path,
                "--dbr_target=%s" % d, "--dbr_timing=asap", "--dbr_io_api=sync",
                "--dbr_fill=data", "--dbr_keep=1", "--dbr_report=none"]
-        rss, out, _, wall = max_rss(cmd, a.timeout, rn.work)
+        out, _, wall, kib = run_peak_rss(cmd, a.timeout, rn.work)
+        rss = kib * 1024
         job = fio_json(out)
         rn.check("memory run, dbreplay %d records" % records, job_counts(job), expected(counts))
         res["dbreplay-%d" % records] = {"rss": rss, "wall": wall,
@@ -564,7 +503,8 @@ def part_c(a, rn, mp, traces, iologs):
         log("exported the %d-record iolog in %.1f s" % (records, secs))
         cmd = [a.fio, "--output-format=json", "--thread", "--name=read_iolog",
                "--read_iolog=%s" % iolog, "--replay_no_stall=1", "--ioengine=psync"]
-        rss, out, _, wall = max_rss(cmd, a.timeout, rn.work)
+        out, _, wall, kib = run_peak_rss(cmd, a.timeout, rn.work)
+        rss = kib * 1024
         job = fio_json(out)
         rn.check("memory run, read_iolog %d records" % records, job_counts(job),
                  expected(counts))
@@ -763,7 +703,7 @@ def paced_main(a, argv):
     mi = [row for row in machine_info(a, fio_version) if row[0] not in ("engine",)]
     mi.append(("engine", "build/dbreplay.so as the job files name it, commit %s" % (git or "?")))
     rep.table(["machine", ""], mi)
-    places = Places()
+    places = harness.Places("bdr.", 256)
     dev = None
     error = None
     try:
@@ -853,23 +793,10 @@ def parser():
 
 
 def snapshot_build(a, work):
-    """Copies fio and the engine into @work and points @a at the copies;
-    builds the parser driver: ({key: (source, md5, build time)}, fio's
-    version, the driver's make command)."""
-    snap = {}
+    """harness.snapshot_build, then the parser driver built: ({key: (source,
+    md5, build time)}, fio's version, the driver's make command)."""
+    snap, fio_version = harness.snapshot_build(a, work, stamp="%Y-%m-%d %H:%M:%S %Z")
     try:
-        # a snapshot of build/NAME.so (a loader) could not find its engine
-        a.engine = harness.engine_build(a.fio, a.engine)
-        for key in ("fio", "engine"):
-            src = getattr(a, key)
-            dst = os.path.join(work, os.path.basename(src))
-            shutil.copy2(src, dst)
-            with open(dst, "rb") as f:
-                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
-                             time.strftime("%Y-%m-%d %H:%M:%S %Z",
-                                           time.localtime(os.stat(dst).st_mtime)))
-            setattr(a, key, dst)
-        fio_version = run([a.fio, "--version"])[0].strip()
         a.driver, driver_cmd = build_driver()
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -879,16 +806,7 @@ def snapshot_build(a, work):
 
 def machine_rows(a, fio_version, snap, driver_cmd):
     """The machine table: the snapshots, the commit, the parser driver."""
-    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
-    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
-    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
-               "commit %s%s" % (snap["engine"] + (git or "?",
-                                                  ", engines/ modified in the work tree"
-                                                  if dirty.strip() else ""))))
+    mi = harness.snapshot_machine_rows(a, fio_version, snap)
     mi.append(("parser driver", "`%s`" % driver_cmd))
     return mi
 
@@ -1111,7 +1029,7 @@ def main(argv):
     rep.table(["machine", ""], mi)
     results["machine"] = mi
 
-    places = Places()
+    places = harness.Places("bdr.", 256)
     rn = Runner(a, work)
     error = None
     mem_n = [1000, a.mem_records] + ([a.big_records] if a.big else [])

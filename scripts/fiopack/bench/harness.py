@@ -1,13 +1,17 @@
 """What every benchmark of the pack shares: running a command with its CPU
-time and a timeout, the loop device the cold-cache benchmarks build, the
+time and a timeout (and its peak RSS), the loop device the cold-cache
+benchmarks build, the tmpfs mounts and private disk directory the others
+work in, the snapshots of fio and the engine a run measures, the
 Markdown report and its machine table, the end of a run (report, raw
 measurements, unwinding on signals) and the options every benchmark has."""
 
 import argparse
+import hashlib
 import json
 import os
 import platform
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -54,6 +58,23 @@ def run(cmd, timeout=None, cwd=None):
         raise RuntimeError("command failed (%d): %s\n%s%s" % (
             p.returncode, " ".join(cmd), out[-2000:], err[-2000:]))
     return out, err, wall
+
+
+def run_peak_rss(cmd, timeout=None, cwd=None):
+    """run() under `/usr/bin/time -f %M`: (stdout, stderr, wall seconds,
+    peak RSS in KiB). The RSS is the getrusage ru_maxrss time reads when
+    the command exits: the largest of the command's and of the processes
+    it reaped (fio's job processes, unless it runs them as threads)."""
+    fd, path = tempfile.mkstemp(prefix="bench-rss.")
+    os.close(fd)
+    try:
+        out, err, wall = run(["/usr/bin/time", "-f", "%M", "-o", path] + cmd,
+                             timeout=timeout, cwd=cwd)
+        with open(path) as f:
+            kib = int(f.read().strip().splitlines()[-1])
+        return out, err, wall, kib
+    finally:
+        os.unlink(path)
 
 
 def sh(cmd, **kw):
@@ -123,6 +144,77 @@ class LoopDevice:
             os.rmdir(self.base)
         except OSError as e:
             log("cannot remove %s: %s" % (self.base, e))
+
+
+def mount_tmpfs(mnt, size_bytes, min_mib):
+    """Mounts a tmpfs on the directory @mnt: @size_bytes rounded up to
+    whole MiB, at least @min_mib MiB."""
+    size_m = max(min_mib, (size_bytes + (1 << 20) - 1) >> 20)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
+                    "tmpfs", mnt], check=True)
+
+
+def umount_retrying(mnt):
+    """Unmounts @mnt, retrying while it is busy (a process the benchmark
+    killed may not have let go of it yet); detaches it lazily at the end."""
+    for attempt in range(5):
+        r = subprocess.run(["umount", mnt], stderr=subprocess.PIPE, text=True)
+        if r.returncode == 0:
+            return
+        time.sleep(0.5 * (attempt + 1))
+    log("umount %s failed, detaching lazily: %s" % (mnt, r.stderr.strip()))
+    subprocess.run(["umount", "-l", mnt])
+
+
+class Places:
+    """A benchmark's work places, each made on first use: a tmpfs of at
+    least @tmpfs_min_mib MiB mounted at t in a new directory /tmp/@prefix*,
+    and a private directory @prefix* on the disk under test. cleanup()
+    unmounts and removes whatever was made."""
+
+    def __init__(self, prefix, tmpfs_min_mib):
+        self.prefix = prefix
+        self.tmpfs_min_mib = tmpfs_min_mib
+        self.base = None
+        self.mnt = None
+        self.disk = None
+
+    def make_base(self):
+        self.base = tempfile.mkdtemp(prefix=self.prefix, dir="/tmp")
+
+    def mount_tmpfs(self, size_bytes):
+        if self.base is None:
+            self.make_base()
+        mp = os.path.join(self.base, "t")
+        os.mkdir(mp)
+        mount_tmpfs(mp, size_bytes, self.tmpfs_min_mib)
+        self.mnt = mp
+        return mp
+
+    def make_disk(self, parent):
+        self.disk = tempfile.mkdtemp(prefix=self.prefix, dir=parent)
+        return self.disk
+
+    def remove_tmpfs_and_disk(self):
+        if self.mnt:
+            umount_retrying(self.mnt)
+            try:
+                os.rmdir(self.mnt)
+            except OSError as e:
+                log("cannot remove %s: %s" % (self.mnt, e))
+            self.mnt = None
+        if self.disk:
+            shutil.rmtree(self.disk, ignore_errors=True)
+            self.disk = None
+
+    def cleanup(self):
+        self.remove_tmpfs_and_disk()
+        if self.base:
+            try:
+                os.rmdir(self.base)
+            except OSError as e:
+                log("cannot remove %s: %s" % (self.base, e))
+            self.base = None
 
 
 def fio_json(out):
@@ -204,6 +296,46 @@ def engine_build(fio, engine):
     return real if os.path.exists(real) else engine
 
 
+def snapshot_build(a, work, keys=(), stamp="%Y-%m-%d %H:%M:%S"):
+    """Copies fio, the engine and the programs a.KEY of @keys into @work
+    and points @a at the copies, so that a rebuild of build/ during the run
+    cannot mix two engines (or two fios) in one report: ({key: (source,
+    md5, build time as @stamp)}, fio's version). @work is removed on error."""
+    snap = {}
+    try:
+        # a snapshot of build/NAME.so (a loader) could not find its engine
+        a.engine = engine_build(a.fio, a.engine)
+        for key in ("fio", "engine") + tuple(keys):
+            src = getattr(a, key)
+            dst = os.path.join(work, os.path.basename(src))
+            shutil.copy2(src, dst)
+            with open(dst, "rb") as f:
+                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
+                             time.strftime(stamp, time.localtime(os.stat(dst).st_mtime)))
+            setattr(a, key, dst)
+        fio_version = run([a.fio, "--version"])[0].strip()
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return snap, fio_version
+
+
+def snapshot_machine_rows(a, fio_version, snap):
+    """machine_info() with fio and the engine as snapshot_build() took them:
+    md5, build time, the commit and whether engines/ was modified."""
+    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
+    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
+    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
+               "commit %s%s" % (snap["engine"] + (git or "?",
+                                                  ", engines/ modified in the work tree"
+                                                  if dirty.strip() else ""))))
+    return mi
+
+
 def fs_of(path):
     r = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE,OPTIONS", "-T", path],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -264,10 +396,12 @@ def add_build_options(p, engine):
                    help="engine shared object (default build/%s.so)" % engine)
 
 
-def preflight(name, a, why_root):
+def preflight(name, a, why_root, peak_rss=False):
     """The refusals every benchmark of a built engine starts with: not root
-    (@why_root says what needs it), or fio or the engine not built. The
-    exit status: 0 to go on, 2 refused (said in one line)."""
+    (@why_root says what needs it), fio or the engine not built, or (with
+    @peak_rss, for a benchmark that measures it with run_peak_rss)
+    /usr/bin/time not installed. The exit status: 0 to go on, 2 refused
+    (said in one line)."""
     if os.geteuid() != 0:
         sys.stderr.write("fio-pack bench %s: must run as root (%s)\n" % (name, why_root))
         return 2
@@ -275,6 +409,10 @@ def preflight(name, a, why_root):
         if not os.path.exists(path):
             sys.stderr.write("fio-pack bench %s: %s not found (run make)\n" % (name, path))
             return 2
+    if peak_rss and not os.path.exists("/usr/bin/time"):
+        sys.stderr.write("fio-pack bench %s: /usr/bin/time not found (apt-get install time)\n"
+                         % name)
+        return 2
     return 0
 
 

@@ -11,7 +11,6 @@ loop device of the loop-ext4/loop-xfs file systems is fio-pack bench cold's.
 """
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -26,7 +25,7 @@ import time
 
 from fiopack import REPO
 from fiopack.bench import harness
-from fiopack.bench.harness import Report, fs_of, log, machine_info, run
+from fiopack.bench.harness import Report, fs_of, log, run
 
 DESCRIPTION = """\
 NAME
@@ -463,14 +462,13 @@ def compare_counters(p, e):
 
 # ---------------------------------------------------------------- file systems
 
-class Places:
-    """The tmpfs mount, the disk directory and the loop device; cleaned up
-    at exit."""
+class Places(harness.Places):
+    """harness.Places (a tmpfs of at least 64 MiB) and the loop device;
+    its /tmp directory made at once and removed whole at exit."""
 
     def __init__(self):
-        self.base = tempfile.mkdtemp(prefix="bpm.", dir="/tmp")
-        self.mnt = None
-        self.disk = None
+        super().__init__("bpm.", 64)
+        self.make_base()
         self.loop = None
 
     def make_loop(self, a, fs):
@@ -492,37 +490,8 @@ class Places:
                 % (fs, dev.dev, a.image_mib, a.image_dir, fs_of(a.image_dir), fs))
         return base, remake, desc
 
-    def mount_tmpfs(self, size_bytes):
-        mp = os.path.join(self.base, "t")
-        os.mkdir(mp)
-        size_m = max(64, (size_bytes + (1 << 20) - 1) >> 20)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
-                        "tmpfs", mp], check=True)
-        self.mnt = mp
-        return mp
-
-    def make_disk(self, parent):
-        self.disk = tempfile.mkdtemp(prefix="bpm.", dir=parent)
-        return self.disk
-
     def cleanup(self):
-        if self.mnt:
-            for attempt in range(5):
-                r = subprocess.run(["umount", self.mnt], stderr=subprocess.PIPE, text=True)
-                if r.returncode == 0:
-                    break
-                time.sleep(0.5 * (attempt + 1))
-            else:
-                log("umount %s failed, detaching lazily: %s" % (self.mnt, r.stderr.strip()))
-                subprocess.run(["umount", "-l", self.mnt])
-            try:
-                os.rmdir(self.mnt)
-            except OSError as e:
-                log("cannot remove %s: %s" % (self.mnt, e))
-            self.mnt = None
-        if self.disk:
-            shutil.rmtree(self.disk, ignore_errors=True)
-            self.disk = None
+        self.remove_tmpfs_and_disk()
         if self.loop:
             self.loop.cleanup()
             self.loop = None
@@ -860,42 +829,10 @@ def write_out(a, rep, results, error, t_start, mismatches):
     harness.save_report(a, rep, results, error)
 
 
-def snapshot_build(a, work):
-    """Copies fio, the engine and pm-sim into @work and points @a at the
-    copies: ({key: (source, md5, build time)}, fio's version)."""
-    snap = {}
-    try:
-        # a snapshot of build/NAME.so (a loader) could not find its engine
-        a.engine = harness.engine_build(a.fio, a.engine)
-        for key in ("fio", "engine", "pm_sim"):
-            src = getattr(a, key)
-            dst = os.path.join(work, os.path.basename(src))
-            shutil.copy2(src, dst)
-            with open(dst, "rb") as f:
-                snap[key] = (src, hashlib.md5(f.read()).hexdigest(),
-                             time.strftime("%Y-%m-%d %H:%M:%S",
-                                           time.localtime(os.stat(dst).st_mtime)))
-            setattr(a, key, dst)
-        fio_version = run([a.fio, "--version"])[0].strip()
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return snap, fio_version
-
-
 def machine_rows(a, fio_version, snap):
     """The machine table: what the snapshots are (md5, build time, the
     commit and whether engines/ was modified) and which PostMark ran."""
-    mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
-    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
-    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
-               "commit %s%s" % (snap["engine"] + (git or "?",
-                                                  ", engines/ modified in the work tree"
-                                                  if dirty.strip() else ""))))
+    mi = harness.snapshot_machine_rows(a, fio_version, snap)
     pkg = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "postmark"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
     mi.append(("PostMark", "%s (Debian package postmark %s)" % (a.postmark, pkg or "?")))
@@ -990,10 +927,8 @@ def main(argv):
 
     harness.unwind_on_signals()
 
-    # Measure snapshots: a rebuild of build/ during the run must not mix
-    # two engines (or two fios) in one report.
     work = tempfile.mkdtemp(prefix="bpm-work.", dir="/tmp")
-    snap, fio_version = snapshot_build(a, work)
+    snap, fio_version = harness.snapshot_build(a, work, ("pm_sim",))
     rep = Report()
     cmdline = "sudo scripts/fio-pack bench postmark" + (
         " " + " ".join(argv) if argv else "")

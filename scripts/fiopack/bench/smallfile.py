@@ -19,7 +19,8 @@ import time
 from fiopack import REPO
 from fiopack.bench import harness
 from fiopack.bench.harness import (Report, Timeout, fmt_rate, fs_of, log, machine_info,
-                                     run, save_report, stats, unwind_on_signals)
+                                     run, run_peak_rss, save_report, stats,
+                                     unwind_on_signals)
 
 DESCRIPTION = """\
 NAME
@@ -142,23 +143,14 @@ class Scratch:
         self.seq += 1
         mp = os.path.join(self.base, "%02d-%s" % (self.seq, name))
         os.mkdir(mp)
-        size_m = max(64, (size_bytes + (1 << 20) - 1) >> 20)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % size_m,
-                        "tmpfs", mp], check=True)
+        harness.mount_tmpfs(mp, size_bytes, 64)
         self.mounts.append(mp)
         tree = os.path.join(mp, "tree")
         os.mkdir(tree)
         return mp, tree
 
     def umount(self, mp):
-        for attempt in range(5):
-            r = subprocess.run(["umount", mp], stderr=subprocess.PIPE, text=True)
-            if r.returncode == 0:
-                break
-            time.sleep(0.5 * (attempt + 1))
-        else:
-            log("umount %s failed, detaching lazily: %s" % (mp, r.stderr.strip()))
-            subprocess.run(["umount", "-l", mp])
+        harness.umount_retrying(mp)
         if mp in self.mounts:
             self.mounts.remove(mp)
         try:
@@ -215,24 +207,15 @@ class Bench:
         return self._fio(cmd, timeout, time_rss)
 
     def _fio(self, cmd, timeout=None, time_rss=False, cwd=None):
-        rssfile = None
+        rss = None
         if time_rss:
-            fd, rssfile = tempfile.mkstemp(prefix="bench-smallfile-rss.")
-            os.close(fd)
-            cmd = ["/usr/bin/time", "-f", "%M", "-o", rssfile] + cmd
-        try:
+            out, err, wall, kib = run_peak_rss(cmd, timeout=timeout, cwd=cwd)
+            rss = kib * 1024
+        else:
             out, err, wall = run(cmd, timeout=timeout, cwd=cwd)
-            # fio may print warnings before the JSON
-            j = json.loads(out[out.index("{"):])
-            job = j["jobs"][0]
-            rss = None
-            if rssfile:
-                with open(rssfile) as f:
-                    rss = int(f.read().strip().splitlines()[-1]) * 1024
-            return job, wall, rss
-        finally:
-            if rssfile:
-                os.unlink(rssfile)
+        # fio may print warnings before the JSON
+        j = json.loads(out[out.index("{"):])
+        return j["jobs"][0], wall, rss
 
     def minloop_run(self, mode, tree, files, ios=None, seed=1):
         cmd = [self.minloop, mode, "--dir", tree, "--files", str(files)]

@@ -750,7 +750,7 @@ class Loader:
                             result_dir=Path(p).parent)
             first_rows[run.id] = ds.rows[start:]
             ident = (run.scenario, tuple(sorted(
-                (r["host"], r["target"], r["job"], _workload(r["params"]))
+                (r["host"], r["target"], r["job"], workload(r["params"]))
                 for r in ds.rows[start:] if r["direction"] == "total")))
             run.identity = ident
         groups = {}
@@ -933,7 +933,7 @@ def _target_path(opts: dict):
     return None
 
 
-def _workload(params: dict) -> tuple:
+def workload(params: dict) -> tuple:
     return tuple(sorted((k, text_of(v)) for k, v in params.items() if k not in NOT_WORKLOAD))
 
 

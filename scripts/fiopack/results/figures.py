@@ -79,7 +79,7 @@ def pair_metrics(sc: dict, figs: list, pairs: dict) -> dict:
     return out
 
 
-def _devices(figs) -> dict:
+def devices(figs) -> dict:
     """device_id -> display name (the first name the article gives it)."""
     out = {}
     for f in figs:
@@ -91,7 +91,7 @@ def _devices(figs) -> dict:
 
 def resolve_maps(maps, figs, targets) -> list:
     """[(device_id, target label)] from --map DEVICE=TARGET (either order)."""
-    devs = _devices(figs)
+    devs = devices(figs)
     by_name = {}
     for f in figs:
         for k in (f.get("device_id"), f.get("device")):

@@ -16,14 +16,14 @@ given, so without a name the address is shown. Two servers on one machine
 share a name and are shown as NAME:PORT.
 """
 import re
-from fiopack.results.tables import _order
+from fiopack.results.tables import order
 from fiopack.results.metrics import select
 
 
 
 def hosts_of(rows) -> list:
     """The hosts of the rows in order, without the "All clients" aggregate."""
-    return _order([r["host"] for r in rows if not r.get("aggregate")])
+    return order([r["host"] for r in rows if not r.get("aggregate")])
 
 
 def _address(host: str) -> str:

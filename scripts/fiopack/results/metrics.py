@@ -5,7 +5,7 @@ import re
 import statistics
 
 from fiopack.results.data import (ALL_DIRECTIONS, AnalysisError, Dataset, FIELDS,
-                                  IDENTITY_FIELDS, SIZE_OPTIONS, _workload, canonical_size,
+                                  IDENTITY_FIELDS, SIZE_OPTIONS, workload, canonical_size,
                                   engine_of, sort_key, text_of)
 
 
@@ -257,7 +257,7 @@ def per_run_values(metric: Metric, rows, dims, combine=None, any_op=False) -> di
     """{key tuple: {run id: (value, [rows])}} for the metric, one value per run."""
     cells = {}
     for r, v in metric.rows_of(rows, any_op or "op" in dims):
-        key = tuple(_dim_value(r, d) for d in dims)
+        key = tuple(dim_value(r, d) for d in dims)
         cells.setdefault(key, {}).setdefault(r["run"], []).append((r, v))
     out = {}
     for key, runs in cells.items():
@@ -265,7 +265,7 @@ def per_run_values(metric: Metric, rows, dims, combine=None, any_op=False) -> di
         for run, items in runs.items():
             if len(items) > 1:
                 if not combine:
-                    raise AnalysisError(_ambiguity(metric, key, dims, run, items))
+                    raise AnalysisError(ambiguity(metric, key, dims, run, items))
                 v = COMBINE[combine]([v for _, v in items])
             else:
                 v = items[0][1]
@@ -273,19 +273,19 @@ def per_run_values(metric: Metric, rows, dims, combine=None, any_op=False) -> di
     return out
 
 
-def _dim_value(r, d):
+def dim_value(r, d):
     v = field_of(r, d)
     return None if v is _MISSING else v
 
 
-def _ambiguity(metric, key, dims, run, items) -> str:
+def ambiguity(metric, key, dims, run, items) -> str:
     diff = {}
     for f in IDENTITY_FIELDS + ("groupid",):
         vals = sorted({text_of(r.get(f)) for r, _ in items})
         if len(vals) > 1:
             diff[f] = vals
     if not diff:
-        ws = [_workload(r["params"]) for r, _ in items]
+        ws = [workload(r["params"]) for r, _ in items]
         names = sorted({k for w in ws for k, _ in w if len({dict(x).get(k) for x in ws}) > 1})
         if names:
             diff[names[0]] = sorted({text_of(r["params"].get(names[0])) for r, _ in items})
@@ -309,7 +309,7 @@ def check_homogeneous(cell_runs: dict, dims, metric) -> None:
         for run, (v, rows) in runs.items():
             r = rows[0]
             ident = {f: text_of(r.get(f)) for f in IDENTITY_FIELDS if f not in dims}
-            ident.update({k: v for k, v in _workload(r["params"]) if k not in dims})
+            ident.update({k: v for k, v in workload(r["params"]) if k not in dims})
             idents[run] = ident
         if len(idents) < 2:
             continue

@@ -2,7 +2,7 @@
 metrics matched by workload, and the limits a change may not pass."""
 import re
 
-from fiopack.results.data import AnalysisError, IDENTITY_FIELDS, _workload, text_of
+from fiopack.results.data import AnalysisError, IDENTITY_FIELDS, workload, text_of
 from fiopack.results.metrics import Stats, parse_metric, select
 
 
@@ -58,7 +58,7 @@ def _aligned(metric, rows, ignore) -> dict:
     out = {}
     for r, v in metric.rows_of(rows):
         key = tuple((f, text_of(r.get(f))) for f in IDENTITY_FIELDS if f not in ignore) + \
-            tuple((k, v2) for k, v2 in _workload(r["params"]) if k not in ignore)
+            tuple((k, v2) for k, v2 in workload(r["params"]) if k not in ignore)
         out.setdefault(key, []).append(v)
     return out
 

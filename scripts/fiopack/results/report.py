@@ -14,11 +14,11 @@ import io
 import re
 from types import SimpleNamespace
 from fiopack.results.data import AnalysisError, sort_key, text_of
-from fiopack.results.tables import (HTML_STYLE, _csv_val, _order, _order_keys, fmt_num,
+from fiopack.results.tables import (HTML_STYLE, csv_val, order, order_keys, fmt_num,
                                     provenance_html, provenance_line)
 from fiopack.results.metrics import (Stats, check_homogeneous, check_names, parse_metric,
                                      per_run_values, select)
-from fiopack.results.figures import _devices, pair_metrics, resolve_maps, unit_factor
+from fiopack.results.figures import devices, pair_metrics, resolve_maps, unit_factor
 
 
 
@@ -113,10 +113,10 @@ def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
     unpaired = [f for f in figs if f.get("kind") == "measured" and f["metric"] not in pairing
                 and f not in unavailable]
     return {"scenario": sc, "source": figures_doc.get("sources", {}).get(sc.get("source"), {}),
-            "source_id": sc.get("source"), "mapping": mapping, "devices": _devices(figs),
+            "source_id": sc.get("source"), "mapping": mapping, "devices": devices(figs),
             "sections": sections, "unavailable": unavailable, "unpaired": unpaired,
             "targets": targets, "cols": cols,
-            "hosts": [names.get(h, h) for h in _order([r["host"] for r in rows
+            "hosts": [names.get(h, h) for h in order([r["host"] for r in rows
                                                        if not r.get("aggregate")])],
             "runs_used": set().union(*(s.runs for s in sections))}
 
@@ -147,7 +147,7 @@ def _metric_section(ctx, m):
     for key, runs in per.items():
         meas[(tuple(key[:nk]), key[nk], tuple(key[nk + 1:]))] = Stats(
             [v for v, _ in runs.values()], list(runs))
-    col_keys = _order_keys([ck for _, _, ck in meas]) or [()]
+    col_keys = order_keys([ck for _, _, ck in meas]) or [()]
     pub = {}
     for f in pfigs:
         pt = _fig_point(f, keys)
@@ -156,7 +156,7 @@ def _metric_section(ctx, m):
         pub[(pt, f.get("device_id"))] = f
     points = sorted({pt for pt, _, _ in meas} | {pt for pt, _ in pub},
                     key=lambda t: tuple(sort_key(v) for v in t))
-    devs = _devices(pfigs)
+    devs = devices(pfigs)
     header, body, csv_rows = _section_table(ctx, m, keys, points, pub, meas, col_keys,
                                              factors, devs)
     notes = []
@@ -258,7 +258,7 @@ def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, uni
         return {"header": None, "body": [], "csv": [], "summaries": [],
                 "note": "the published ratio columns need both of their devices mapped "
                         "(--map)"}
-    devs = _devices(figs)
+    devs = devices(figs)
     def label(nd, dd, ck):
         tail = _col_label("", ck, dims, names or {})[2:]
         return f"{tmap[nd]}/{tmap[dd]}" + (f" ({tail})" if tail else "")
@@ -408,7 +408,7 @@ def render_report_csv(rep) -> str:
     w = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: _csv_val(v) if v is not None else "" for k, v in r.items()})
+        w.writerow({k: csv_val(v) if v is not None else "" for k, v in r.items()})
     return buf.getvalue()
 
 

@@ -49,7 +49,7 @@ def key_text(key) -> str:
     return ", ".join(text_of(v) if v is not None else "-" for v in key)
 
 
-def _order(values) -> list:
+def order(values) -> list:
     """Numbers and sizes by magnitude; other text in order of first appearance."""
     seen = []
     for v in values:
@@ -81,8 +81,8 @@ def build_table(ds, metric_text, rows_dims, cols_dims, where=None, baseline=None
         vals = [v for v, _ in runs.values()]
         cells[(key[:nr], key[nr:])] = Stats(vals, list(runs))
         run_ids.update(runs)
-    row_keys = _order_keys([k[:nr] for k in per])
-    col_keys = _order_keys([k[nr:] for k in per])
+    row_keys = order_keys([k[:nr] for k in per])
+    col_keys = order_keys([k[nr:] for k in per])
     base = None
     if baseline is not None:
         want = [b.strip() for b in baseline.split(",")]
@@ -107,7 +107,7 @@ def build_table(ds, metric_text, rows_dims, cols_dims, where=None, baseline=None
                  ratio, stats_l, run_ids)
 
 
-def _order_keys(keys) -> list:
+def order_keys(keys) -> list:
     uniq = []
     for k in keys:
         if k not in uniq:
@@ -115,7 +115,7 @@ def _order_keys(keys) -> list:
     if not uniq or not uniq[0]:
         return uniq[:1]
     n = len(uniq[0])
-    orders = [_order([k[i] for k in uniq]) for i in range(n)]
+    orders = [order([k[i] for k in uniq]) for i in range(n)]
     return sorted(uniq, key=lambda k: tuple(orders[i].index(k[i]) for i in range(n)))
 
 
@@ -232,11 +232,11 @@ def render_csv(tables) -> str:
             w.writerow([])
         w.writerow(["metric", "unit"] + head)
         for line in body:
-            w.writerow([t.metric.text, t.metric.unit] + [_csv_val(v) for v in line])
+            w.writerow([t.metric.text, t.metric.unit] + [csv_val(v) for v in line])
     return buf.getvalue()
 
 
-def _csv_val(v):
+def csv_val(v):
     if isinstance(v, float):
         return repr(v)
     return v

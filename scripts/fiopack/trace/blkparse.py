@@ -8,7 +8,7 @@ from fiopack.trace.dbtrace import (Error, FileDecl, Header, MAX_FILES, MAX_IO, M
                                    MAX_STREAMS, Notes, PROG, Spool, StreamDecl, _counts,
                                    decoded_chunks, open_input, safe_name, source_text,
                                    text_lines, unique, write_trace)
-from fiopack.trace.iolog import _in_fail, _pagesize
+from fiopack.trace.iolog import in_fail, check_pagesize
 
 
 # ---------------------------------------------------------------------------
@@ -99,24 +99,24 @@ def parse_event(name, lineno, line, event):
         if _SUMMARY.match(line):
             return "summary"
         if _LOOKS_LIKE_EVENT.match(line):
-            _in_fail(name, lineno, "malformed event line (expected MAJ,MIN CPU SEQ "
+            in_fail(name, lineno, "malformed event line (expected MAJ,MIN CPU SEQ "
                                    "SECONDS.NANOSECONDS PID ACTION RWBS ...)")
         if line.startswith("Input file ") and line.endswith(" added"):
             return None
-        _in_fail(name, lineno, "not a blkparse event line (blkparse's default output "
+        in_fail(name, lineno, "not a blkparse event line (blkparse's default output "
                                "format: MAJ,MIN CPU SEQ SECONDS.NANOSECONDS PID "
                                "ACTION RWBS ...)")
     maj, mnr, _cpu, _seq, sec, nsec, pid, act, rwbs, rest = m.groups()
     rest = rest or ""
     if len(nsec) != 9:
-        _in_fail(name, lineno, f"bad time '{sec}.{nsec}' (SECONDS.NANOSECONDS, 9 digits)")
+        in_fail(name, lineno, f"bad time '{sec}.{nsec}' (SECONDS.NANOSECONDS, 9 digits)")
     if act not in ("Q", event):
         return None
     r = _RWBS.match(rwbs)
     if not r:
         if act == "Q" and event != "Q":
             return None         # only the pid is wanted from Q events
-        _in_fail(name, lineno, f"unknown RWBS field '{rwbs[:20]}' "
+        in_fail(name, lineno, f"unknown RWBS field '{rwbs[:20]}' "
                                "(expected [F]R|W|D|N[F][A][S][M])")
     preflush, kind, flags = r.group(1) == "F", r.group(2), r.group(3)
     fua = flags.startswith("F")
@@ -129,7 +129,7 @@ def parse_event(name, lineno, line, event):
         if s1:
             sector = int(s1.group(1))
         elif not rest.lstrip(" \t").startswith(("[", "(")) and act in "QDC":
-            _in_fail(name, lineno, f"cannot read the sectors of '{rest[:40]}' "
+            in_fail(name, lineno, f"cannot read the sectors of '{rest[:40]}' "
                                    "(SECTOR + COUNT [...])")
     return (f"{maj},{mnr}", int(pid), act, preflush, kind, fua, sector, nsect, sec, nsec, rest)
 
@@ -186,7 +186,7 @@ class BlkparseImport:
                     else f"pid-{owner}"
             st = self.streams[owner] = StreamDecl(len(self.streams), unique(sname, self.snames))
             if len(self.streams) > MAX_STREAMS:
-                _in_fail(self.name, lineno, f"more than {MAX_STREAMS} processes: use "
+                in_fail(self.name, lineno, f"more than {MAX_STREAMS} processes: use "
                                             "--streams single")
         return st
 
@@ -217,7 +217,7 @@ class BlkparseImport:
             return
         time = int(sec) * 1000000000 + int(nsec)
         if time > MAX_OFFSET:
-            _in_fail(name, lineno, f"time {sec}.{nsec} is beyond 2^63-1 ns")
+            in_fail(name, lineno, f"time {sec}.{nsec} is beyond 2^63-1 ns")
         fd = self.files.get(dev)
         if fd is None:
             maj, mnr = dev.split(",")
@@ -225,16 +225,16 @@ class BlkparseImport:
         st = self.stream(owner, lineno)
         prev = self.last_time.get(st.id)
         if prev and time < prev[0]:
-            _in_fail(name, lineno, f"time {sec}.{nsec} goes back from the stream's "
+            in_fail(name, lineno, f"time {sec}.{nsec} goes back from the stream's "
                                    f"event on line {prev[1]} (blkparse output is sorted "
                                    "by time)")
         self.last_time[st.id] = (time, lineno)
         for op, off, length in ops:
             if op in ("read", "write") and length > MAX_IO:
-                _in_fail(name, lineno, f"{op} of {length} bytes, over the trace format's "
+                in_fail(name, lineno, f"{op} of {length} bytes, over the trace format's "
                                        f"limit of {MAX_IO}")
             if off + length > MAX_OFFSET:
-                _in_fail(name, lineno, "sector range beyond 2^63-1 bytes")
+                in_fail(name, lineno, "sector range beyond 2^63-1 bytes")
             if off + length > fd.max_size:
                 fd.max_size = fd.size = off + length
             self.spool.add(time, st.id, fd.id, op, off, length)
@@ -242,7 +242,7 @@ class BlkparseImport:
 
 
 def cmd_import_blkparse(a) -> int:
-    pagesize = _pagesize(a.pagesize)
+    pagesize = check_pagesize(a.pagesize)
     name = "<stdin>" if a.input == "-" else a.input
     imp = BlkparseImport(a, name)
     notes = Notes(a.quiet)
@@ -253,7 +253,7 @@ def cmd_import_blkparse(a) -> int:
         for line, err in text_lines(decoded_chunks(f), 1 << 20):
             lineno += 1
             if err is not None:
-                _in_fail(name, lineno, err)
+                in_fail(name, lineno, err)
             line = line.rstrip("\r")
             if summary or not line.strip(" \t"):
                 continue

@@ -85,16 +85,16 @@ class InputError(Error):
     pass
 
 
-def _in_fail(name, line, msg):
+def in_fail(name, line, msg):
     raise InputError(f"{name} line {line}: {msg}")
 
 
 def _u64(name, line, s, what, bits=63):
     if not re.fullmatch(r"[0-9]+", s):
-        _in_fail(name, line, f"bad {what} '{s[:40]}' (a plain decimal number)")
+        in_fail(name, line, f"bad {what} '{s[:40]}' (a plain decimal number)")
     v = int(s)
     if v >= 1 << bits:
-        _in_fail(name, line, f"{what} {s[:40]} is beyond 2^{bits}-1")
+        in_fail(name, line, f"{what} {s[:40]} is beyond 2^{bits}-1")
     return v
 
 
@@ -106,7 +106,7 @@ def cmd_import_iolog(a) -> int:
     notes = Notes(a.quiet)
     if not a.inputs:
         raise Error("import-iolog: no IOLOG given (see fio-pack trace import-iolog --help)")
-    pagesize = _pagesize(a.pagesize)
+    pagesize = check_pagesize(a.pagesize)
     unit = a.iolog_unit
     files: Dict[str, FileDecl] = {}          # iolog file name -> declaration
     paths: set = set()
@@ -126,21 +126,21 @@ def cmd_import_iolog(a) -> int:
                 lines = text_lines(decoded_chunks(f), 1 << 20)
                 first = next(lines, (None, None))
                 if first[1] is not None:
-                    _in_fail(name, 1, first[1])
+                    in_fail(name, 1, first[1])
                 head = (first[0] or "").rstrip("\r").rstrip(" \t")
                 if head == "fio version 2 iolog":
                     v = 2
                 elif head == "fio version 3 iolog":
                     v = 3
                 elif first[0] is None:
-                    _in_fail(name, 1, "empty file: not a fio iolog")
+                    in_fail(name, 1, "empty file: not a fio iolog")
                 else:
-                    _in_fail(name, 1, "not a fio version 2 or 3 iolog (the first line must be "
+                    in_fail(name, 1, "not a fio version 2 or 3 iolog (the first line must be "
                                       "'fio version 2 iolog' or 'fio version 3 iolog')")
                 if version is None:
                     version = v
                 elif v != version:
-                    _in_fail(name, 1, f"a version {v} iolog after version {version} ones: the "
+                    in_fail(name, 1, f"a version {v} iolog after version {version} ones: the "
                                       "trace is timed or order-only, not both")
                 if name in seen:
                     raise Error(f"{name} given twice")
@@ -156,7 +156,7 @@ def cmd_import_iolog(a) -> int:
                 for line, err in lines:
                     lineno += 1
                     if err is not None:
-                        _in_fail(name, lineno, err)
+                        in_fail(name, lineno, err)
                     _iolog_line(name, lineno, line.rstrip("\r"), v, unit, per, files,
                                 paths, streams, snames, last_time, dropped, spool)
             finally:
@@ -188,37 +188,37 @@ def _iolog_line(name, lineno, line, v, unit, per, files, paths, streams, snames,
         return
     for c in line:
         if (c < " " and c != "\t") or c == "\x7f":
-            _in_fail(name, lineno, f"control character 0x{ord(c):02x} in the line")
+            in_fail(name, lineno, f"control character 0x{ord(c):02x} in the line")
     time = None
     if v == 3:
         if not re.fullmatch(r"[0-9]+", tok[0]):
             if tok[0].startswith("fio"):
-                _in_fail(name, lineno, "a second iolog header: several runs appended to one "
+                in_fail(name, lineno, "a second iolog header: several runs appended to one "
                                        "log? (split it)")
-            _in_fail(name, lineno, f"bad time '{tok[0][:40]}' (version 3 lines start with a "
+            in_fail(name, lineno, f"bad time '{tok[0][:40]}' (version 3 lines start with a "
                                    "time: TIME FILE ACTION [OFFSET LENGTH])")
         time = _u64(name, lineno, tok[0], "time")
         tok = tok[1:]
     if len(tok) < 2:
-        _in_fail(name, lineno, "expected FILE ACTION [OFFSET LENGTH]")
+        in_fail(name, lineno, "expected FILE ACTION [OFFSET LENGTH]")
     if tok[0] == "fio" and tok[1] == "version":
-        _in_fail(name, lineno, "a second iolog header: several runs appended to one log? "
+        in_fail(name, lineno, "a second iolog header: several runs appended to one log? "
                                "(split it)")
     fname, act = tok[0], tok[1]
     if len(fname) > 256:
-        _in_fail(name, lineno, "file name longer than 256 bytes (fio reads at most 256)")
+        in_fail(name, lineno, "file name longer than 256 bytes (fio reads at most 256)")
     if act in IOLOG_FILE:
         if len(tok) != 2:
-            _in_fail(name, lineno, f"'{act}' takes no OFFSET LENGTH"
+            in_fail(name, lineno, f"'{act}' takes no OFFSET LENGTH"
                                    + (" (expected TIME FILE ACTION)" if v == 3 else ""))
     elif act in IOLOG_IO:
         if len(tok) != 4:
-            _in_fail(name, lineno, f"'{act}' needs OFFSET and LENGTH (fio's grammar: "
+            in_fail(name, lineno, f"'{act}' needs OFFSET and LENGTH (fio's grammar: "
                                    f"{'TIME ' if v == 3 else ''}FILE {act} OFFSET LENGTH)")
         if act == "wait" and v == 3:
-            _in_fail(name, lineno, "'wait' is not allowed in a version 3 iolog")
+            in_fail(name, lineno, "'wait' is not allowed in a version 3 iolog")
     else:
-        _in_fail(name, lineno, f"unknown action '{act[:40]}' (add, open, close, read, write, "
+        in_fail(name, lineno, f"unknown action '{act[:40]}' (add, open, close, read, write, "
                                "trim, sync, datasync" + (", wait)" if v == 2 else ")"))
     # the file
     f = files.get(fname)
@@ -248,26 +248,26 @@ def _iolog_line(name, lineno, line, v, unit, per, files, paths, streams, snames,
     if time is not None:
         prev = last_time.get(sid)
         if prev and time < prev[0]:
-            _in_fail(name, lineno, f"time {time} goes back from {prev[0]} (line {prev[1]})"
+            in_fail(name, lineno, f"time {time} goes back from {prev[0]} (line {prev[1]})"
                      + (f" in the operations on {fname[:60]}" if per != "log" else ""))
         last_time[sid] = (time, lineno)
     if act in ("sync", "datasync"):
         spool.add(time, sid, f.id, "fsync" if act == "sync" else "fdatasync")
         return
     if length == 0 and act != "sync_file_range":
-        _in_fail(name, lineno, f"{act} of 0 bytes (no trace equivalent)")
+        in_fail(name, lineno, f"{act} of 0 bytes (no trace equivalent)")
     if act in ("read", "write") and length > MAX_IO:
-        _in_fail(name, lineno, f"{act} of {length} bytes, over the trace format's limit of "
+        in_fail(name, lineno, f"{act} of {length} bytes, over the trace format's limit of "
                                f"{MAX_IO} (64 MiB)")
     end = off + length
     if end > MAX_OFFSET:
-        _in_fail(name, lineno, f"offset {off} + length {length} is beyond 2^63-1")
+        in_fail(name, lineno, f"offset {off} + length {length} is beyond 2^63-1")
     if end > f.max_size:
         f.max_size = f.size = end
     spool.add(time, sid, f.id, act, off, length)
 
 
-def _pagesize(v) -> int:
+def check_pagesize(v) -> int:
     if v < MIN_PAGE or v > MAX_PAGE or v & (v - 1):
         raise Error(f"--pagesize {v}: a power of two from {MIN_PAGE} to {MAX_PAGE}")
     return v
