@@ -153,3 +153,15 @@ def test_bench_cold_refuses_without_usr_bin_time(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err == "fio-pack bench cold: /usr/bin/time not found (apt-get install time)\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_smallfile_refuses_too_few_filestat_files(tmp_path):
+    """B3's memory per file is the difference with a run of 1,000 files:
+    --filestat-files 1000 or fewer is refused before anything runs
+    (it divided by zero after the runs)."""
+    r = fio_pack("bench", "smallfile", "--sections", "B3", "--filestat-files", "1000",
+                 "--output", str(tmp_path / "r.md"))
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.splitlines()[-1] == \
+        "fio-pack bench smallfile: error: --filestat-files 1000: more than 1000", r
+    assert list(tmp_path.iterdir()) == []

@@ -482,6 +482,9 @@ def parse_args(argv):
     a.sections = {s.strip().upper() for s in a.sections.split(",") if s.strip()}
     if not a.sections <= {"B1", "B2", "B3"} or a.repeats < 1:
         p.error("--sections takes B1,B2,B3 and --repeats at least 1")
+    if a.filestat_files <= 1000:
+        # B3 reports the memory per file from the difference with nrfiles=1,000
+        p.error(f"--filestat-files {a.filestat_files}: more than 1000")
     return a
 
 
