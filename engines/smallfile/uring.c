@@ -165,6 +165,23 @@ static enum uring_step after_close(struct sf_data *sd, struct sf_req *rq, int *d
 }
 
 /*
+ * After the rename or unlink that changed a directory (still open as
+ * rq->dirfd): an error, or no tree_dir_sync, ends the op with its
+ * directories closed (returns 1); otherwise that directory is fsync'ed next.
+ */
+static int end_or_dir_fsync(struct sf_data *sd, struct sf_req *rq, int res)
+{
+	if (res < 0 || !sd->o->dir_sync) {
+		if (res < 0)
+			rq->err = -res;
+		sf_close_dirs(rq);
+		return 1;
+	}
+	rq->step = US_DIRFSYNC;
+	return 0;
+}
+
+/*
  * Advances rq after a completion with result @res. Returns 1 when the file
  * operation is finished (successfully or with rq->err set).
  */
@@ -260,13 +277,8 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 	case US_RENAME:
 		close(rq->dirfd2);
 		rq->dirfd2 = -1;
-		if (res < 0 || !sd->o->dir_sync) {
-			if (res < 0)
-				rq->err = -res;
-			sf_close_dirs(rq);
+		if (end_or_dir_fsync(sd, rq, res))
 			return 1;
-		}
-		rq->step = US_DIRFSYNC;
 		break;
 	case US_UNLINK:
 		if (res == -ENOENT) {
@@ -274,13 +286,8 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 			if (sf_next_probe(sd, rq))
 				break;
 		}
-		if (res < 0 || !sd->o->dir_sync) {
-			if (res < 0)
-				rq->err = -res;
-			sf_close_dirs(rq);
+		if (end_or_dir_fsync(sd, rq, res))
 			return 1;
-		}
-		rq->step = US_DIRFSYNC;
 		break;
 	case US_STATX:
 		sf_close_dirs(rq);
