@@ -228,7 +228,7 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 				rq->step = US_CLOSE;
 				break;
 			}
-			if (st.st_size && ftruncate(rq->fd, 0)) {
+			if (st.st_size && NOINTR(ftruncate(rq->fd, 0))) {
 				rq->err = errno;
 				rq->step = US_CLOSE;
 				break;
