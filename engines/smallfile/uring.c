@@ -187,12 +187,12 @@ static int end_or_dir_fsync(struct sf_data *sd, struct sf_req *rq, int res)
  */
 int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 {
-	int done = 0;
+	int done = 0, ret;
 
 	switch (rq->step) {
 	case US_OPEN:
 		if (res == -ENOENT && sf_op_writes_tree(rq->op) && !rq->made_leaf) {
-			int ret = sf_make_leaf(sd, rq->slot);
+			ret = sf_make_leaf(sd, rq->slot);
 
 			if (ret) {
 				rq->err = -ret;
@@ -217,22 +217,12 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 			rq->step = US_READ;
 			break;
 		}
-		rq->size = sf_write_size(sd, rq);
-		if (rq->op == FOP_APPEND)
-			sd->append_seq++;
-		if (rq->op == FOP_LAYOUT) {
-			struct stat st;
-
-			if (fstat(rq->fd, &st) == 0 && (uint64_t)st.st_size >= rq->size) {
-				rq->skipped = 1;
-				rq->step = US_CLOSE;
-				break;
-			}
-			if (st.st_size && NOINTR(ftruncate(rq->fd, 0))) {
-				rq->err = errno;
-				rq->step = US_CLOSE;
-				break;
-			}
+		ret = sf_begin_write(sd, rq);
+		if (ret) {	/* a layout's file already whole, or not truncated */
+			if (ret < 0)
+				rq->err = -ret;
+			rq->step = US_CLOSE;
+			break;
 		}
 		rq->step = rq->size ? US_WRITE : after_write(sd);
 		break;
