@@ -15,9 +15,37 @@ static const char *timing_name(enum timing t)
 	return t == TM_ASAP ? "asap" : t == TM_ORIGINAL ? "original" : "scaled";
 }
 
+/*
+ * The classes that saw an I/O, in (role, op) order, each with its "role op"
+ * name: the summary's table and the report file's "classes" walk them with
+ * this one loop, so the two list the same classes under the same names.
+ */
+struct class_iter {
+	int next;	/* role * DBTRACE_OP_NR + op of the next class to look at */
+	char name[64];	/* "role op" of the class last returned */
+};
+
+static const struct cls *next_class(const struct dbr_job *dj, struct class_iter *it)
+{
+	while (it->next < DBTRACE_ROLE_NR * DBTRACE_OP_NR) {
+		int r = it->next / DBTRACE_OP_NR, o = it->next % DBTRACE_OP_NR;
+		const struct cls *c = dj->cls[r][o];
+
+		it->next++;
+		if (!c || !c->lat.n)
+			continue;
+		snprintf(it->name, sizeof(it->name), "%s %s", dbtrace_role_name(r),
+			 dbtrace_op_name(o));
+		return c;
+	}
+	return NULL;
+}
+
 void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 {
-	int r, o;
+	struct class_iter it = { 0 };
+	const struct cls *c;
+	int r;
 
 	if (dj->o->report == REP_NONE)
 		return;
@@ -39,21 +67,12 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 		log_err("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, dj->fidelity[r]);
 	log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops", "errors",
 		"MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
-	for (r = 0; r < DBTRACE_ROLE_NR; r++)
-		for (o = 0; o < DBTRACE_OP_NR; o++) {
-			const struct cls *c = dj->cls[r][o];
-			char name[64];
-
-			if (!c || !c->lat.n)
-				continue;
-			snprintf(name, sizeof(name), "%s %s", dbtrace_role_name(r), dbtrace_op_name(o));
-			log_err("dbreplay: %-22s %10llu %7llu %12.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
-				name, (unsigned long long)c->lat.n, (unsigned long long)c->errors,
-				c->bytes / 1048576.0, lathist_mean(&c->lat) / 1e3,
-				lathist_percentile(&c->lat, 50) / 1e3,
-				lathist_percentile(&c->lat, 99) / 1e3,
-				lathist_percentile(&c->lat, 99.9) / 1e3, c->lat.max / 1e3);
-		}
+	while ((c = next_class(dj, &it)))
+		log_err("dbreplay: %-22s %10llu %7llu %12.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+			it.name, (unsigned long long)c->lat.n, (unsigned long long)c->errors,
+			c->bytes / 1048576.0, lathist_mean(&c->lat) / 1e3,
+			lathist_percentile(&c->lat, 50) / 1e3, lathist_percentile(&c->lat, 99) / 1e3,
+			lathist_percentile(&c->lat, 99.9) / 1e3, c->lat.max / 1e3);
 }
 
 /*
@@ -66,8 +85,9 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 {
 	struct jsonl w = { 0 };
+	struct class_iter it = { 0 };
+	const struct cls *c;
 	char err[ERRLEN];
-	int r, o;
 	unsigned i;
 
 	if (!dj->o->report_file || !*dj->o->report_file)
@@ -115,20 +135,13 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 		jsonl_str(&w, NULL, dj->incomplete[i]);
 	jsonl_close(&w);
 	jsonl_obj(&w, "classes");
-	for (r = 0; r < DBTRACE_ROLE_NR; r++)
-		for (o = 0; o < DBTRACE_OP_NR; o++) {
-			const struct cls *c = dj->cls[r][o];
-			char name[64];
-
-			if (!c || !c->lat.n)
-				continue;
-			snprintf(name, sizeof(name), "%s %s", dbtrace_role_name(r), dbtrace_op_name(o));
-			jsonl_obj(&w, name);
-			jsonl_u64(&w, "bytes", c->bytes);
-			jsonl_u64(&w, "errors", c->errors);
-			jsonl_lat_members(&w, &c->lat);
-			jsonl_close(&w);
-		}
+	while ((c = next_class(dj, &it))) {
+		jsonl_obj(&w, it.name);
+		jsonl_u64(&w, "bytes", c->bytes);
+		jsonl_u64(&w, "errors", c->errors);
+		jsonl_lat_members(&w, &c->lat);
+		jsonl_close(&w);
+	}
 	jsonl_close(&w);
 	if (jsonl_end(&w))
 		log_err("dbreplay: dbr_report_file %s: out of memory: the job's line is not written\n",

@@ -116,11 +116,37 @@ int sf_open_flags(struct sf_data *sd, enum file_op op)
 	return fl;
 }
 
-uint64_t sf_write_size(struct sf_data *sd, struct sf_req *rq)
+static uint64_t write_size(struct sf_data *sd, struct sf_req *rq)
 {
 	if (rq->op == FOP_APPEND)
 		return size_dist_sample(&sd->appends, sf_next_rand(sd));
 	return file_size_of(sd, rq->slot);
+}
+
+/*
+ * After a file to write is open (rq->fd), in both I/O paths: its size to
+ * write, the append sequence moved on, and a layout's resume check.
+ * Returns 0 to write rq->size bytes, 1 when a layout finds the file whole
+ * (rq->skipped set: nothing to write), or -errno when the truncate of a
+ * shorter file failed.
+ */
+int sf_begin_write(struct sf_data *sd, struct sf_req *rq)
+{
+	rq->size = write_size(sd, rq);
+	if (rq->op == FOP_APPEND)
+		sd->append_seq++;
+	if (rq->op == FOP_LAYOUT) {
+		struct stat st;
+
+		/* resumable: a file as long as its model size was written whole */
+		if (fstat(rq->fd, &st) == 0 && (uint64_t)st.st_size >= rq->size) {
+			rq->skipped = 1;
+			return 1;
+		}
+		if (st.st_size && NOINTR(ftruncate(rq->fd, 0)))
+			return -errno;
+	}
+	return 0;
 }
 
 /* Length of the next write chunk; clears O_DIRECT before an unaligned tail. */
@@ -486,27 +512,15 @@ static int do_write_op(struct sf_data *sd, struct sf_req *rq)
 		return ret;
 	}
 	rq->fd = ret;
-	rq->size = sf_write_size(sd, rq);
-	if (rq->op == FOP_APPEND)
-		sd->append_seq++;
-	if (rq->op == FOP_LAYOUT) {
-		struct stat st;
-
-		/* resumable: a file as long as its model size was written whole */
-		if (fstat(rq->fd, &st) == 0 && (uint64_t)st.st_size >= rq->size) {
-			rq->skipped = 1;
-			close(rq->fd);
-			return 0;
-		}
-		if (st.st_size && NOINTR(ftruncate(rq->fd, 0))) {
-			ret = -errno;
-			goto out;
-		}
+	ret = sf_begin_write(sd, rq);
+	if (ret > 0) {		/* a layout's file already whole */
+		close(rq->fd);
+		return 0;
 	}
-	ret = write_whole(sd, rq);
+	if (!ret)
+		ret = write_whole(sd, rq);
 	if (!ret)
 		ret = sync_file(sd, rq->fd);
-out:
 	if (close(rq->fd) && !ret)
 		ret = -errno;
 	if (ret)

@@ -184,6 +184,7 @@ static inline int sf_op_needs_file(enum file_op op)
 
 /* fileops.c: file operations, sync, and shared helpers */
 void sf_account(struct sf_data *sd, struct sf_req *rq);
+int sf_begin_write(struct sf_data *sd, struct sf_req *rq);
 const void *sf_chunk_data(struct sf_data *sd, struct sf_req *rq, uint64_t len);
 void sf_drop_cache(struct sf_data *sd, int fd);
 int sf_make_leaf(struct sf_data *sd, uint64_t slot);
@@ -196,7 +197,6 @@ int sf_open_parent(struct sf_data *sd, const char *rel, int flags, const char **
 void sf_report_probe_failure(struct sf_data *sd, struct sf_req *rq, int err);
 int sf_run_sync(struct sf_data *sd, struct sf_req *rq);
 void sf_set_paths(struct sf_data *sd, struct sf_req *rq);
-uint64_t sf_write_size(struct sf_data *sd, struct sf_req *rq);
 
 /* uring.c: io_uring */
 void sf_close_dirs(struct sf_req *rq);

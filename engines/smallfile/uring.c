@@ -165,17 +165,34 @@ static enum uring_step after_close(struct sf_data *sd, struct sf_req *rq, int *d
 }
 
 /*
+ * After the rename or unlink that changed a directory (still open as
+ * rq->dirfd): an error, or no tree_dir_sync, ends the op with its
+ * directories closed (returns 1); otherwise that directory is fsync'ed next.
+ */
+static int end_or_dir_fsync(struct sf_data *sd, struct sf_req *rq, int res)
+{
+	if (res < 0 || !sd->o->dir_sync) {
+		if (res < 0)
+			rq->err = -res;
+		sf_close_dirs(rq);
+		return 1;
+	}
+	rq->step = US_DIRFSYNC;
+	return 0;
+}
+
+/*
  * Advances rq after a completion with result @res. Returns 1 when the file
  * operation is finished (successfully or with rq->err set).
  */
 int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 {
-	int done = 0;
+	int done = 0, ret;
 
 	switch (rq->step) {
 	case US_OPEN:
 		if (res == -ENOENT && sf_op_writes_tree(rq->op) && !rq->made_leaf) {
-			int ret = sf_make_leaf(sd, rq->slot);
+			ret = sf_make_leaf(sd, rq->slot);
 
 			if (ret) {
 				rq->err = -ret;
@@ -200,22 +217,12 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 			rq->step = US_READ;
 			break;
 		}
-		rq->size = sf_write_size(sd, rq);
-		if (rq->op == FOP_APPEND)
-			sd->append_seq++;
-		if (rq->op == FOP_LAYOUT) {
-			struct stat st;
-
-			if (fstat(rq->fd, &st) == 0 && (uint64_t)st.st_size >= rq->size) {
-				rq->skipped = 1;
-				rq->step = US_CLOSE;
-				break;
-			}
-			if (st.st_size && ftruncate(rq->fd, 0)) {
-				rq->err = errno;
-				rq->step = US_CLOSE;
-				break;
-			}
+		ret = sf_begin_write(sd, rq);
+		if (ret) {	/* a layout's file already whole, or not truncated */
+			if (ret < 0)
+				rq->err = -ret;
+			rq->step = US_CLOSE;
+			break;
 		}
 		rq->step = rq->size ? US_WRITE : after_write(sd);
 		break;
@@ -260,13 +267,8 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 	case US_RENAME:
 		close(rq->dirfd2);
 		rq->dirfd2 = -1;
-		if (res < 0 || !sd->o->dir_sync) {
-			if (res < 0)
-				rq->err = -res;
-			sf_close_dirs(rq);
+		if (end_or_dir_fsync(sd, rq, res))
 			return 1;
-		}
-		rq->step = US_DIRFSYNC;
 		break;
 	case US_UNLINK:
 		if (res == -ENOENT) {
@@ -274,13 +276,8 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 			if (sf_next_probe(sd, rq))
 				break;
 		}
-		if (res < 0 || !sd->o->dir_sync) {
-			if (res < 0)
-				rq->err = -res;
-			sf_close_dirs(rq);
+		if (end_or_dir_fsync(sd, rq, res))
 			return 1;
-		}
-		rq->step = US_DIRFSYNC;
 		break;
 	case US_STATX:
 		sf_close_dirs(rq);

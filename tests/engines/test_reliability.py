@@ -527,6 +527,30 @@ def test_short_transfers_and_eintr_change_nothing(tmp_path, case):
     assert got["errors"] == want["errors"]
 
 
+@pytest.mark.parametrize("io_api", ["sync", "io_uring"])
+def test_smallfile_layout_rerun_retries_an_interrupted_truncate(tmp_path, io_api):
+    """A layout rerun truncates each file it finds shorter than its model
+    size before writing it again (the sync and the io_uring path alike); an
+    EINTR from that ftruncate is retried, and the tree comes back whole."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    run_fio(sf_layout(tree)).ok()
+    whole = content_tree(tree)
+    cut = sorted(p for p in tree.rglob("*")
+                 if p.is_file() and not p.name.startswith(".") and p.stat().st_size > 1)[::10]
+    assert len(cut) >= 10
+    for p in cut:
+        os.truncate(p, p.stat().st_size // 2)    # not 0: an empty file needs no ftruncate
+    res, rep = run_faulty(sf_layout(tree, tree_io_api=io_api), tree, "ftruncate:eintr:every=2",
+                          tmp_path / "rep.json")
+    # every second call fails: each cut file's truncate but the first is
+    # interrupted once and its retry succeeds
+    assert injected(rep, "ftruncate", "eintr") == len(cut) - 1, rep
+    assert not SMALLFILE.errors(res), SMALLFILE.errors(res)[:3]
+    res.ok()
+    assert content_tree(tree) == whole
+
+
 # ---------------------------------------------------------------------------
 # 2. I/O errors
 # ---------------------------------------------------------------------------
