@@ -21,8 +21,8 @@ static const char *timing_name(enum timing t)
  * this one loop, so the two list the same classes under the same names.
  */
 struct class_iter {
-	int next;	/* role * DBTRACE_OP_NR + op of the next class to look at */
-	char name[64];	/* "role op" of the class last returned */
+	int next;      /* role * DBTRACE_OP_NR + op of the next class to look at */
+	char name[64]; /* "role op" of the class last returned */
 };
 
 static const struct cls *next_class(const struct dbr_job *dj, struct class_iter *it)
@@ -71,7 +71,8 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 		log_err("dbreplay: %-22s %10llu %7llu %12.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
 			it.name, (unsigned long long)c->lat.n, (unsigned long long)c->errors,
 			c->bytes / 1048576.0, lathist_mean(&c->lat) / 1e3,
-			lathist_percentile(&c->lat, 50) / 1e3, lathist_percentile(&c->lat, 99) / 1e3,
+			lathist_percentile(&c->lat, 50) / 1e3,
+			lathist_percentile(&c->lat, 99) / 1e3,
 			lathist_percentile(&c->lat, 99.9) / 1e3, c->lat.max / 1e3);
 }
 

@@ -513,7 +513,7 @@ static int do_write_op(struct sf_data *sd, struct sf_req *rq)
 	}
 	rq->fd = ret;
 	ret = sf_begin_write(sd, rq);
-	if (ret > 0) {		/* a layout's file already whole */
+	if (ret > 0) { /* a layout's file already whole */
 		close(rq->fd);
 		return 0;
 	}

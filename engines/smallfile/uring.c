@@ -218,7 +218,7 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 			break;
 		}
 		ret = sf_begin_write(sd, rq);
-		if (ret) {	/* a layout's file already whole, or not truncated */
+		if (ret) { /* a layout's file already whole, or not truncated */
 			if (ret < 0)
 				rq->err = -ret;
 			rq->step = US_CLOSE;
