@@ -202,7 +202,7 @@ static int open_beneath_at(struct sf_data *sd, int dfd, const char *rel, int fla
 	return NOINTR(openat(dfd, rel, flags | O_NOFOLLOW, mode));
 }
 
-static int open_beneath(struct sf_data *sd, const char *rel, int flags, mode_t mode)
+int sf_open_beneath(struct sf_data *sd, const char *rel, int flags, mode_t mode)
 {
 	return open_beneath_at(sd, sd->rootfd, rel, flags, mode);
 }
@@ -220,7 +220,7 @@ int sf_open_parent(struct sf_data *sd, const char *rel, int flags, const char **
 
 	if (!slash) {
 		*base = rel;
-		return open_beneath(sd, ".", flags | O_DIRECTORY | O_CLOEXEC, 0);
+		return sf_open_beneath(sd, ".", flags | O_DIRECTORY | O_CLOEXEC, 0);
 	}
 	n = slash - rel;
 	if (n >= sizeof(dir)) {
@@ -230,7 +230,7 @@ int sf_open_parent(struct sf_data *sd, const char *rel, int flags, const char **
 	memcpy(dir, rel, n);
 	dir[n] = '\0';
 	*base = slash + 1;
-	return open_beneath(sd, dir, flags | O_DIRECTORY | O_CLOEXEC, 0);
+	return sf_open_beneath(sd, dir, flags | O_DIRECTORY | O_CLOEXEC, 0);
 }
 
 /*
@@ -368,12 +368,12 @@ static int open_creating(struct sf_data *sd, struct sf_req *rq, const char *path
 	int fl = sf_open_flags(sd, rq->op);
 	int fd, ret;
 
-	fd = open_beneath(sd, path, fl, 0644);
+	fd = sf_open_beneath(sd, path, fl, 0644);
 	if (fd < 0 && errno == ENOENT) {
 		ret = sf_make_leaf(sd, rq->slot);
 		if (ret)
 			return ret;
-		fd = open_beneath(sd, path, fl, 0644);
+		fd = sf_open_beneath(sd, path, fl, 0644);
 	}
 	if (fd < 0 && errno == EINVAL && (fl & O_DIRECT))
 		return -EOPNOTSUPP;
@@ -396,7 +396,7 @@ static int do_read(struct sf_data *sd, struct sf_req *rq)
 	int fd;
 
 	for (;;) {
-		fd = open_beneath(sd, rq->path, sf_open_flags(sd, FOP_READ), 0);
+		fd = sf_open_beneath(sd, rq->path, sf_open_flags(sd, FOP_READ), 0);
 		if (fd >= 0)
 			break;
 		if (errno == EINVAL && sd->direct)
@@ -497,7 +497,7 @@ static int do_write_op(struct sf_data *sd, struct sf_req *rq)
 
 	for (;;) {
 		if (rq->op == FOP_APPEND) {
-			ret = open_beneath(sd, path, sf_open_flags(sd, FOP_APPEND), 0);
+			ret = sf_open_beneath(sd, path, sf_open_flags(sd, FOP_APPEND), 0);
 			if (ret < 0)
 				ret = -errno;
 		} else {

@@ -192,6 +192,7 @@ uint64_t sf_next_chunk(struct sf_data *sd, struct sf_req *rq);
 int sf_next_probe(struct sf_data *sd, struct sf_req *rq);
 uint64_t sf_next_rand(struct sf_data *sd);
 uint64_t sf_ns_between(const struct timespec *a, const struct timespec *b);
+int sf_open_beneath(struct sf_data *sd, const char *rel, int flags, mode_t mode);
 int sf_open_flags(struct sf_data *sd, enum file_op op);
 int sf_open_parent(struct sf_data *sd, const char *rel, int flags, const char **base);
 void sf_report_probe_failure(struct sf_data *sd, struct sf_req *rq, int err);
