@@ -183,6 +183,7 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 			struct sf_req *rq = io_uring_cqe_get_data(cqe);
 
 			seen++;
+			sd->inring--;
 			if (sf_uring_advance(sd, rq, cqe->res)) {
 				finish_io_u(sd, rq);
 				/* fio before 3.31 stamped its own after ->queue */

@@ -169,6 +169,7 @@ struct sf_data {
 	struct io_uring ring;
 	int ring_ok;
 	unsigned queued;		/* SQEs prepared but not submitted */
+	unsigned inring;		/* SQEs prepared and not completed */
 	struct pack_ioq ioq;		/* io_us queued, completed, handed to fio */
 };
 

@@ -763,6 +763,26 @@ def test_io_uring_read_matches_sync(tree_dir, depth):
         assert lvl["8"] > 50, f"io_uring iodepth=8 did not keep 8 in flight: {lvl}"
 
 
+def test_io_uring_opens_in_place_only_when_the_ring_is_empty(tree_dir, tmp_path):
+    """An open is made in place (a system call) when the ring holds nothing
+    else, so at iodepth 1 every file's open is an openat2 of fio's process
+    and none goes through an io-wq worker; at iodepth 8 the ring is rarely
+    empty and the opens stay in it."""
+    n = 300
+    layout(tree_dir, n, **SHAPE_OPTS)
+    calls = {}
+    for depth in (1, 8):
+        out = tmp_path / f"strace-{depth}.txt"
+        run_fio(sf_args(tree_dir, tree_files=n, tree_file_op="read", rw="read",
+                        tree_io_api="io_uring", iodepth=depth, **SHAPE_OPTS),
+                prefix=["strace", "-f", "-c", "-o", str(out), "-e", "trace=openat2,openat"]).ok()
+        c = strace_counts(out)
+        calls[depth] = c.get("openat2", 0) or c.get("openat", 0)
+    # depth 1: the n files, plus the engine's own opens of the tree (a few)
+    assert n <= calls[1] <= n + 20, calls
+    assert calls[8] < n // 2, calls
+
+
 @pytest.mark.parametrize("depth", [1, 8])
 def test_io_uring_layout_matches_sync(tree_dir, other_tree_dir, depth):
     n = 600
