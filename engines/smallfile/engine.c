@@ -164,15 +164,23 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 		unsigned head, seen = 0;
 		int ret;
 
-		if (sd->queued) {
-			io_uring_submit(&sd->ring);
-			sd->queued = 0;
-		}
 		if (sd->ioq.ndone >= min) {
+			if (sd->queued) {
+				io_uring_submit(&sd->ring);
+				sd->queued = 0;
+			}
 			ret = io_uring_peek_cqe(&sd->ring, &cqe);
 			if (ret)
 				break;
 		} else {
+			/* one system call submits the next steps and waits */
+			if (sd->queued) {
+				ret = io_uring_submit_and_wait(&sd->ring, 1);
+				if (ret < 0 && ret != -EINTR)
+					return ret;
+				if (ret >= 0)
+					sd->queued = 0;
+			}
 			ret = io_uring_wait_cqe(&sd->ring, &cqe);
 			if (ret == -EINTR)
 				continue;
