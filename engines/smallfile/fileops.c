@@ -138,8 +138,10 @@ int sf_begin_write(struct sf_data *sd, struct sf_req *rq)
 	if (rq->op == FOP_LAYOUT) {
 		struct stat st;
 
+		if (fstat(rq->fd, &st))
+			return -errno;
 		/* resumable: a file as long as its model size was written whole */
-		if (fstat(rq->fd, &st) == 0 && (uint64_t)st.st_size >= rq->size) {
+		if ((uint64_t)st.st_size >= rq->size) {
 			rq->skipped = 1;
 			return 1;
 		}

@@ -562,6 +562,7 @@ EIO_STOP = [
     ("smallfile", "layout-write", "write:eio:nth=40"),
     ("smallfile", "layout-mkdirat", "mkdirat:eio:nth=3"),
     ("smallfile", "layout-fsync", "fsync:eio:nth=30"),
+    ("smallfile", "layout-fstat", "fstat:eio:nth=40"),     # the resume check of each file
     ("smallfile", "mix-openat2", "openat2:eio:nth=60"),
     ("smallfile", "mix-read", "read:eio:nth=40"),
     ("smallfile", "mix-renameat", "renameat:eio:nth=10"),

@@ -10,8 +10,8 @@
  *   CALL   a libc entry point: open open64 openat openat64 openat2 (the
  *          openat2 system call made through syscall(2)) read pread pread64
  *          write pwrite pwrite64 fsync fdatasync rename renameat renameat2
- *          unlink unlinkat mkdir mkdirat ftruncate ftruncate64.
- *          open64, openat64, pread64, pwrite64 and ftruncate64 are the same
+ *          unlink unlinkat mkdir mkdirat ftruncate ftruncate64 fstat fstat64.
+ *          open64, openat64, pread64, pwrite64, ftruncate64 and fstat64 are the same
  *          functions as the names without 64 (glibc aliases on 64-bit
  *          systems; programs built with _FILE_OFFSET_BITS=64 call the *64
  *          names): a rule for either name covers both.
@@ -66,13 +66,13 @@
 enum call_id {
 	C_OPEN, C_OPENAT, C_OPENAT2, C_READ, C_PREAD, C_WRITE, C_PWRITE,
 	C_FSYNC, C_FDATASYNC, C_RENAME, C_RENAMEAT, C_RENAMEAT2, C_UNLINK,
-	C_UNLINKAT, C_MKDIR, C_MKDIRAT, C_FTRUNCATE, C_NR
+	C_UNLINKAT, C_MKDIR, C_MKDIRAT, C_FTRUNCATE, C_FSTAT, C_NR
 };
 
 static const char *const call_names[C_NR] = {
 	"open", "openat", "openat2", "read", "pread", "write", "pwrite",
 	"fsync", "fdatasync", "rename", "renameat", "renameat2", "unlink",
-	"unlinkat", "mkdir", "mkdirat", "ftruncate",
+	"unlinkat", "mkdir", "mkdirat", "ftruncate", "fstat",
 };
 
 enum kind { K_EIO, K_EINTR, K_ENOSPC, K_SHORT };
@@ -134,7 +134,7 @@ static int call_by_name(const char *s)
 {
 	static const struct { const char *alias; enum call_id id; } aliases[] = {
 		{ "open64", C_OPEN }, { "openat64", C_OPENAT }, { "pread64", C_PREAD },
-		{ "pwrite64", C_PWRITE }, { "ftruncate64", C_FTRUNCATE },
+		{ "pwrite64", C_PWRITE }, { "ftruncate64", C_FTRUNCATE }, { "fstat64", C_FSTAT },
 	};
 	size_t i;
 
@@ -614,6 +614,24 @@ int ftruncate(int fd, off_t len)
 int ftruncate64(int fd, off64_t len)
 {
 	return do_ftruncate("ftruncate64", fd, len);
+}
+
+static int do_fstat(const char *name, int fd, void *st)
+{
+	REAL(int, name, int, void *);
+	FD_RULE(C_FSTAT, fd, 0, 0);
+	FAIL_UNLESS_SHORT(r);
+	return real_fn(fd, st);
+}
+
+int fstat(int fd, struct stat *st)
+{
+	return do_fstat("fstat", fd, st);
+}
+
+int fstat64(int fd, struct stat64 *st)
+{
+	return do_fstat("fstat64", fd, st);
 }
 
 int rename(const char *from, const char *to)
