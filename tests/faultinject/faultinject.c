@@ -63,6 +63,8 @@
 
 #define MAX_RULES	32
 
+/* the call tables, laid out by hand */
+/* clang-format off */
 enum call_id {
 	C_OPEN, C_OPENAT, C_OPENAT2, C_READ, C_PREAD, C_WRITE, C_PWRITE,
 	C_FSYNC, C_FDATASYNC, C_RENAME, C_RENAMEAT, C_RENAMEAT2, C_UNLINK,
@@ -74,6 +76,7 @@ static const char *const call_names[C_NR] = {
 	"fsync", "fdatasync", "rename", "renameat", "renameat2", "unlink",
 	"unlinkat", "mkdir", "mkdirat", "ftruncate", "fstat",
 };
+/* clang-format on */
 
 enum kind { K_EIO, K_EINTR, K_ENOSPC, K_SHORT };
 static const char *const kind_names[] = { "eio", "eintr", "enospc", "short" };
@@ -132,10 +135,12 @@ static void die_config(const char *what, const char *rule)
 
 static int call_by_name(const char *s)
 {
+	/* clang-format off */
 	static const struct { const char *alias; enum call_id id; } aliases[] = {
 		{ "open64", C_OPEN }, { "openat64", C_OPENAT }, { "pread64", C_PREAD },
 		{ "pwrite64", C_PWRITE }, { "ftruncate64", C_FTRUNCATE }, { "fstat64", C_FSTAT },
 	};
+	/* clang-format on */
 	size_t i;
 
 	for (i = 0; i < C_NR; i++)
