@@ -854,7 +854,7 @@ def test_out_of_space_then_more_space(tmp_path, small_tmpfs, engine, io_api, coe
     and EILSEQ unless ignore_error= lists others (fio's td_error.c), so
     "all" alone stops at ENOSPC like "none", and "all+ignore" (with
     ignore_error=ENOSPC,ENOSPC) runs to the end and counts every error.
-    (tests/engines/test_smallfile.py::test_out_of_space_is_a_clear_error and
+    (tests/engines/test_smallfile_safety.py::test_out_of_space_is_a_clear_error and
     tests/engines/test_postmark_uring.py::test_io_uring_enospc check the first
     message in more detail.)"""
     if engine == "dbreplay":
