@@ -371,7 +371,7 @@ $(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
 
-# The C parser's view of a trace (tests/capture/test_dbtrace_tools.py, test_dbcapture.py).
+# The C parser's view of a trace (tests/capture/test_dbtrace_tools.py, test_dbcapture*.py).
 $(BUILD)/dbtrace-check: $(OBJ)/tools/dbtrace-check.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/errmsg.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 

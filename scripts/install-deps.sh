@@ -9,7 +9,7 @@
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
 # peer the PostMark engine is checked against, blktrace (blkparse) for
 # the trace importer tests, and sqlite3, postgresql, mariadb-server and
-# sysbench for the live database captures of tests/capture/test_dbcapture.py,
+# sysbench for the live database captures of tests/capture/test_dbcapture_databases.py,
 # valgrind for the memcheck runs of tests/engines/test_reliability.py, and
 # pyflakes3 and clang-format for make lint.
 set -eu
