@@ -10,7 +10,7 @@
 # peer the PostMark engine is checked against, blktrace (blkparse) for
 # the trace importer tests, and sqlite3, postgresql, mariadb-server and
 # sysbench for the live database captures of tests/capture/test_dbcapture_databases.py,
-# valgrind for the memcheck runs of tests/engines/test_reliability.py, and
+# valgrind for the memcheck runs of tests/engines/test_reliability_load.py, and
 # pyflakes3 and clang-format for make lint.
 set -eu
 
