@@ -29,6 +29,9 @@ from test_dbcapture import (DBTRACE, IS_ROOT, PG_BIN, TOOL, c_check, py_check, r
 # the C parser of a trace, built once (a fixture of test_dbcapture)
 checker = test_dbcapture.checker
 
+# Databases, strace and iocap: no engine runs, nothing for the sanitizer pass to add.
+pytestmark = pytest.mark.nosan
+
 
 # ---------------------------------------------------------------------------
 # (4) PostgreSQL: pgbench under fio-pack capture attach
