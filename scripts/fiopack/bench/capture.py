@@ -252,6 +252,22 @@ def trace_facts(path):
     return records, incomplete
 
 
+def capture_cpu(info, before, during, prog0, prog1):
+    """Into @info: the CPU the capture's processes used while the benchmark
+    ran (tree_cpu() @before and @during it), in all and by command, and the
+    BPF programs' own time between the bpf_prog_time() readings @prog0 and
+    @prog1, if they ran."""
+    if prog1[1] > prog0[1]:
+        # the BPF programs' own time, in the kernel, on the tasks they trace
+        info["bpf_prog_s"], info["bpf_prog_runs"] = (prog1[0] - prog0[0]) / 1e9, \
+            prog1[1] - prog0[1]
+    info["cpu_capture_s"] = sum(c - before.get(p, ("", 0))[1] for p, (_, c) in during.items())
+    info["cpu_by_comm"] = {}
+    for p, (comm, c) in during.items():
+        info["cpu_by_comm"][comm] = info["cpu_by_comm"].get(comm, 0) + \
+            c - before.get(p, ("", 0))[1]
+
+
 def captured(db, pid, tracer, base):
     """The benchmark under `fio-pack capture attach --tracer TRACER`: (tps, facts)."""
     ready, trace = base / "ready", base / "bench.trace.gz"
@@ -287,15 +303,7 @@ def captured(db, pid, tracer, base):
             "stop_s": time.monotonic() - t_stop,
             # everything the capture's process tree used, from start to its exit
             "cpu_total_s": children_cpu() - cpu0}
-    if prog1[1] > prog0[1]:
-        # the BPF programs' own time, in the kernel, on the tasks they trace
-        info["bpf_prog_s"], info["bpf_prog_runs"] = (prog1[0] - prog0[0]) / 1e9, \
-            prog1[1] - prog0[1]
-    info["cpu_capture_s"] = sum(c - before.get(p, ("", 0))[1] for p, (_, c) in during.items())
-    info["cpu_by_comm"] = {}
-    for p, (comm, c) in during.items():
-        info["cpu_by_comm"][comm] = info["cpu_by_comm"].get(comm, 0) + \
-            c - before.get(p, ("", 0))[1]
+    capture_cpu(info, before, during, prog0, prog1)
     m = re.search(r"the BPF capture: (\d+) events in ([\d.]+) s, ([\d.]+) s of CPU", err)
     if m:
         info["tool_events"] = int(m.group(1))
@@ -345,14 +353,7 @@ def hooks_only(db, pid, base):
     info = {**dbcpu, "complete": True, "rc": 0, "span_s": span,
             "stop_s": time.monotonic() - t_stop, "cpu_total_s": children_cpu() - cpu0,
             "records": None, "incomplete": [], "ringbuf_lost": 0}
-    if prog1[1] > prog0[1]:
-        info["bpf_prog_s"], info["bpf_prog_runs"] = (prog1[0] - prog0[0]) / 1e9, \
-            prog1[1] - prog0[1]
-    info["cpu_capture_s"] = sum(c - before.get(p, ("", 0))[1] for p, (_, c) in during.items())
-    info["cpu_by_comm"] = {}
-    for p, (comm, c) in during.items():
-        info["cpu_by_comm"][comm] = info["cpu_by_comm"].get(comm, 0) + \
-            c - before.get(p, ("", 0))[1]
+    capture_cpu(info, before, during, prog0, prog1)
     return tps, info
 
 
