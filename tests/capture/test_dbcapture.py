@@ -661,6 +661,41 @@ def test_tasks_of_finds_every_descendant():
         p.wait()
 
 
+def test_watcher_sample_is_cheap_and_still_finds_every_task(monkeypatch):
+    """The BPF capture's sample every 200 ms reads only the main threads'
+    children and no settled thread's name; every ALL_CHILDREN_EVERY-th
+    sample still walks every thread's children, so a child forked by any
+    thread is named."""
+    p = subprocess.Popen([sys.executable, "-c", TREE_PY], start_new_session=True)
+    try:
+        t0 = time.monotonic()
+        while len(procs._tasks_of_walk([p.pid])) < 9:
+            assert p.poll() is None and time.monotonic() - t0 < 30, "the process tree did not start"
+            time.sleep(0.05)
+        every = sorted(procs.tasks_of([p.pid]))
+        # the sh's are children of python's other threads, not of its main one
+        assert sorted(procs.tasks_of([p.pid], False)) == [t for t in every if t[0] == p.pid]
+        reads = []
+        real = procs.task_label
+        monkeypatch.setattr(procs, "task_label", lambda pid, tid: reads.append(tid) or
+                            real(pid, tid))
+        w = procs.Watcher()
+        for _ in range(w.ALL_CHILDREN_EVERY):
+            w.sample(roots=[p.pid])
+        assert sorted(w.info) == sorted(tid for _, tid in every)
+        assert all(w.info[tid]["name"].endswith(f"-{tid}") for _, tid in every)
+        assert {w.info[pid]["name"].split("-")[0] for pid, tid in every if pid == tid} == \
+            {"python3", "sh", "sleep"}
+        # python's two other threads: read SETTLED times, then no more
+        threads = [tid for pid, tid in every if pid != tid]
+        assert len(threads) == 2
+        assert all(reads.count(t) == w.SETTLED for t in threads), reads
+        assert reads.count(p.pid) == w.ALL_CHILDREN_EVERY
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
 def test_usage_errors_and_manual(tmp_path):
     r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace")
     assert r.returncode == 2 and "put the COMMAND after '--'" in r.stderr

@@ -123,6 +123,17 @@ class Watcher:
         # attach takes them before the capture starts (a slow first sample
         # would also delay --ready, letting the capture start before it)
         self.odirect: Dict[int, str] = {}
+        # thread (not process) -> how many samples in a row read the same name:
+        # a thread names itself once, at its start, so after SETTLED reads
+        # its name is not read again (a process's always is: an exec renames
+        # it, and PostgreSQL sets its title after the fork)
+        self.same: Dict[int, int] = {}
+        self.nsamples = 0
+
+    SETTLED = 3
+    # every this many samples, the children of every thread, not only of
+    # each process's main thread (where PostgreSQL's postmaster forks)
+    ALL_CHILDREN_EVERY = 5
 
     def traced_by(self, tracer: int) -> List[tuple]:
         tasks = []
@@ -147,12 +158,21 @@ class Watcher:
     def sample(self, tracer: int = 0, roots: Optional[List[int]] = None) -> int:
         """The tasks traced by strace process @tracer, or @roots' threads and
         their descendants' (the BPF capture)."""
-        tasks = self.traced_by(tracer) if roots is None else tasks_of(roots)
+        if roots is None:
+            tasks = self.traced_by(tracer)
+        else:
+            tasks = tasks_of(roots, self.nsamples % self.ALL_CHILDREN_EVERY == 0)
+        self.nsamples += 1
         for pid, tid in tasks:
-            lab = task_label(pid, tid)
             ent = self.info.setdefault(tid, {})
+            if tid != pid and self.same.get(tid, 0) >= self.SETTLED:
+                lab = None
+            else:
+                lab = task_label(pid, tid)
             if lab:
-                ent["name"] = f"{lab}-{tid}"
+                name = f"{lab}-{tid}"
+                self.same[tid] = self.same.get(tid, 0) + 1 if ent.get("name") == name else 1
+                ent["name"] = name
             if "cwd" not in ent:
                 try:
                     ent["cwd"] = os.readlink(f"/proc/{tid}/cwd")
@@ -162,6 +182,10 @@ class Watcher:
                 if pid not in self.odirect:
                     self.odirect[pid] = direct_fds(pid)
                 ent["odirect"] = self.odirect[pid]
+        # a thread gone from a full sample is forgotten: its number may be reused
+        if tasks and self.nsamples % self.ALL_CHILDREN_EVERY == 1:
+            live = {tid for _, tid in tasks}
+            self.same = {t: n for t, n in self.same.items() if t in live}
         return len(tasks)
 
 
@@ -188,8 +212,10 @@ def direct_fds(pid: int) -> str:
     return ",".join(map(str, sorted(out)))
 
 
-def tasks_of(pids: List[int]) -> List[tuple]:
-    """(pid, tid) of every thread of @pids and of their descendants.
+def tasks_of(pids: List[int], all_children: bool = True) -> List[tuple]:
+    """(pid, tid) of every thread of @pids and of their descendants; with
+    @all_children false, only of the descendants forked by a process's main
+    thread (a cheaper sample: one children file a process, not a thread).
 
     Sampled every 200 ms for the whole capture, on the database's host: it
     follows each thread's /proc/PID/task/TID/children down from @pids, and
@@ -210,6 +236,8 @@ def tasks_of(pids: List[int]) -> List[tuple]:
             continue
         for t in tids:
             out.append((pid, int(t)))
+            if not all_children and int(t) != pid:
+                continue
             try:
                 with open(f"/proc/{pid}/task/{t}/children", encoding="latin-1") as f:
                     todo += [int(c) for c in f.read().split()]
