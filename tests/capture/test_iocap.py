@@ -14,6 +14,7 @@ import shlex
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -342,6 +343,64 @@ def test_short_lived_children_open_relative_to_their_cwd(tmp_path):
         io, _, _ = trace_ops(out, f"rel{i}")
         written[i] = sum(v for (op, _, length), v in io.items() if op == "write" and length == 2)
     assert written == {i: 1 for i in range(1, n + 1)}
+
+
+# each file is made, opened, read, closed and removed, as fast as it can: a
+# name seen once, so a read the capture cannot name stays unnamed. The 900
+# descriptors it holds make /proc/PID/fd long to read, so a file is now and
+# then opened (or made) before the capture starts, used after, and closed
+# before that reading reaches it.
+OPEN_READ_CLOSE_PY = """
+import os, sys
+held = [os.open("/dev/null", os.O_RDONLY) for _ in range(900)]
+i = 0
+while True:
+    p = os.path.join(sys.argv[1], f"{os.getpid()}-{i}")
+    i += 1
+    with open(p, "wb") as f:
+        f.write(b"x" * 4096)
+    fd = os.open(p, os.O_RDONLY)
+    os.pread(fd, 4096, 0)
+    os.close(fd)
+    os.unlink(p)
+"""
+
+
+def test_a_file_opened_as_the_capture_starts_is_named(tmp_path):
+    """A file opened while the programs attach, used once they are, and
+    closed before /proc is read again: its open came too early to be
+    captured and /proc no longer lists it (a `sleep` of a shell's wait loop
+    reading its libraries did this once). The capture starts in two steps,
+    so every call it holds is on a named file and none is lost."""
+    data = tmp_path / "data"
+    data.mkdir()
+    loops = [subprocess.Popen([sys.executable, "-c", OPEN_READ_CLOSE_PY, str(data)])
+             for _ in range(3)]
+    try:
+        for n in range(3):
+            out, ready = tmp_path / f"t{n}.trace", tmp_path / f"ready{n}"
+            cap = subprocess.Popen(
+                [*TOOL, "attach", "--tracer", "bpf",
+                 *[x for w in loops for x in ("--pid", str(w.pid))], "--datadir", str(data),
+                 "--db", "generic", "--duration", "0.5", "--ready", str(ready), "-o", str(out)],
+                stderr=subprocess.PIPE, text=True)
+            t0 = time.monotonic()
+            while not ready.exists() and cap.poll() is None and time.monotonic() - t0 < 60:
+                time.sleep(0.01)
+            # the start is what is tested: stopped now, the loops stay within
+            # the trace's 16,384 files
+            for w in loops:
+                w.send_signal(signal.SIGSTOP)
+            err = cap.communicate(timeout=120)[1]
+            for w in loops:
+                w.send_signal(signal.SIGCONT)
+            assert cap.returncode == 0, err
+            recs = [ln.split() for ln in out.read_text().splitlines() if ln[:1].isdigit()]
+            assert sum(1 for tok in recs if tok[3] == "read" and tok[5] == "4096") > 10
+    finally:
+        for w in loops:
+            w.kill()
+            w.wait()
 
 
 @pytest.fixture

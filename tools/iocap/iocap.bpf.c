@@ -125,15 +125,58 @@ static __always_inline int traced(void)
  * Set by user space once every program is attached. Attaching the ~90
  * per-call programs takes a while, and a process started meanwhile (a
  * `sleep` of a shell's wait loop) could have its openat missed and its
- * pread64 seen: calls are captured from the moment all are, as strace's
- * calls in progress at attach are left out. Fork tracking is not gated,
- * so no child is lost in between.
+ * pread64 seen. So the capture starts in two steps:
+ * - ARMED_NAMING: only the calls that name files (opens, dups, directory
+ *   changes, renames, unlinks) are sent, flagged early. User space learns
+ *   names from them and writes none of them, as strace leaves out the
+ *   calls in progress at its start. These calls are kept from their entry
+ *   even before this step, so one in progress as it begins is sent too.
+ * - user space then reads every traced process's /proc/PID/fd: a file
+ *   opened before it is named there, or was closed before the next step,
+ *   and one opened after is named by its open.
+ * - ARMED_ALL: every call, from here on in the trace.
+ * Fork tracking is not gated, so no child is lost in between.
  */
+#define ARMED_NAMING 1
+#define ARMED_ALL    2
 volatile int armed = 0;
+
+static __always_inline int names_files(unsigned int op)
+{
+	switch (op) {
+	case IOC_OPEN:
+	case IOC_OPENAT:
+	case IOC_OPENAT2:
+	case IOC_CREAT:
+	case IOC_DUP:
+	case IOC_DUP2:
+	case IOC_DUP3:
+	case IOC_FCNTL:
+	case IOC_CHDIR:
+	case IOC_FCHDIR:
+	case IOC_UNLINK:
+	case IOC_UNLINKAT:
+	case IOC_RMDIR:
+	case IOC_RENAME:
+	case IOC_RENAMEAT:
+	case IOC_RENAMEAT2:
+		return 1;
+	}
+	return 0;
+}
 
 static __always_inline int capturing(void)
 {
-	return armed && traced();
+	return armed == ARMED_ALL && traced();
+}
+
+/*
+ * Whether system call @op is kept from its entry now: a call that names
+ * files always (sent at its exit once armed), any other once ARMED_ALL.
+ */
+static __always_inline int capturing_call(unsigned int op)
+{
+	return (armed == ARMED_ALL || names_files(op)) && traced();
 }
 
 static __always_inline struct iocap_event *new_event(unsigned int kind)
@@ -336,7 +379,9 @@ int iocap_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	if (nr >= IOCAP_MAX_NR)
 		return 0;
 	opp = bpf_map_lookup_elem(&sysops, &nr);
-	if (!opp || !*opp || !capturing())
+	if (!opp || !*opp)
+		return 0;
+	if (!capturing_call(*opp))
 		return 0;
 	p[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
 	p[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
@@ -388,6 +433,12 @@ static __always_inline int sys_exit(unsigned int op, long ret)
 		bpf_map_delete_elem(&inflight, &tid);
 		return 0;
 	}
+	/* a call that names files, kept before the capture was armed (armed) */
+	if (!armed) {
+		bpf_map_delete_elem(&inflight, &tid);
+		return 0;
+	}
+	ev->early = armed != ARMED_ALL;
 	/* from here on @op, not ev->op: a per-call program keeps only its case */
 	ev->ret = ret;
 	ev->te = bpf_ktime_get_ns();
@@ -434,6 +485,7 @@ int iocap_sys_exit(struct bpf_raw_tracepoint_args *ctx)
  */
 /* argument @i of the tracepoint's record, 0 past its @nargs (constants: no ctx arithmetic) */
 #define ARG(ctx, i, nargs) ((i) < (nargs) ? (ctx)->args[i] : 0)
+/* clang-format off */
 #define SYSCALL_TRACEPOINTS(name, op, nargs)					\
 SEC("tracepoint/syscalls/sys_enter_" #name)					\
 int iocap_enter_##name(struct trace_event_raw_sys_enter *ctx)			\
@@ -443,7 +495,7 @@ int iocap_enter_##name(struct trace_event_raw_sys_enter *ctx)			\
 		ARG(ctx, 3, nargs), ARG(ctx, 4, nargs),				\
 	};									\
 										\
-	if (!capturing())							\
+	if (!capturing_call(op))						\
 		return 0;							\
 	return sys_enter(op, p);						\
 }										\
@@ -452,6 +504,7 @@ int iocap_exit_##name(struct trace_event_raw_sys_exit *ctx)			\
 {										\
 	return sys_exit(op, ctx->ret);						\
 }
+/* clang-format on */
 
 SYSCALL_TRACEPOINTS(read, IOC_READ, 3)
 SYSCALL_TRACEPOINTS(write, IOC_WRITE, 3)

@@ -431,6 +431,8 @@ static void emit(const struct iocap_event *ev, const char *call, const char *res
 {
 	char *text;
 
+	if (ev->early) /* before the start: its names were all it was sent for */
+		return;
 	if (asprintf(&text, "%u %llu.%06llu %s = %s <%.6f>\n", ev->tid, ev->ts / 1000000000ULL,
 		     ev->ts % 1000000000ULL / 1000, call, res, (ev->te - ev->ts) / 1e9) < 0)
 		die("out of memory");
@@ -827,6 +829,14 @@ static int on_event(void *ctx, void *data, size_t len)
 		set_cwd((unsigned)ev->a[0], cwd);
 		return 0;
 	}
+	if (ev->early) { /* names a file, or a directory (iocap.bpf.c, armed) */
+		unsigned long long u = unresolved;
+
+		if (ev->kind == IOC_EV_SYSCALL)
+			on_syscall(ev);
+		unresolved = u;
+		return 0;
+	}
 	nevents++;
 	if (ev->te > latest)
 		latest = ev->te;
@@ -1100,12 +1110,14 @@ int main(int argc, char **argv)
 	err = iocap_bpf__attach(skel);
 	if (err)
 		die("attaching to the tracepoints: %s", strerror(-err));
-	skel->bss->armed = 1;	/* every program is attached: capture from now on */
 	/*
-	 * Name the open files again now that every open is seen: a file opened
-	 * between the scan above and the attach would have no name, and its
-	 * process may be gone when its events are read.
+	 * Every program is attached: first only the calls that name files are
+	 * seen, then the open files are named again from /proc, then every
+	 * call is captured (iocap.bpf.c, armed). A file opened before the
+	 * first step is open in /proc at the second, or was closed before any
+	 * call of the capture; one opened after is named by its open.
 	 */
+	skel->bss->armed = 1;
 	if (cgroup) {
 		scan_cgroup(cgroup);
 	} else {
@@ -1115,6 +1127,7 @@ int main(int argc, char **argv)
 				add_children(skel, pids[i], 0);
 		scan_targets(skel);
 	}
+	skel->bss->armed = 2;
 	if (ready) {
 		FILE *f = fopen(ready, "w");
 

@@ -74,6 +74,7 @@ struct iocap_event {
 	struct iocap_file dir, dir2;	/* *at calls: the directories behind fd, fd2 */
 	unsigned int fixed;	/* IOC_EV_URING: fd is a registered-file index */
 	unsigned int cut;	/* a path did not fit IOCAP_PATH */
+	unsigned int early;	/* sent before the capture's start, for the names only */
 	char path[IOCAP_PATH];
 	char path2[IOCAP_PATH];
 };
