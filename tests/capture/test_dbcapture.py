@@ -639,61 +639,60 @@ time.sleep(60)
 """
 
 
-def test_tasks_of_finds_every_descendant():
+@pytest.fixture
+def process_tree():
+    """TREE_PY running: python's 3 threads, and per thread a sh with its 2
+    sleeps, 9 tasks; its pid."""
+    p = subprocess.Popen([sys.executable, "-c", TREE_PY], start_new_session=True)
+    try:
+        t0 = time.monotonic()
+        while len(procs._tasks_of_walk([p.pid])) < 9:
+            assert p.poll() is None and time.monotonic() - t0 < 30, "the process tree did not start"
+            time.sleep(0.05)
+        yield p.pid
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def test_tasks_of_finds_every_descendant(process_tree):
     """The BPF capture names the tasks it traces from tasks_of(), sampled
     every 200 ms. It follows each thread's /proc children instead of reading
     every process of the host: it must find what that walk finds, threads,
     children forked by any thread, and grandchildren."""
-    p = subprocess.Popen([sys.executable, "-c", TREE_PY], start_new_session=True)
-    try:
-        # python's 3 threads, and per thread a sh with its 2 sleeps
-        t0 = time.monotonic()
-        while len(procs._tasks_of_walk([p.pid])) < 9:
-            assert p.poll() is None and time.monotonic() - t0 < 30, "the process tree did not start"
-            time.sleep(0.05)
-        walk = sorted(procs._tasks_of_walk([p.pid]))
-        got = sorted(procs.tasks_of([p.pid]))
-        assert got == walk and len(got) == 9, (got, walk)
-        assert sum(1 for pid, tid in got if pid == p.pid) == 3
-        assert sorted(procs.tasks_of([p.pid, p.pid])) == got
-    finally:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+    pid = process_tree
+    walk = sorted(procs._tasks_of_walk([pid]))
+    got = sorted(procs.tasks_of([pid]))
+    assert got == walk and len(got) == 9, (got, walk)
+    assert sum(1 for p, tid in got if p == pid) == 3
+    assert sorted(procs.tasks_of([pid, pid])) == got
 
 
-def test_watcher_sample_is_cheap_and_still_finds_every_task(monkeypatch):
+def test_watcher_sample_is_cheap_and_still_finds_every_task(process_tree, monkeypatch):
     """The BPF capture's sample every 200 ms reads only the main threads'
     children and no settled thread's name; every ALL_CHILDREN_EVERY-th
     sample still walks every thread's children, so a child forked by any
     thread is named."""
-    p = subprocess.Popen([sys.executable, "-c", TREE_PY], start_new_session=True)
-    try:
-        t0 = time.monotonic()
-        while len(procs._tasks_of_walk([p.pid])) < 9:
-            assert p.poll() is None and time.monotonic() - t0 < 30, "the process tree did not start"
-            time.sleep(0.05)
-        every = sorted(procs.tasks_of([p.pid]))
-        # the sh's are children of python's other threads, not of its main one
-        assert sorted(procs.tasks_of([p.pid], False)) == [t for t in every if t[0] == p.pid]
-        reads = []
-        real = procs.task_label
-        monkeypatch.setattr(procs, "task_label", lambda pid, tid: reads.append(tid) or
-                            real(pid, tid))
-        w = procs.Watcher()
-        for _ in range(w.ALL_CHILDREN_EVERY):
-            w.sample(roots=[p.pid])
-        assert sorted(w.info) == sorted(tid for _, tid in every)
-        assert all(w.info[tid]["name"].endswith(f"-{tid}") for _, tid in every)
-        assert {w.info[pid]["name"].split("-")[0] for pid, tid in every if pid == tid} == \
-            {"python3", "sh", "sleep"}
-        # python's two other threads: read SETTLED times, then no more
-        threads = [tid for pid, tid in every if pid != tid]
-        assert len(threads) == 2
-        assert all(reads.count(t) == w.SETTLED for t in threads), reads
-        assert reads.count(p.pid) == w.ALL_CHILDREN_EVERY
-    finally:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+    root = process_tree
+    every = sorted(procs.tasks_of([root]))
+    # the sh's are children of python's other threads, not of its main one
+    assert sorted(procs.tasks_of([root], False)) == [t for t in every if t[0] == root]
+    reads = []
+    real = procs.task_label
+    monkeypatch.setattr(procs, "task_label", lambda pid, tid: reads.append(tid) or
+                        real(pid, tid))
+    w = procs.Watcher()
+    for _ in range(w.ALL_CHILDREN_EVERY):
+        w.sample(roots=[root])
+    assert sorted(w.info) == sorted(tid for _, tid in every)
+    assert all(w.info[tid]["name"].endswith(f"-{tid}") for _, tid in every)
+    assert {w.info[pid]["name"].split("-")[0] for pid, tid in every if pid == tid} == \
+        {"python3", "sh", "sleep"}
+    # python's two other threads: read SETTLED times, then no more
+    threads = [tid for pid, tid in every if pid != tid]
+    assert len(threads) == 2
+    assert all(reads.count(t) == w.SETTLED for t in threads), reads
+    assert reads.count(root) == w.ALL_CHILDREN_EVERY
 
 
 def test_usage_errors_and_manual(tmp_path):
