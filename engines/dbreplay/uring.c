@@ -161,6 +161,8 @@ int dbr_reap(struct dbr_job *dj, int wait, uint64_t deadline_ns)
 		}
 		if (ret < 0)
 			return ret;
+	} else if (!wait) {
+		pack_uring_run_deferred(&dj->ring);
 	}
 	io_uring_for_each_cqe(&dj->ring, head, cqe) {
 		int slot = (int)(intptr_t)io_uring_cqe_get_data(cqe) - 1;

@@ -70,9 +70,19 @@ unsigned pack_ioq_hand_out(struct pack_ioq *q, unsigned max)
 
 int pack_uring_queue_init(unsigned entries, struct io_uring *ring)
 {
-	int ret = io_uring_queue_init(entries, ring, IORING_SETUP_COOP_TASKRUN);
+	const unsigned defer =
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+	int ret = io_uring_queue_init(entries, ring, defer);
 
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(entries, ring, IORING_SETUP_COOP_TASKRUN);
 	if (ret == -EINVAL)
 		ret = io_uring_queue_init(entries, ring, 0);
 	return ret;
+}
+
+void pack_uring_run_deferred(struct io_uring *ring)
+{
+	if (IO_URING_READ_ONCE(*ring->sq.kflags) & IORING_SQ_TASKRUN)
+		io_uring_get_events(ring);
 }

@@ -84,11 +84,25 @@ static inline struct io_u *pack_ioq_event(const struct pack_ioq *q, int event)
 }
 
 /*
- * io_uring_queue_init() with IORING_SETUP_COOP_TASKRUN (Linux 5.19+; plain
- * set-up on an older kernel): completions are reaped by the job's thread
- * alone, so they need not interrupt it (task work runs when it enters the
- * kernel). 0 or -errno.
+ * io_uring_queue_init() with IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN |
+ * TASKRUN_FLAG (Linux 6.1+), else COOP_TASKRUN (5.19+), else plain. The
+ * engines create the ring in fio's ->init, which runs in the job's own
+ * thread or process, and only that thread submits and reaps, so a single
+ * issuer holds; the completions' task work then runs only when the job
+ * waits for completions, not as an interrupt of whatever it does between
+ * waits. The price: a completion is posted only inside
+ * io_uring_enter(GETEVENTS), so a reap that does not wait must call
+ * pack_uring_run_deferred() first. 0 or -errno.
  */
 int pack_uring_queue_init(unsigned entries, struct io_uring *ring);
+
+/*
+ * Posts the completions whose task work the kernel holds back for the next
+ * io_uring_enter(GETEVENTS) (DEFER_TASKRUN): one system call when the ring's
+ * IORING_SQ_TASKRUN flag says there are some, none otherwise (and never
+ * with COOP_TASKRUN or a plain ring, which do not set it). For a reap that
+ * does not wait; liburing's waits and io_uring_peek_cqe() enter by themselves.
+ */
+void pack_uring_run_deferred(struct io_uring *ring);
 
 #endif

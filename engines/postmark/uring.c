@@ -529,6 +529,8 @@ static int reap(struct pm_data *pd, int wait)
 		if (ret < 0)
 			return ret;
 		pd->unsubmitted = 0;
+	} else {
+		pack_uring_run_deferred(&pd->ring);
 	}
 	io_uring_for_each_cqe(&pd->ring, head, cqe) {
 		struct pm_req *rq = io_uring_cqe_get_data(cqe);

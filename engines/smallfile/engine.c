@@ -387,7 +387,7 @@ static int sf_init(struct thread_data *td)
 	}
 	if (sd->o->io_api == API_IO_URING) {
 		unsigned depth = to->iodepth ? to->iodepth : 1;
-		/* COOP_TASKRUN where the kernel has it (5.19+): see pack_uring_queue_init */
+		/* DEFER_TASKRUN, else COOP_TASKRUN: see pack_uring_queue_init */
 		int ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &sd->ring);
 
 		if (ret) {
