@@ -188,11 +188,11 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 				return ret;
 		}
 		io_uring_for_each_cqe(&sd->ring, head, cqe) {
-			struct sf_req *rq = io_uring_cqe_get_data(cqe);
+			struct sf_req *rq;
 
 			seen++;
 			sd->inring--;
-			if (sf_uring_advance(sd, rq, cqe->res)) {
+			if (sf_uring_complete(sd, io_uring_cqe_get_data(cqe), cqe->res, &rq)) {
 				finish_io_u(sd, rq);
 				/* fio before 3.31 stamped its own after ->queue */
 				rq->io_u->issue_time = rq->issue_ts;

@@ -123,6 +123,12 @@ static uint64_t write_size(struct sf_data *sd, struct sf_req *rq)
 	return file_size_of(sd, rq->slot);
 }
 
+/* The size the tree's arithmetic gives the file of @slot (the layout's). */
+uint64_t sf_file_size(struct sf_data *sd, uint64_t slot)
+{
+	return file_size_of(sd, slot);
+}
+
 /*
  * After a file to write is open (rq->fd), in both I/O paths: its size to
  * write, the append sequence moved on, and a layout's resume check.

@@ -99,6 +99,7 @@ struct op_stats {
 enum uring_step {
 	US_OPEN,
 	US_READ,
+	US_READ_CLOSE, /* the last read with the close hard-linked behind it */
 	US_WRITE,
 	US_FSYNC,
 	US_CLOSE,
@@ -130,6 +131,10 @@ struct sf_req {
 	int skipped;
 	int made_leaf;		/* io_uring: leaf directories created for this op */
 	int err;
+	/* io_uring, US_READ_CLOSE: the two completions, each once in */
+	unsigned linked_in; /* LINKED_READ_IN | LINKED_CLOSE_IN */
+	int read_res, close_res;
+	int reopened; /* io_uring: longer than its model size, opened again */
 	struct timespec start;
 	struct timespec issue_ts;	/* io_uring: fio's issue_time, given back at completion */
 	struct statx stx;
@@ -188,6 +193,7 @@ void sf_account(struct sf_data *sd, struct sf_req *rq);
 int sf_begin_write(struct sf_data *sd, struct sf_req *rq);
 const void *sf_chunk_data(struct sf_data *sd, struct sf_req *rq, uint64_t len);
 void sf_drop_cache(struct sf_data *sd, int fd);
+uint64_t sf_file_size(struct sf_data *sd, uint64_t slot);
 int sf_make_leaf(struct sf_data *sd, uint64_t slot);
 uint64_t sf_next_chunk(struct sf_data *sd, struct sf_req *rq);
 int sf_next_probe(struct sf_data *sd, struct sf_req *rq);
@@ -204,6 +210,7 @@ void sf_set_paths(struct sf_data *sd, struct sf_req *rq);
 void sf_close_dirs(struct sf_req *rq);
 enum uring_step sf_first_step(enum file_op op);
 int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res);
+int sf_uring_complete(struct sf_data *sd, void *data, int res, struct sf_req **rqp);
 int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq);
 
 /* target.c: the tree's directory */

@@ -52,6 +52,124 @@ static int open_step_dirs(struct sf_data *sd, struct sf_req *rq)
 	return rq->dirfd < 0 ? -errno : 0;
 }
 
+/*
+ * The close linked behind a file's last read completes with rq's address
+ * plus this bit as its user data (an sf_req is aligned: the bit is free),
+ * so the two completions are told apart.
+ */
+#define LINKED_CLOSE_TAG ((uintptr_t)1)
+#define LINKED_READ_IN	 1u
+#define LINKED_CLOSE_IN	 2u
+
+/*
+ * Whether the read at rq->off is expected to be the file's last: the
+ * file's size from the tree's arithmetic (the layout's) leaves less than a
+ * chunk from there, so the read comes back short, and the close can go in
+ * with it. Not after a reopen (the file is longer than its model: reads
+ * go on one at a time), and not with file_drop_cache, whose fadvise needs
+ * the descriptor after the last read.
+ */
+static int read_is_last(struct sf_data *sd, struct sf_req *rq)
+{
+	uint64_t size;
+
+	if (rq->reopened || sd->o->file_drop_cache)
+		return 0;
+	size = sf_file_size(sd, rq->slot);
+	return size < rq->off + sd->chunk;
+}
+
+/*
+ * The last read and the close as one hard-linked pair: one ring round trip
+ * for the end of the file instead of two. IOSQE_IO_HARDLINK, not _LINK: a
+ * short read (the expected one) or a failed one would cancel a soft link's
+ * close and leak the descriptor. Both SQEs must go in the same submission,
+ * so room for two is made first. Returns 0, or -EBUSY without SQEs.
+ */
+static int prep_read_close(struct sf_data *sd, struct sf_req *rq)
+{
+	struct io_uring_sqe *rd, *cl;
+
+	if (io_uring_sq_space_left(&sd->ring) < 2)
+		io_uring_submit(&sd->ring);
+	rd = io_uring_get_sqe(&sd->ring);
+	if (!rd)
+		return -EBUSY;
+	cl = io_uring_get_sqe(&sd->ring);
+	if (!cl) { /* cannot be after the room check: undo the read's SQE */
+		io_uring_prep_nop(rd);
+		io_uring_sqe_set_data(rd, NULL);
+		sd->queued++;
+		sd->inring++;
+		return -EBUSY;
+	}
+	io_uring_prep_read(rd, rq->fd, rq->io_u->buf, sd->chunk, rq->off);
+	rd->flags |= IOSQE_IO_HARDLINK;
+	io_uring_sqe_set_data(rd, rq);
+	io_uring_prep_close(cl, rq->fd);
+	io_uring_sqe_set_data(cl, (void *)((uintptr_t)rq | LINKED_CLOSE_TAG));
+	rq->step = US_READ_CLOSE;
+	rq->linked_in = 0;
+	sd->queued += 2;
+	sd->inring += 2;
+	return 0;
+}
+
+/*
+ * Both completions of the linked last read and close are in: the file is
+ * closed. A short read (or 0) was its end, as in the step-by-step path. A
+ * full chunk means the file is longer than its model (an append, a
+ * rewrite): it is opened again and read on from rq->off, one read at a
+ * time. Returns 1 when the op is finished.
+ */
+static int read_close_done(struct sf_data *sd, struct sf_req *rq)
+{
+	int res = rq->read_res;
+
+	rq->fd = -1;
+	if (res < 0) {
+		rq->err = -res;
+		return 1;
+	}
+	rq->bytes += res;
+	rq->off += res;
+	if (rq->close_res < 0) {
+		rq->err = -rq->close_res;
+		return 1;
+	}
+	if ((unsigned)res < sd->chunk)
+		return 1;
+	rq->reopened = 1;
+	rq->step = US_OPEN;
+	return sf_uring_prep_step(sd, rq);
+}
+
+/*
+ * One completion, with its user data: returns 1 when the file operation of
+ * the request it belongs to (*rqp) is finished. A NOP with no request
+ * (prep_read_close's undo) belongs to none: returns 0, *rqp NULL.
+ */
+int sf_uring_complete(struct sf_data *sd, void *data, int res, struct sf_req **rqp)
+{
+	struct sf_req *rq = (struct sf_req *)((uintptr_t)data & ~LINKED_CLOSE_TAG);
+
+	*rqp = rq;
+	if (!rq)
+		return 0;
+	if (rq->step != US_READ_CLOSE)
+		return sf_uring_advance(sd, rq, res);
+	if ((uintptr_t)data & LINKED_CLOSE_TAG) {
+		rq->close_res = res;
+		rq->linked_in |= LINKED_CLOSE_IN;
+	} else {
+		rq->read_res = res;
+		rq->linked_in |= LINKED_READ_IN;
+	}
+	if (rq->linked_in != (LINKED_READ_IN | LINKED_CLOSE_IN))
+		return 0; /* rq stays until both are in */
+	return read_close_done(sd, rq);
+}
+
 /* Queues the SQE for rq's current step. Returns 0, or 1 if the op is complete. */
 int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 {
@@ -87,6 +205,15 @@ int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 		return sf_uring_advance(sd, rq, fd < 0 ? -errno : fd);
 	}
 
+	if (rq->step == US_READ && read_is_last(sd, rq)) {
+		if (!prep_read_close(sd, rq))
+			return 0;
+		/* no SQEs: as get_sqe() failing below, the op ends (fd closed) */
+		close(rq->fd);
+		rq->fd = -1;
+		rq->err = EBUSY;
+		return 1;
+	}
 	sqe = get_sqe(sd);
 	if (!sqe) {
 		sf_close_dirs(rq);
@@ -110,6 +237,8 @@ int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 	}
 	case US_READ:
 		io_uring_prep_read(sqe, rq->fd, rq->io_u->buf, sd->chunk, rq->off);
+		break;
+	case US_READ_CLOSE: /* prepared by prep_read_close() above */
 		break;
 	case US_WRITE: {
 		uint64_t len = sf_next_chunk(sd, rq);
@@ -205,6 +334,12 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 
 	switch (rq->step) {
 	case US_OPEN:
+		/*
+		 * Opened again to read past the model size, and gone in between
+		 * (a delete or a rename of the mix): what was read is the file.
+		 */
+		if (rq->reopened && res == -ENOENT)
+			return 1;
 		if (res == -ENOENT && sf_op_writes_tree(rq->op) && !rq->made_leaf) {
 			ret = sf_make_leaf(sd, rq->slot);
 
@@ -253,6 +388,8 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 			rq->step = US_CLOSE;
 		}
 		break;
+	case US_READ_CLOSE: /* sf_uring_complete() takes its completions */
+		return 0;
 	case US_WRITE:
 		if (res <= 0) {
 			rq->err = res ? -res : EIO;

@@ -786,6 +786,31 @@ def test_io_uring_opens_in_place_only_when_the_ring_is_empty(tree_dir, tmp_path)
     assert calls[8] < n // 2, calls
 
 
+@pytest.mark.parametrize("depth", [1, 4])
+def test_io_uring_reads_files_grown_past_their_model_size(tree_dir, depth):
+    """The read the tree's arithmetic expects to come back short (the end of
+    file) goes in hard-linked with the close. A file grown since the layout
+    returns a full chunk there instead, its descriptor already closed: it
+    must be opened again and read to its end, every byte counted, as the
+    sync path counts them."""
+    n = 60
+    opts = dict(tree_fanout=8, tree_depth=2, tree_file_size_dist="fixed:16k", bs="16k")
+    layout(tree_dir, n, **opts)
+    # appends of 0, 1 byte, a chunk and a bit, three chunks: the last two
+    # leave bytes after the read that was expected to be the last
+    growth = [0, 1, 16384 + 100, 3 * 16384]
+    for i, rel in enumerate(sorted(tree_files(tree_dir))):
+        with open(Path(tree_dir) / rel, "ab") as f:
+            f.write(b"x" * growth[i % len(growth)])
+    on_disk = sum(tree_files(tree_dir).values())
+    assert on_disk > n * 16384
+    for api in ("io_uring", "sync"):
+        r = run_fio(sf_args(tree_dir, tree_files=n, tree_file_op="read", rw="read",
+                            tree_io_api=api, iodepth=depth, **opts)).ok()
+        rd = r.job()["read"]
+        assert (rd["total_ios"], rd["io_bytes"]) == (n, on_disk), api
+
+
 @pytest.mark.parametrize("depth", [1, 8])
 def test_io_uring_layout_matches_sync(tree_dir, other_tree_dir, depth):
     n = 600
