@@ -142,7 +142,12 @@ static int sf_commit(struct thread_data *td)
 
 	if (sd->o->io_api != API_IO_URING)
 		return 0;
-	if (sd->queued) {
+	/*
+	 * At iodepth 1 the queue is full after every ->queue, so fio's next
+	 * call is ->getevents, which waits: the SQEs go in with that wait, one
+	 * io_uring_enter instead of a submit here and a wait there.
+	 */
+	if (sd->queued && !sd->submit_in_wait) {
 		ret = io_uring_submit(&sd->ring);
 		if (ret < 0)
 			return ret;
@@ -395,6 +400,7 @@ static int sf_init(struct thread_data *td)
 			return 1;
 		}
 		sd->ring_ok = 1;
+		sd->submit_in_wait = depth == 1;
 		if (pack_ioq_init(&sd->ioq, 2 * depth + 8)) {
 			log_err("smallfile: out of memory for the io_uring queue\n");
 			return 1;
