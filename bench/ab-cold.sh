@@ -10,9 +10,11 @@
 # tree_file_op=read rw=randread randrepeat=0 number_ios=$IOS (each file at
 # most once). files/s = read.total_ios / read.runtime.
 #
-# Prints one line per pass as it goes, then per file system: files/s
-# median (min / max) per mode, and per round io_uring / sync of the same
-# build, and B io_uring / A io_uring, median (min / max). Load average
+# Prints one line per pass as it goes (files/s, CPU us and context
+# switches per file), then per file system: files/s median (min / max) per
+# mode, per round io_uring / sync of the same build, the median CPU time
+# and context switches per file, and per round B / A of each API, median
+# (min / max). Load average
 # before and after. Undoes everything on every exit path (umount,
 # losetup -d, image and directories removed). Needs root.
 #
@@ -66,8 +68,17 @@ dev=$(losetup --direct-io=on --show -f "$img")
 
 common="--name=c --output-format=json --tree_dir=$mnt/t --tree_files=$files \
 	--tree_file_size_dist=fixed:$size --bs=$size"
-rate() {  # files/s = read.total_ios / read.runtime (ms)
-	python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]["read"]; print(round(j["total_ios"]*1000/j["runtime"]))'
+# files/s = read.total_ios / read.runtime (ms); the job's CPU time (fio's
+# usr_cpu + sys_cpu, % of the run) in us and its context switches, per
+# file: on a shared machine the rate moves with the neighbours' load, the
+# work per file much less
+rate() {
+	python3 -c 'import json,sys
+j = json.load(sys.stdin)["jobs"][0]
+r = j["read"]
+n = r["total_ios"]
+print(round(n * 1000 / r["runtime"]), round((j["usr_cpu"] + j["sys_cpu"]) * r["runtime"] * 10 / n, 1),
+      round(j["ctx"] / n, 2), sep="\t")'
 }
 for fs in $fslist; do
 	case $fs in
@@ -98,7 +109,7 @@ for fs in $fslist; do
 			n=$("$fio" --ioengine=external:"$so" $common --tree_file_op=read --rw=randread \
 				--number_ios="$ios" --randrepeat=0 --tree_io_api="$api" \
 				--iodepth="$depth" | rate)
-			echo "$fs round=$r $build $api $n"
+			echo "$fs round=$r $build $api $n" | tr '\t' ' '
 			printf '%s\t%s\t%s\t%s\t%s\n' "$fs" "$r" "$build" "$api" "$n" >>"$res"
 		done
 	done
@@ -112,22 +123,27 @@ import statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
 def fmt(xs, f):
     return "%s (%s / %s)" % (f(statistics.median(xs)), f(min(xs)), f(max(xs)))
+def num(x):
+    return "{:,}".format(round(x))
 for fs in dict.fromkeys(r[0] for r in rows):
     v = {}
-    for f, r, b, api, n in rows:
+    for f, r, b, api, n, cpu, ctx in rows:
         if f == fs:
-            v[(b, api, r)] = int(n)
+            v[(b, api, r)] = (int(n), float(cpu), float(ctx))
     rounds = sorted({k[2] for k in v}, key=int)
     print("\n%s, %d rounds\n" % (fs, len(rounds)))
-    print("| build, mode | files/s median (min / max) | io_uring / sync per round |")
-    print("|---|---|---|")
+    print("| build, mode | files/s median (min / max) | io_uring / sync per round "
+          "| CPU us per file | context switches per file |")
+    print("|---|---|---|---|---|")
     for b in "AB":
         for api in ("sync", "io_uring"):
-            xs = [v[(b, api, r)] for r in rounds]
+            xs = [v[(b, api, r)][0] for r in rounds]
             ratio = "1" if api == "sync" else fmt(
-                [v[(b, "io_uring", r)] / v[(b, "sync", r)] for r in rounds], "{:.2f}".format)
-            print("| %s, %s | %s | %s |" % (b, api, fmt(xs, lambda x: "{:,}".format(round(x))), ratio))
+                [v[(b, "io_uring", r)][0] / v[(b, "sync", r)][0] for r in rounds], "{:.2f}".format)
+            cpu = statistics.median(v[(b, api, r)][1] for r in rounds)
+            ctx = statistics.median(v[(b, api, r)][2] for r in rounds)
+            print("| %s, %s | %s | %s | %.0f | %.2f |" % (b, api, fmt(xs, num), ratio, cpu, ctx))
     for api in ("sync", "io_uring"):
         print("\nB / A, %s, per round: %s" % (api, fmt(
-            [v[("B", api, r)] / v[("A", api, r)] for r in rounds], "{:.2f}".format)))
+            [v[("B", api, r)][0] / v[("A", api, r)][0] for r in rounds], "{:.2f}".format)))
 EOF
