@@ -187,7 +187,9 @@ static __always_inline struct iocap_event *new_event(unsigned int kind)
 
 	if (!ev)
 		return NULL;
-	__builtin_memset(ev, 0, sizeof(*ev));
+	/* not the path buffers (512 of its 736 bytes): a path call fills its own */
+	__builtin_memset(ev, 0, offsetof(struct iocap_event, path));
+	ev->path[0] = ev->path2[0] = 0;
 	ev->kind = kind;
 	ev->tid = (__u32)id;
 	ev->tgid = id >> 32;
