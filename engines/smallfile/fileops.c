@@ -16,7 +16,8 @@ uint64_t sf_next_rand(struct sf_data *sd)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
-static uint64_t file_size_of(struct sf_data *sd, uint64_t slot)
+/* The size the tree's arithmetic gives the file of @slot (the layout's). */
+uint64_t sf_file_size(struct sf_data *sd, uint64_t slot)
 {
 	return size_dist_sample(&sd->sizes, hash_item(sd->seed, STREAM_SIZE, slot));
 }
@@ -120,13 +121,7 @@ static uint64_t write_size(struct sf_data *sd, struct sf_req *rq)
 {
 	if (rq->op == FOP_APPEND)
 		return size_dist_sample(&sd->appends, sf_next_rand(sd));
-	return file_size_of(sd, rq->slot);
-}
-
-/* The size the tree's arithmetic gives the file of @slot (the layout's). */
-uint64_t sf_file_size(struct sf_data *sd, uint64_t slot)
-{
-	return file_size_of(sd, slot);
+	return sf_file_size(sd, rq->slot);
 }
 
 /*
