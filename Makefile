@@ -393,7 +393,8 @@ $(OBJ)/bench/%.o: bench/%.c | $(DEPS_STAMP)
 # PostMark configuration (.pmrc) to fio job file converter.
 .PHONY: tools
 tools: $(BUILD)/pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check
-$(BUILD)/pmrc2fio: $(OBJ)/tools/pmrc2fio.o $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o
+$(BUILD)/pmrc2fio: $(OBJ)/tools/pmrc2fio.o $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o \
+		$(OBJ)/lib/outfile.o $(OBJ)/lib/target.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 
 # Benchmarks (not tests): engine vs a minimal C loop and fio's own file engines.

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "outfile.h"
 #include "postmark.h"
 
 #define PROG		"pmrc2fio"
@@ -41,68 +42,73 @@ struct job {
 
 static void help(void)
 {
-	fputs(
-"NAME\n"
-"    " PROG " - convert a PostMark configuration (.pmrc) into an fio job file\n"
-"\n"
-"SYNOPSIS\n"
-"    " PROG " [-o OUT] [--engine PATH] [--name NAME] [CONFIG|-]\n"
-"\n"
-"DESCRIPTION\n"
-"    Reads the PostMark 1.53 configuration CONFIG (standard input if CONFIG\n"
-"    is missing or -) and writes an fio job file that runs the same\n"
-"    benchmark on the postmark engine of this repository. Lines are applied\n"
-"    in order, as PostMark does; every `run [FILE]` becomes one job section\n"
-"    with the settings in force at that point (named NAME for a single run,\n"
-"    NAME-1, NAME-2, ... for several; each after the first has `stonewall`,\n"
-"    since PostMark runs them one after the other). `run FILE` adds\n"
-"    pm_report_file=FILE. Without any `run`, one job is written for the\n"
-"    settings at the end of the file. `quit` and `exit` stop reading, `show`\n"
-"    and `help` are ignored; `load` and shell escapes (`!`) are refused.\n"
-"\n"
-"    Every job lists all the pm_* engine options, defaults included:\n"
-"      set size L [H]          pm_size_low=L pm_size_high=H (H missing, <= 0\n"
-"                              or below L: H = L, a fixed size)\n"
-"      set number N            pm_number=N\n"
-"      set seed S              pm_seed=S\n"
-"      set transactions T      pm_transactions=T\n"
-"      set subdirectories K    pm_subdirectories=K\n"
-"      set read B, set write B pm_read_block=B, pm_write_block=B\n"
-"      set buffering true|false  pm_buffering=1|0\n"
-"      set bias read R, set bias create C  pm_bias_read=R, pm_bias_create=C\n"
-"      set report verbose|terse  pm_report=verbose|terse\n"
-"      set location P [W], +P [W], -P\n"
-"                              pm_location=P1[@W1]:P2[@W2]... with ':', '\\'\n"
-"                              and '@' in a path written '\\:', '\\\\', '\\@'\n"
-"    A configuration without `set location` gets pm_location=${PM_LOCATION}:\n"
-"    the directories come from the environment variable PM_LOCATION, and if\n"
-"    it is unset or empty the engine uses a fresh temporary directory\n"
-"    (PostMark itself would use the current directory).\n"
-"\n"
-"    The configuration is checked as the model checks it (whole numbers in\n"
-"    range, biases -1..10, weights 1..1000000, known commands only); paths\n"
-"    containing ';' or '#', which fio cannot read back, are refused too.\n"
-"    On any error nothing is written.\n"
-"\n"
-"OPTIONS\n"
-"    -o, --output OUT   write the job file to OUT (atomically: a temporary\n"
-"                       file in the same directory, then renamed) instead\n"
-"                       of standard output\n"
-"    --engine PATH      the ioengine= value (default external:build/postmark.so,\n"
-"                       relative to the directory fio is run from)\n"
-"    --name NAME        job name prefix (default postmark)\n"
-"    -h, --help         print this help and exit\n"
-"\n"
-"EXIT STATUS\n"
-"    0 on success; 2 on a bad command line, an unreadable or invalid\n"
-"    configuration or an unwritable output, after one line on standard\n"
-"    error: " PROG ": CONFIG: line N: SETTING: REASON, or " PROG ": FILE: ERROR.\n"
-"\n"
-"EXAMPLES\n"
-"    " PROG " -o postmark.fio my.pmrc && fio postmark.fio\n"
-"    PM_LOCATION=/mnt/ssd/pm fio postmark.fio\n"
-"    printf 'set number 5000\\nset transactions 10000\\n' | " PROG " > pm.fio\n",
-	stdout);
+	fputs("NAME\n"
+	      "    " PROG " - convert a PostMark configuration (.pmrc) into an fio job file\n"
+	      "\n"
+	      "SYNOPSIS\n"
+	      "    " PROG " [-o OUT] [--engine PATH] [--name NAME] [CONFIG|-]\n"
+	      "\n"
+	      "DESCRIPTION\n"
+	      "    Reads the PostMark 1.53 configuration CONFIG (standard input if CONFIG\n"
+	      "    is missing or -) and writes an fio job file that runs the same\n"
+	      "    benchmark on the postmark engine of this repository. Lines are applied\n"
+	      "    in order, as PostMark does; every `run [FILE]` becomes one job section\n"
+	      "    with the settings in force at that point (named NAME for a single run,\n"
+	      "    NAME-1, NAME-2, ... for several; each after the first has `stonewall`,\n"
+	      "    since PostMark runs them one after the other). `run FILE` adds\n"
+	      "    pm_report_file=FILE. Without any `run`, one job is written for the\n"
+	      "    settings at the end of the file. `quit` and `exit` stop reading, `show`\n"
+	      "    and `help` are ignored; `load` and shell escapes (`!`) are refused.\n"
+	      "\n"
+	      "    Every job lists all the pm_* engine options, defaults included:\n"
+	      "      set size L [H]          pm_size_low=L pm_size_high=H (H missing, <= 0\n"
+	      "                              or below L: H = L, a fixed size)\n"
+	      "      set number N            pm_number=N\n"
+	      "      set seed S              pm_seed=S\n"
+	      "      set transactions T      pm_transactions=T\n"
+	      "      set subdirectories K    pm_subdirectories=K\n"
+	      "      set read B, set write B pm_read_block=B, pm_write_block=B\n"
+	      "      set buffering true|false  pm_buffering=1|0\n"
+	      "      set bias read R, set bias create C  pm_bias_read=R, pm_bias_create=C\n"
+	      "      set report verbose|terse  pm_report=verbose|terse\n"
+	      "      set location P [W], +P [W], -P\n"
+	      "                              pm_location=P1[@W1]:P2[@W2]... with ':', '\\'\n"
+	      "                              and '@' in a path written '\\:', '\\\\', '\\@'\n"
+	      "    A configuration without `set location` gets pm_location=${PM_LOCATION}:\n"
+	      "    the directories come from the environment variable PM_LOCATION, and if\n"
+	      "    it is unset or empty the engine uses a fresh temporary directory\n"
+	      "    (PostMark itself would use the current directory).\n"
+	      "\n"
+	      "    The configuration is checked as the model checks it (whole numbers in\n"
+	      "    range, biases -1..10, weights 1..1000000, known commands only); paths\n"
+	      "    containing ';' or '#', which fio cannot read back, are refused too.\n"
+	      "    On any error nothing is written.\n"
+	      "\n"
+	      "OPTIONS\n"
+	      "    -o, --output OUT   write the job file to OUT instead of standard output.\n"
+	      "                       A regular file, or a new one, is written atomically\n"
+	      "                       (a temporary file in the same directory, then\n"
+	      "                       renamed); a character device or a FIFO is written in\n"
+	      "                       place (/dev/null, a pipe); a symbolic link is\n"
+	      "                       followed, as the shell's > does: the file it points\n"
+	      "                       to is replaced, in its own directory, and the link\n"
+	      "                       stays; a block device, a directory or a socket is\n"
+	      "                       refused\n"
+	      "    --engine PATH      the ioengine= value (default external:build/postmark.so,\n"
+	      "                       relative to the directory fio is run from)\n"
+	      "    --name NAME        job name prefix (default postmark)\n"
+	      "    -h, --help         print this help and exit\n"
+	      "\n"
+	      "EXIT STATUS\n"
+	      "    0 on success; 2 on a bad command line, an unreadable or invalid\n"
+	      "    configuration or an unwritable output, after one line on standard\n"
+	      "    error: " PROG ": CONFIG: line N: SETTING: REASON, or " PROG ": FILE: ERROR.\n"
+	      "\n"
+	      "EXAMPLES\n"
+	      "    " PROG " -o postmark.fio my.pmrc && fio postmark.fio\n"
+	      "    PM_LOCATION=/mnt/ssd/pm fio postmark.fio\n"
+	      "    printf 'set number 5000\\nset transactions 10000\\n' | " PROG " > pm.fio\n",
+	      stdout);
 }
 
 static void die_oom(void)
@@ -381,61 +387,6 @@ static void put_job(FILE *o, const struct job *j, int idx, int njobs, const char
 		fprintf(o, "pm_report_file=%s\n", j->report_file);
 }
 
-/* Writes @len bytes of @buf to @path atomically; 0, or -1 with errno. */
-static int write_atomic(const char *path, const char *buf, size_t len)
-{
-	struct stat st;
-	mode_t mode, mask;
-	char *tmp;
-	size_t off = 0;
-	int fd, e;
-
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		die_oom();
-	mask = umask(0);
-	umask(mask);
-	mode = 0666 & ~mask;
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-		mode = st.st_mode & 07777;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		goto fail_noclose;
-	if (fchmod(fd, mode))
-		goto fail;
-	while (off < len) {
-		ssize_t w = write(fd, buf + off, len - off);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		off += w;
-	}
-	if (fsync(fd))
-		goto fail;
-	if (close(fd)) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path))
-		goto fail;
-	free(tmp);
-	return 0;
-fail:
-	e = errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	errno = e;
-fail_noclose:
-	e = errno;
-	free(tmp);
-	errno = e;
-	return -1;
-}
-
 struct conversion {
 	struct job *jobs;
 	int njobs;
@@ -618,7 +569,18 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (out) {
-		if (write_atomic(out, cv.text, cv.len)) {
+		struct outfile of;
+
+		if (outfile_open(&of, out, msg, sizeof(msg))) {
+			fprintf(stderr, PROG ": %s: %s\n", out, msg);
+			goto out_cv;
+		}
+		if (outfile_write(&of, cv.text, cv.len)) {
+			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+			outfile_abort(&of);
+			goto out_cv;
+		}
+		if (outfile_commit(&of)) {
 			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
 			goto out_cv;
 		}
