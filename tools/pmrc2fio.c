@@ -17,6 +17,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,14 @@
 /* fio reads a job file line with fgets(buf, 8192): newline included, 8190 is safe. */
 #define FIO_LINE_MAX	8190
 #define NAME_MAX_LEN	200	/* fio keeps section names in 256 bytes; room for -N */
+/*
+ * What is read, bounded: a PostMark configuration is a few short lines, and
+ * a job file of more than fio's REAL_MAX_JOBS (4096) jobs does not run.
+ */
+#define PMRC_MAX_BYTES (4 << 20)
+#define PMRC_MAX_RUNS  4096
+/* A line is copied out up to this: the model's parser refuses any over 1024 bytes. */
+#define PMRC_LINE_COPY 8192
 
 struct job {
 	struct pm_config cfg;
@@ -82,7 +91,10 @@ static void help(void)
 	      "    The configuration is checked as the model checks it (whole numbers in\n"
 	      "    range, biases -1..10, weights 1..1000000, known commands only); paths\n"
 	      "    containing ';' or '#', which fio cannot read back, are refused too.\n"
-	      "    On any error nothing is written.\n"
+	      "    CONFIG must be a regular file (a FIFO, a device or a socket is refused;\n"
+	      "    - reads standard input) of at most 4 MiB of text, lines of at most 1024\n"
+	      "    bytes and at most 4096 `run` lines (fio runs at most 4096 jobs); a\n"
+	      "    read error is an error. On any error nothing is written.\n"
 	      "\n"
 	      "OPTIONS\n"
 	      "    -o, --output OUT   write the job file to OUT instead of standard output.\n"
@@ -406,36 +418,41 @@ static void conversion_free(struct conversion *cv)
 }
 
 /*
- * Reads the configuration from @in (@srcname in messages) and makes the job
- * file in @cv (@out: the output's name for its header, NULL for standard
- * output). 0, or -1 with the one-line message for standard error in @msg
- * ("pmrc2fio: CONFIG: line N: ..."), and nothing in @cv. Kept apart from
- * main() so that tests/fuzz/fuzz_pmrc2fio.c can call it.
+ * The configuration @text (@len bytes; @srcname in messages) made into the
+ * job file in @cv (@out: the output's name for its header, NULL for
+ * standard output). 0, or -1 with the one-line message for standard error
+ * in @msg ("pmrc2fio: CONFIG: line N: ..."), and nothing in @cv. Kept apart
+ * from main() so that tests/fuzz/fuzz_roundtrip.c can call it.
  */
-static int convert(FILE *in, const char *srcname, const char *out, const char *engine,
-		   const char *name, struct conversion *cv, char *msg, size_t msglen)
+static int convert(const char *text, size_t len, const char *srcname, const char *out,
+		   const char *engine, const char *name, struct conversion *cv, char *msg,
+		   size_t msglen)
 {
 	struct pm_config cfg;
 	struct job *jobs = NULL;
-	int njobs = 0, lineno = 0, i;
-	char *line = NULL, err[1024], *buf = NULL;
-	size_t cap = 0, len = 0;
+	int njobs = 0, cap = 0, lineno = 0, i;
+	char line[PMRC_LINE_COPY], err[1024], *buf = NULL;
+	const char *p = text, *end = text + len;
+	size_t outlen = 0;
 	FILE *o;
 	enum pm_cmd cmd = PM_CMD_NONE;
 
 	memset(cv, 0, sizeof(*cv));
 	pm_config_default(&cfg);
-	while (cmd != PM_CMD_QUIT) {
-		errno = 0;
-		if (getline(&line, &cap, in) < 0) {
-			if (ferror(in)) {
-				snprintf(msg, msglen, PROG ": %s: %s", srcname,
-					 strerror(errno ? errno : EIO));
-				goto fail;
-			}
-			break;
+	while (cmd != PM_CMD_QUIT && p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+
+		lineno++;
+		/* a NUL would end the line early for the parser: a figure silently cut */
+		if (memchr(p, '\0', n)) {
+			pack_errf(err, sizeof(err), "a NUL byte: not a text line");
+			goto bad_line;
 		}
-		cmd = pm_config_parse_line(&cfg, line, ++lineno, err, sizeof(err));
+		memcpy(line, p, n < sizeof(line) ? n : sizeof(line) - 1);
+		line[n < sizeof(line) ? n : sizeof(line) - 1] = '\0';
+		p += n;
+		cmd = pm_config_parse_line(&cfg, line, lineno, err, sizeof(err));
 		if (cmd == PM_CMD_ERROR)
 			goto bad_line;
 		if (check_locations(&cfg, err, sizeof(err)))
@@ -444,9 +461,19 @@ static int convert(FILE *in, const char *srcname, const char *out, const char *e
 			continue;
 		if (pm_config_check(&cfg, err, sizeof(err)))
 			goto bad_line;
-		jobs = realloc(jobs, (njobs + 1) * sizeof(*jobs));
-		if (!jobs)
-			die_oom();
+		if (njobs == PMRC_MAX_RUNS) {
+			pack_errf(err, sizeof(err),
+				  "run: more than %d runs; fio runs at most %d "
+				  "jobs",
+				  PMRC_MAX_RUNS, PMRC_MAX_RUNS);
+			goto bad_line;
+		}
+		if (njobs == cap) {
+			cap = cap ? cap * 2 : 16;
+			jobs = realloc(jobs, cap * sizeof(*jobs));
+			if (!jobs)
+				die_oom();
+		}
 		jobs[njobs].cfg = cfg;
 		jobs[njobs].lineno = lineno;
 		if (run_file(line, &jobs[njobs].report_file, err, sizeof(err)))
@@ -456,7 +483,7 @@ static int convert(FILE *in, const char *srcname, const char *out, const char *e
 	if (!njobs) {
 		/* Like typing `run` at PostMark's prompt after loading the file. */
 		if (pm_config_check(&cfg, err, sizeof(err))) {
-			snprintf(msg, msglen, PROG ": %s: %s", srcname, err);
+			pack_errf(msg, msglen, PROG ": %s: %s", srcname, err);
 			goto fail;
 		}
 		jobs = calloc(1, sizeof(*jobs));
@@ -466,7 +493,7 @@ static int convert(FILE *in, const char *srcname, const char *out, const char *e
 		njobs = 1;
 	}
 
-	o = open_memstream(&buf, &len);
+	o = open_memstream(&buf, &outlen);
 	if (!o)
 		die_oom();
 	put_header(o, srcname, out, engine, jobs, njobs);
@@ -475,23 +502,119 @@ static int convert(FILE *in, const char *srcname, const char *out, const char *e
 		put_job(o, &jobs[i], i, njobs, name);
 	if (fclose(o))
 		die_oom();
-	free(line);
 	cv->jobs = jobs;
 	cv->njobs = njobs;
 	cv->text = buf;
-	cv->len = len;
+	cv->len = outlen;
 	return 0;
 
 bad_line:
 	if (strncmp(err, "line ", 5))
-		snprintf(msg, msglen, PROG ": %s: line %d: %s", srcname, lineno, err);
+		pack_errf(msg, msglen, PROG ": %s: line %d: %s", srcname, lineno, err);
 	else
-		snprintf(msg, msglen, PROG ": %s: %s", srcname, err);
+		pack_errf(msg, msglen, PROG ": %s: %s", srcname, err);
 fail:
 	for (i = 0; i < njobs; i++)
 		free(jobs[i].report_file);
 	free(jobs);
-	free(line);
+	return -1;
+}
+
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+/*
+ * CONFIG opened for reading: a regular file, looked at before it is opened
+ * (a FIFO's open waits for a writer, a device's may do something), and at
+ * most PMRC_MAX_BYTES long. The descriptor, or -1 with @msg.
+ */
+static int open_config(const char *src, char *msg, size_t msglen)
+{
+	struct stat st, fst;
+	int fd;
+
+	if (stat(src, &st))
+		goto fail_errno;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail_errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		pack_errf(msg, msglen,
+			  PROG ": %s: is %s, not a configuration file (give a "
+			       "regular file, or - for standard input)",
+			  src, file_kind(st.st_mode));
+		return -1;
+	}
+	fd = open(src, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail_errno;
+	if (fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st.st_ino ||
+	    fst.st_dev != st.st_dev) {
+		close(fd);
+		pack_errf(msg, msglen, PROG ": %s: changed while being opened", src);
+		return -1;
+	}
+	return fd;
+fail_errno:
+	pack_errf(msg, msglen, PROG ": %s: %s", src, strerror(errno));
+	return -1;
+}
+
+/*
+ * All of @fd (@srcname in messages), at most PMRC_MAX_BYTES, into *@text
+ * (*@len bytes). 0, or -1 with @msg: a read error is an error, not the end.
+ */
+static int read_config(int fd, const char *srcname, char **text, size_t *len, char *msg,
+		       size_t msglen)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		die_oom();
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				die_oom();
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			pack_errf(msg, msglen, PROG ": %s: %s", srcname, strerror(errno));
+			goto fail;
+		}
+		if (!r)
+			break;
+		n += r;
+		if (n > PMRC_MAX_BYTES) {
+			pack_errf(msg, msglen,
+				  PROG ": %s: more than %d bytes: not a PostMark "
+				       "configuration",
+				  srcname, PMRC_MAX_BYTES);
+			goto fail;
+		}
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+fail:
+	free(buf);
 	return -1;
 }
 
@@ -508,9 +631,9 @@ int main(int argc, char **argv)
 	const char *src = "-", *srcname, *out = NULL;
 	const char *engine = "external:build/postmark.so", *name = "postmark", *why;
 	struct conversion cv;
-	int c, ret = 2;
-	char msg[8192];
-	FILE *in = stdin;
+	int c, in = STDIN_FILENO, ret = 2;
+	char msg[8192], *text;
+	size_t len;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -557,16 +680,24 @@ int main(int argc, char **argv)
 	}
 	srcname = strcmp(src, "-") ? src : STDIN_NAME;
 	if (strcmp(src, "-")) {
-		in = fopen(src, "r");
-		if (!in) {
-			fprintf(stderr, PROG ": %s: %s\n", src, strerror(errno));
+		in = open_config(src, msg, sizeof(msg));
+		if (in < 0) {
+			fprintf(stderr, "%s\n", msg);
 			return 2;
 		}
 	}
-
-	if (convert(in, srcname, out, engine, name, &cv, msg, sizeof(msg))) {
+	c = read_config(in, srcname, &text, &len, msg, sizeof(msg));
+	if (in != STDIN_FILENO)
+		close(in);
+	if (c) {
 		fprintf(stderr, "%s\n", msg);
-		goto out;
+		return 2;
+	}
+	c = convert(text, len, srcname, out, engine, name, &cv, msg, sizeof(msg));
+	free(text);
+	if (c) {
+		fprintf(stderr, "%s\n", msg);
+		return 2;
 	}
 	if (out) {
 		struct outfile of;
@@ -591,9 +722,6 @@ int main(int argc, char **argv)
 	ret = 0;
 out_cv:
 	conversion_free(&cv);
-out:
-	if (in != stdin)
-		fclose(in);
 	return ret;
 }
 #endif

@@ -198,3 +198,88 @@ def test_help_says_what_o_does_with_links_and_devices():
     for words in ("symbolic link is followed", "character device or a FIFO is written in place",
                   "block device, a directory or a socket is refused"):
         assert words in text
+
+
+# ---------------------------------------------------------------------------
+# CONFIG: a regular file or standard input, read within bounds
+# ---------------------------------------------------------------------------
+
+# an ASan build needs its shadow memory's address space: no limit for it
+ASAN_TOOL = b"__asan_init" in Path(run_tool.__globals__["TOOL"]).read_bytes()
+MEMORY_LIMIT = 256 << 20
+
+
+def run_bounded(*args, stdin=None):
+    """pmrc2fio under an address-space limit, so that an unbounded read fails
+    here instead of taking the machine's memory (21.5 GB were seen)."""
+    import resource
+    import subprocess
+
+    def limit():
+        if not ASAN_TOOL:
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    tool = run_tool.__globals__["TOOL"]
+    return subprocess.run([str(tool), *map(str, args)], stdin=stdin, capture_output=True,
+                          text=True, timeout=60, preexec_fn=limit)
+
+
+def test_a_device_as_config_is_refused(tmp_path):
+    out = tmp_path / "out.fio"
+    r = run_bounded("-o", out, "/dev/zero")
+    assert_refused(r, "pmrc2fio: /dev/zero: is a character device, not a configuration file",
+                   tmp_path, {})
+
+
+def test_a_fifo_as_config_is_refused_without_waiting(tmp_path):
+    fifo = tmp_path / "cfg"
+    os.mkfifo(fifo)
+    before = listing(tmp_path)
+    r = run_bounded("-o", tmp_path / "out.fio", fifo)      # no writer: open() would wait
+    assert_refused(r, f"pmrc2fio: {fifo}: is a FIFO, not a configuration file", tmp_path, before)
+
+
+def test_standard_input_is_read_within_bounds(tmp_path):
+    with open("/dev/zero", "rb") as zero:
+        r = run_bounded("-o", tmp_path / "out.fio", "-", stdin=zero)
+    assert_refused(r, "pmrc2fio: (standard input): more than 4194304 bytes: not a PostMark "
+                   "configuration", tmp_path, {})
+
+
+def test_ten_megabytes_of_runs_are_refused(tmp_path):
+    cfg = tmp_path / "runs.pmrc"
+    cfg.write_text("run\n" * (10 << 18))     # 10 MiB, each `run` a job
+    before = listing(tmp_path)
+    r = run_bounded("-o", tmp_path / "out.fio", cfg)
+    assert_refused(r, f"pmrc2fio: {cfg}: more than 4194304 bytes", tmp_path, before)
+
+
+def test_runs_are_bounded_by_what_fio_runs(tmp_path):
+    cfg = tmp_path / "runs.pmrc"
+    cfg.write_text("set number 10\n" + "run\n" * 4096)
+    r = run_bounded("-o", tmp_path / "ok.fio", cfg)
+    assert r.returncode == 0, r.stderr
+    assert len(jobs_of((tmp_path / "ok.fio").read_text())) == 4096
+    (tmp_path / "ok.fio").unlink()
+    cfg.write_text("set number 10\n" + "run\n" * 4097)
+    before = listing(tmp_path)
+    r = run_bounded("-o", tmp_path / "out.fio", cfg)
+    assert_refused(r, f"pmrc2fio: {cfg}: line 4098: run: more than 4096 runs; fio runs at most "
+                   "4096 jobs", tmp_path, before)
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("set number 10\n# " + "x" * 9000 + "\nrun\n", "line 2: config: line longer than 1024 bytes"),
+    ("set number 1\0\nrun\n", "line 1: a NUL byte"),
+], ids=["long-line", "nul-byte"])
+def test_lines_are_text_of_bounded_length(tmp_path, text, msg):
+    cfg = tmp_path / "bad.pmrc"
+    cfg.write_bytes(text.encode())
+    before = listing(tmp_path)
+    r = run_bounded("-o", tmp_path / "out.fio", cfg)
+    assert_refused(r, f"pmrc2fio: {cfg}: {msg}", tmp_path, before)
+
+
+def test_a_read_error_is_an_error(tmp_path):
+    # reading one's own /proc/self/mem at offset 0 (unmapped) fails with EIO
+    r = run_bounded("-o", tmp_path / "out.fio", "/proc/self/mem")
+    assert_refused(r, "pmrc2fio: /proc/self/mem: Input/output error", tmp_path, {})
