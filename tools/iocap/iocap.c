@@ -47,15 +47,32 @@
 
 #include "iocap.h"
 #include "iocap.skel.h"
+#include "outfile.h"
 #include "syscalls.h"
 
 #define PROG "iocap"
 
-static volatile sig_atomic_t stop;
+/* -o, --stats, --ready: opened at the start, renamed into place when written */
+static struct outfile out_trace = { .fd = -1 }, out_stats = { .fd = -1 }, out_ready = { .fd = -1 };
+static volatile sig_atomic_t capturing, stop;
 
+/*
+ * Before the capture runs a signal ends iocap as it would without a
+ * handler, its temporary files removed (unlink is async-signal-safe); from
+ * then on it ends the capture, which is written out.
+ */
 static void on_signal(int sig)
 {
-	(void)sig;
+	if (!capturing) {
+		struct outfile *o[] = { &out_trace, &out_stats, &out_ready };
+
+		for (unsigned i = 0; i < 3; i++)
+			if (o[i]->tmp)
+				unlink(o[i]->tmp);
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
 	stop = 1;
 }
 
@@ -68,7 +85,43 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	outfile_abort(&out_trace);
+	outfile_abort(&out_stats);
+	outfile_abort(&out_ready);
 	exit(2);
+}
+
+/* @path (the value of option @opt) opened by the pack's rules for an output (outfile.h). */
+static void open_output(struct outfile *o, const char *opt, const char *path)
+{
+	char err[512];
+
+	if (outfile_open(o, path, err, sizeof(err)))
+		die("%s %s: %s", opt, path, err);
+}
+
+/* A stream on output @o's descriptor, closed before @o is committed. */
+static FILE *output_stream(struct outfile *o, const char *opt, const char *path)
+{
+	int fd = dup(o->fd);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (!f)
+		die("%s %s: %s", opt, path, strerror(errno));
+	return f;
+}
+
+/* Flushes and closes @f, then puts output @o in place. */
+static void close_output(FILE *f, struct outfile *o, const char *opt, const char *path)
+{
+	if (fflush(f) || ferror(f)) {
+		int e = errno;
+
+		fclose(f);
+		die("%s %s: write error: %s", opt, path, strerror(e));
+	}
+	if (fclose(f) || outfile_commit(o))
+		die("%s %s: %s", opt, path, strerror(errno));
 }
 
 static void *xmalloc(size_t n)
@@ -982,19 +1035,24 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-"usage: iocap -p PID [-p PID]... | --cgroup DIR  [-o FILE] [--stats FILE]\n"
-"             [--duration SECONDS] [--ready FILE] [--no-children] [--btf FILE]\n"
-"\n"
-"Captures the file I/O of the processes PID (their threads, and the children\n"
-"they have or fork unless --no-children) or of every process of the cgroup\n"
-"DIR (a cgroup v2 directory), with eBPF, until SIGINT or SIGTERM, --duration,\n"
-"or the end of the processes. Writes it in strace's -f -ttt -yy -T form to\n"
-"FILE (default: standard output): system calls, io_uring requests and libaio\n"
-"iocbs, each with its file, offset, length and result. --stats FILE gets what\n"
-"it could not see, one 'name count' line each. --btf FILE: the kernel's BTF\n"
-"from FILE instead of /sys/kernel/btf/vmlinux. Needs root (CAP_BPF and\n"
-"CAP_PERFMON). scripts/fio-pack capture --tracer bpf runs it.\n");
+	fprintf(f, "usage: iocap -p PID [-p PID]... | --cgroup DIR  [-o FILE] [--stats FILE]\n"
+		   "             [--duration SECONDS] [--ready FILE] [--no-children] [--btf FILE]\n"
+		   "\n"
+		   "Captures the file I/O of the processes PID (their threads, and the children\n"
+		   "they have or fork unless --no-children) or of every process of the cgroup\n"
+		   "DIR (a cgroup v2 directory), with eBPF, until SIGINT or SIGTERM, --duration,\n"
+		   "or the end of the processes. Writes it in strace's -f -ttt -yy -T form to\n"
+		   "FILE (default: standard output): system calls, io_uring requests and libaio\n"
+		   "iocbs, each with its file, offset, length and result. --stats FILE gets what\n"
+		   "it could not see, one 'name count' line each. --btf FILE: the kernel's BTF\n"
+		   "from FILE instead of /sys/kernel/btf/vmlinux. Needs root (CAP_BPF and\n"
+		   "CAP_PERFMON). scripts/fio-pack capture --tracer bpf runs it.\n"
+		   "\n"
+		   "FILE of -o, --stats and --ready: a regular file (or a new one) is written\n"
+		   "under a temporary name in its directory and renamed into place when\n"
+		   "complete; a character device or a FIFO is written in place; a symbolic link\n"
+		   "is followed, as the shell's > does; a block device, a directory or a socket\n"
+		   "is refused.\n");
 }
 
 int main(int argc, char **argv)
@@ -1057,6 +1115,16 @@ int main(int argc, char **argv)
 		die("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): the BPF capture needs "
 		    "CONFIG_DEBUG_INFO_BTF; use fio-pack capture --tracer strace", strerror(errno));
 
+	/* refused before anything is loaded; gone again if the capture fails */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (outpath)
+		open_output(&out_trace, "-o", outpath);
+	if (stats)
+		open_output(&out_stats, "--stats", stats);
+	if (ready)
+		open_output(&out_ready, "--ready", ready);
+
 	libbpf_set_print(libbpf_quiet);
 	{
 		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
@@ -1099,17 +1167,14 @@ int main(int argc, char **argv)
 			add_children(skel, pids[i], 0);
 	}
 	aios = xmalloc(acap * sizeof(*aios));
-	out = outpath ? fopen(outpath, "w") : stdout;
-	if (!out)
-		die("-o %s: %s", outpath, strerror(errno));
+	out = outpath ? output_stream(&out_trace, "-o", outpath) : stdout;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
 	if (!rb)
 		die("cannot set up the ring buffer: %s", strerror(errno));
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	err = iocap_bpf__attach(skel);
 	if (err)
 		die("attaching to the tracepoints: %s", strerror(-err));
+	capturing = 1;
 	/*
 	 * Every program is attached: first only the calls that name files are
 	 * seen, then the open files are named again from /proc, then every
@@ -1128,13 +1193,8 @@ int main(int argc, char **argv)
 		scan_targets(skel);
 	}
 	skel->bss->armed = 2;
-	if (ready) {
-		FILE *f = fopen(ready, "w");
-
-		if (!f)
-			die("--ready %s: %s", ready, strerror(errno));
-		fclose(f);
-	}
+	if (ready && outfile_commit(&out_ready))
+		die("--ready %s: %s", ready, strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop) {
 		/* events come without wake-ups (iocap.bpf.c): read them every 100 ms */
@@ -1154,15 +1214,15 @@ int main(int argc, char **argv)
 	detach_all(skel->skeleton);
 	ring_buffer__consume(rb);
 	flush_lines(1);
-	if (fflush(out) || ferror(out))
-		die("-o %s: write error: %s", outpath ? outpath : "-", strerror(errno));
+	if (outpath)
+		close_output(out, &out_trace, "-o", outpath);
+	else if (fflush(out) || ferror(out))
+		die("-o -: write error: %s", strerror(errno));
 	if (stats) {
-		FILE *f = fopen(stats, "w");
+		FILE *f = output_stream(&out_stats, "--stats", stats);
 		unsigned long long v[IOC_ST_NR] = { 0 }, left = 0;
 		__u64 key = 0, next, *prev = NULL;
 
-		if (!f)
-			die("--stats %s: %s", stats, strerror(errno));
 		for (i = 0; i < IOC_ST_NR; i++)
 			bpf_map__lookup_elem(skel->maps.stats, &i, sizeof(i), &v[i], sizeof(v[i]), 0);
 		while (!bpf_map__get_next_key(skel->maps.urings, prev, &next, sizeof(next))) {
@@ -1196,11 +1256,9 @@ int main(int argc, char **argv)
 		fprintf(f, "cpu_user_s %.3f\ncpu_sys_s %.3f\n",
 			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 			ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
-		fclose(f);
+		close_output(f, &out_stats, "--stats", stats);
 	}
 	ring_buffer__free(rb);
 	iocap_bpf__destroy(skel);
-	if (outpath)
-		fclose(out);
 	return 0;
 }

@@ -1,0 +1,119 @@
+"""iocap touches nothing but what it is asked to write (issue 23, "Nothing
+outside the target"): its -o, --stats and --ready paths follow the pack's
+rules for an output (engines/lib/outfile.h, as pmrc2fio -o): a block
+device, a directory or a socket is refused before anything is loaded, a
+refused command changes no file, a character device is written in place
+and a symbolic link is followed. No iocap program stays loaded
+(test_iocap.nothing_left_attached)."""
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from test_iocap import IOCAP, IS_ROOT, attached_programs, built, nothing_left_attached
+
+pytestmark = [pytest.mark.nosan,
+              pytest.mark.skipif(not IS_ROOT, reason="BPF needs root (CAP_BPF, CAP_PERFMON)"),
+              pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
+                                 reason="this kernel has no BTF: no BPF capture"),
+              pytest.mark.usefixtures(built.__name__, nothing_left_attached.__name__)]
+
+
+def writer(data: Path) -> subprocess.Popen:
+    """A short process that writes a file once the capture has started."""
+    return subprocess.Popen(["sh", "-c", f"sleep 1; echo x > {data}/a; sleep 0.3"])
+
+
+def iocap(*args, timeout=60):
+    return subprocess.run([str(IOCAP), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def assert_refused(r, needle):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("iocap: "), r.stderr
+    assert needle in r.stderr, r.stderr
+
+
+@pytest.fixture
+def loop_device(tmp_path):
+    """A loop device over a 1 MiB file of zeros: (device, backing file)."""
+    backing = tmp_path / "backing.img"
+    backing.write_bytes(b"\0" * (1 << 20))
+    r = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        pytest.skip(f"no loop device: {r.stderr.strip()}")
+    dev = r.stdout.strip()
+    try:
+        yield Path(dev), backing
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+def test_output_to_a_block_device_is_refused_before_loading(tmp_path, loop_device):
+    dev, backing = loop_device
+    data = tmp_path / "data"
+    data.mkdir()
+    w = writer(data)
+    try:
+        r = iocap("-p", w.pid, "-o", dev)
+    finally:
+        w.wait()
+    assert_refused(r, f"iocap: -o {dev}: is a block device: refused")
+    assert backing.read_bytes() == b"\0" * (1 << 20)     # nothing written on the disk
+    assert stat.S_ISBLK(os.stat(dev).st_mode)
+
+
+@pytest.mark.parametrize("opt", ["--stats", "--ready"])
+def test_a_refused_path_changes_no_other_output(tmp_path, opt):
+    """--stats or --ready naming a directory is refused at the start: the
+    trace named by -o keeps what it held (it was overwritten, then the
+    capture died on the stats file)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    keep = tmp_path / "keep.txt"
+    keep.write_text("the user's file\n")
+    w = writer(data)
+    try:
+        r = iocap("-p", w.pid, "-o", keep, opt, data)
+    finally:
+        w.wait()
+    assert_refused(r, f"iocap: {opt} {data}: Is a directory")
+    assert keep.read_text() == "the user's file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "keep.txt"]
+    assert attached_programs() == []
+
+
+def test_outputs_through_links_and_devices(tmp_path):
+    """-o through a symbolic link: the file it points to gets the trace, the
+    link stays; --stats to a character device (the null device's numbers,
+    made here): written in place, still a device."""
+    data, real = tmp_path / "data", tmp_path / "real"
+    data.mkdir()
+    real.mkdir()
+    (tmp_path / "trace").symlink_to(real / "trace.txt")
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    w = writer(data)
+    try:
+        r = iocap("-p", w.pid, "-o", tmp_path / "trace", "--stats", null, "--ready",
+                  tmp_path / "ready")
+    finally:
+        w.wait()
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "trace").is_symlink()
+    assert f"{data}/a>" in (real / "trace.txt").read_text()
+    assert stat.S_ISCHR(os.lstat(null).st_mode)
+    assert (tmp_path / "ready").read_bytes() == b""
+    assert sorted(p.name for p in real.iterdir()) == ["trace.txt"]     # no temporary left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "null", "ready", "real",
+                                                          "trace"]
+
+
+def test_help_says_what_is_done_with_output_paths():
+    text = " ".join(iocap("--help").stdout.split())
+    assert "a character device or a FIFO is written in place" in text
+    assert "a block device, a directory or a socket is refused" in text
