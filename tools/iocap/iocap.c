@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -48,6 +47,7 @@
 #include "iocap.h"
 #include "iocap.skel.h"
 #include "outfile.h"
+#include "stats.h"
 #include "syscalls.h"
 
 #define PROG "iocap"
@@ -1071,7 +1071,6 @@ int main(int argc, char **argv)
 	struct iocap_bpf *skel;
 	struct ring_buffer *rb;
 	struct timespec t0, now;
-	struct rusage ru;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "p:o:h", opts, NULL)) != -1) {
@@ -1220,42 +1219,17 @@ int main(int argc, char **argv)
 		die("-o -: write error: %s", strerror(errno));
 	if (stats) {
 		FILE *f = output_stream(&out_stats, "--stats", stats);
-		unsigned long long v[IOC_ST_NR] = { 0 }, left = 0;
-		__u64 key = 0, next, *prev = NULL;
+		struct iocap_counts c = {
+			.events = nevents,
+			.aio_table_full = aio_table_full,
+			.aio_unmapped = aio_unmapped,
+			.aio_no_pair = aio_no_pair,
+			.aio_in_flight = acount,
+			.unresolved = unresolved,
+			.uring_nofile = uring_nofile,
+		};
 
-		for (i = 0; i < IOC_ST_NR; i++)
-			bpf_map__lookup_elem(skel->maps.stats, &i, sizeof(i), &v[i], sizeof(v[i]), 0);
-		while (!bpf_map__get_next_key(skel->maps.urings, prev, &next, sizeof(next))) {
-			left++;
-			key = next;
-			prev = &key;
-		}
-		fprintf(f, "events %llu\n", nevents);
-		fprintf(f, "ringbuf_full %llu\n", v[IOC_ST_RINGBUF_FULL]);
-		fprintf(f, "inflight_no_slot %llu\n", v[IOC_ST_INFLIGHT_NO_SLOT]);
-		fprintf(f, "uring_no_slot %llu\n", v[IOC_ST_URING_NO_SLOT]);
-		fprintf(f, "aio_no_slot %llu\n", v[IOC_ST_AIO_NO_SLOT] + aio_table_full);
-		fprintf(f, "aio_cut %llu\n", v[IOC_ST_AIO_CUT]);
-		fprintf(f, "aio_unmapped %llu\n", aio_unmapped);
-		fprintf(f, "unresolved %llu\n", unresolved);
-		fprintf(f, "uring_nofile %llu\n", uring_nofile);
-		for (i = 0; i < 256; i++) {
-			__u64 n = 0;
-
-			bpf_map__lookup_elem(skel->maps.uring_unmapped, &i, sizeof(i), &n, sizeof(n), 0);
-			if (n)
-				fprintf(f, "uring_unmapped %u %llu\n", i, (unsigned long long)n);
-		}
-		/* in flight when the capture stopped: the capture's edge, not a hole */
-		fprintf(f, "uring_in_flight_at_end %llu\n", left);
-		fprintf(f, "aio_in_flight_at_end %llu\n", (unsigned long long)acount);
-		fprintf(f, "aio_done_without_submit %llu\n", aio_no_pair);
-		syscall_hook_stats(f);
-		missed_runs_stats(f, skel->obj);
-		getrusage(RUSAGE_SELF, &ru);
-		fprintf(f, "cpu_user_s %.3f\ncpu_sys_s %.3f\n",
-			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-			ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+		write_stats(f, skel->obj, &c);
 		close_output(f, &out_stats, "--stats", stats);
 	}
 	ring_buffer__free(rb);
