@@ -272,8 +272,9 @@ $(IOCAP_GEN)/iocap.bpf.o: tools/iocap/iocap.bpf.c tools/iocap/iocap.h $(IOCAP_GE
 $(IOCAP_GEN)/iocap.skel.h: $(IOCAP_GEN)/iocap.bpf.o
 	bpftool gen skeleton $< > $@.tmp && mv -f $@.tmp $@
 IOCAP_LIB := engines/lib/outfile.c engines/lib/target.c engines/lib/errmsg.c
-$(BUILD)/iocap: tools/iocap/iocap.c tools/iocap/syscalls.c tools/iocap/stats.c tools/iocap/iocap.h \
-		tools/iocap/syscalls.h tools/iocap/stats.h $(IOCAP_GEN)/iocap.skel.h \
+$(BUILD)/iocap: tools/iocap/iocap.c tools/iocap/names.c tools/iocap/syscalls.c tools/iocap/stats.c \
+		tools/iocap/iocap.h tools/iocap/names.h tools/iocap/syscalls.h tools/iocap/stats.h \
+		$(IOCAP_GEN)/iocap.skel.h \
 		$(IOCAP_LIB) engines/lib/outfile.h
 	$(CC) $(BASE_CFLAGS) -I$(IOCAP_GEN) -Itools/iocap -Iengines/lib -o $@.tmp $(filter %.c,$^) -lbpf -pthread && mv -f $@.tmp $@
 .PHONY: iocap
