@@ -261,7 +261,7 @@ BTF_VMLINUX ?= /sys/kernel/btf/vmlinux
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
 IOCAP_GEN := $(BUILD)/iocap-gen
 iocap: | $(DEPS_STAMP)
-	@if [ -r $(BTF_VMLINUX) ]; then $(MAKE) --no-print-directory $(BUILD)/iocap; \
+	@if [ -r $(BTF_VMLINUX) ]; then $(MAKE) --no-print-directory $(BUILD)/iocap $(BUILD)/iocap-test; \
 	else echo "iocap: not built: this kernel has no BTF ($(BTF_VMLINUX)); fio-pack capture uses strace" >&2; fi
 $(IOCAP_GEN)/vmlinux.h: | $(DEPS_STAMP)
 	@mkdir -p $(IOCAP_GEN)
@@ -272,11 +272,13 @@ $(IOCAP_GEN)/iocap.bpf.o: tools/iocap/iocap.bpf.c tools/iocap/iocap.h $(IOCAP_GE
 $(IOCAP_GEN)/iocap.skel.h: $(IOCAP_GEN)/iocap.bpf.o
 	bpftool gen skeleton $< > $@.tmp && mv -f $@.tmp $@
 IOCAP_LIB := engines/lib/outfile.c engines/lib/target.c engines/lib/errmsg.c
-$(BUILD)/iocap: tools/iocap/iocap.c tools/iocap/names.c tools/iocap/syscalls.c tools/iocap/stats.c \
-		tools/iocap/iocap.h tools/iocap/names.h tools/iocap/syscalls.h tools/iocap/stats.h \
-		$(IOCAP_GEN)/iocap.skel.h \
-		$(IOCAP_LIB) engines/lib/outfile.h
-	$(CC) $(BASE_CFLAGS) -I$(IOCAP_GEN) -Itools/iocap -Iengines/lib -o $@.tmp $(filter %.c,$^) -lbpf -pthread && mv -f $@.tmp $@
+# build/iocap-test: the same, with the failures the tests inject on demand
+# (IOCAP_TEST_HOOKS in iocap.c: environment variables no normal build reads).
+$(BUILD)/iocap $(BUILD)/iocap-test: tools/iocap/iocap.c tools/iocap/names.c tools/iocap/syscalls.c \
+		tools/iocap/stats.c tools/iocap/iocap.h tools/iocap/names.h tools/iocap/syscalls.h \
+		tools/iocap/stats.h $(IOCAP_GEN)/iocap.skel.h $(IOCAP_LIB) engines/lib/outfile.h
+	$(CC) $(BASE_CFLAGS) $(if $(filter %-test,$@),-DIOCAP_TEST_HOOKS) -I$(IOCAP_GEN) -Itools/iocap \
+		-Iengines/lib -o $@.tmp $(filter %.c,$^) -lbpf -pthread && mv -f $@.tmp $@
 .PHONY: iocap
 
 # LD_PRELOAD library that injects EIO/EINTR/ENOSPC and short transfers into

@@ -247,12 +247,34 @@ static __always_inline void file_info(struct file *f, struct iocap_file *out)
 	out->pos = BPF_CORE_READ(f, f_pos);
 }
 
+/*
+ * Reading the process's memory fails where the page is not in memory (the
+ * program cannot fault it in): that call's path or request is then
+ * unknown, and counted.
+ */
+static __always_inline long read_user(void *dst, __u32 len, const void *src)
+{
+	long err = bpf_probe_read_user(dst, len, src);
+
+	if (err)
+		count(IOC_ST_USER_UNREADABLE);
+	return err;
+}
+
+/* (a path not read is said in ev->cut: user space counts it if the call succeeded) */
 static __always_inline void user_path(char *dst, unsigned long src, struct iocap_event *ev)
 {
 	long n = bpf_probe_read_user_str(dst, IOCAP_PATH, (const void *)src);
 
-	if (n == IOCAP_PATH)
-		ev->cut = 1;
+	if (n == IOCAP_PATH) {
+		char next = 0;
+
+		/* a full buffer: cut, unless the string ended exactly there */
+		if (bpf_probe_read_user(&next, 1, (const char *)src + IOCAP_PATH - 1) || next)
+			ev->cut |= IOCAP_PATH_CUT;
+	}
+	if (n < 0)
+		ev->cut |= IOCAP_PATH_UNREAD;
 }
 
 /* Each iocb of an io_submit: sent now, paired with its io_event by user space. */
@@ -269,8 +291,8 @@ static __always_inline void aio_submit(unsigned long ctx, long nr, unsigned long
 
 		if (i >= nr)
 			break;
-		if (bpf_probe_read_user(&cb, sizeof(cb), (void *)(iocbpp + i * sizeof(cb))) ||
-		    bpf_probe_read_user(&io, sizeof(io), cb))
+		if (read_user(&cb, sizeof(cb), (void *)(iocbpp + i * sizeof(cb))) ||
+		    read_user(&io, sizeof(io), cb))
 			break;
 		ev = new_event(IOC_EV_AIO_SUBMIT);
 		if (!ev)
@@ -343,7 +365,7 @@ static __always_inline int sys_enter(unsigned int op, const unsigned long *p)
 		user_path(ev->path, p2, ev);
 		ev->a[0] = p3;
 		if (op == IOC_OPENAT2)
-			bpf_probe_read_user(&ev->a[0], sizeof(ev->a[0]), (void *)p3);	/* how->flags */
+			read_user(&ev->a[0], sizeof(ev->a[0]), (void *)p3); /* how->flags */
 		if (op == IOC_RENAMEAT || op == IOC_RENAMEAT2) {
 			ev->fd2 = (int)p3;
 			user_path(ev->path2, p4, ev);
@@ -356,7 +378,7 @@ static __always_inline int sys_enter(unsigned int op, const unsigned long *p)
 		ev->a[0] = p1;
 		break;
 	case IOC_CLONE3:
-		bpf_probe_read_user(&ev->a[0], sizeof(ev->a[0]), (void *)p1);	/* cl_args->flags */
+		read_user(&ev->a[0], sizeof(ev->a[0]), (void *)p1); /* cl_args->flags */
 		break;
 	case IOC_IO_GETEVENTS:
 		ev->a[0] = p4;	/* struct io_event * */
@@ -403,7 +425,7 @@ static __always_inline void aio_done(struct iocap_event *call, long n)
 
 		if (i >= n)
 			break;
-		if (bpf_probe_read_user(&e, sizeof(e), (void *)(call->a[0] + i * sizeof(e))))
+		if (read_user(&e, sizeof(e), (void *)(call->a[0] + i * sizeof(e))))
 			break;
 		ev = new_event(IOC_EV_AIO_DONE);
 		if (!ev)
@@ -646,8 +668,8 @@ int iocap_fork(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (!target_cgroup && !follow_children)
 		return 0;	/* the child is not traced */
-	if (!target_cgroup)
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	if (!target_cgroup && bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
+		count(IOC_ST_TARGETS_FULL); /* the child is not traced */
 	/*
 	 * User space learns of the child before any of its events (this runs
 	 * in the parent, before the child is first woken), so the child starts

@@ -111,6 +111,36 @@ static FILE *output_stream(struct outfile *o, const char *opt, const char *path)
 	return f;
 }
 
+#ifdef IOCAP_TEST_HOOKS
+/*
+ * The test build (build/iocap-test; tests/capture/test_iocap_incomplete.py)
+ * fails on demand where a real capture fails rarely, each set by an
+ * environment variable: IOCAP_TEST_TARGETS_MAX=N, a table of N traced
+ * processes instead of 8192; IOCAP_TEST_POLL_ERROR=N, the N-th read of the
+ * ring buffer fails with EIO; IOCAP_TEST_NO_CHILDREN_LIST=1, /proc's lists
+ * of child processes cannot be read. The normal build has none of them.
+ */
+static long test_hook(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atol(v) : 0;
+}
+#else
+#define test_hook(name) 0L
+#endif
+
+/*
+ * What user space could not see, each an "incomplete" class of --stats
+ * (with the kernel side's "stats" map and those of syscalls.c).
+ */
+static unsigned long long targets_full;		 /* processes not put in "targets" */
+static unsigned long long children_unknown;	 /* processes whose children could not be listed */
+static unsigned long long cwd_unknown;		 /* relative paths of a process of unknown cwd */
+static unsigned long long path_cut, path_unread; /* calls with a path not whole */
+static unsigned long long short_records; /* ring buffer records shorter than an event head */
+static char stopped_early[160];		 /* why the ring buffer was not read to the end */
+
 /* Flushes and closes @f, then puts output @o in place. */
 static void close_output(FILE *f, struct outfile *o, const char *opt, const char *path)
 {
@@ -293,10 +323,21 @@ static void abs_path(const struct iocap_event *ev, const char *path, long long d
 		     const struct iocap_file *dir, char *outp, size_t len)
 {
 	const struct fent *e = NULL;
+	const char *base;
 
-	if (path[0] != '/' && dirfd != AT_FDCWD && dirfd >= 0)
+	if (path[0] == '/') {
+		join("/", path, outp, len);
+		return;
+	}
+	if (dirfd != AT_FDCWD && dirfd >= 0) {
 		e = path_of(ev->tgid, dirfd, dir);
-	join(e ? e->path : cwd_of(ev->tgid), path, outp, len);
+		if (!e)
+			unresolved++; /* named against a directory it cannot name */
+	}
+	base = e ? e->path : cwd_of(ev->tgid);
+	if (!e && !*base && dirfd == AT_FDCWD)
+		cwd_unknown++;
+	join(*base ? base : "/", path, outp, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -382,6 +423,22 @@ static void on_syscall(const struct iocap_event *ev)
 	const struct iocap_file *f = &ev->f;
 	int ok = ev->ret >= 0;
 
+	/*
+	 * A call that succeeded on a path the capture does not have whole
+	 * named some other file: not written, counted. A chdir's leaves the
+	 * working directory unknown.
+	 */
+	if (ev->cut && ok) {
+		if (ev->early)
+			; /* before the capture: nothing lost */
+		else if (ev->cut & IOCAP_PATH_UNREAD)
+			path_unread++;
+		else
+			path_cut++;
+		if (ev->op == IOC_CHDIR)
+			set_cwd(ev->tgid, "");
+		return;
+	}
 	switch (ev->op) {
 	case IOC_READ: case IOC_READV:
 		data_call(ev, 0, ev->fd, f, ev->a[1], f->pos);
@@ -644,8 +701,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	const struct iocap_event *ev = data;
 
 	(void)ctx;
-	if (len < offsetof(struct iocap_event, path))
+	if (len < offsetof(struct iocap_event, path)) {
+		short_records++;
 		return 0;
+	}
 	if (len < sizeof(*ev)) {	/* sent without its path buffers */
 		memcpy(&ev_full, data, len);
 		memset((char *)&ev_full + len, 0, sizeof(ev_full) - len);
@@ -659,11 +718,12 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	if (ev->early) { /* names a file, or a directory (iocap.bpf.c, armed) */
-		unsigned long long u = unresolved;
+		unsigned long long u = unresolved, c = cwd_unknown;
 
 		if (ev->kind == IOC_EV_SYSCALL)
 			on_syscall(ev);
 		unresolved = u;
+		cwd_unknown = c;
 		return 0;
 	}
 	nevents++;
@@ -710,42 +770,81 @@ static int alive(unsigned pid)
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
-/* @pid's descendants (processes), from /proc's children lists. */
+/* Puts process @pid in the "targets" table; one that does not fit is counted. */
+static int add_target(struct iocap_bpf *skel, unsigned pid)
+{
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(skel->maps.targets, &pid, sizeof(pid), &one, sizeof(one),
+				 BPF_ANY)) {
+		targets_full++;
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether /proc still has @path: a process or thread gone is no loss. */
+static int still_there(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * @pid's descendants (processes), from /proc's children lists, read whole
+ * (a long list does not fit a fixed buffer). A list that cannot be read
+ * (a kernel without CONFIG_PROC_CHILDREN), or descendants deeper than 16
+ * levels, leave children uncaptured: counted.
+ */
 static void add_children(struct iocap_bpf *skel, unsigned pid, int depth)
 {
-	char path[320], buf[4096];
+	char path[320], *buf = NULL;
+	size_t cap = 0;
 	struct dirent *d;
 	DIR *dp;
 
-	if (depth > 16)
+	if (depth > 16) {
+		children_unknown++;
 		return;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/task", pid);
 	dp = opendir(path);
-	if (!dp)
+	if (!dp) {
+		if (still_there(path) || errno != ENOENT)
+			children_unknown++;
 		return;
+	}
 	while ((d = readdir(dp))) {
 		FILE *f;
 		char *tok, *save;
+		int bad;
 
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%u/task/%s/children", pid, d->d_name);
-		f = fopen(path, "r");
-		if (!f)
+		f = test_hook("IOCAP_TEST_NO_CHILDREN_LIST") ? NULL : fopen(path, "r");
+		if (!f) {
+			snprintf(path, sizeof(path), "/proc/%u/task/%s", pid, d->d_name);
+			if (still_there(path))
+				children_unknown++;
 			continue;
-		if (fgets(buf, sizeof(buf), f))
+		}
+		errno = 0;
+		if (getline(&buf, &cap, f) > 0)
 			for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 				unsigned c = (unsigned)atoi(tok);
-				__u8 one = 1;
 
-				bpf_map__update_elem(skel->maps.targets, &c, sizeof(c), &one, sizeof(one),
-						     BPF_ANY);
+				if (add_target(skel, c))
+					continue;
 				scan_fds(c);
 				cwd_of(c);
 				add_children(skel, c, depth + 1);
 			}
+		bad = ferror(f) && errno != ESRCH; /* ESRCH: the thread ended as it was read */
 		fclose(f);
+		if (bad)
+			children_unknown++;
 	}
+	free(buf);
 	closedir(dp);
 }
 
@@ -828,7 +927,10 @@ static void usage(FILE *f)
 		   "under a temporary name in its directory and renamed into place when\n"
 		   "complete; a character device or a FIFO is written in place; a symbolic link\n"
 		   "is followed, as the shell's > does; a block device, a directory or a socket\n"
-		   "is refused.\n");
+		   "is refused.\n"
+		   "\n"
+		   "Exit status: 0; 2 on an error (one line); 3 when the capture is written but\n"
+		   "could not see everything (one line naming what, as --stats does).\n");
 }
 
 int main(int argc, char **argv)
@@ -847,6 +949,9 @@ int main(int argc, char **argv)
 	struct iocap_bpf *skel;
 	struct ring_buffer *rb;
 	struct timespec t0, now;
+	char lost[512];
+	int incomplete;
+	long polls = 0;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "p:o:h", opts, NULL)) != -1) {
@@ -919,6 +1024,9 @@ int main(int argc, char **argv)
 		skel->rodata->target_cgroup = st.st_ino;	/* cgroup v2: the id is the inode */
 	}
 	skel->rodata->follow_children = children;
+	if (test_hook("IOCAP_TEST_TARGETS_MAX"))
+		bpf_map__set_max_entries(skel->maps.targets,
+					 (__u32)test_hook("IOCAP_TEST_TARGETS_MAX"));
 	if (pick_syscall_hooks(skel->obj))
 		die("IOCAP_SYSCALL_HOOKS='%s': raw or auto", getenv("IOCAP_SYSCALL_HOOKS"));
 	err = iocap_bpf__load(skel);
@@ -932,10 +1040,8 @@ int main(int argc, char **argv)
 	if (err)
 		die("filling the system call table: %s", strerror(-err));
 	for (i = 0; i < npids; i++) {
-		__u8 one = 1;
-
-		bpf_map__update_elem(skel->maps.targets, &pids[i], sizeof(pids[i]), &one, sizeof(one),
-				     BPF_ANY);
+		if (add_target(skel, pids[i]))
+			continue;
 		scan_fds(pids[i]);
 		cwd_of(pids[i]);
 		if (children)
@@ -976,8 +1082,13 @@ int main(int argc, char **argv)
 		err = ring_buffer__poll(rb, 100);
 		if (err >= 0)
 			err = ring_buffer__consume(rb);
-		if (err < 0 && err != -EINTR)
+		if (++polls == test_hook("IOCAP_TEST_POLL_ERROR"))
+			err = -EIO;
+		if (err < 0 && err != -EINTR) {
+			snprintf(stopped_early, sizeof(stopped_early),
+				 "reading the ring buffer: %s", strerror(-err));
 			break;
+		}
 		flush_lines(0);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (duration && (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
@@ -987,14 +1098,17 @@ int main(int argc, char **argv)
 	}
 	/* detach first, then drain what is in the ring */
 	detach_all(skel->skeleton);
-	ring_buffer__consume(rb);
+	err = ring_buffer__consume(rb);
+	if (err < 0 && !stopped_early[0])
+		snprintf(stopped_early, sizeof(stopped_early), "draining the ring buffer: %s",
+			 strerror(-err));
 	flush_lines(1);
 	if (outpath)
 		close_output(out, &out_trace, "-o", outpath);
 	else if (fflush(out) || ferror(out))
 		die("-o -: write error: %s", strerror(errno));
-	if (stats) {
-		FILE *f = output_stream(&out_stats, "--stats", stats);
+	{
+		FILE *f = stats ? output_stream(&out_stats, "--stats", stats) : NULL;
 		struct iocap_counts c = {
 			.events = nevents,
 			.aio_table_full = aio_table_full,
@@ -1003,12 +1117,28 @@ int main(int argc, char **argv)
 			.aio_in_flight = acount,
 			.unresolved = unresolved,
 			.uring_nofile = uring_nofile,
+			.targets_full = targets_full,
+			.children_unknown = children_unknown,
+			.cwd_unknown = cwd_unknown,
+			.path_cut = path_cut,
+			.path_unread = path_unread,
+			.short_records = short_records,
+			.stopped_early = stopped_early[0] ? stopped_early : NULL,
 		};
 
-		write_stats(f, skel->obj, &c);
-		close_output(f, &out_stats, "--stats", stats);
+		incomplete = write_stats(f, skel->obj, &c, lost, sizeof(lost));
+		if (f)
+			close_output(f, &out_stats, "--stats", stats);
 	}
 	ring_buffer__free(rb);
 	iocap_bpf__destroy(skel);
+	/* written whole, but not all of it was seen: said, and not exit 0 */
+	if (incomplete) {
+		fprintf(stderr,
+			PROG ": the capture is incomplete (%d class%s of what it could not see, "
+			     "in --stats): %s\n",
+			incomplete, incomplete > 1 ? "es" : "", lost);
+		return 3;
+	}
 	return 0;
 }

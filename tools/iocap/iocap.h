@@ -9,6 +9,8 @@
 #define IOCAP_PATH	256	/* bytes of a path argument kept (longer: cut, flagged) */
 #define IOCAP_MAX_NR	512	/* syscall numbers below this can be traced */
 #define IOCAP_MAX_AIO	64	/* iocbs read per io_submit / events per io_getevents */
+#define IOCAP_PATH_CUT	  1	  /* a path did not fit IOCAP_PATH */
+#define IOCAP_PATH_UNREAD 2	  /* a path could not be read from the process */
 
 /* What a traced syscall is, set per syscall number by user space (so the BPF
  * side needs no per-architecture syscall table). */
@@ -73,7 +75,7 @@ struct iocap_event {
 	struct iocap_file f;	/* the file behind fd (opens, dups: behind the result) */
 	struct iocap_file dir, dir2;	/* *at calls: the directories behind fd, fd2 */
 	unsigned int fixed;	/* IOC_EV_URING: fd is a registered-file index */
-	unsigned int cut;	/* a path did not fit IOCAP_PATH */
+	unsigned int cut;	/* IOCAP_PATH_CUT, IOCAP_PATH_UNREAD: a path is not whole */
 	unsigned int early;	/* sent before the capture's start, for the names only */
 	char path[IOCAP_PATH];
 	char path2[IOCAP_PATH];
@@ -81,12 +83,14 @@ struct iocap_event {
 
 /* Counters of what the capture could not see, in the "stats" array. */
 enum iocap_stat {
-	IOC_ST_RINGBUF_FULL,	/* events lost: the ring buffer was full */
-	IOC_ST_URING_UNMAPPED,	/* io_uring requests of an opcode not mapped */
-	IOC_ST_URING_NO_SLOT,	/* io_uring requests not tracked: the table was full */
-	IOC_ST_AIO_NO_SLOT,		/* iocbs not tracked: the table was full */
-	IOC_ST_AIO_CUT,		/* iocbs past IOCAP_MAX_AIO in one call */
-	IOC_ST_INFLIGHT_NO_SLOT,	/* syscalls not tracked: the table was full */
+	IOC_ST_RINGBUF_FULL,	 /* events lost: the ring buffer was full */
+	IOC_ST_URING_UNMAPPED,	 /* io_uring requests of an opcode not mapped */
+	IOC_ST_URING_NO_SLOT,	 /* io_uring requests not tracked: the table was full */
+	IOC_ST_AIO_NO_SLOT,	 /* iocbs not tracked: the table was full */
+	IOC_ST_AIO_CUT,		 /* iocbs past IOCAP_MAX_AIO in one call */
+	IOC_ST_INFLIGHT_NO_SLOT, /* syscalls not tracked: the table was full */
+	IOC_ST_TARGETS_FULL,	 /* forked processes not traced: the "targets" table was full */
+	IOC_ST_USER_UNREADABLE,	 /* arguments (paths, iocbs, io_events) not readable */
 	IOC_ST_NR,
 };
 

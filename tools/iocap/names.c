@@ -144,7 +144,7 @@ void join(const char *base, const char *path, char *out, size_t len)
 
 struct cwd {
 	unsigned tgid;
-	char path[PATH_MAX];
+	char path[PATH_MAX]; /* "": unknown (/proc could not tell, or a chdir's path was cut) */
 };
 static struct cwd cwds[1024];
 static unsigned ncwd;
@@ -163,8 +163,6 @@ const char *cwd_of(unsigned tgid)
 	snprintf(link, sizeof(link), "/proc/%u/cwd", tgid);
 	n = readlink(link, cwds[i].path, sizeof(cwds[i].path) - 1);
 	cwds[i].path[n > 0 ? n : 0] = '\0';
-	if (n <= 0)
-		snprintf(cwds[i].path, sizeof(cwds[i].path), "/");
 	return cwds[i].path;
 }
 

@@ -34,7 +34,7 @@ dev_t kdev(unsigned long long d);
 
 /* @path made absolute against @base and normalised (".", "..", "//"). */
 void join(const char *base, const char *path, char *out, size_t len);
-/* Process @tgid's working directory, read from /proc when first asked. */
+/* Process @tgid's working directory, read from /proc when first asked; "": unknown. */
 const char *cwd_of(unsigned tgid);
 /* Process @tgid is now in @path. */
 void set_cwd(unsigned tgid, const char *path);

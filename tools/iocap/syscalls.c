@@ -205,14 +205,17 @@ int fill_sysops(struct bpf_map *map)
 	return 0;
 }
 
-void syscall_hook_stats(FILE *f)
+unsigned syscall_hook_stats(FILE *f)
 {
 	unsigned i;
 
+	if (!f)
+		return nunseen;
 	fprintf(f, "syscalls_on_raw_tp %d\n", raw);
 	fprintf(f, "syscalls_on_tracepoints %u\n", ntracepoints);
 	for (i = 0; i < nunseen; i++)
 		fprintf(f, "syscall_unseen %s 1\n", unseen[i]);
+	return nunseen;
 }
 
 /*
@@ -220,7 +223,7 @@ void syscall_hook_stats(FILE *f)
  * a tracepoint program does not run while another BPF program of the kind
  * is running on the same CPU, and that call or request is then not seen.
  */
-void missed_runs_stats(FILE *f, struct bpf_object *obj)
+unsigned long long missed_runs_stats(FILE *f, struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 	unsigned long long total = 0;
@@ -233,12 +236,14 @@ void missed_runs_stats(FILE *f, struct bpf_object *obj)
 		memset(&info, 0, sizeof(info));
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
-		if (info.recursion_misses)
+		if (info.recursion_misses && f)
 			fprintf(f, "prog_missed %s %llu\n", bpf_program__name(prog),
 				(unsigned long long)info.recursion_misses);
 		total += info.recursion_misses;
 	}
-	fprintf(f, "missed_runs %llu\n", total);
+	if (f)
+		fprintf(f, "missed_runs %llu\n", total);
+	return total;
 }
 
 static void *destroy_link(void *link)

@@ -22,11 +22,14 @@ int pick_syscall_hooks(struct bpf_object *obj);
 /* After the load: the number-to-call table the raw_syscalls pair reads. */
 int fill_sysops(struct bpf_map *map);
 
-/* The --stats lines: how calls were hooked, the mapped ones not seen. */
-void syscall_hook_stats(FILE *f);
+/*
+ * The --stats lines (@f NULL: none): how calls were hooked, the mapped ones
+ * not seen; returns how many mapped calls were not seen.
+ */
+unsigned syscall_hook_stats(FILE *f);
 
-/* The --stats lines: program runs the kernel skipped. */
-void missed_runs_stats(FILE *f, struct bpf_object *obj);
+/* The --stats lines (@f NULL: none): program runs the kernel skipped; returns their number. */
+unsigned long long missed_runs_stats(FILE *f, struct bpf_object *obj);
 
 /* Detaches all of @s's programs, their links closed in parallel. */
 void detach_all(struct bpf_object_skeleton *s);

@@ -12,6 +12,9 @@ from fiopack.capture.rules import PROG, Error
 # ---------------------------------------------------------------------------
 
 IOCAP = os.environ.get("IOCAP") or os.path.join(REPO, "build", "iocap")
+# iocap's exit status for a capture written whole that did not see everything
+# (its --stats say what): the trace is made, with its "incomplete" lines
+IOCAP_INCOMPLETE = 3
 URING_OPS = {6: "POLL_ADD", 7: "POLL_REMOVE", 9: "SENDMSG", 10: "RECVMSG", 11: "TIMEOUT",
              13: "ACCEPT", 16: "CONNECT", 17: "FALLOCATE", 18: "OPENAT", 19: "CLOSE",
              21: "STATX", 24: "FADVISE", 25: "MADVISE", 26: "SEND", 27: "RECV",
@@ -30,7 +33,24 @@ BPF_LOST = {
     "uring_nofile": "io_uring requests without a file",
     "missed_runs": "calls or requests not captured: the kernel skipped the capture's BPF "
                    "programs while another BPF program ran on the same CPU",
+    "targets_full": "processes not captured: the BPF table of traced processes was full",
+    "children_unknown": "processes whose child processes /proc did not list at the start: "
+                        "those children not captured",
+    "cwd_unknown": "calls on a relative path of a process whose working directory the BPF "
+                   "capture could not read",
+    "path_cut": "calls on a path longer than the BPF capture keeps (255 bytes): not captured",
+    "user_unreadable": "calls or requests whose arguments (a path, an iocb, an io_event) the "
+                       "BPF capture could not read from the process's memory",
+    "short_records": "events of the BPF capture received cut short",
 }
+# The capture stopped before its end: how much was missed is unknown (no count)
+BPF_STOPPED = {
+    "stopped_early": "the BPF capture stopped early: reading its ring buffer failed, so what "
+                     "happened after that was not captured",
+}
+# What iocap's --stats say that is no loss
+BPF_INFO = {"events", "syscalls_on_raw_tp", "syscalls_on_tracepoints", "cpu_user_s",
+            "cpu_sys_s"}
 # The capture's edges: notes only, as strace's unfinished calls are
 BPF_EDGE = {
     "uring_in_flight_at_end": "io_uring requests still in flight when the capture stopped",
@@ -92,6 +112,14 @@ def bpf_losses(conv, st: Dict[str, int]):
     for k, why in BPF_EDGE.items():
         if st.get(k):
             conv.dropped.add(why, st[k])
+    for k, why in BPF_STOPPED.items():
+        if st.get(k):
+            conv.unseen.add(why, 0)
+    # a counter this side has no words for is a loss all the same, never silent
+    known = set(BPF_LOST) | set(BPF_EDGE) | set(BPF_STOPPED) | BPF_INFO
+    for k, v in sorted(st.items()):
+        if v and k not in known and not k.startswith(("uring_op_", "syscall_unseen_")):
+            conv.lost(f"events the BPF capture could not see (its counter {k})", v)
     for k, v in st.items():
         if k.startswith("syscall_unseen_") and v:
             # how many calls were missed is unknown: the line has no count

@@ -60,8 +60,8 @@ import tempfile
 import time
 from typing import List
 
-from fiopack.capture.bpf import (bpf_losses, bpf_unusable, iocap_args, last_words,
-                                 pick_tracer, read_stats)
+from fiopack.capture.bpf import (IOCAP_INCOMPLETE, bpf_losses, bpf_unusable, iocap_args,
+                                 last_words, pick_tracer, read_stats)
 from fiopack.capture.convert import Converter, Counts
 from fiopack.capture.procs import (Watcher, descendants, direct_fds, read_listing,
                                    read_procinfo, take_listing, task_label, write_procinfo)
@@ -271,7 +271,7 @@ def run_bpf(a, db, work: str, raw: str) -> dict:
             cap.wait(timeout=60)
     write_procinfo(os.path.join(work, "procinfo"), w.info)
     keep_files(a, work)
-    if cap.returncode != 0:
+    if cap.returncode not in (0, IOCAP_INCOMPLETE):
         why = last_words(cap)
         raise Error(f"run: the BPF capture failed: {why}")
     if rc != 0:
@@ -450,7 +450,7 @@ def detach(p, tracer, name) -> None:
             p.kill()
             p.wait()
             raise Error(f"attach: {name} did not detach within 60 s")
-    if tracer == "bpf" and p.returncode != 0:
+    if tracer == "bpf" and p.returncode not in (0, IOCAP_INCOMPLETE):
         why = last_words(p)
         raise Error(f"attach: the BPF capture failed: {why}")
 
