@@ -49,6 +49,8 @@
 #include "outfile.h"
 #include "stats.h"
 #include "syscalls.h"
+#include "targets.h"
+#include "user.h"
 
 #define PROG "iocap"
 
@@ -111,31 +113,10 @@ static FILE *output_stream(struct outfile *o, const char *opt, const char *path)
 	return f;
 }
 
-#ifdef IOCAP_TEST_HOOKS
-/*
- * The test build (build/iocap-test; tests/capture/test_iocap_incomplete.py)
- * fails on demand where a real capture fails rarely, each set by an
- * environment variable: IOCAP_TEST_TARGETS_MAX=N, a table of N traced
- * processes instead of 8192; IOCAP_TEST_POLL_ERROR=N, the N-th read of the
- * ring buffer fails with EIO; IOCAP_TEST_NO_CHILDREN_LIST=1, /proc's lists
- * of child processes cannot be read. The normal build has none of them.
- */
-static long test_hook(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? atol(v) : 0;
-}
-#else
-#define test_hook(name) 0L
-#endif
-
 /*
  * What user space could not see, each an "incomplete" class of --stats
- * (with the kernel side's "stats" map and those of syscalls.c).
+ * (with the kernel side's "stats" map, targets.c's and syscalls.c's).
  */
-static unsigned long long targets_full;		 /* processes not put in "targets" */
-static unsigned long long children_unknown;	 /* processes whose children could not be listed */
 static unsigned long long cwd_unknown;		 /* relative paths of a process of unknown cwd */
 static unsigned long long path_cut, path_unread; /* calls with a path not whole */
 static unsigned long long short_records; /* ring buffer records shorter than an event head */
@@ -746,161 +727,6 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Set-up                                                              */
-/* ------------------------------------------------------------------ */
-
-/* A zombie is not alive: its parent may be waiting for the capture to end. */
-static int alive(unsigned pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
-/* Puts process @pid in the "targets" table; one that does not fit is counted. */
-static int add_target(struct iocap_bpf *skel, unsigned pid)
-{
-	__u8 one = 1;
-
-	if (bpf_map__update_elem(skel->maps.targets, &pid, sizeof(pid), &one, sizeof(one),
-				 BPF_ANY)) {
-		targets_full++;
-		return -1;
-	}
-	return 0;
-}
-
-/* Whether /proc still has @path: a process or thread gone is no loss. */
-static int still_there(const char *path)
-{
-	return access(path, F_OK) == 0;
-}
-
-/*
- * @pid's descendants (processes), from /proc's children lists, read whole
- * (a long list does not fit a fixed buffer). A list that cannot be read
- * (a kernel without CONFIG_PROC_CHILDREN), or descendants deeper than 16
- * levels, leave children uncaptured: counted.
- */
-static void add_children(struct iocap_bpf *skel, unsigned pid, int depth)
-{
-	char path[320], *buf = NULL;
-	size_t cap = 0;
-	struct dirent *d;
-	DIR *dp;
-
-	if (depth > 16) {
-		children_unknown++;
-		return;
-	}
-	snprintf(path, sizeof(path), "/proc/%u/task", pid);
-	dp = opendir(path);
-	if (!dp) {
-		if (still_there(path) || errno != ENOENT)
-			children_unknown++;
-		return;
-	}
-	while ((d = readdir(dp))) {
-		FILE *f;
-		char *tok, *save;
-		int bad;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task/%s/children", pid, d->d_name);
-		f = test_hook("IOCAP_TEST_NO_CHILDREN_LIST") ? NULL : fopen(path, "r");
-		if (!f) {
-			snprintf(path, sizeof(path), "/proc/%u/task/%s", pid, d->d_name);
-			if (still_there(path))
-				children_unknown++;
-			continue;
-		}
-		errno = 0;
-		if (getline(&buf, &cap, f) > 0)
-			for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-				unsigned c = (unsigned)atoi(tok);
-
-				if (add_target(skel, c))
-					continue;
-				scan_fds(c);
-				cwd_of(c);
-				add_children(skel, c, depth + 1);
-			}
-		bad = ferror(f) && errno != ESRCH; /* ESRCH: the thread ended as it was read */
-		fclose(f);
-		if (bad)
-			children_unknown++;
-	}
-	free(buf);
-	closedir(dp);
-}
-
-/*
- * The processes of cgroup @dir at the start: their open files and working
- * directories are named before their first events. (Only the cgroup itself:
- * the BPF side matches the cgroup id exactly, not its descendants.)
- */
-static void scan_cgroup(const char *dir)
-{
-	char path[PATH_MAX];
-	unsigned pid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	f = fopen(path, "r");
-	if (!f)
-		die("--cgroup %s: %s: %s", dir, path, strerror(errno));
-	while (fscanf(f, "%u", &pid) == 1) {
-		scan_fds(pid);
-		cwd_of(pid);
-	}
-	fclose(f);
-}
-
-/* The open files of every traced process. */
-static void scan_targets(struct iocap_bpf *skel)
-{
-	unsigned key, next, *prev = NULL;
-
-	while (!bpf_map__get_next_key(skel->maps.targets, prev, &next, sizeof(next))) {
-		scan_fds(next);
-		key = next;
-		prev = &key;
-	}
-}
-
-/* Whether any traced process lives; the dead ones leave the table. */
-static int any_target_alive(struct iocap_bpf *skel)
-{
-	unsigned key, next, *prev = NULL, dead[256], ndead = 0, i;
-	int any = 0;
-
-	while (!bpf_map__get_next_key(skel->maps.targets, prev, &next, sizeof(next))) {
-		if (alive(next))
-			any = 1;
-		else if (ndead < 256)
-			dead[ndead++] = next;
-		key = next;
-		prev = &key;
-	}
-	for (i = 0; i < ndead; i++)
-		bpf_map__delete_elem(skel->maps.targets, &dead[i], sizeof(dead[i]), 0);
-	return any;
-}
-
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_WARN && getenv("IOCAP_DEBUG"))
@@ -1040,12 +866,12 @@ int main(int argc, char **argv)
 	if (err)
 		die("filling the system call table: %s", strerror(-err));
 	for (i = 0; i < npids; i++) {
-		if (add_target(skel, pids[i]))
+		if (add_target(skel->maps.targets, pids[i]))
 			continue;
 		scan_fds(pids[i]);
 		cwd_of(pids[i]);
 		if (children)
-			add_children(skel, pids[i], 0);
+			add_children(skel->maps.targets, pids[i], 0);
 	}
 	aios = xmalloc(acap * sizeof(*aios));
 	out = outpath ? output_stream(&out_trace, "-o", outpath) : stdout;
@@ -1070,8 +896,8 @@ int main(int argc, char **argv)
 		/* and a child forked before the attach is not yet in the table */
 		if (children)
 			for (i = 0; i < npids; i++)
-				add_children(skel, pids[i], 0);
-		scan_targets(skel);
+				add_children(skel->maps.targets, pids[i], 0);
+		scan_targets(skel->maps.targets);
 	}
 	skel->bss->armed = 2;
 	if (ready && outfile_commit(&out_ready))
@@ -1093,7 +919,7 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (duration && (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
 			break;
-		if (!cgroup && !any_target_alive(skel))
+		if (!cgroup && !any_target_alive(skel->maps.targets))
 			break;
 	}
 	/* detach first, then drain what is in the ring */

@@ -17,6 +17,7 @@
 
 #include "iocap.h"
 #include "names.h"
+#include "user.h"
 
 /* ------------------------------------------------------------------ */
 /* Files by device and inode                                          */

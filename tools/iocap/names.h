@@ -1,6 +1,5 @@
 /*
- * iocap: what descriptors and paths name (names.c), and the helpers of
- * iocap.c it uses.
+ * iocap: what descriptors and paths name (names.c).
  */
 #ifndef IOCAP_NAMES_H
 #define IOCAP_NAMES_H
@@ -9,11 +8,6 @@
 #include <sys/types.h>
 
 struct iocap_file;
-
-/* iocap.c: one line on standard error, the outputs removed, exit 2. */
-void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-/* iocap.c: zeroed memory, or die. */
-void *xmalloc(size_t n);
 
 /* A file seen, by device and inode. */
 struct fent {

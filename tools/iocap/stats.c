@@ -14,6 +14,7 @@
 
 #include "iocap.h"
 #include "names.h"
+#include "user.h"
 #include "stats.h"
 #include "syscalls.h"
 
