@@ -333,6 +333,26 @@ $(VDIR)/test/smallfile-fio-9.99.so: engines/glue/fioglue.c $(FEATURES) \
 		$(ENGINE_LINK_CFLAGS) -o $@ $< $(filter %.o,$^) \
 		-shared -Wl,-z,now $(LINK_LIBS)
 
+# The engines as built for a fio of the same version and ioops ABI whose
+# struct thread_data has one field more before td->eo: what a fio built from
+# other source (3.41 and 3.42 both say ABI 39; td->eo moved) is to an engine.
+# tests/engines/test_build.py checks that each refuses to run in one line.
+LAYOUT_TEST := $(VDIR)/test/layout
+$(LAYOUT_TEST)/include/fio.h: $(FIO_BIN)
+	@mkdir -p $(@D)
+	sed 's/^\tvoid \*eo;$$/\tvoid *pack_test_field;\n\tvoid *eo;/' $(FIOSRC)/fio.h > $@.tmp
+	grep -q pack_test_field $@.tmp && mv -f $@.tmp $@
+$(LAYOUT_TEST)/obj/%.o: engines/%.c $(FEATURES) $(LAYOUT_TEST)/include/fio.h
+	@mkdir -p $(@D)
+	$(CC) -I$(LAYOUT_TEST)/include $(ENGINE_CFLAGS) $(ENGINE_LINK_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+define layout_test_rules
+$(LAYOUT_TEST)/$(1).so: $(call engine_objs,$(1),$(LAYOUT_TEST)/obj,$(OBJ))
+	$$(CC) $$(ENGINE_LINK_CFLAGS) -o $$@ $$^ -shared -Wl,-z,now -Wl,--gc-sections $$(LINK_LIBS)
+endef
+$(foreach e,$(ENGINES),$(eval $(call layout_test_rules,$(e))))
+layout-test-engines: $(ENGINES:%=$(LAYOUT_TEST)/%.so)
+.PHONY: layout-test-engines
+
 print-fio-dir:
 	@echo $(VDIR)
 print-fio-source:
@@ -428,4 +448,5 @@ FORCE:
 .PHONY: FORCE
 
 -include $(wildcard $(BUILD)/obj*/*/*.d $(BUILD)/fio-*/obj/*.d $(BUILD)/fio-*/obj/*/*.d \
-	$(BUILD)/fio-*/asan/obj/*.d $(BUILD)/fio-*/asan/obj/*/*.d $(BUILD)/fuzz-*.d)
+	$(BUILD)/fio-*/asan/obj/*.d $(BUILD)/fio-*/asan/obj/*/*.d $(BUILD)/fuzz-*.d \
+	$(BUILD)/fio-*/test/layout/obj/*/*.d)

@@ -1,66 +1,168 @@
 /* See fioglue.h. */
 #include <ctype.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fioglue.h"
 
 extern const char fio_version_string[];
-extern struct fio_option fio_options[];
+extern struct fio_option fio_options[FIO_MAX_OPTS];
+extern struct thread_stat client_ts;
+extern unsigned int *fio_debug_jobp;
+
+/* The size of the object fio exports at @addr (its dynamic symbol's), or 0. */
+static size_t exported_size(const void *addr)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+		return 0;
+	return sym->st_size;
+}
 
 /*
- * fio's ioops version does not change when struct layouts do (3.30..3.33 all
- * say 31), so check the version string and a few offsets against fio's own
- * option table.
+ * Whether fio's struct layouts differ between the fio we were compiled
+ * against and the one running, as far as what fio exports shows: 0, or 1
+ * with what differs in @what ("struct thread_data is N bytes, the build's M").
+ *
+ * fio's ioops version does not change when struct layouts do (3.30..3.33
+ * all say 31; 3.41 and 3.42 say 39 with td->eo and td->files moved), and
+ * none of this may read a thread_data, whose layout is what is in doubt:
+ *   - fio_options, fio's option table: its size (struct fio_option, which
+ *     the probes below walk), and the offset in struct thread_options of
+ *     every field of td->o the engines read;
+ *   - client_ts, a struct thread_stat (td->ts);
+ *   - struct thread_data itself: fio lays its jobs out in segments of
+ *     JOBS_PER_SEG and points fio_debug_jobp right after the first
+ *     segment's last job (init.c, add_thread_segment), so the two are
+ *     JOBS_PER_SEG of fio's thread_data apart. Before fio has made a job
+ *     (--enghelp alone) there is no segment, and no thread_data is read.
+ * A field moved inside struct thread_data without changing its size is not
+ * seen: that is what "built against the source of the fio you run" is for.
  */
-int pack_check_host_fio(struct thread_data *td, const char *engine,
-			const struct ioengine_ops *ops)
+static int layout_differs(char *what, size_t len, int *whole)
 {
+	/* clang-format off */
 	static const struct {
 		const char *name;
 		size_t off;
 	} probes[] = {
-		{ "bs", offsetof(struct thread_options, bs) },
-		{ "direct", offsetof(struct thread_options, odirect) },
-		{ "time_based", offsetof(struct thread_options, time_based) },
-		{ "number_ios", offsetof(struct thread_options, number_ios) },
-		{ "loops", offsetof(struct thread_options, loops) },
-		{ "randseed", offsetof(struct thread_options, rand_seed) },
-		{ "iodepth", offsetof(struct thread_options, iodepth) },
-		{ "runtime", offsetof(struct thread_options, timeout) },
+		{ "name",		offsetof(struct thread_options, name) },
+		{ "rw",			offsetof(struct thread_options, td_ddir) },
+		{ "size",		offsetof(struct thread_options, size) },
+		{ "io_size",		offsetof(struct thread_options, io_size) },
+		{ "bs",			offsetof(struct thread_options, bs) },
+		{ "bsrange",		offsetof(struct thread_options, min_bs) },
+		{ "direct",		offsetof(struct thread_options, odirect) },
+		{ "invalidate",		offsetof(struct thread_options, invalidate_cache) },
+		{ "nrfiles",		offsetof(struct thread_options, nr_files) },
+		{ "numjobs",		offsetof(struct thread_options, numjobs) },
+		{ "time_based",		offsetof(struct thread_options, time_based) },
+		{ "number_ios",		offsetof(struct thread_options, number_ios) },
+		{ "loops",		offsetof(struct thread_options, loops) },
+		{ "randseed",		offsetof(struct thread_options, rand_seed) },
+		{ "iodepth",		offsetof(struct thread_options, iodepth) },
+		{ "runtime",		offsetof(struct thread_options, timeout) },
+		{ "verify",		offsetof(struct thread_options, verify) },
+		{ "continue_on_error",	offsetof(struct thread_options, continue_on_error) },
 	};
-	size_t i;
+	/* clang-format on */
+	size_t i, have;
 
-	if (strcmp(fio_version_string, PACK_FIO_VERSION)) {
-		log_err("%s: built for %s but loaded into %s; build for this fio with: make FIO=$(command -v fio) (or FIO_SRC=its source)\n",
-			engine, PACK_FIO_VERSION, fio_version_string);
-		return 1;
-	}
-	if (td->io_ops != ops) {
-		log_err("%s: struct thread_data layout differs from the fio this engine was built for; rebuild (make)\n",
-			engine);
+	*whole = 0;
+	have = exported_size(fio_options);
+	if (have && have != sizeof(fio_options)) {
+		snprintf(what, len, "option table is %zu bytes, the build's %zu", have,
+			 sizeof(fio_options));
 		return 1;
 	}
 	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
 		struct fio_option *fo;
-		int found = 0;
 
-		for (fo = fio_options; fo->name; fo++) {
-			if (strcmp(fo->name, probes[i].name))
-				continue;
-			found = 1;
-			if (fo->off1 != probes[i].off) {
-				log_err("%s: struct thread_options layout differs from the fio this engine was built for (%s); rebuild (make)\n",
-					engine, probes[i].name);
-				return 1;
-			}
-		}
-		if (!found) {
-			log_err("%s: fio option %s not found; wrong fio version\n", engine,
-				probes[i].name);
+		for (fo = fio_options; fo->name && strcmp(fo->name, probes[i].name); fo++)
+			;
+		if (!fo->name) {
+			snprintf(what, len, "option table has no %s", probes[i].name);
 			return 1;
 		}
+		if (fo->off1 != probes[i].off) {
+			snprintf(
+				what, len,
+				"option %s is at offset %u of struct thread_options, the build's %zu",
+				probes[i].name, fo->off1, probes[i].off);
+			return 1;
+		}
+	}
+	have = exported_size(&client_ts);
+	if (have && have != sizeof(client_ts)) {
+		snprintf(what, len, "struct thread_stat is %zu bytes, the build's %zu", have,
+			 sizeof(client_ts));
+		return 1;
+	}
+	if (nr_segments && segments[0].threads && fio_debug_jobp) {
+		have = (size_t)((char *)fio_debug_jobp - (char *)segments[0].threads) /
+		       JOBS_PER_SEG;
+		if (have != sizeof(struct thread_data)) {
+			snprintf(what, len, "struct thread_data is %zu bytes, the build's %zu",
+				 have, sizeof(struct thread_data));
+			return 1;
+		}
+		*whole = 1;
+	}
+	return 0;
+}
+
+int pack_host_fio_refused(const char *engine, int say)
+{
+	static int verdict = -1, said;
+	static char line[PATH_MAX + 512];
+	char exe[PATH_MAX], what[160];
+	int whole = 1;
+	ssize_t n;
+
+	/* decided once, when all could be compared (not before fio's first job) */
+	if (verdict < 0) {
+		/* the command that builds for the fio running names its path */
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0)
+			exe[n] = '\0';
+		else
+			snprintf(exe, sizeof(exe), "$(command -v fio)");
+		if (strcmp(fio_version_string, PACK_FIO_VERSION))
+			snprintf(
+				line, sizeof(line),
+				"%s: built for %s but loaded into %s; build it for this fio: make engines FIO=%s (or FIO_SRC=its source)\n",
+				engine, PACK_FIO_VERSION, fio_version_string, exe);
+		else if (layout_differs(what, sizeof(what), &whole))
+			snprintf(
+				line, sizeof(line),
+				"%s: built for %s but loaded into a %s whose %s: a build from other source; build it against the source of this fio: make engines FIO=%s FIO_SRC=its source\n",
+				engine, PACK_FIO_VERSION, fio_version_string, what, exe);
+		if (line[0])
+			verdict = 1;
+		else if (whole)
+			verdict = 0;
+	}
+	if (verdict > 0 && say && !said++)
+		log_err("%s", line);
+	return verdict > 0;
+}
+
+int pack_check_host_fio(struct thread_data *td, const char *engine, const struct ioengine_ops *ops)
+{
+	if (pack_host_fio_refused(engine, 1))
+		return 1;
+	/* a pointer compared, not followed: td->io_ops where the build has it */
+	if (td->io_ops != ops) {
+		log_err("%s: built for %s but its struct thread_data differs from this fio's (io_ops); build it against the source of this fio: make engines FIO=$(command -v fio) FIO_SRC=its source\n",
+			engine, PACK_FIO_VERSION);
+		return 1;
 	}
 	return 0;
 }

@@ -80,9 +80,21 @@ void pack_fio_lacks(struct thread_data *td, const char *engine, const char *feat
 		    const char *since, const char *consequence);
 
 /*
- * 0 if the fio we are loaded into is the one we were compiled against and
- * the struct offsets we rely on agree with its option table; else a one-line
- * error naming @engine and 1. @ops: the engine's ioengine_ops.
+ * Whether the fio we are loaded into is one this engine may run in: the
+ * version it was compiled against, with the same struct layouts as far as
+ * what fio exports shows (fioglue.c says what is compared). Decided once,
+ * without reading any thread_data, so it can run before anything does:
+ * PACK_EXPORT_ENGINE's get_ioengine asks first. 0 if it may; else 1, with
+ * one line naming @engine, both fios and the command that builds for this
+ * one when @say (once in a process).
+ */
+int pack_host_fio_refused(const char *engine, int say);
+
+/*
+ * pack_host_fio_refused() plus the thread_data checks that compare, without
+ * following, a pointer of @td (@ops: the engine's ioengine_ops). The first
+ * thing in ->setup (fio's first call with a thread_data) and ->init: 0, or
+ * 1 after a one-line error naming @engine.
  */
 int pack_check_host_fio(struct thread_data *td, const char *engine,
 			const struct ioengine_ops *ops);
@@ -159,26 +171,41 @@ static int str_opt_##field(void *data, const char *val)		\
  * to one of fio's functions of the same name, or two engines' copies of
  * engines/lib to each other), so get_ioengine is the one export.
  *
+ * get_ioengine hands fio no ops (fio then says the engine is not loadable)
+ * when the engine was built for another fio (pack_host_fio_refused): it is
+ * what fio asks first, before it reads the ops or calls a hook with a
+ * thread_data (->setup), and --enghelp asks it too.
+ *
  * The constructor also puts the engine on fio's list by name, as fio's
  * built-in engines do: load_ioengine() looks a name up there before it
  * dlopens anything, so once the library is loaded, ioengine=NAME finds the
- * same ops. The destructor takes it off before the library is unmapped, so
- * fio's list never points into an unloaded library.
+ * same ops. Not in a fio the engine is not built for. The destructor takes
+ * it off before the library is unmapped, so fio's list never points into an
+ * unloaded library.
  */
+/* clang-format off */
 #define PACK_EXPORT_ENGINE(ops)							\
+	static int pack_engine_registered;					\
 	static void fio_init pack_register_engine(void)				\
 	{									\
+		if (pack_host_fio_refused((ops).name, 0))			\
+			return;							\
 		register_ioengine(&(ops));					\
+		pack_engine_registered = 1;					\
 	}									\
 	static void fio_exit pack_unregister_engine(void)			\
 	{									\
-		unregister_ioengine(&(ops));					\
+		if (pack_engine_registered)					\
+			unregister_ioengine(&(ops));				\
 	}									\
 	void get_ioengine(struct ioengine_ops **ioengine_ptr)			\
 		__attribute__((visibility("default")));				\
 	void get_ioengine(struct ioengine_ops **ioengine_ptr)			\
 	{									\
-		*ioengine_ptr = &(ops);						\
+		int refused = pack_host_fio_refused((ops).name, 1);		\
+										\
+		*ioengine_ptr = refused ? NULL : &(ops);			\
 	}
+/* clang-format on */
 
 #endif

@@ -537,6 +537,8 @@ static int pm_setup(struct thread_data *td)
 	struct fio_file *f;
 	unsigned i;
 
+	if (pack_check_host_fio(td, ENGINE, &ioengine)) /* first: fio calls ->setup before ->init */
+		return 1;
 	for_each_file(td, f, i) {
 		f->real_file_size = 1ULL << 40;
 		fio_file_set_size_known(f);

@@ -423,11 +423,14 @@ static int sf_init(struct thread_data *td)
  */
 static int sf_setup(struct thread_data *td)
 {
-	struct sf_data tmp = { .o = td->eo };
+	struct sf_data tmp = { 0 };
 	struct fio_file *f;
 	unsigned i;
 	int ret;
 
+	if (pack_check_host_fio(td, "smallfile", &ioengine)) /* before td->eo is read */
+		return 1;
+	tmp.o = td->eo;
 	ret = parse_sf_options(td, &tmp);
 	if (!ret)
 		ret = job_share(td, &tmp);

@@ -50,6 +50,99 @@ def test_engine_built_for_another_fio_refuses_to_run(tmp_path):
     assert re.search(r"smallfile: built for fio-9\.99 but loaded into fio-3\.\d+", r.stderr), r.stderr
     assert "signal" not in r.stderr
     assert os.listdir(tree) == []
+    # --enghelp too: fio asks get_ioengine, which refuses
+    r = subprocess.run([FIO, "--enghelp=" + str(so)], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode != 0 and "tree_dir" not in r.stdout
+    assert re.search(r"^smallfile: built for fio-9\.99 but loaded into fio-3\.\d+", r.stderr, re.M)
+
+
+# ---------------------------------------------------------------------------
+# An engine in a fio it was not built for: refused in one line by
+# get_ioengine, the first thing fio asks (before ->setup reads td->eo), for
+# every engine and for --enghelp too (engines/glue/fioglue.c)
+# ---------------------------------------------------------------------------
+
+ALL_ENGINES = ["smallfile", "postmark", "dbreplay"]
+
+
+def engine_job(engine, so, target):
+    """fio arguments of a small job of @engine (the library @so) working in @target."""
+    args = ["--name=x", "--ioengine=external:" + str(so), "--output-format=json"]
+    if engine == "smallfile":
+        return args + ["--tree_dir=" + str(target), "--tree_file_op=layout", "--tree_files=10"]
+    if engine == "postmark":
+        return args + ["--pm_location=" + str(target), "--pm_number=10", "--pm_transactions=10"]
+    return args + ["--dbr_trace=" + os.path.join(REPO, "jobs/dbreplay/traces/pgbench.trace.gz"),
+                   "--dbr_target=" + str(target)]
+
+
+def assert_engine_refused(r, engine, pattern, target=None):
+    assert r.returncode > 0, f"rc={r.returncode} (a signal is negative)\n{r.stderr}"
+    for bad in ("signal", "Segmentation", "core dumped", "you need to specify size="):
+        assert bad not in r.stderr, r.stderr
+    lines = [l for l in r.stderr.splitlines() if l.startswith(engine + ":")]
+    assert len(lines) == 1 and re.search(pattern, lines[0]), r.stderr
+    if target is not None:
+        assert os.listdir(target) == []
+
+
+def run_unsanitized(cmd, fio=FIO):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)  # these builds are not sanitizer-instrumented
+    return subprocess.run([str(fio)] + cmd, capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.mark.parametrize("engine", ALL_ENGINES)
+def test_engine_built_for_another_layout_of_this_version_refuses(tmp_path, engine):
+    """An engine built against a source of this fio's version and ioops ABI
+    whose struct thread_data has one field more before td->eo (what fio 3.41
+    and 3.42, both ABI 39, are to each other) is refused in one line naming
+    the struct and the command that builds for this fio, before ->setup
+    reads td->eo: it used to segfault there (smallfile) or fail with fio's
+    "you need to specify size=" (postmark, dbreplay)."""
+    target = make_output("print-fio-dir") + f"/test/layout/{engine}.so"
+    subprocess.run(["make", "-s", "--no-print-directory", target], cwd=REPO, check=True,
+                   capture_output=True)
+    so = os.path.join(REPO, target)
+    work = tmp_path / "target"
+    work.mkdir()
+    version = subprocess.run([FIO, "--version"], capture_output=True, text=True).stdout.strip()
+    want = (rf"^{engine}: built for {re.escape(version)} but loaded into a {re.escape(version)} "
+            r"whose struct thread_data is \d+ bytes, the build's \d+: .*make engines FIO=\S+ FIO_SRC=")
+    assert_engine_refused(run_unsanitized(engine_job(engine, so, work)), engine, want, work)
+
+
+def fio_builds():
+    """Every fio this checkout has built for, with its engines: {version: dir}."""
+    return {p.parent.name: p.parent for p in (Path(REPO) / "build").glob("fio-*/fio")
+            if all((p.parent / f"{e}.so").is_file() for e in ALL_ENGINES)}
+
+
+@pytest.mark.parametrize("engine", ALL_ENGINES)
+@pytest.mark.parametrize("how", ["job", "enghelp"])
+def test_engine_of_another_fio_release_refuses(tmp_path, engine, how):
+    """Each engine built for one fio release, loaded into another (./pack
+    check builds 3.33 and 3.41), says in one line which fio it was built for,
+    which is running and the command that builds for it, from a job and from
+    --enghelp, where fio used to answer only "bad ioops version"."""
+    builds = fio_builds()
+    if len(builds) < 2:
+        pytest.skip(f"one fio build here ({sorted(builds)}); ./pack check makes two")
+    for built_for, bdir in builds.items():
+        for running, rdir in builds.items():
+            if running == built_for:
+                continue
+            so = bdir / f"{engine}.so"
+            work = tmp_path / f"{built_for}-in-{running}"
+            work.mkdir()
+            cmd = engine_job(engine, so, work) if how == "job" else ["--enghelp=" + str(so)]
+            r = run_unsanitized(cmd, fio=rdir / "fio")
+            want = (rf"^{engine}: built for {re.escape(built_for)} but loaded into "
+                    rf"{re.escape(running)}; build it for this fio: make engines "
+                    rf"FIO={re.escape(str((rdir / 'fio').resolve()))} ")
+            assert_engine_refused(r, engine, want, work)
+            assert "bad ioops version" not in r.stderr
 
 
 def test_make_install_jobs_work_from_any_directory(tmp_path):
