@@ -235,6 +235,7 @@ struct io_u *dbr_event(struct thread_data *td, int event);
 int dbr_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 			const struct timespec *t);
 int dbr_reap(struct dbr_job *dj, int wait, uint64_t deadline_ns);
+void dbr_uring_cqe(void *data, void *user_data, int res);
 enum fio_q_status dbr_uring_queue(struct thread_data *td, struct dbr_job *dj,
 				     struct io_u *io_u, int slot);
 

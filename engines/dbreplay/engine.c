@@ -415,7 +415,8 @@ static int uring_init(struct thread_data *td, struct dbr_job *dj)
 		return 1;
 	}
 	dj->ring_ok = 1;
-	if (pack_ioq_init(&dj->ioq, depth + 8)) {
+	if (pack_ioq_init(&dj->ioq, depth + 8) ||
+	    pack_ioq_attach(&dj->ioq, &dj->ring, ENGINE, dbr_uring_cqe, dj)) {
 		log_err("dbreplay: out of memory\n");
 		return 1;
 	}

@@ -594,7 +594,7 @@ void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64
 	}
 	if (err) {
 		/* with continue_on_error a full disk fails every later write: say it a few times */
-		if (dj->errors < MAX_ERROR_LINES)
+		if (dj->errors < MAX_ERROR_LINES && !pack_ioq_said(&dj->ioq, -err))
 			log_err("dbreplay: %s line %llu: %s %s: %s\n", dj->trace_path,
 				(unsigned long long)it->rec.line, dbtrace_op_name(it->rec.op),
 				path_of(dj, it->rec.file), strerror(-err));

@@ -5,37 +5,17 @@
 /* dbr_io_api=io_uring                                                 */
 /* ------------------------------------------------------------------ */
 
-static void uring_submit(struct dbr_job *dj)
-{
-	int ret;
-
-	do
-		ret = io_uring_submit(&dj->ring);
-	while (ret == -EINTR || ret == -EAGAIN);
-}
-
-static struct io_uring_sqe *get_sqe(struct dbr_job *dj)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&dj->ring);
-
-	if (!sqe) {
-		uring_submit(dj);
-		sqe = io_uring_get_sqe(&dj->ring);
-	}
-	return sqe;
-}
-
 /* Prepares the SQE for what is left of @slot's record (a read or write may be resumed). */
 static int uring_prep_rec(struct dbr_job *dj, int slot)
 {
 	struct dbsched_item *it = dbsched_item(dj->sched, slot);
 	const struct dbtrace_rec *r = &it->rec;
-	struct io_uring_sqe *sqe = get_sqe(dj);
+	struct io_uring_sqe *sqe = pack_ioq_get_sqe(&dj->ioq);
 	uint64_t off, done = it->done_bytes;
 	int fd = dbr_io_target(dj, r, &off);
 
 	if (!sqe)
-		return -EBUSY;
+		return -pack_ioq_no_sqe_error(&dj->ioq);
 	switch (r->op) {
 	case DBTRACE_READ:
 		io_uring_prep_read(sqe, fd, dj->rbuf + done, (unsigned)(r->len - done), off + done);
@@ -107,10 +87,11 @@ static void uring_complete(struct dbr_job *dj, int slot, int res)
 	struct io_u *io_u = it->user;
 	int err = 0;
 
-	if (res == -EINTR || res == -EAGAIN) {
-		if (uring_prep_rec(dj, slot) == 0)
+	/* the kernel's EAGAIN/EINTR is retried; a submission given up is not */
+	if ((res == -EINTR || res == -EAGAIN) && !pack_ioq_giving_up(&dj->ioq)) {
+		err = uring_prep_rec(dj, slot);
+		if (!err)
 			return;
-		err = -EIO;
 	} else if (res < 0) {
 		err = res;
 		if (r->op == DBTRACE_TRIM && res == -EOPNOTSUPP) {
@@ -122,10 +103,8 @@ static void uring_complete(struct dbr_job *dj, int slot, int res)
 		if (it->done_bytes < r->len && !(res == 0 && r->op == DBTRACE_READ)) {
 			if (res == 0)
 				err = -EIO;	/* a write that makes no progress */
-			else if (uring_prep_rec(dj, slot) == 0)
+			else if (!(err = uring_prep_rec(dj, slot)))
 				return;
-			else
-				err = -EIO;
 		}
 	}
 	dbr_finish(dj, slot, io_u, err,
@@ -135,11 +114,19 @@ static void uring_complete(struct dbr_job *dj, int slot, int res)
 		pack_ioq_completed(&dj->ioq, io_u);
 }
 
+/* A completion (pack_ioq_reap), or an SQE given up (pack_ioq_submit). */
+void dbr_uring_cqe(void *data, void *user_data, int res)
+{
+	struct dbr_job *dj = data;
+
+	dj->sqes--;
+	uring_complete(dj, (int)(intptr_t)user_data - 1, res);
+}
+
 /* Reaps completions (waiting for one if @wait, at most until @deadline_ns); 0 or -errno. */
 int dbr_reap(struct dbr_job *dj, int wait, uint64_t deadline_ns)
 {
 	struct io_uring_cqe *cqe;
-	unsigned head, n = 0;
 	int ret;
 
 	if (wait && !io_uring_cq_ready(&dj->ring)) {
@@ -161,18 +148,9 @@ int dbr_reap(struct dbr_job *dj, int wait, uint64_t deadline_ns)
 		}
 		if (ret < 0)
 			return ret;
-	} else if (!wait) {
-		pack_uring_run_deferred(&dj->ring);
 	}
-	io_uring_for_each_cqe(&dj->ring, head, cqe) {
-		int slot = (int)(intptr_t)io_uring_cqe_get_data(cqe) - 1;
-
-		n++;
-		dj->sqes--;
-		uring_complete(dj, slot, cqe->res);
-	}
-	io_uring_cq_advance(&dj->ring, n);
-	uring_submit(dj);	/* resubmitted short transfers */
+	pack_ioq_reap(&dj->ioq);
+	pack_ioq_submit(&dj->ioq, 0); /* resubmitted short transfers */
 	return 0;
 }
 
@@ -182,7 +160,7 @@ int dbr_commit(struct thread_data *td)
 
 	if (!dj->uring)
 		return 0;
-	uring_submit(dj);
+	pack_ioq_submit(&dj->ioq, 0); /* what cannot be fails its record */
 	pack_ioq_commit(td, &dj->ioq);
 	return 0;
 }

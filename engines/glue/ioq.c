@@ -1,7 +1,10 @@
 /* See ioq.h. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ioq.h"
 
@@ -24,7 +27,160 @@ void pack_ioq_free(struct pack_ioq *q)
 	free(q->pending);
 	free(q->done);
 	free(q->done_issue);
+	free(q->given_up);
 	memset(q, 0, sizeof(*q));
+}
+
+int pack_ioq_attach(struct pack_ioq *q, struct io_uring *ring, const char *engine,
+		    pack_ioq_complete_fn complete, void *data)
+{
+	q->given_up = calloc(ring->sq.ring_entries, sizeof(*q->given_up));
+	if (!q->given_up)
+		return -1;
+	q->ring = ring;
+	q->engine = engine;
+	q->complete = complete;
+	q->data = data;
+	return 0;
+}
+
+unsigned pack_ioq_reap(struct pack_ioq *q)
+{
+	struct io_uring_cqe *cqe;
+	unsigned n = 0;
+	int giving_up;
+
+	pack_uring_run_deferred(q->ring);
+	/* io_uring_peek_cqe() enters the kernel only when none is ready */
+	while (io_uring_cq_ready(q->ring) && !io_uring_peek_cqe(q->ring, &cqe)) {
+		void *user_data = io_uring_cqe_get_data(cqe);
+		int res = cqe->res;
+
+		/* seen before it is handled: the handler may reap too */
+		io_uring_cqe_seen(q->ring, cqe);
+		giving_up = q->giving_up;
+		q->giving_up = 0;
+		q->complete(q->data, user_data, res);
+		q->giving_up = giving_up;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Takes the SQEs the kernel has not consumed out of the ring, as if they had
+ * never been prepared, and completes each with -@err (a close is made with
+ * close(2), and completes with its result): the ring stays usable for what
+ * comes next. What the handlers need is copied first, since they prepare
+ * SQEs of their own in the same slots. liburing has no call for this: its
+ * SQ tail, and the kernel's, go back to the kernel's head (no SQPOLL here:
+ * only io_uring_enter reads them).
+ */
+static void give_up(struct pack_ioq *q, int err)
+{
+	struct io_uring_sq *sq = &q->ring->sq;
+	unsigned head = IO_URING_READ_ONCE(*sq->khead), n = sq->sqe_tail - head, i;
+
+	for (i = 0; i < n; i++) {
+		const struct io_uring_sqe *sqe = &sq->sqes[(head + i) & sq->ring_mask];
+
+		q->given_up[i].user_data = (void *)(uintptr_t)sqe->user_data;
+		q->given_up[i].close_fd = sqe->opcode == IORING_OP_CLOSE ? sqe->fd : -1;
+	}
+	sq->sqe_head = sq->sqe_tail = head;
+	IO_URING_WRITE_ONCE(*sq->ktail, head);
+	q->submitting = 1; /* a handler's submission is one try: given_up stays */
+	for (i = 0; i < n; i++) {
+		int fd = q->given_up[i].close_fd, res = -err;
+
+		if (fd >= 0)
+			res = close(fd) ? -errno : 0;
+		q->giving_up = 1;
+		q->complete(q->data, q->given_up[i].user_data, res);
+		q->giving_up = 0;
+	}
+	q->submitting = 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int pack_ioq_submit(struct pack_ioq *q, unsigned wait_nr)
+{
+	unsigned tries = 0, gave_up = 0;
+	uint64_t t0 = 0;
+	int ret, err;
+
+	if (q->submitting)
+		wait_nr = 0; /* a handler's, inside a retry: never a wait there */
+	if (!pack_ioq_unsubmitted(q)) {
+		struct io_uring_cqe *cqe;
+
+		/* a wait alone: no submission to retry or give up */
+		ret = wait_nr ? io_uring_wait_cqe_nr(q->ring, &cqe, wait_nr) : 0;
+		return ret == -EINTR ? 0 : ret;
+	}
+	while (pack_ioq_unsubmitted(q)) {
+		ret = wait_nr ? io_uring_submit_and_wait(q->ring, wait_nr)
+			      : io_uring_submit(q->ring);
+		wait_nr = 0;
+		if (!pack_ioq_unsubmitted(q)) {
+			if (ret >= 0 || ret == -EINTR)
+				continue; /* all in (a signal may cut the wait short) */
+			return ret;	  /* the wait's own error */
+		}
+		if (ret > 0) {
+			tries = 0; /* the kernel took part of them: progress */
+			continue;
+		}
+		if (ret == 0)
+			ret = -EAGAIN; /* took none and said nothing */
+		if (q->submitting)
+			return 0; /* the outer pack_ioq_submit() retries; all stays */
+		if (!t0)
+			t0 = now_ms();
+		if ((ret == -EAGAIN || ret == -EBUSY || ret == -EINTR) && !gave_up &&
+		    tries < PACK_IOQ_SUBMIT_TRIES) {
+			q->submitting = 1;
+			if (ret != -EINTR)
+				pack_ioq_reap(q); /* completions free what the kernel lacks */
+			q->submitting = 0;
+			if (tries)
+				usleep(1000u << (tries - 1));
+			tries++;
+			continue;
+		}
+		/*
+		 * Given up: SQEs that handlers prepare now (a close after the
+		 * failed step) get one try each, without pauses.
+		 */
+		err = -ret;
+		/* once a ring and error: each operation given up fails with it too */
+		if (!gave_up++ && q->failed != err)
+			log_err("%s: io_uring_submit: %s (%u attempt%s in %llu ms): failing the %u request%s not submitted\n",
+				q->engine, strerror(err), tries + 1, tries ? "s" : "",
+				(unsigned long long)(now_ms() - t0), pack_ioq_unsubmitted(q),
+				pack_ioq_unsubmitted(q) == 1 ? "" : "s");
+		q->failed = err;
+		give_up(q, err);
+	}
+	return 0;
+}
+
+struct io_uring_sqe *pack_ioq_get_sqe(struct pack_ioq *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(q->ring);
+
+	if (!sqe) {
+		pack_ioq_submit(q, 0);
+		sqe = io_uring_get_sqe(q->ring);
+	}
+	return sqe;
 }
 
 void pack_ioq_commit(struct thread_data *td, struct pack_ioq *q)

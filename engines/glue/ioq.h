@@ -1,28 +1,123 @@
 /*
  * The io_us of an engine that completes them itself, through an io_uring of
- * its own (postmark's and dbreplay's io_uring modes): the ones queued since
+ * its own (the io_uring modes of the three engines): the ones queued since
  * fio's last ->commit, whose submission fio is told about at the commit, and
- * the completed ones, handed to fio by ->getevents and ->event. Plus the
- * ring's set-up both engines want. Compiled into each engine, with fio's
- * headers.
+ * the completed ones, handed to fio by ->getevents and ->event. Plus what
+ * every engine does with its ring: the set-up, getting an SQE, submitting
+ * with the one policy for a failed submission, reaping. Compiled into each
+ * engine, with fio's headers.
  */
 #ifndef PACK_IOQ_H
 #define PACK_IOQ_H
 
+#include <errno.h>
 #include <liburing.h>
 #include "fio.h"
 #include "fioglue.h"
+
+/* A completion's handler: the engine's @data, the SQE's user data, its result. */
+typedef void (*pack_ioq_complete_fn)(void *data, void *user_data, int res);
+
+/* An SQE a failed submission takes out of the ring (pack_ioq_submit). */
+struct pack_ioq_given_up {
+	void *user_data;
+	int close_fd; /* an IORING_OP_CLOSE's descriptor, else -1 */
+};
 
 struct pack_ioq {
 	struct io_u **pending;	/* queued since the last ->commit */
 	struct io_u **done;	/* completed, in completion order; the first nreturned handed out */
 	struct timespec *done_issue;	/* done[i]'s issue_time when it completed */
 	unsigned npending, ndone, nreturned, cap;
+	/* the ring and its engine (pack_ioq_attach) */
+	struct io_uring *ring;
+	const char *engine;
+	pack_ioq_complete_fn complete;
+	void *data;
+	struct pack_ioq_given_up *given_up; /* SQEs a failed submission gives up */
+	int submitting; /* inside pack_ioq_submit(): a nested one does not retry */
+	int giving_up;	/* the handler runs for an SQE given up (pack_ioq_giving_up) */
+	int failed;	/* errno of the last submission given up, 0 if none */
 };
 
 /* Room for @cap io_us each way (fio's iodepth and a margin). 0, or -1 out of memory. */
 int pack_ioq_init(struct pack_ioq *q, unsigned cap);
 void pack_ioq_free(struct pack_ioq *q);
+
+/*
+ * The io_uring the io_us go through, set up, and @complete, which @engine
+ * (its name, for the error line) has called for each completion with @data.
+ * 0, or -1 out of memory.
+ */
+int pack_ioq_attach(struct pack_ioq *q, struct io_uring *ring, const char *engine,
+		    pack_ioq_complete_fn complete, void *data);
+
+/*
+ * Submits the SQEs prepared in the ring; with @wait_nr, also waits for that
+ * many completions in the same system call (the caller knows they are in
+ * the kernel; a signal may cut the wait short). The one policy for a failed
+ * submission, for every engine (docs/RELIABILITY.md, issue 23): what is
+ * prepared stays prepared; EAGAIN and EBUSY (the kernel short of memory, or
+ * the completion queue full) are retried after reaping the completions
+ * there are, EINTR at once, up to PACK_IOQ_SUBMIT_TRIES times with a
+ * growing pause (about 0.13 s in all); then, and at once for any other
+ * error, the SQEs not submitted are given up: taken out of the ring and
+ * completed with the error through the engine's handler (which may prepare
+ * next steps, submitted here too; a close is made with close(2) instead,
+ * so that no descriptor stays open), and one line names the engine, the
+ * call and the error. Returns with nothing left unsubmitted: 0 (what was
+ * given up fails with its operations), or the wait's own -errno.
+ */
+#define PACK_IOQ_SUBMIT_TRIES 8
+int pack_ioq_submit(struct pack_ioq *q, unsigned wait_nr);
+
+/* SQEs prepared and not submitted. */
+static inline unsigned pack_ioq_unsubmitted(const struct pack_ioq *q)
+{
+	return io_uring_sq_ready(q->ring);
+}
+
+/*
+ * An SQE: one the ring has room for, else one after submitting what is
+ * prepared (pack_ioq_submit). NULL if there is none to be had.
+ */
+struct io_uring_sqe *pack_ioq_get_sqe(struct pack_ioq *q);
+
+/*
+ * The errno of an operation that could get no SQE: the error a submission
+ * was given up with, else EBUSY.
+ */
+static inline int pack_ioq_no_sqe_error(const struct pack_ioq *q)
+{
+	return q->failed ? q->failed : EBUSY;
+}
+
+/*
+ * In the engine's handler: 1 when the SQE was given up (never submitted),
+ * not completed by the kernel: an engine that retries a request whose
+ * completion says EAGAIN or EINTR must not retry this one.
+ */
+static inline int pack_ioq_giving_up(const struct pack_ioq *q)
+{
+	return q->giving_up;
+}
+
+/*
+ * Whether an operation's error @err is the one pack_ioq_submit() has said:
+ * the engine need not say it again for each operation given up.
+ */
+static inline int pack_ioq_said(const struct pack_ioq *q, int err)
+{
+	return q->failed && err == q->failed;
+}
+
+/*
+ * Hands each completion there is to the engine's handler, without waiting
+ * (after posting those DEFER_TASKRUN holds back). Each is taken off the
+ * completion queue before its handler runs, so a handler may submit, and
+ * reap, itself. Returns how many.
+ */
+unsigned pack_ioq_reap(struct pack_ioq *q);
 
 /* ->queue returned FIO_Q_QUEUED for @io_u. */
 static inline void pack_ioq_queued(struct pack_ioq *q, struct io_u *io_u)

@@ -247,8 +247,7 @@ struct pm_data {
 	int uring;
 	struct io_uring ring;
 	int ring_ok;
-	unsigned sqes;			/* SQEs prepared and not yet completed */
-	unsigned unsubmitted;
+	unsigned sqes; /* SQEs prepared and not yet completed */
 	struct pm_req *reqs;
 	struct pm_req *free_reqs;
 	int nreqs;

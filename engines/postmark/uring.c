@@ -24,24 +24,6 @@
  * io_uring the files they wrote and the directories they changed).
  */
 
-static struct io_uring_sqe *get_sqe(struct pm_data *pd)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&pd->ring);
-
-	if (!sqe) {
-		io_uring_submit(&pd->ring);
-		pd->unsubmitted = 0;
-		sqe = io_uring_get_sqe(&pd->ring);
-	}
-	return sqe;
-}
-
-static void uring_submit(struct pm_data *pd)
-{
-	if (pd->unsubmitted && io_uring_submit(&pd->ring) >= 0)
-		pd->unsubmitted = 0;
-}
-
 static int pool_of(const struct pm_data *pd, const struct pm_op *op)
 {
 	int p = op->loc < 0 ? 0 : op->loc;
@@ -153,13 +135,13 @@ static const void *req_data(struct pm_data *pd, struct pm_req *rq, uint64_t off,
 /* Queues the SQE of @rq's step: 0, or 1 if there is none to be had (rq->err set). */
 static int uring_prep(struct pm_data *pd, struct pm_req *rq)
 {
-	struct io_uring_sqe *sqe = get_sqe(pd);
+	struct io_uring_sqe *sqe = pack_ioq_get_sqe(&pd->ioq);
 	int buffered = pd->cfg.buffered;
 	struct pm_tx *tx = rq->tx;
 
 	if (!sqe) {
 		if (!rq->err)
-			rq->err = EBUSY;
+			rq->err = pack_ioq_no_sqe_error(&pd->ioq);
 		if (rq->fd >= 0)
 			close(rq->fd);
 		rq->fd = -1;
@@ -212,7 +194,6 @@ static int uring_prep(struct pm_data *pd, struct pm_req *rq)
 	}
 	io_uring_sqe_set_data(sqe, rq);
 	pd->sqes++;
-	pd->unsubmitted++;
 	return 0;
 }
 
@@ -460,7 +441,8 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 				close(tx->dirfd[k]);
 		}
 		pm_record(&pd->st[OC_TRANSACTION], now - tx->start_ns, 0, rq->err);
-		if (rq->err && !(pd->failed && pd->stop_on_error))
+		if (rq->err && !(pd->failed && pd->stop_on_error) &&
+		    !pack_ioq_said(&pd->ioq, rq->err))
 			log_err("postmark: transaction %d: fsync: %s\n", rq->op.tx, strerror(rq->err));
 		/* fio's sync latency is measured from issue_time: the transaction's start */
 		if (io_u)
@@ -473,7 +455,8 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 		 * fio stops at the first error; operations in flight then that
 		 * fail too (a full disk) are counted, not reported
 		 */
-		if (rq->err && !(pd->failed && pd->stop_on_error)) {
+		if (rq->err && !(pd->failed && pd->stop_on_error) &&
+		    !pack_ioq_said(&pd->ioq, rq->err)) { /* io_uring_submit's, said */
 			char path[PATH_MAX + 32];
 
 			pm_file_path(pd, &rq->op, path, sizeof(path));
@@ -514,33 +497,26 @@ static int start_end(struct pm_data *pd, struct pm_req *rq)
 	return uring_prep(pd, rq);
 }
 
+/* A completion (pack_ioq_reap), or an SQE given up (pack_ioq_submit). */
+static void uring_cqe(void *data, void *user_data, int res)
+{
+	struct pm_data *pd = data;
+	struct pm_req *rq = user_data;
+
+	pd->sqes--;
+	if (uring_advance(pd, rq, res))
+		finish_req(pd, rq, 0);
+}
+
 /* Processes the completions there are (@wait: at least one). 0 or -errno. */
 static int reap(struct pm_data *pd, int wait)
 {
-	struct io_uring_cqe *cqe;
-	unsigned head, seen = 0;
-	int ret;
+	/* what is prepared goes in with the wait: never wait on nothing submitted */
+	int ret = wait ? pack_ioq_submit(&pd->ioq, 1) : 0;
 
-	if (wait) {
-		/* what is prepared goes in with the wait: never wait on nothing submitted */
-		do
-			ret = io_uring_submit_and_wait(&pd->ring, 1);
-		while (ret == -EINTR);
-		if (ret < 0)
-			return ret;
-		pd->unsubmitted = 0;
-	} else {
-		pack_uring_run_deferred(&pd->ring);
-	}
-	io_uring_for_each_cqe(&pd->ring, head, cqe) {
-		struct pm_req *rq = io_uring_cqe_get_data(cqe);
-
-		seen++;
-		pd->sqes--;
-		if (uring_advance(pd, rq, cqe->res))
-			finish_req(pd, rq, 0);
-	}
-	io_uring_cq_advance(&pd->ring, seen);
+	if (ret < 0)
+		return ret;
+	pack_ioq_reap(&pd->ioq);
 	return 0;
 }
 
@@ -686,7 +662,7 @@ int pm_commit(struct thread_data *td)
 
 	if (!pd->uring)
 		return 0;
-	uring_submit(pd);
+	pack_ioq_submit(&pd->ioq, 0); /* what cannot be fails its operation */
 	/* fio's submit accounting is per io_u (operation), not per SQE */
 	pack_ioq_commit(td, &pd->ioq);
 	return 0;
@@ -710,7 +686,7 @@ int pm_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 	}
 	if (pd->sqes)
 		reap(pd, 0);
-	uring_submit(pd);
+	pack_ioq_submit(&pd->ioq, 0);
 	return pack_ioq_hand_out(&pd->ioq, max);
 }
 
@@ -747,7 +723,8 @@ int pm_uring_init(struct thread_data *td, struct pm_data *pd)
 	pd->ntxs = (int)depth + 2;
 	pd->reqs = calloc(pd->nreqs, sizeof(*pd->reqs));
 	pd->txs = calloc(pd->ntxs, sizeof(*pd->txs));
-	if (!pd->reqs || !pd->txs || pack_ioq_init(&pd->ioq, 2 * depth + 8))
+	if (!pd->reqs || !pd->txs || pack_ioq_init(&pd->ioq, 2 * depth + 8) ||
+	    pack_ioq_attach(&pd->ioq, &pd->ring, ENGINE, uring_cqe, pd))
 		goto nomem;
 	for (i = pd->nreqs - 1; i >= 0; i--) {
 		struct pm_req *rq = &pd->reqs[i];

@@ -52,7 +52,7 @@ static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
 		else if (rq->err == EOPNOTSUPP)
 			log_err("smallfile: direct=1: the file system of %s does not support O_DIRECT\n",
 				sd->root);
-		else
+		else if (!pack_ioq_said(&sd->ioq, rq->err)) /* io_uring_submit's, said */
 			log_err("smallfile: %s %s/%s: %s\n", file_op_name(rq->op), sd->root,
 				rq->op == FOP_DELIVER && rq->step < US_RENAME ? rq->tmp : rq->path,
 				strerror(rq->err));
@@ -138,24 +138,35 @@ static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
 static int sf_commit(struct thread_data *td)
 {
 	struct sf_data *sd = td->io_ops_data;
-	int ret;
 
 	if (sd->o->io_api != API_IO_URING)
 		return 0;
 	/*
 	 * At iodepth 1 the queue is full after every ->queue, so fio's next
 	 * call is ->getevents, which waits: the SQEs go in with that wait, one
-	 * io_uring_enter instead of a submit here and a wait there.
+	 * io_uring_enter instead of a submit here and a wait there. What
+	 * cannot be submitted fails its operation (pack_ioq_submit).
 	 */
-	if (sd->queued && !sd->submit_in_wait) {
-		ret = io_uring_submit(&sd->ring);
-		if (ret < 0)
-			return ret;
-		sd->queued = 0;
-	}
+	if (!sd->submit_in_wait)
+		pack_ioq_submit(&sd->ioq, 0);
 	/* fio's submit accounting is per io_u (file operation), not per SQE */
 	pack_ioq_commit(td, &sd->ioq);
 	return 0;
+}
+
+/* A completion (pack_ioq_reap), or an SQE given up (pack_ioq_submit). */
+static void sf_uring_cqe(void *data, void *user_data, int res)
+{
+	struct sf_data *sd = data;
+	struct sf_req *rq;
+
+	sd->inring--;
+	if (sf_uring_complete(sd, user_data, res, &rq)) {
+		finish_io_u(sd, rq);
+		/* fio before 3.31 stamped its own after ->queue */
+		rq->io_u->issue_time = rq->issue_ts;
+		pack_ioq_completed(&sd->ioq, rq->io_u);
+	}
 }
 
 static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int max,
@@ -166,52 +177,29 @@ static int sf_getevents(struct thread_data *td, unsigned int min, unsigned int m
 	pack_ioq_forget_returned(&sd->ioq);
 	while (sd->ioq.ndone < min || (sd->ioq.ndone == 0 && min == 0)) {
 		struct io_uring_cqe *cqe;
-		unsigned head, seen = 0;
 		int ret;
 
-		if (sd->ioq.ndone >= min) {
-			if (sd->queued) {
-				io_uring_submit(&sd->ring);
-				sd->queued = 0;
-			}
-			ret = io_uring_peek_cqe(&sd->ring, &cqe);
-			if (ret)
-				break;
-		} else {
-			/* one system call submits the next steps and waits */
-			if (sd->queued) {
-				ret = io_uring_submit_and_wait(&sd->ring, 1);
-				if (ret < 0 && ret != -EINTR)
-					return ret;
-				if (ret >= 0)
-					sd->queued = 0;
-			}
+		if (sd->ioq.ndone >= min) { /* min 0: what there is, without waiting */
+			pack_ioq_submit(&sd->ioq, 0);
+			pack_ioq_reap(&sd->ioq);
+			break;
+		}
+		/*
+		 * One system call submits the next steps and waits; whatever is
+		 * counted in the ring is then in the kernel (pack_ioq_submit
+		 * leaves nothing unsubmitted), so a wait has something to wait for.
+		 */
+		if (pack_ioq_unsubmitted(&sd->ioq))
+			pack_ioq_submit(&sd->ioq, 1);
+		if (!pack_ioq_reap(&sd->ioq) && sd->ioq.ndone < min) {
+			if (!sd->inring)
+				break; /* cannot be: fio waits only for what it queued */
 			ret = io_uring_wait_cqe(&sd->ring, &cqe);
-			if (ret == -EINTR)
-				continue;
-			if (ret)
+			if (ret && ret != -EINTR)
 				return ret;
 		}
-		io_uring_for_each_cqe(&sd->ring, head, cqe) {
-			struct sf_req *rq;
-
-			seen++;
-			sd->inring--;
-			if (sf_uring_complete(sd, io_uring_cqe_get_data(cqe), cqe->res, &rq)) {
-				finish_io_u(sd, rq);
-				/* fio before 3.31 stamped its own after ->queue */
-				rq->io_u->issue_time = rq->issue_ts;
-				pack_ioq_completed(&sd->ioq, rq->io_u);
-			}
-		}
-		io_uring_cq_advance(&sd->ring, seen);
-		if (min == 0)
-			break;
 	}
-	if (sd->queued) {
-		io_uring_submit(&sd->ring);
-		sd->queued = 0;
-	}
+	pack_ioq_submit(&sd->ioq, 0);
 	return pack_ioq_hand_out(&sd->ioq, max);
 }
 
@@ -401,7 +389,8 @@ static int sf_init(struct thread_data *td)
 		}
 		sd->ring_ok = 1;
 		sd->submit_in_wait = depth == 1;
-		if (pack_ioq_init(&sd->ioq, 2 * depth + 8)) {
+		if (pack_ioq_init(&sd->ioq, 2 * depth + 8) ||
+		    pack_ioq_attach(&sd->ioq, &sd->ring, "smallfile", sf_uring_cqe, sd)) {
 			log_err("smallfile: out of memory for the io_uring queue\n");
 			return 1;
 		}

@@ -173,7 +173,6 @@ struct sf_data {
 	/* io_uring mode */
 	struct io_uring ring;
 	int ring_ok;
-	unsigned queued;		/* SQEs prepared but not submitted */
 	unsigned inring;		/* SQEs prepared and not completed */
 	int submit_in_wait;		/* iodepth 1: ->getevents submits (see sf_commit) */
 	struct pack_ioq ioq;		/* io_us queued, completed, handed to fio */

@@ -5,17 +5,6 @@
 /* io_uring: each file operation is a small state machine of SQEs     */
 /* ------------------------------------------------------------------ */
 
-static struct io_uring_sqe *get_sqe(struct sf_data *sd)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&sd->ring);
-
-	if (!sqe) {
-		io_uring_submit(&sd->ring);
-		sqe = io_uring_get_sqe(&sd->ring);
-	}
-	return sqe;
-}
-
 void sf_close_dirs(struct sf_req *rq)
 {
 	if (rq->dirfd >= 0)
@@ -91,7 +80,7 @@ static int prep_read_close(struct sf_data *sd, struct sf_req *rq)
 	struct io_uring_sqe *rd, *cl;
 
 	if (io_uring_sq_space_left(&sd->ring) < 2)
-		io_uring_submit(&sd->ring);
+		pack_ioq_submit(&sd->ioq, 0);
 	rd = io_uring_get_sqe(&sd->ring);
 	if (!rd)
 		return -EBUSY;
@@ -99,7 +88,6 @@ static int prep_read_close(struct sf_data *sd, struct sf_req *rq)
 	if (!cl) { /* cannot be after the room check: undo the read's SQE */
 		io_uring_prep_nop(rd);
 		io_uring_sqe_set_data(rd, NULL);
-		sd->queued++;
 		sd->inring++;
 		return -EBUSY;
 	}
@@ -110,7 +98,6 @@ static int prep_read_close(struct sf_data *sd, struct sf_req *rq)
 	io_uring_sqe_set_data(cl, (void *)((uintptr_t)rq | LINKED_CLOSE_TAG));
 	rq->step = US_READ_CLOSE;
 	rq->linked_in = 0;
-	sd->queued += 2;
 	sd->inring += 2;
 	return 0;
 }
@@ -208,16 +195,20 @@ int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 	if (rq->step == US_READ && read_is_last(sd, rq)) {
 		if (!prep_read_close(sd, rq))
 			return 0;
-		/* no SQEs: as get_sqe() failing below, the op ends (fd closed) */
+		/* no SQEs: as pack_ioq_get_sqe() failing below, the op ends */
 		close(rq->fd);
 		rq->fd = -1;
-		rq->err = EBUSY;
+		rq->err = pack_ioq_no_sqe_error(&sd->ioq);
 		return 1;
 	}
-	sqe = get_sqe(sd);
-	if (!sqe) {
+	sqe = pack_ioq_get_sqe(&sd->ioq);
+	if (!sqe) { /* the op ends, its descriptors closed, with its own error if any */
 		sf_close_dirs(rq);
-		rq->err = EBUSY;
+		if (rq->fd >= 0)
+			close(rq->fd);
+		rq->fd = -1;
+		if (!rq->err)
+			rq->err = pack_ioq_no_sqe_error(&sd->ioq);
 		return 1;
 	}
 	switch (rq->step) {
@@ -273,7 +264,6 @@ int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 		break;
 	}
 	io_uring_sqe_set_data(sqe, rq);
-	sd->queued++;
 	sd->inring++;
 	return 0;
 }

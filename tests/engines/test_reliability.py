@@ -7,10 +7,11 @@ docs/RELIABILITY.md has the table of cases and what each showed.
 
 Faults are injected by build/faultinject.so (tests/faultinject/faultinject.c,
 `make build/faultinject.so`), loaded into the real fio with LD_PRELOAD and
-limited to the job's directory, so fio's own files are never hit. It wraps
-libc's entry points, so it reaches the engines' sync modes only: io_uring
-requests do not go through read(2)/write(2) (the io_uring modes are
-covered here by the out-of-space, kill, load and memory cases).
+limited to the job's directory, so fio's own files are never hit. Its
+libc wrappers reach the engines' sync modes only: io_uring requests do not
+go through read(2)/write(2) (the io_uring modes are covered here by the
+out-of-space, kill, load and memory cases, and their submissions, which it
+also wraps, by test_reliability_uring.py).
 
 Tests are parametrized by engine (ENGINES below); an engine added later
 gets a profile here and joins every case. dbreplay, the third, replays

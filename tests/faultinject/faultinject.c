@@ -15,8 +15,16 @@
  *          functions as the names without 64 (glibc aliases on 64-bit
  *          systems; programs built with _FILE_OFFSET_BITS=64 call the *64
  *          names): a rule for either name covers both.
- *   KIND   eio | eintr | enospc: fail with that errno without calling
- *          the real function (so nothing happens on disk);
+ *          io_uring_submit: liburing's submission calls (io_uring_submit,
+ *          io_uring_submit_and_wait, io_uring_submit_and_wait_timeout: a
+ *          rule for any of the three names covers all three), which the
+ *          engines' io_uring modes make; a ring has no path, so these are
+ *          counted and injected in every call of the process (fio itself
+ *          links no liburing).
+ *   KIND   eio | eintr | enospc | eagain | ebusy | enomem: fail with that
+ *          errno without calling the real function (so nothing happens on
+ *          disk; an io_uring submission returns -errno, its SQEs stay
+ *          prepared, as when the kernel refuses them);
  *          short: read/pread/write/pwrite only: the real call with half the
  *          byte count (at least 1; a call for fewer than 2 bytes is left
  *          alone), so a real, shorter transfer happens.
@@ -50,6 +58,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,18 +77,21 @@
 enum call_id {
 	C_OPEN, C_OPENAT, C_OPENAT2, C_READ, C_PREAD, C_WRITE, C_PWRITE,
 	C_FSYNC, C_FDATASYNC, C_RENAME, C_RENAMEAT, C_RENAMEAT2, C_UNLINK,
-	C_UNLINKAT, C_MKDIR, C_MKDIRAT, C_FTRUNCATE, C_FSTAT, C_NR
+	C_UNLINKAT, C_MKDIR, C_MKDIRAT, C_FTRUNCATE, C_FSTAT, C_URING_SUBMIT, C_NR
 };
 
 static const char *const call_names[C_NR] = {
 	"open", "openat", "openat2", "read", "pread", "write", "pwrite",
 	"fsync", "fdatasync", "rename", "renameat", "renameat2", "unlink",
-	"unlinkat", "mkdir", "mkdirat", "ftruncate", "fstat",
+	"unlinkat", "mkdir", "mkdirat", "ftruncate", "fstat", "io_uring_submit",
 };
-/* clang-format on */
 
-enum kind { K_EIO, K_EINTR, K_ENOSPC, K_SHORT };
-static const char *const kind_names[] = { "eio", "eintr", "enospc", "short" };
+enum kind { K_EIO, K_EINTR, K_ENOSPC, K_EAGAIN, K_EBUSY, K_ENOMEM, K_SHORT, K_NR };
+static const char *const kind_names[K_NR] = {
+	"eio", "eintr", "enospc", "eagain", "ebusy", "enomem", "short",
+};
+static const int kind_errno[K_NR] = { EIO, EINTR, ENOSPC, EAGAIN, EBUSY, ENOMEM, 0 };
+/* clang-format on */
 
 struct rule {
 	enum call_id call;
@@ -139,6 +151,8 @@ static int call_by_name(const char *s)
 	static const struct { const char *alias; enum call_id id; } aliases[] = {
 		{ "open64", C_OPEN }, { "openat64", C_OPENAT }, { "pread64", C_PREAD },
 		{ "pwrite64", C_PWRITE }, { "ftruncate64", C_FTRUNCATE }, { "fstat64", C_FSTAT },
+		{ "io_uring_submit_and_wait", C_URING_SUBMIT },
+		{ "io_uring_submit_and_wait_timeout", C_URING_SUBMIT },
 	};
 	/* clang-format on */
 	size_t i;
@@ -184,10 +198,13 @@ static void parse_rule(char *text)
 				die_config("unknown call", copy);
 			r->call = (enum call_id)c;
 		} else if (nf == 1) {
-			for (k = 0; k < 4 && strcmp(field, kind_names[k]); k++)
+			for (k = 0; k < K_NR && strcmp(field, kind_names[k]); k++)
 				;
-			if (k == 4)
-				die_config("unknown kind (eio, eintr, enospc, short)", copy);
+			if (k == K_NR)
+				die_config(
+					"unknown kind (eio, eintr, enospc, eagain, ebusy, enomem, "
+					"short)",
+					copy);
 			r->kind = (enum kind)k;
 		} else if (!strncmp(field, "every=", 6)) {
 			r->every = parse_u64(field + 6, copy);
@@ -416,7 +433,7 @@ static const struct rule *decide(enum call_id call, size_t len, int transfer)
 
 static int errno_of(const struct rule *r)
 {
-	return r->kind == K_EINTR ? EINTR : r->kind == K_ENOSPC ? ENOSPC : EIO;
+	return kind_errno[r->kind];
 }
 
 /* Guards for calls that name a path / a descriptor. */
@@ -693,4 +710,84 @@ int mkdirat(int dirfd, const char *path, mode_t mode)
 	PATH_RULE(C_MKDIRAT, dirfd, path);
 	FAIL_UNLESS_SHORT(r);
 	return real_fn(dirfd, path, mode);
+}
+
+/* ------------------------------------------------------------------ */
+/* liburing's submission calls                                         */
+/* ------------------------------------------------------------------ */
+
+struct io_uring;
+struct io_uring_cqe;
+struct __kernel_timespec;
+
+/*
+ * The engines load liburing with the engine, after this library and not in
+ * the global scope: RTLD_NEXT may not see it, the handle of the loaded
+ * library does.
+ */
+static void *real_uring(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name), *h;
+
+	if (!f && (h = dlopen("liburing.so.2", RTLD_NOW | RTLD_NOLOAD)))
+		f = dlsym(h, name);
+	if (!f) {
+		fprintf(stderr, "faultinject: cannot find %s in liburing.so.2\n", name);
+		abort();
+	}
+	return f;
+}
+
+/* The errno of the fault to inject into this submission, or 0. */
+static int uring_fault(void)
+{
+	const struct rule *r = NULL;
+
+	if (active && !t_busy) {
+		t_busy = 1;
+		r = decide(C_URING_SUBMIT, 0, 0);
+		t_busy = 0;
+	}
+	return r ? errno_of(r) : 0;
+}
+
+int io_uring_submit(struct io_uring *ring)
+{
+	static int (*real_fn)(struct io_uring *);
+	int err = uring_fault();
+
+	if (err)
+		return -err;
+	if (!real_fn)
+		real_fn = (int (*)(struct io_uring *))real_uring("io_uring_submit");
+	return real_fn(ring);
+}
+
+int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
+{
+	typedef int (*fn_t)(struct io_uring *, unsigned);
+	static fn_t real_fn;
+	int err = uring_fault();
+
+	if (err)
+		return -err;
+	if (!real_fn)
+		real_fn = (fn_t)real_uring("io_uring_submit_and_wait");
+	return real_fn(ring, wait_nr);
+}
+
+int io_uring_submit_and_wait_timeout(struct io_uring *ring, struct io_uring_cqe **cqe,
+				     unsigned wait_nr, struct __kernel_timespec *ts,
+				     sigset_t *sigmask)
+{
+	typedef int (*fn_t)(struct io_uring *, struct io_uring_cqe **, unsigned,
+			    struct __kernel_timespec *, sigset_t *);
+	static fn_t real_fn;
+	int err = uring_fault();
+
+	if (err)
+		return -err;
+	if (!real_fn)
+		real_fn = (fn_t)real_uring("io_uring_submit_and_wait_timeout");
+	return real_fn(ring, cqe, wait_nr, ts, sigmask);
 }
