@@ -3,12 +3,14 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fioglue.h"
+#include "errmsg.h"
 
 extern const char fio_version_string[];
 extern struct fio_option fio_options[FIO_MAX_OPTS];
@@ -224,6 +226,18 @@ void pack_fix_runtimes(struct thread_data *td, uint64_t fallback_ms)
 int pack_file_noop(struct thread_data *td, struct fio_file *f)
 {
 	return 0;
+}
+
+void pack_log_err(const char *fmt, ...)
+{
+	/* two paths of PATH_MAX and the words around them */
+	char line[2 * PATH_MAX + 1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	pack_vline(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_err("%s", line);
 }
 
 int pack_store_str(char **field, const char *val)

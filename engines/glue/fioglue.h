@@ -127,6 +127,13 @@ void pack_fix_runtimes(struct thread_data *td, uint64_t fallback_ms);
  */
 int pack_file_noop(struct thread_data *td, struct fio_file *f);
 
+/*
+ * fio's log_err() for an engine's error lines: @fmt ends in "\n" as there,
+ * and a control character in an argument (a newline in a user's path or job
+ * name) is printed as '?' (errmsg.h pack_vline), so one error is one line.
+ */
+void pack_log_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Stores a copy of @val ("" for NULL) in *@field: for FIO_OPT_STR callbacks
  * of options that accept an empty value (an unset ${VAR} in a job file). */
 int pack_store_str(char **field, const char *val);

@@ -50,12 +50,14 @@ static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
 		if (rq->probes > sd->o->probe_limit)
 			sf_report_probe_failure(sd, rq, rq->err);
 		else if (rq->err == EOPNOTSUPP)
-			log_err("smallfile: direct=1: the file system of %s does not support O_DIRECT\n",
+			pack_log_err(
+				"smallfile: direct=1: the file system of %s does not support O_DIRECT\n",
 				sd->root);
 		else if (!pack_ioq_said(&sd->ioq, rq->err)) /* io_uring_submit's, said */
-			log_err("smallfile: %s %s/%s: %s\n", file_op_name(rq->op), sd->root,
-				rq->op == FOP_DELIVER && rq->step < US_RENAME ? rq->tmp : rq->path,
-				strerror(rq->err));
+			pack_log_err("smallfile: %s %s/%s: %s\n", file_op_name(rq->op), sd->root,
+				     rq->op == FOP_DELIVER && rq->step < US_RENAME ? rq->tmp
+										   : rq->path,
+				     strerror(rq->err));
 		io_u->error = rq->err;
 	}
 	/* fio counts xfer_buflen - resid as the bytes moved */
@@ -276,7 +278,7 @@ static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 	}
 	return 0;
 bad:
-	log_err("smallfile: %s\n", err);
+	pack_log_err("smallfile: %s\n", err);
 	return 1;
 }
 
@@ -287,20 +289,23 @@ static int check_fio_options(struct thread_data *td, struct sf_data *sd)
 
 	for (i = 0; i < DDIR_RWDIR_CNT; i++) {
 		if (to->min_bs[i] != to->max_bs[i] || to->bs[i] != to->bs[DDIR_READ]) {
-			log_err("smallfile: bs must be one fixed size for all directions (it is the read/write chunk)\n");
+			pack_log_err(
+				"smallfile: bs must be one fixed size for all directions (it is the read/write chunk)\n");
 			return 1;
 		}
 	}
 	if (fio_option_is_set(to, size) || fio_option_is_set(to, io_size)) {
-		log_err("smallfile: size= and io_size= do not apply to file operations; a job does one pass over its files, or use number_ios=, loops= or time_based with runtime=\n");
+		pack_log_err(
+			"smallfile: size= and io_size= do not apply to file operations; a job does one pass over its files, or use number_ios=, loops= or time_based with runtime=\n");
 		return 1;
 	}
 	if (to->nr_files > 1) {
-		log_err("smallfile: nrfiles must be 1 (the tree is the file; use tree_files)\n");
+		pack_log_err(
+			"smallfile: nrfiles must be 1 (the tree is the file; use tree_files)\n");
 		return 1;
 	}
 	if (to->verify != 0) {
-		log_err("smallfile: verify= is not supported by this engine\n");
+		pack_log_err("smallfile: verify= is not supported by this engine\n");
 		return 1;
 	}
 	return 0;
@@ -321,8 +326,8 @@ static int job_share(struct thread_data *td, struct sf_data *sd)
 		static int said;	/* every idle clone would say it again */
 
 		if (!said++)
-			log_err("smallfile: numjobs=%llu exceeds tree_files=%llu\n",
-				(unsigned long long)j, (unsigned long long)n);
+			pack_log_err("smallfile: numjobs=%llu exceeds tree_files=%llu\n",
+				     (unsigned long long)j, (unsigned long long)n);
 		return 1;
 	}
 	return 0;
@@ -375,7 +380,7 @@ static int sf_init(struct thread_data *td)
 		return 1;
 
 	if (content_pool_init(&sd->pool, &sd->content, sd->seed, sd->chunk)) {
-		log_err("smallfile: out of memory for the content pool\n");
+		pack_log_err("smallfile: out of memory for the content pool\n");
 		return 1;
 	}
 	if (sd->o->io_api == API_IO_URING) {
@@ -384,14 +389,15 @@ static int sf_init(struct thread_data *td)
 		int ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &sd->ring);
 
 		if (ret) {
-			log_err("smallfile: tree_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
+			pack_log_err("smallfile: tree_io_api=io_uring: io_uring_queue_init: %s\n",
+				     strerror(-ret));
 			return 1;
 		}
 		sd->ring_ok = 1;
 		sd->submit_in_wait = depth == 1;
 		if (pack_ioq_init(&sd->ioq, 2 * depth + 8) ||
 		    pack_ioq_attach(&sd->ioq, &sd->ring, "smallfile", sf_uring_cqe, sd)) {
-			log_err("smallfile: out of memory for the io_uring queue\n");
+			pack_log_err("smallfile: out of memory for the io_uring queue\n");
 			return 1;
 		}
 	} else {

@@ -84,7 +84,8 @@ int sf_next_probe(struct sf_data *sd, struct sf_req *rq)
 
 void sf_report_probe_failure(struct sf_data *sd, struct sf_req *rq, int err)
 {
-	log_err("smallfile: %s: no %s file found in %u tries in %s (%s); is the tree laid out?\n",
+	pack_log_err(
+		"smallfile: %s: no %s file found in %u tries in %s (%s); is the tree laid out?\n",
 		file_op_name(rq->op), rq->op == FOP_CREATE ? "absent" : "existing",
 		sd->o->probe_limit + 1, sd->root, strerror(err));
 }

@@ -19,7 +19,8 @@ void sf_say_passes(struct thread_data *td, struct sf_data *sd)
 
 	if (p <= 1.0 || sd->o->file_drop_cache)
 		return;
-	log_err("smallfile: job %s read %llu files of a %llu-file tree: %.2f passes; reads after the first pass may come from the page cache (for a cold test: number_ios= at most tree_files with caches dropped first, or tree_drop_cache=1)\n",
+	pack_log_err(
+		"smallfile: job %s read %llu files of a %llu-file tree: %.2f passes; reads after the first pass may come from the page cache (for a cold test: number_ios= at most tree_files with caches dropped first, or tree_drop_cache=1)\n",
 		td->o.name ? td->o.name : "?", (unsigned long long)sd->stats[FOP_READ].ops,
 		(unsigned long long)sd->shape.nfiles, p);
 }
@@ -60,9 +61,10 @@ void sf_write_opstats(struct thread_data *td, struct sf_data *sd)
 	}
 	jsonl_close(&w);
 	if (jsonl_end(&w))
-		log_err("smallfile: tree_opstats_file %s: out of memory for the report line, nothing written\n",
+		pack_log_err(
+			"smallfile: tree_opstats_file %s: out of memory for the report line, nothing written\n",
 			sd->o->opstats_file);
 	else if (jsonl_append(&w, sd->o->opstats_file, err, sizeof(err)))
-		log_err("smallfile: tree_opstats_file %s\n", err);
+		pack_log_err("smallfile: tree_opstats_file %s\n", err);
 	jsonl_free(&w);
 }

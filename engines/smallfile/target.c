@@ -73,14 +73,16 @@ static int check_room(struct thread_data *td, struct sf_data *sd)
 		room_text(have, hb, sizeof(hb));
 		if (need.data_error)
 			snprintf(eb, sizeof(eb), " (+-%.1f MB: sizes sampled)", (double)need.data_error / 1e6);
-		log_err("smallfile: tree_dir %s: the tree needs %s%s for %llu files in %llu directories, the file system has %s free; lay out fewer or smaller files (tree_files, tree_file_size_dist) or use a larger file system\n",
+		pack_log_err(
+			"smallfile: tree_dir %s: the tree needs %s%s for %llu files in %llu directories, the file system has %s free; lay out fewer or smaller files (tree_files, tree_file_size_dist) or use a larger file system\n",
 			sd->root, nb, eb, (unsigned long long)need.files,
 			(unsigned long long)need.dirs, hb);
 		return 1;
 	}
 	/* f_files 0: no fixed inode table (btrfs, tmpfs without nr_inodes) */
 	if (vfs.f_files && need.files + need.dirs > inodes) {
-		log_err("smallfile: tree_dir %s: the tree needs %llu inodes (%llu files, %llu directories), the file system has %llu free; lay out fewer files or make the file system with more inodes (mkfs.ext4 -N, -i)\n",
+		pack_log_err(
+			"smallfile: tree_dir %s: the tree needs %llu inodes (%llu files, %llu directories), the file system has %llu free; lay out fewer files or make the file system with more inodes (mkfs.ext4 -N, -i)\n",
 			sd->root, (unsigned long long)(need.files + need.dirs),
 			(unsigned long long)need.files, (unsigned long long)need.dirs,
 			(unsigned long long)inodes);
@@ -126,19 +128,22 @@ static int default_root(struct sf_data *sd, const char *marker, char *out, size_
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
 	snprintf(parent, sizeof(parent), "%s/fio-smallfile-%u", tmpdir, (unsigned)getuid());
 	if (mkdir(parent, 0700) && errno != EEXIST) {
-		log_err("smallfile: tree_dir unset and cannot create %s: %s\n", parent, strerror(errno));
+		pack_log_err("smallfile: tree_dir unset and cannot create %s: %s\n", parent,
+			     strerror(errno));
 		return 1;
 	}
 	if (lstat(parent, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
-		log_err("smallfile: tree_dir unset and %s is not a directory of ours; set tree_dir\n", parent);
+		pack_log_err(
+			"smallfile: tree_dir unset and %s is not a directory of ours; set tree_dir\n",
+			parent);
 		return 1;
 	}
 	if (snprintf(out, len, "%s/%016llx", parent, (unsigned long long)h) >= (int)len) {
-		log_err("smallfile: TMPDIR %s is too long\n", tmpdir);
+		pack_log_err("smallfile: TMPDIR %s is too long\n", tmpdir);
 		return 1;
 	}
 	if (mkdir(out, 0755) && errno != EEXIST) {
-		log_err("smallfile: cannot create %s: %s\n", out, strerror(errno));
+		pack_log_err("smallfile: cannot create %s: %s\n", out, strerror(errno));
 		return 1;
 	}
 	return 0;
@@ -158,21 +163,21 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 		snprintf(sd->root, sizeof(sd->root), "%s", sd->o->tree_dir);
 	}
 	if (stat(sd->root, &st)) {
-		log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
+		pack_log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
 		return 1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		log_err("smallfile: tree_dir %s is not a directory\n", sd->root);
+		pack_log_err("smallfile: tree_dir %s is not a directory\n", sd->root);
 		return 1;
 	}
 	sd->rootfd = open(sd->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sd->rootfd < 0) {
-		log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
+		pack_log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
 		return 1;
 	}
 	if (writes_tree(sd) &&
 	    target_claim(sd->rootfd, sd->root, "smallfile", TARGET_WRITABLE, why, sizeof(why))) {
-		log_err("smallfile: tree_dir %s %s\n", sd->root, why);
+		pack_log_err("smallfile: tree_dir %s %s\n", sd->root, why);
 		return 1;
 	}
 
@@ -183,12 +188,14 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 			/* a racing clone may have just published the marker */
 			ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
 			if (ret == -ENOENT) {
-				log_err("smallfile: tree_dir %s is not empty and holds no smallfile tree; refusing to touch it\n",
+				pack_log_err(
+					"smallfile: tree_dir %s is not empty and holds no smallfile tree; refusing to touch it\n",
 					sd->root);
 				return 1;
 			}
 		} else if (!creates_tree(sd)) {
-			log_err("smallfile: tree_dir %s holds no laid-out tree; run a job with tree_file_op=layout first\n",
+			pack_log_err(
+				"smallfile: tree_dir %s holds no laid-out tree; run a job with tree_file_op=layout first\n",
 				sd->root);
 			/* leave no empty default directory behind */
 			if (!sd->o->tree_dir || !*sd->o->tree_dir)
@@ -206,18 +213,20 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 		}
 	}
 	if (ret) {
-		log_err("smallfile: tree_dir %s: cannot read %s: %s\n", sd->root, MARKER_NAME,
-			strerror(-ret));
+		pack_log_err("smallfile: tree_dir %s: cannot read %s: %s\n", sd->root, MARKER_NAME,
+			     strerror(-ret));
 		return 1;
 	}
 	ret = treemeta_compare(found, marker, why, sizeof(why));
 	if (ret < 0) {
-		log_err("smallfile: tree_dir %s: %s is not a smallfile tree marker; refusing to touch it\n",
+		pack_log_err(
+			"smallfile: tree_dir %s: %s is not a smallfile tree marker; refusing to touch it\n",
 			sd->root, MARKER_NAME);
 		return 1;
 	}
 	if (ret) {
-		log_err("smallfile: tree_dir %s was laid out with other parameters: %s\n", sd->root, why);
+		pack_log_err("smallfile: tree_dir %s was laid out with other parameters: %s\n",
+			     sd->root, why);
 		return 1;
 	}
 	return 0;
