@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,12 +92,27 @@ int target_write_all(int fd, const void *buf, size_t len)
 
 int target_read_file(int dirfd, const char *name, char *buf, size_t len)
 {
-	int fd = NOINTR(openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+	struct stat st;
 	size_t got = 0;
 	ssize_t n = 0;
+	int fd;
 
+	/*
+	 * Looked at before it is opened: opening a FIFO waits for a writer
+	 * for ever, and opening a device can act on it (a tape rewinds).
+	 */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = NOINTR(openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 	if (fd < 0)
 		return -errno;
+	/* replaced between the look and the open */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	/* to end of file: a read may return less before it */
 	while (got < len - 1 && (n = NOINTR(read(fd, buf + got, len - 1 - got))) > 0)
 		got += n;
@@ -131,10 +147,33 @@ int target_publish(int dirfd, const char *name, const char *text)
 	return ret;
 }
 
+/*
+ * Whether @entry is the private name of a target_publish(@name) under way:
+ * exactly "@name.PID" with PID a process that is alive. A user's file that
+ * only looks like one (".marker.orig", a number with no process) is data.
+ */
+static int is_publish_in_progress(const char *entry, const char *name)
+{
+	size_t nlen = strlen(name);
+	const char *p;
+	char *end;
+	long pid;
+
+	if (strncmp(entry, name, nlen) || entry[nlen] != '.')
+		return 0;
+	p = entry + nlen + 1;
+	if (*p < '1' || *p > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(p, &end, 10);
+	if (errno || *end || pid > INT_MAX)
+		return 0;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
 int target_dir_is_empty(int fd, const char *name)
 {
 	int dup_fd = dup(fd);
-	size_t nlen = strlen(name);
 	DIR *d;
 	struct dirent *de;
 	int empty = 1;
@@ -151,7 +190,7 @@ int target_dir_is_empty(int fd, const char *name)
 	while ((de = readdir(d))) {
 		/* a concurrent job's marker being written does not count */
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    !(!strncmp(de->d_name, name, nlen) && de->d_name[nlen] == '.') &&
+		    !is_publish_in_progress(de->d_name, name) &&
 		    !is_fs_root_lost_found(fd, de->d_name)) {
 			empty = 0;
 			break;

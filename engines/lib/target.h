@@ -59,8 +59,10 @@ int target_claim(int fd, const char *path, const char *engine, unsigned flags, c
 int target_write_all(int fd, const void *buf, size_t len);
 
 /*
- * Reads the small file @name of @dirfd (never following a symlink) into
- * @buf, NUL-terminated, at most @len - 1 bytes. 0, or -errno.
+ * Reads the small file @name of @dirfd into @buf, NUL-terminated, at most
+ * @len - 1 bytes. Only a regular file is read: a symlink, FIFO, device,
+ * socket or directory of that name gives -EINVAL without being opened. 0,
+ * or -errno.
  */
 int target_read_file(int dirfd, const char *name, char *buf, size_t len);
 
@@ -74,8 +76,9 @@ int target_publish(int dirfd, const char *name, const char *text);
 
 /*
  * 1 if @fd's directory holds nothing but the private names of a
- * target_publish(@name) under way and, at a file system's root, its
- * lost+found; 0 if it holds something else; -1 with errno.
+ * target_publish(@name) under way (exactly "@name.PID", PID alive) and, at a
+ * file system's root, its lost+found; 0 if it holds something else (a
+ * ".marker.orig" of the user's); -1 with errno.
  */
 int target_dir_is_empty(int fd, const char *name);
 

@@ -184,6 +184,11 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 	ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
 	if (ret == -ENOENT) {
 		empty = target_dir_is_empty(sd->rootfd, MARKER_NAME);
+		if (empty < 0) {
+			pack_log_err("smallfile: tree_dir %s: cannot list it: %s\n", sd->root,
+				     strerror(errno));
+			return 1;
+		}
 		if (!empty) {
 			/* a racing clone may have just published the marker */
 			ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
@@ -211,6 +216,13 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 			else if (!ret)
 				return 0;
 		}
+	}
+	if (ret == -EINVAL) {
+		/* a FIFO would block the open, a symlink leads elsewhere: a marker is a plain file */
+		pack_log_err(
+			"smallfile: tree_dir %s: %s is not a regular file; refusing to touch it\n",
+			sd->root, MARKER_NAME);
+		return 1;
 	}
 	if (ret) {
 		pack_log_err("smallfile: tree_dir %s: cannot read %s: %s\n", sd->root, MARKER_NAME,

@@ -8,9 +8,13 @@ tree no larger than the engine can address.
 Every test runs the real fio with the real engine on real directories and
 checks what fio reported and what is on disk.
 """
+import os
+import stat
+import subprocess
+
 import pytest
 
-from conftest import run_fio, sf_args, snapshot
+from conftest import MARKER, layout, run_fio, sf_args, snapshot
 from test_smallfile_safety import assert_refused
 
 
@@ -41,3 +45,58 @@ def test_newline_in_a_user_value_keeps_the_error_one_line(tmp_path, case):
     r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="layout", rw="write", **opts))
     assert_refused(r, shown, (users, before))
     assert not [l for l in r.stderr.splitlines() if l.startswith(tail)], r.describe()
+
+
+# ---------------------------------------------------------------------------
+# A marker is exactly the marker: its name, a regular file, its content
+# ---------------------------------------------------------------------------
+
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+@pytest.mark.parametrize("suffix", ["orig", "dead_pid"])
+@pytest.mark.parametrize("tree_file_op", ["layout", "create"])
+def test_a_marker_like_name_is_not_a_marker(tmp_path, tree_dir, suffix, tree_file_op):
+    """A directory holding only the user's .fio-smallfile-tree.orig (a copy
+    of an old tree's marker), or a name like a marker being published by a
+    process that is gone, is not empty: refused, nothing written."""
+    (tmp_path / "old").mkdir()
+    layout(tmp_path / "old", 20)
+    name = f"{MARKER}.{'orig' if suffix == 'orig' else _dead_pid()}"
+    (tree_dir / name).write_bytes((tmp_path / "old" / MARKER).read_bytes())
+    before = snapshot(tree_dir, content=True)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op=tree_file_op, rw="write"))
+    assert_refused(r, "is not empty and holds no smallfile tree", (tree_dir, before))
+
+
+def _plant_marker(tree_dir, tmp_path, kind):
+    m = tree_dir / MARKER
+    if kind == "fifo":
+        os.mkfifo(m)
+    elif kind == "device":
+        os.mknod(m, stat.S_IFCHR | 0o644, os.makedev(1, 5))    # /dev/zero's numbers
+    elif kind == "directory":
+        m.mkdir()
+    else:   # a symlink to a real marker elsewhere
+        (tmp_path / "other").mkdir()
+        layout(tmp_path / "other", 20)
+        m.symlink_to(tmp_path / "other" / MARKER)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "symlink"])
+@pytest.mark.parametrize("tree_file_op,rw", [("layout", "write"), ("read", "read")])
+def test_a_marker_that_is_not_a_regular_file_is_refused(tmp_path, tree_dir, kind, tree_file_op, rw):
+    """A FIFO named like the marker blocked the job for ever in open(); a
+    device or a symlink was opened and read. Each is refused at once, in one
+    line, without being opened."""
+    if kind == "device" and os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root")
+    _plant_marker(tree_dir, tmp_path, kind)
+    # (names, kinds, sizes, times: reading a FIFO or a device to hash it would hang)
+    before = snapshot(tree_dir)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op=tree_file_op, rw=rw), timeout=30)
+    assert_refused(r, f"{MARKER} is not a regular file")
+    assert snapshot(tree_dir) == before

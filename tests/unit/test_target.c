@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "target.h"
 #include "test.h"
@@ -179,22 +180,91 @@ TEST(target_publish_read_back_and_race)
 	rm_scratch(dir, names);
 }
 
+/* The pid of a process that has ended. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+/* A scratch directory, opened: its descriptor, or -1 (a failed check). */
+static int scratch_open(char **dirp)
+{
+	*dirp = scratch_dir();
+	CHECK(*dirp != NULL);
+	return *dirp ? open(*dirp, O_RDONLY | O_DIRECTORY) : -1;
+}
+
 TEST(target_dir_is_empty_ignores_a_marker_in_progress)
 {
 	char *dir = scratch_dir();
-	const char *names[] = {".m.123", ".mx", NULL};
+	char live[32];
+	const char *names[] = { live, ".mx", NULL };
 	int fd;
 
 	CHECK(dir != NULL);
 	if (!dir)
 		return;
+	snprintf(live, sizeof(live), ".m.%d", (int)getpid());
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	close(openat(fd, ".m.123", O_WRONLY | O_CREAT, 0644));
+	close(openat(fd, live, O_WRONLY | O_CREAT, 0644));
 	CHECK(target_dir_is_empty(fd, ".m") == 1);
 	close(openat(fd, ".mx", O_WRONLY | O_CREAT, 0644));
 	CHECK(target_dir_is_empty(fd, ".m") == 0);
 	/* twice on one descriptor: the scan starts from the top each time */
 	CHECK(target_dir_is_empty(fd, ".m") == 0);
+	close(fd);
+	rm_scratch(dir, names);
+}
+
+/* A name that only looks like a marker being published is a user's file. */
+TEST(target_dir_is_empty_a_marker_like_name_is_data)
+{
+	static const char *const like[] = { ".m.orig", ".m.",	".m.0",
+					    ".m.12x",  ".m.-5", ".m.99999999999999999999",
+					    NULL };
+	char *dir, dead[32];
+	const char *names[2] = { NULL, NULL };
+	int fd = scratch_open(&dir), i;
+
+	if (fd < 0)
+		return;
+	for (i = 0; like[i]; i++) {
+		close(openat(fd, like[i], O_WRONLY | O_CREAT, 0644));
+		CHECK(target_dir_is_empty(fd, ".m") == 0);
+		unlinkat(fd, like[i], 0);
+	}
+	/* the private name of a publisher that died (a SIGKILL mid-publish) */
+	snprintf(dead, sizeof(dead), ".m.%d", (int)dead_pid());
+	close(openat(fd, dead, O_WRONLY | O_CREAT, 0644));
+	CHECK(target_dir_is_empty(fd, ".m") == 0);
+	names[0] = dead;
+	close(fd);
+	rm_scratch(dir, names);
+}
+
+/* Only a regular file is a marker; a FIFO is never opened (it would block). */
+TEST(target_read_file_only_a_regular_file)
+{
+	const char *names[] = { ".fifo", ".link", ".dir", ".m", NULL };
+	char *dir, buf[64];
+	int fd = scratch_open(&dir);
+
+	if (fd < 0)
+		return;
+	CHECK(mkfifoat(fd, ".fifo", 0644) == 0);
+	CHECK(target_read_file(fd, ".fifo", buf, sizeof(buf)) == -EINVAL);
+	CHECK(target_publish(fd, ".m", "tree v1\n") == 0);
+	CHECK(symlinkat(".m", fd, ".link") == 0);
+	CHECK(target_read_file(fd, ".link", buf, sizeof(buf)) == -EINVAL);
+	CHECK(mkdirat(fd, ".dir", 0755) == 0);
+	CHECK(target_read_file(fd, ".dir", buf, sizeof(buf)) == -EINVAL);
+	CHECK(target_read_file(fd, ".m", buf, sizeof(buf)) == 0);
+	CHECK_STREQ(buf, "tree v1\n");
 	close(fd);
 	rm_scratch(dir, names);
 }
