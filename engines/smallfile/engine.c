@@ -47,6 +47,9 @@ static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
 	sf_close_dirs(rq);
 	sf_account(sd, rq);
 	if (rq->err) {
+		const char *shown =
+			rq->op == FOP_DELIVER && rq->step < US_RENAME ? rq->tmp : rq->path;
+
 		if (rq->probes > sd->o->probe_limit)
 			sf_report_probe_failure(sd, rq, rq->err);
 		else if (rq->err == EOPNOTSUPP)
@@ -55,9 +58,7 @@ static void finish_io_u(struct sf_data *sd, struct sf_req *rq)
 				sd->root);
 		else if (!pack_ioq_said(&sd->ioq, rq->err)) /* io_uring_submit's, said */
 			pack_log_err("smallfile: %s %s/%s: %s\n", file_op_name(rq->op), sd->root,
-				     rq->op == FOP_DELIVER && rq->step < US_RENAME ? rq->tmp
-										   : rq->path,
-				     strerror(rq->err));
+				     shown, rq->refused ? rq->refused : strerror(rq->err));
 		io_u->error = rq->err;
 	}
 	/* fio counts xfer_buflen - resid as the bytes moved */

@@ -105,7 +105,8 @@ int sf_open_flags(struct sf_data *sd, enum file_op op)
 		fl |= O_WRONLY | O_CREAT;
 		break;
 	case FOP_DELIVER:
-		fl |= O_WRONLY | O_CREAT | O_TRUNC;
+		/* no O_TRUNC: a stale staging file is looked at before it is cut (sf_begin_write) */
+		fl |= O_WRONLY | O_CREAT;
 		break;
 	case FOP_APPEND:
 		/* O_DIRECT appends at unaligned file ends fail: appends stay buffered */
@@ -126,30 +127,57 @@ static uint64_t write_size(struct sf_data *sd, struct sf_req *rq)
 }
 
 /*
+ * Whether the file open as rq->fd may be written: a regular file with no
+ * other name. A second hard link (a `cp -al` backup of the tree) shares
+ * the data, so writing here would change the backup too; anything but a
+ * regular file (a device node put in the tree) is not the tree's. 0, or
+ * -EMLINK / -EINVAL with rq->refused saying why.
+ */
+static int writable_here(struct sf_req *rq, const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode)) {
+		rq->refused = "is not a regular file; refusing to write to it";
+		return -EINVAL;
+	}
+	if (st->st_nlink > 1) {
+		rq->refused =
+			"has other hard links (a cp -al copy?) that would change with it; refusing to write through it";
+		return -EMLINK;
+	}
+	return 0;
+}
+
+/*
  * After a file to write is open (rq->fd), in both I/O paths: its size to
- * write, the append sequence moved on, and a layout's resume check.
- * Returns 0 to write rq->size bytes, 1 when a layout finds the file whole
- * (rq->skipped set: nothing to write), or -errno when the truncate of a
- * shorter file failed.
+ * write, the append sequence moved on, a layout's resume check, and the
+ * check that the file is the tree's alone (create's O_EXCL makes a new
+ * one; layout, append and deliver may meet an existing one). Returns 0 to
+ * write rq->size bytes, 1 when a layout finds the file whole (rq->skipped
+ * set: nothing to write), or -errno (a refused file, a failed truncate).
  */
 int sf_begin_write(struct sf_data *sd, struct sf_req *rq)
 {
+	struct stat st;
+	int ret;
+
 	rq->size = write_size(sd, rq);
 	if (rq->op == FOP_APPEND)
 		sd->append_seq++;
-	if (rq->op == FOP_LAYOUT) {
-		struct stat st;
-
-		if (fstat(rq->fd, &st))
-			return -errno;
-		/* resumable: a file as long as its model size was written whole */
-		if ((uint64_t)st.st_size >= rq->size) {
-			rq->skipped = 1;
-			return 1;
-		}
-		if (st.st_size && NOINTR(ftruncate(rq->fd, 0)))
-			return -errno;
+	if (rq->op == FOP_CREATE)
+		return 0;
+	if (fstat(rq->fd, &st))
+		return -errno;
+	/* resumable: a file as long as its model size was written whole (and is not written) */
+	if (rq->op == FOP_LAYOUT && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= rq->size) {
+		rq->skipped = 1;
+		return 1;
 	}
+	ret = writable_here(rq, &st);
+	if (ret)
+		return ret;
+	/* a layout's shorter file, a deliver's staging file left by a killed run */
+	if (rq->op != FOP_APPEND && st.st_size && NOINTR(ftruncate(rq->fd, 0)))
+		return -errno;
 	return 0;
 }
 

@@ -131,6 +131,7 @@ struct sf_req {
 	int skipped;
 	int made_leaf;		/* io_uring: leaf directories created for this op */
 	int err;
+	const char *refused; /* why a file to write is not the tree's alone (rq->err then) */
 	/* io_uring, US_READ_CLOSE: the two completions, each once in */
 	unsigned linked_in; /* LINKED_READ_IN | LINKED_CLOSE_IN */
 	int read_res, close_res;

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import MARKER, layout, run_fio, sf_args, snapshot
+from conftest import MARKER, Shape, layout, run_fio, sf_args, snapshot
 from test_smallfile_safety import assert_refused
 
 
@@ -99,4 +99,80 @@ def test_a_marker_that_is_not_a_regular_file_is_refused(tmp_path, tree_dir, kind
     before = snapshot(tree_dir)
     r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op=tree_file_op, rw=rw), timeout=30)
     assert_refused(r, f"{MARKER} is not a regular file")
+    assert snapshot(tree_dir) == before
+
+
+# ---------------------------------------------------------------------------
+# Hard links: a `cp -al` backup of the tree is never written through
+# ---------------------------------------------------------------------------
+
+LINKED = dict(tree_fanout=2, tree_depth=1, tree_maildir=1, tree_file_size_dist="fixed:4k")
+
+
+def _linked_tree(tmp_path, tree_dir):
+    """A laid-out maildir tree with a short file 3 (a layout cut short) and
+    a deliver's staging file left in tmp/ for every slot (a killed run),
+    then `cp -al tree backup`: every file of the tree has a second name."""
+    layout(tree_dir, 20, **LINKED)
+    shape = Shape(20, 2, 1, maildir=True)
+    os.truncate(tree_dir / shape.path(3), 100)
+    for i in range(20):
+        new = shape.path(i)
+        tmp = new.replace("/new/", "/tmp/") + ".w1.0"
+        (tree_dir / tmp).write_bytes(b"left by a killed delivery\n")
+    backup = tmp_path / "backup"
+    subprocess.run(["cp", "-al", str(tree_dir), str(backup)], check=True)
+    assert os.stat(tree_dir / shape.path(0)).st_nlink == 2
+    return backup
+
+
+@pytest.mark.parametrize("tree_io_api", ["sync", "io_uring"])
+@pytest.mark.parametrize("tree_file_op,rw", [("layout", "write"), ("append", "write"),
+                                             ("deliver", "randwrite")])
+def test_a_hard_linked_file_is_not_written_through(tmp_path, tree_dir, tree_file_op, rw,
+                                                   tree_io_api):
+    """layout (truncating and rewriting a short file), append and deliver
+    (cutting its stale staging file) opened tree files without looking at
+    st_nlink: the backup's files changed with them. Refused in one line
+    naming the file; neither the backup nor the tree changes."""
+    backup = _linked_tree(tmp_path, tree_dir)
+    before, tree_before = snapshot(backup, content=True), snapshot(tree_dir, content=True)
+    opts = dict(LINKED, number_ios=5) if tree_file_op != "layout" else LINKED
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op=tree_file_op, rw=rw,
+                        tree_io_api=tree_io_api, **opts))
+    assert_refused(r, "hard links", (backup, before), (tree_dir, tree_before))
+    assert str(tree_dir) in r.smallfile_lines()[0]
+
+
+@pytest.mark.parametrize("tree_file_op,rw", [("layout", "write"), ("read", "read"),
+                                             ("stat", "read"), ("delete", "randread")])
+def test_a_cp_al_backup_survives_what_does_not_write_through(tmp_path, tree_dir, tree_file_op, rw):
+    """What is allowed on a hard-linked tree: a layout of whole files
+    writes nothing; read and stat do not write; delete removes the tree's
+    name, not the backup's file."""
+    layout(tree_dir, 20, **LINKED)
+    backup = tmp_path / "backup"
+    subprocess.run(["cp", "-al", str(tree_dir), str(backup)], check=True)
+    before = snapshot(backup, content=True)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op=tree_file_op, rw=rw,
+                        number_ios=10, **LINKED)).ok()
+    assert r.json["jobs"][0]["write"]["io_bytes"] == 0
+    assert snapshot(backup, content=True) == before
+
+
+@pytest.mark.parametrize("tree_io_api", ["sync", "io_uring"])
+@pytest.mark.parametrize("tree_file_op", ["layout", "append"])
+def test_a_device_node_in_the_tree_is_not_written(tmp_path, tree_dir, tree_file_op, tree_io_api):
+    """A device node in place of a tree file (here /dev/null's numbers: an
+    append "succeeded" into it) is not the tree's: refused, not written."""
+    if os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root")
+    layout(tree_dir, 20, **LINKED)
+    path = tree_dir / Shape(20, 2, 1, maildir=True).path(0)
+    path.unlink()
+    os.mknod(path, stat.S_IFCHR | 0o644, os.makedev(1, 3))
+    before = snapshot(tree_dir)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op=tree_file_op, rw="write",
+                        tree_io_api=tree_io_api, **LINKED))
+    assert_refused(r, f"{path}: is not a regular file")
     assert snapshot(tree_dir) == before
