@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "units.h"
 
 /* Multiplier for a k/m/g/t suffix letter, 0 if @c is not one. */
@@ -86,4 +87,36 @@ int parse_size(const char *s, uint64_t *out)
 	if (!s)
 		return -1;
 	return parse_size_n(s, strlen(s), out);
+}
+
+/* Whether @s is an integer in decimal digits, maybe negative, of any size. */
+static int is_integer(const char *s)
+{
+	if (*s == '-')
+		s++;
+	return *s && !s[strspn(s, "0123456789")];
+}
+
+int parse_uint_option(const char *name, const char *val, uint64_t def, uint64_t lo, uint64_t hi,
+		      uint64_t *out, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (!val || !*val) {
+		*out = def;
+		return 0;
+	}
+	if (parse_size(val, &v) && !is_integer(val)) {
+		pack_errf(err, errlen, "%s=%s is not a whole number (%llu..%llu)", name, val,
+			  (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	/* a negative number and one past 2^64 are numbers, only out of the range */
+	if (parse_size(val, &v) || v < lo || v > hi) {
+		pack_errf(err, errlen, "%s=%s is out of range %llu..%llu", name, val,
+			  (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }

@@ -2,6 +2,7 @@
 #ifndef PACK_UNITS_H
 #define PACK_UNITS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -15,5 +16,17 @@ int parse_size(const char *s, uint64_t *out);
 
 /* Same, for a string that is not NUL-terminated: the first len bytes. */
 int parse_size_n(const char *s, unsigned long len, uint64_t *out);
+
+/*
+ * A whole-number option an engine keeps as the user's text and checks at
+ * init, because fio's own integer options wrap: FIO_OPT_INT stores -1 as
+ * 4294967295 and 4294967297 as 1, FIO_OPT_BOOL takes -1 as true. @val NULL
+ * or empty (an unset ${VAR}) means @def; otherwise it is read as
+ * parse_size() reads sizes ("64", "4k") and must lie in [@lo, @hi].
+ * 0 with *@out set, or -1 with one line in @err: "NAME=VAL is not a whole
+ * number (LO..HI)" or "NAME=VAL is out of range LO..HI".
+ */
+int parse_uint_option(const char *name, const char *val, uint64_t def, uint64_t lo, uint64_t hi,
+		      uint64_t *out, char *err, size_t errlen);
 
 #endif

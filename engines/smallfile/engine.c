@@ -247,12 +247,90 @@ static int parse_count(const char *s, uint64_t def, uint64_t *out)
 	return errno || *end ? -1 : 0;
 }
 
+/*
+ * The numeric options: kept as text by their callbacks and read here, each
+ * within its range, into the field of sf_options it names. fio's own
+ * FIO_OPT_INT would store tree_probe_limit=-1 as 4294967295 (a job probing
+ * for hours on an emptied tree) and 2^32 + 1 as 1, FIO_OPT_BOOL takes -1 as
+ * true. Empty (an unset ${VAR}) is the default; a bare name is refused.
+ */
+struct sf_num_option {
+	const char *name;
+	size_t text, value; /* offsets in struct sf_options */
+	size_t bytes;	    /* of the value: 4 or 8 */
+	uint64_t lo, hi;
+};
+
+/* clang-format off */
+#define SF_NUM(oname, field, lo, hi) \
+	{ oname, offsetof(struct sf_options, field##_text), offsetof(struct sf_options, field), \
+	  sizeof(((struct sf_options *)0)->field), lo, hi }
+
+static const struct sf_num_option sf_num_options[] = {
+	SF_NUM("tree_fanout",		tree_fanout,	  1, UINT32_MAX),
+	SF_NUM("tree_depth",		tree_depth,	  0, UINT32_MAX),
+	SF_NUM("tree_files_per_dir",	files_per_dir,	  0, UINT64_MAX),
+	SF_NUM("tree_maildir",		tree_maildir,	  0, 1),
+	SF_NUM("tree_space_check",	tree_space_check, 0, 1),
+	SF_NUM("tree_drop_cache",	file_drop_cache,  0, 1),
+	SF_NUM("tree_seed",		tree_seed,	  0, UINT64_MAX),
+	SF_NUM("tree_dir_sync",		dir_sync,	  0, 1),
+	/* each try is a system call: a million is seconds, not hours */
+	SF_NUM("tree_probe_limit",	probe_limit,	  1, 1000000),
+};
+/* clang-format on */
+
+/* What the option callbacks store for a bare option name (no '='). */
+static char sf_bare_option[] = "";
+
+static struct fio_option options[];
+
+/* The default of option @name: its .def in the option table (what --enghelp shows). */
+static const char *option_default(const char *name)
+{
+	const struct fio_option *opt;
+
+	for (opt = options; opt->name; opt++)
+		if (!strcmp(opt->name, name))
+			return opt->def;
+	return NULL;
+}
+
+static int parse_num_options(struct sf_options *o, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sf_num_options) / sizeof(sf_num_options[0]); i++) {
+		const struct sf_num_option *n = &sf_num_options[i];
+		const char *text = *(char **)((char *)o + n->text);
+		void *value = (char *)o + n->value;
+		uint64_t v;
+
+		if (text == sf_bare_option) {
+			pack_errf(err, errlen, "%s needs a value (%llu..%llu)", n->name,
+				  (unsigned long long)n->lo, (unsigned long long)n->hi);
+			return -1;
+		}
+		if (!text || !*text)
+			text = option_default(n->name);
+		if (parse_uint_option(n->name, text, 0, n->lo, n->hi, &v, err, errlen))
+			return -1;
+		if (n->bytes == sizeof(uint32_t))
+			*(uint32_t *)value = (uint32_t)v;
+		else
+			*(uint64_t *)value = v;
+	}
+	return 0;
+}
+
 static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 {
 	struct sf_options *o = sd->o;
 	char err[ERRLEN];
 	uint64_t nfiles;
 
+	if (parse_num_options(o, err, sizeof(err)))
+		goto bad;
 	if (parse_count(o->tree_files, DEFAULT_TREE_FILES, &nfiles)) {
 		snprintf(err, sizeof(err), "tree_files '%s' is not a number", o->tree_files);
 		goto bad;
@@ -271,10 +349,6 @@ static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 	sd->single = op_mix_single(&sd->mix);
 	if (sd->mix.weight[FOP_DELIVER] && !sd->shape.maildir) {
 		snprintf(err, sizeof(err), "tree_file_op: deliver needs tree_maildir=1");
-		goto bad;
-	}
-	if (!o->probe_limit) {
-		snprintf(err, sizeof(err), "tree_probe_limit must be at least 1");
 		goto bad;
 	}
 	return 0;
@@ -482,6 +556,29 @@ PACK_STR_OPT(struct sf_options, tree_dir)
 PACK_STR_OPT(struct sf_options, tree_files)
 PACK_STR_OPT(struct sf_options, opstats_file)
 
+/* A numeric option's text (sf_num_options reads it at init). */
+#define SF_NUM_TEXT(field)                                                \
+	static int num_opt_##field(void *data, const char *val)           \
+	{                                                                 \
+		char **text = &((struct sf_options *)data)->field##_text; \
+                                                                          \
+		if (!val) {                                               \
+			*text = sf_bare_option;                           \
+			return 0;                                         \
+		}                                                         \
+		return pack_store_str(text, val);                         \
+	}
+
+SF_NUM_TEXT(tree_fanout)
+SF_NUM_TEXT(tree_depth)
+SF_NUM_TEXT(files_per_dir)
+SF_NUM_TEXT(tree_maildir)
+SF_NUM_TEXT(tree_space_check)
+SF_NUM_TEXT(file_drop_cache)
+SF_NUM_TEXT(tree_seed)
+SF_NUM_TEXT(dir_sync)
+SF_NUM_TEXT(probe_limit)
+
 static struct fio_option options[] = {
 	{
 		.name	= "tree_dir",
@@ -506,8 +603,9 @@ static struct fio_option options[] = {
 	{
 		.name	= "tree_fanout",
 		.lname	= "Directory fanout",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct sf_options, tree_fanout),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_tree_fanout,
+		.off1	= offsetof(struct sf_options, tree_fanout_text),
 		.help	= "Subdirectories per directory (default 32)",
 		.def	= "32",
 		.category = FIO_OPT_C_ENGINE,
@@ -516,8 +614,9 @@ static struct fio_option options[] = {
 	{
 		.name	= "tree_depth",
 		.lname	= "Directory depth",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct sf_options, tree_depth),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_tree_depth,
+		.off1	= offsetof(struct sf_options, tree_depth_text),
 		.help	= "Directory levels below the root (used when tree_files_per_dir=0) (default 2)",
 		.def	= "2",
 		.category = FIO_OPT_C_ENGINE,
@@ -527,8 +626,9 @@ static struct fio_option options[] = {
 		.name	= "tree_files_per_dir",
 		.alias	= "files_per_dir",	/* the old name, until the next release */
 		.lname	= "Files per leaf directory",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct sf_options, files_per_dir),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_files_per_dir,
+		.off1	= offsetof(struct sf_options, files_per_dir_text),
 		.help	= "Files per leaf directory; the depth follows from it (0: use tree_depth) (default 0)",
 		.def	= "0",
 		.category = FIO_OPT_C_ENGINE,
@@ -537,8 +637,9 @@ static struct fio_option options[] = {
 	{
 		.name	= "tree_maildir",
 		.lname	= "Maildir layout",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct sf_options, tree_maildir),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_tree_maildir,
+		.off1	= offsetof(struct sf_options, tree_maildir_text),
 		.help	= "Each leaf is a maildir (tmp/ new/ cur/); files live in new/ (needed by deliver) (default 0)",
 		.def	= "0",
 		.category = FIO_OPT_C_ENGINE,
@@ -547,8 +648,9 @@ static struct fio_option options[] = {
 	{
 		.name	= "tree_space_check",
 		.lname	= "Check the room before a layout",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct sf_options, tree_space_check),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_tree_space_check,
+		.off1	= offsetof(struct sf_options, tree_space_check_text),
 		.help	= "Refuse a layout whose bytes or inodes exceed the file system's free ones, before writing (0: on compressing or thin-provisioned file systems) (default 1)",
 		.def	= "1",
 		.category = FIO_OPT_C_ENGINE,
@@ -558,8 +660,9 @@ static struct fio_option options[] = {
 		.name	= "tree_drop_cache",
 		.alias	= "file_drop_cache",	/* the old name, until the next release */
 		.lname	= "Drop each file from the page cache after reading it",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct sf_options, file_drop_cache),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_file_drop_cache,
+		.off1	= offsetof(struct sf_options, file_drop_cache_text),
 		.help	= "After each whole-file read, posix_fadvise(DONTNEED) its data so no read is served from the page cache (inodes, dentries and directory blocks stay cached) (default 0)",
 		.def	= "0",
 		.category = FIO_OPT_C_ENGINE,
@@ -590,8 +693,9 @@ static struct fio_option options[] = {
 	{
 		.name	= "tree_seed",
 		.lname	= "Tree seed",
-		.type	= FIO_OPT_STR_VAL,
-		.off1	= offsetof(struct sf_options, tree_seed),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_tree_seed,
+		.off1	= offsetof(struct sf_options, tree_seed_text),
 		.help	= "Seed of file sizes and contents (part of the tree's identity; randseed= drives file choice) (default 1)",
 		.def	= "1",
 		.category = FIO_OPT_C_ENGINE,
@@ -639,8 +743,9 @@ static struct fio_option options[] = {
 		.name	= "tree_dir_sync",
 		.alias	= "dir_sync",	/* the old name, until the next release */
 		.lname	= "Directory sync",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct sf_options, dir_sync),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_dir_sync,
+		.off1	= offsetof(struct sf_options, dir_sync_text),
 		.help	= "fsync the directory after a create, delivery rename or unlink (durable names) (default 0)",
 		.def	= "0",
 		.category = FIO_OPT_C_ENGINE,
@@ -665,8 +770,9 @@ static struct fio_option options[] = {
 		.name	= "tree_probe_limit",
 		.alias	= "probe_limit",	/* the old name, until the next release */
 		.lname	= "Probe limit",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct sf_options, probe_limit),
+		.type	= FIO_OPT_STR,
+		.cb	= num_opt_probe_limit,
+		.off1	= offsetof(struct sf_options, probe_limit_text),
 		.help	= "Other random slots tried when the chosen file is absent (read/stat/append/delete) or present (create) (default 64)",
 		.def	= "64",
 		.category = FIO_OPT_C_ENGINE,

@@ -40,6 +40,8 @@
 #include "treespace.h"
 #include "jsonl.h"
 #include "target.h"
+#include "errmsg.h"
+#include "units.h"
 
 #define MARKER_NAME	".fio-smallfile-tree"
 #define ERRLEN		512
@@ -67,6 +69,14 @@ struct sf_options {
 	void *pad;			/* fio: off1 == 0 means "unset" */
 	char *tree_dir;
 	char *tree_files;
+	/*
+	 * The numeric options as the user wrote them, read with their ranges
+	 * at init into the fields of the same name without _text (engine.c
+	 * sf_num_options: fio's own integer options wrap negative values).
+	 */
+	char *tree_fanout_text, *tree_depth_text, *files_per_dir_text, *tree_maildir_text;
+	char *tree_space_check_text, *file_drop_cache_text, *tree_seed_text, *dir_sync_text;
+	char *probe_limit_text;
 	unsigned int tree_fanout;
 	unsigned int tree_depth;
 	unsigned long long files_per_dir;

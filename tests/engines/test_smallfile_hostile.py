@@ -9,12 +9,13 @@ Every test runs the real fio with the real engine on real directories and
 checks what fio reported and what is on disk.
 """
 import os
+import re
 import stat
 import subprocess
 
 import pytest
 
-from conftest import MARKER, Shape, layout, run_fio, sf_args, snapshot
+from conftest import ENGINE, MARKER, Shape, layout, run_fio, sf_args, snapshot
 from test_smallfile_safety import assert_refused
 
 
@@ -176,3 +177,63 @@ def test_a_device_node_in_the_tree_is_not_written(tmp_path, tree_dir, tree_file_
                         tree_io_api=tree_io_api, **LINKED))
     assert_refused(r, f"{path}: is not a regular file")
     assert snapshot(tree_dir) == before
+
+
+# ---------------------------------------------------------------------------
+# Numeric options never wrap
+# ---------------------------------------------------------------------------
+
+# fio's FIO_OPT_INT stored -1 as 4294967295 (tree_probe_limit=-1: a job
+# probing an emptied tree for hours) and 2^32 + 1 as 1; FIO_OPT_BOOL took -1
+# as true; FIO_OPT_STR_VAL -1 as 2^64 - 1.
+OPTS_32 = ["tree_fanout", "tree_depth", "tree_probe_limit"]
+OPTS_64 = ["tree_files_per_dir", "tree_seed"]
+OPTS_BOOL = ["tree_maildir", "tree_space_check", "tree_drop_cache", "tree_dir_sync"]
+WRAPPING = ([(o, "-1") for o in OPTS_32 + OPTS_64 + OPTS_BOOL]
+            + [(o, str(2**32 + 1)) for o in OPTS_32 + OPTS_BOOL]
+            + [(o, str(2**64)) for o in OPTS_64])
+
+
+@pytest.mark.parametrize("opt,val", WRAPPING, ids=[f"{o}={v}" for o, v in WRAPPING])
+def test_a_numeric_option_out_of_its_range_is_refused(tree_dir, opt, val):
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="layout", rw="write", **{opt: val}))
+    assert_refused(r, f"{opt}={val} is out of range", (tree_dir, {}))
+
+
+def test_a_bare_numeric_option_is_refused(tree_dir, tmp_path):
+    """In a job file a bare `tree_maildir` (no value) is not silently 0."""
+    job = tmp_path / "bare.fio"
+    job.write_text(f"[j]\nioengine=external:{ENGINE}\ntree_dir={tree_dir}\ntree_files=20\n"
+                   "tree_file_op=layout\nrw=write\ntree_maildir\n")
+    r = run_fio(jobfile=job)
+    assert_refused(r, "tree_maildir needs a value", (tree_dir, {}))
+
+
+def test_numeric_options_in_range_and_their_defaults(tree_dir, tmp_path):
+    """The ranges take what they should: suffixes as fio's did, the upper
+    bounds, an empty value (an unset ${VAR}) for the default, which
+    --enghelp shows."""
+    r = layout(tree_dir, 20, tree_fanout="1k", tree_depth=1, tree_files_per_dir="",
+               tree_seed=2**64 - 1, tree_maildir=1, tree_probe_limit=1000000)
+    assert r.job()["write"]["total_ios"] == 20
+    marker = (tree_dir / MARKER).read_text()
+    for kv in ("tree_fanout=1024", "tree_depth=1", "tree_maildir=1",
+               f"tree_seed={2**64 - 1}", "files_per_leaf=1\n"):
+        assert kv in marker, marker
+    h = run_fio([f"--enghelp={ENGINE},tree_probe_limit"], json_output=False)
+    assert re.search(r"default\s*:\s*64\s*$", h.stdout, re.M), h.stdout
+
+
+def test_the_largest_probe_limit_ends_on_an_emptied_tree(tree_dir):
+    """tree_probe_limit at its top (a million) on a tree with no files left:
+    the read gives up in bounded time, with the usual one line."""
+    layout(tree_dir, 20, tree_fanout=2, tree_depth=1)
+    for p in tree_dir.rglob("f*"):
+        p.unlink()
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_fanout=2, tree_depth=1,
+                        tree_file_op="read", rw="randread", number_ios=1,
+                        tree_probe_limit=1000000), timeout=300)
+    assert r.rc != 0
+    assert r.smallfile_lines() == [
+        f"smallfile: read: no existing file found in 1000001 tries in {tree_dir} "
+        "(No such file or directory); is the tree laid out?"], r.describe()

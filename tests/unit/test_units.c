@@ -1,5 +1,7 @@
 /* Tests of size parsing (units.h). */
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "test.h"
 #include "units.h"
@@ -79,4 +81,54 @@ TEST(units_counted_string)
 	CHECK(parse_size_n("123", 0, &v) == -1);
 	CHECK(parse_size_n("12\0" "3", 4, &v) == -1);
 	CHECK(parse_size_n("8KiB:", 4, &v) == 0 && v == 8192);
+}
+
+static char opt_err[160];
+
+static int opt_is(const char *val, uint64_t lo, uint64_t hi, uint64_t want)
+{
+	uint64_t v = 12345;
+
+	return parse_uint_option("o", val, 7, lo, hi, &v, opt_err, sizeof(opt_err)) == 0 &&
+	       v == want;
+}
+
+/* Refused with @msg, and *out untouched. */
+static int opt_bad(const char *val, uint64_t lo, uint64_t hi, const char *msg)
+{
+	uint64_t v = 12345;
+
+	if (parse_uint_option("o", val, 7, lo, hi, &v, opt_err, sizeof(opt_err)) != -1 ||
+	    v != 12345)
+		return 0;
+	if (strcmp(opt_err, msg))
+		printf("  message was: %s\n", opt_err);
+	return !strcmp(opt_err, msg);
+}
+
+TEST(units_option_ranges)
+{
+	CHECK(opt_is(NULL, 1, 9, 7));
+	CHECK(opt_is("", 1, 9, 7));
+	CHECK(opt_is("1", 1, 9, 1));
+	CHECK(opt_is("9", 1, 9, 9));
+	CHECK(opt_is("1k", 0, UINT32_MAX, 1024));
+	CHECK(opt_is("4294967295", 0, UINT32_MAX, UINT32_MAX));
+	CHECK(opt_is("18446744073709551615", 0, UINT64_MAX, UINT64_MAX));
+	CHECK(opt_bad("0", 1, 9, "o=0 is out of range 1..9"));
+	CHECK(opt_bad("10", 1, 9, "o=10 is out of range 1..9"));
+	/* what fio's FIO_OPT_INT wrapped: -1 to 4294967295, 2^32 + 1 to 1 */
+	CHECK(opt_bad("-1", 1, 1000000, "o=-1 is out of range 1..1000000"));
+	CHECK(opt_bad("4294967297", 0, UINT32_MAX, "o=4294967297 is out of range 0..4294967295"));
+	CHECK(opt_bad("18446744073709551616", 0, UINT64_MAX,
+		      "o=18446744073709551616 is out of range 0..18446744073709551615"));
+	CHECK(opt_bad("-99999999999999999999", 0, 1,
+		      "o=-99999999999999999999 is out of range 0..1"));
+	CHECK(opt_bad("12x", 0, 1, "o=12x is not a whole number (0..1)"));
+	CHECK(opt_bad("-", 0, 1, "o=- is not a whole number (0..1)"));
+	CHECK(opt_bad("0x10", 0, 99, "o=0x10 is not a whole number (0..99)"));
+	CHECK(opt_bad("1.5", 0, 9, "o=1.5 is not a whole number (0..9)"));
+	CHECK(opt_bad(" 1", 0, 9, "o= 1 is not a whole number (0..9)"));
+	/* the user's text is quoted on one line */
+	CHECK(opt_bad("1\n2", 0, 9, "o=1?2 is not a whole number (0..9)"));
 }
