@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,9 +15,17 @@
 #include "rng.h"
 #include "errmsg.h"
 #include "sizedist.h"
+#include "sysutil.h"
 #include "units.h"
 
 #define HIST_MAX_BINS		65536
+/*
+ * A histogram file is read within bounds (hist:/dev/zero once read
+ * gigabytes into one line): a line, comments included, of at most a page,
+ * and the file at most 16 MiB, room for the most bins at 256 bytes a line.
+ */
+#define HIST_MAX_LINE		4096
+#define HIST_MAX_BYTES		((uint64_t)HIST_MAX_BINS * 256)
 #define LOGNORMAL_DEF_MAX	(64ULL << 20)
 #define SIGMA_MAX		100.0
 #define DIST_NAMES		"(fixed, uniform, lognormal, hist)"
@@ -434,41 +443,69 @@ static int hist_line(struct size_dist *d, struct hist_ctx *h, char *s)
 	return 0;
 }
 
-static int hist_read(struct size_dist *d, struct hist_ctx *h, FILE *f)
+/* One line of the file, @len bytes in @s (room for a NUL after them). */
+static int hist_text_line(struct size_dist *d, struct hist_ctx *h, char *s, size_t len)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int ret = 0;
+	h->line++;
+	/* Strip "\n" and a DOS "\r\n". */
+	while (len > 0 && s[len - 1] == '\r')
+		len--;
+	if (memchr(s, '\0', len)) {
+		pack_errf(h->err, h->errlen, "%s: %s line %lu: contains a NUL byte", h->optname,
+			  h->path, h->line);
+		return -1;
+	}
+	s[len] = '\0';
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s || *s == '#')
+		return 0;
+	return hist_line(d, h, s);
+}
 
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		char *s = line;
+/*
+ * The file's lines, read in chunks into a line of at most HIST_MAX_LINE
+ * bytes, HIST_MAX_BYTES in all: memory and time stay bounded whatever the
+ * file holds. A read error is an error, not an end.
+ */
+static int hist_read(struct size_dist *d, struct hist_ctx *h, int fd)
+{
+	char chunk[16384], line[HIST_MAX_LINE + 1];
+	size_t llen = 0;
+	uint64_t total = 0;
 
-		h->line++;
-		/* Strip "\n" and a DOS "\r\n". */
-		while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-			s[--n] = '\0';
-		if ((size_t)n != strlen(s)) {
-			pack_errf(h->err, h->errlen, "%s: %s line %lu: contains a NUL byte",
-			     h->optname, h->path, h->line);
-			ret = -1;
-			break;
+	for (;;) {
+		ssize_t n = NOINTR(read(fd, chunk, sizeof(chunk)));
+		ssize_t i;
+
+		if (n < 0) {
+			pack_errf(h->err, h->errlen, "%s: cannot read histogram %s: %s", h->optname,
+				  h->path, strerror(errno));
+			return -1;
 		}
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (!*s || *s == '#')
-			continue;
-		ret = hist_line(d, h, s);
-		if (ret)
-			break;
+		if (n == 0)
+			return llen ? hist_text_line(d, h, line, llen) : 0;
+		total += n;
+		if (total > HIST_MAX_BYTES) {
+			pack_errf(h->err, h->errlen, "%s: histogram %s is larger than %llu MiB",
+				  h->optname, h->path, (unsigned long long)(HIST_MAX_BYTES >> 20));
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			if (chunk[i] == '\n') {
+				if (hist_text_line(d, h, line, llen))
+					return -1;
+				llen = 0;
+			} else if (llen == HIST_MAX_LINE) {
+				pack_errf(h->err, h->errlen,
+					  "%s: %s line %lu is longer than %d bytes", h->optname,
+					  h->path, h->line + 1, HIST_MAX_LINE);
+				return -1;
+			} else {
+				line[llen++] = chunk[i];
+			}
+		}
 	}
-	if (!ret && ferror(f)) {
-		pack_errf(h->err, h->errlen, "%s: cannot read histogram %s: %s", h->optname,
-		     h->path, strerror(errno));
-		ret = -1;
-	}
-	free(line);
-	return ret;
 }
 
 static void fnv_u64(uint64_t *h, uint64_t v)
@@ -517,26 +554,49 @@ static int hist_finish(struct size_dist *d, struct hist_ctx *h)
 	return 0;
 }
 
+/* The histogram file cannot be read (@why), or is not a regular file (@why NULL). */
+static int hist_open_err(struct hist_ctx *h, const char *why)
+{
+	if (why)
+		pack_errf(h->err, h->errlen, "%s: cannot read histogram %s: %s", h->optname,
+			  h->path, why);
+	else
+		pack_errf(h->err, h->errlen, "%s: histogram %s is not a regular file", h->optname,
+			  h->path);
+	return -1;
+}
+
 static int parse_hist(struct size_dist *d, const char *path, const char *optname,
 		      char *err, size_t errlen)
 {
 	struct hist_ctx h = { .path = path, .optname = optname, .err = err,
 			      .errlen = errlen };
-	FILE *f;
-	int ret;
+	struct stat st;
+	int fd, ret;
 
 	if (!*path) {
 		pack_errf(err, errlen, "%s: hist needs a file name", optname);
 		return -1;
 	}
-	f = fopen(path, "r");
-	if (!f) {
-		pack_errf(err, errlen, "%s: cannot read histogram %s: %s", optname, path,
-		     strerror(errno));
-		return -1;
+	/*
+	 * Looked at before it is opened, and opened without waiting: a FIFO
+	 * would block the open (and the job) for ever, a device is no file
+	 * of sizes. A symlink to a regular file is fine.
+	 */
+	if (stat(path, &st))
+		return hist_open_err(&h, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return hist_open_err(&h, NULL);
+	fd = NOINTR(open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+	if (fd < 0)
+		return hist_open_err(&h, strerror(errno));
+	/* replaced between the look and the open */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return hist_open_err(&h, NULL);
 	}
-	ret = hist_read(d, &h, f);
-	fclose(f);
+	ret = hist_read(d, &h, fd);
+	close(fd);
 	if (!ret)
 		ret = hist_finish(d, &h);
 	free(h.w);

@@ -237,3 +237,38 @@ def test_the_largest_probe_limit_ends_on_an_emptied_tree(tree_dir):
     assert r.smallfile_lines() == [
         f"smallfile: read: no existing file found in 1000001 tries in {tree_dir} "
         "(No such file or directory); is the tree laid out?"], r.describe()
+
+
+# ---------------------------------------------------------------------------
+# Bounded input: a histogram file is a regular file of bounded size
+# ---------------------------------------------------------------------------
+
+def _hist_case(tmp_path, case):
+    """(the path given to hist:, what the refusal says)"""
+    if case == "dev_zero":
+        return "/dev/zero", "histogram /dev/zero is not a regular file"
+    p = tmp_path / "sizes.hist"
+    if case == "fifo":
+        os.mkfifo(p)
+        return p, f"histogram {p} is not a regular file"
+    if case == "huge":
+        with open(p, "wb") as f:       # 4 GiB, sparse: one line of NUL bytes
+            f.truncate(4 << 30)
+        return p, f"{p} line 1 is longer than 4096 bytes"
+    if case == "many_lines":
+        p.write_bytes(b"4096 1\n" + b"#\n" * (8 << 20) + b"8192 1\n")
+        return p, f"histogram {p} is larger than 16 MiB"
+    p.write_bytes(b"4096 1\n" + b"8192 " + b" " * 5000 + b"1\n")
+    return p, f"{p} line 2 is longer than 4096 bytes"
+
+
+@pytest.mark.parametrize("case", ["dev_zero", "fifo", "huge", "many_lines", "long_line"])
+def test_a_histogram_is_read_within_bounds(tmp_path, tree_dir, case):
+    """hist:/dev/zero read gigabytes into one line (ASan: out of memory),
+    then said "no bin with weight > 0"; a FIFO blocked the job for ever. A
+    histogram is a regular file of at most 16 MiB with lines of at most
+    4096 bytes, refused in one line naming the file (and the line)."""
+    path, says = _hist_case(tmp_path, case)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="layout", rw="write",
+                        tree_file_size_dist=f"hist:{path}"), timeout=60)
+    assert_refused(r, f"tree_file_size_dist: {says}", (tree_dir, {}))

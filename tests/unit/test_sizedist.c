@@ -2,6 +2,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "rng.h"
 #include "sizedist.h"
@@ -486,9 +488,75 @@ TEST(sizedist_hist_errors)
 		test_rm(path);
 	}
 
-	/* A directory opens but cannot be read. */
+	/* A directory is no file of sizes. */
 	CHECK(parse(&d, "hist:/") == -1);
-	CHECK_STREQ(err, OPT ": cannot read histogram /: Is a directory");
+	CHECK_STREQ(err, OPT ": histogram / is not a regular file");
+}
+
+/*
+ * What is not a regular file is refused before it is read: /dev/zero (read
+ * into one line, it once took all memory) and a FIFO (its open waited for a
+ * writer for ever). A symlink to a histogram is read.
+ */
+TEST(sizedist_hist_only_regular_files)
+{
+	struct size_dist d;
+	char dir[] = "/tmp/sizedist-XXXXXX", spec[80];
+	char *path = test_tmpfile("4096 1\n", 7);
+
+	CHECK(parse(&d, "hist:/dev/zero") == -1);
+	CHECK_STREQ(err, OPT ": histogram /dev/zero is not a regular file");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(spec, sizeof(spec), "hist:%s/fifo", dir);
+	CHECK(mkfifo(spec + 5, 0644) == 0);
+	CHECK(parse(&d, spec) == -1);
+	CHECK(strstr(err, "is not a regular file") && strstr(err, spec + 5));
+	unlink(spec + 5);
+	snprintf(spec, sizeof(spec), "hist:%s/link", dir);
+	CHECK(symlink(path, spec + 5) == 0);
+	CHECK(parse(&d, spec) == 0);
+	CHECK(d.nbins == 1 && size_dist_max(&d) == 4096);
+	size_dist_free(&d);
+	unlink(spec + 5);
+	rmdir(dir);
+	test_rm(path);
+}
+
+/* A line is at most 4096 bytes, the file at most 16 MiB: memory stays bounded. */
+TEST(sizedist_hist_bounded)
+{
+	size_t cap = (16 << 20) + 64;
+	char *text = malloc(cap);
+	struct size_dist d;
+
+	/* a comment line of 4096 bytes is fine, one more byte is not */
+	memset(text, '#', 4096);
+	memcpy(text + 4096, "\n4096 1\n", 9);
+	CHECK(parse_hist_text(&d, text, NULL) == 0);
+	size_dist_free(&d);
+	memset(text, '#', 4097);
+	memcpy(text + 4097, "\n4096 1\n", 9);
+	CHECK(hist_bad(text, "line 1 is longer than 4096 bytes"));
+	/* no newline at all (as /dev/zero's bytes) */
+	memset(text, '0', 100000);
+	text[100000] = '\0';
+	CHECK(hist_bad(text, "line 1 is longer than 4096 bytes"));
+	/* the longest line, last in the file, without its newline */
+	memcpy(text, "4096 1\n", 7);
+	memset(text + 7, ' ', 4093);
+	memcpy(text + 7 + 4093, "1 1", 4);
+	CHECK(parse_hist_text(&d, text, NULL) == 0);
+	CHECK(d.nbins == 2);
+	size_dist_free(&d);
+	/* 16 MiB of short lines is fine, a byte more is not */
+	memset(text, '\n', 16 << 20);
+	memcpy(text, "4096 1", 6);
+	text[16 << 20] = '\0';
+	CHECK(parse_hist_text(&d, text, NULL) == 0);
+	size_dist_free(&d);
+	memcpy(text + (16 << 20), "\n", 2);
+	CHECK(hist_bad(text, "is larger than 16 MiB"));
+	free(text);
 }
 
 TEST(sizedist_hist_bin_limit)
