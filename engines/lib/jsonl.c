@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 #include "jsonl.h"
 #include "lathist.h"
@@ -217,7 +219,7 @@ int jsonl_append(const struct jsonl *w, const char *path, char *err, size_t errl
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
@@ -240,4 +242,51 @@ void jsonl_free(struct jsonl *w)
 	free(w->buf);
 	w->buf = NULL;
 	w->len = w->cap = 0;
+}
+
+/* The directory part of @path into @dir: "." for none, "/" for the root. 0, or -1 too long. */
+static int dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+
+	if (!n) {
+		snprintf(dir, len, ".");
+		return 0;
+	}
+	if (n >= len)
+		return -1;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return 0;
+}
+
+int jsonl_check_path(const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (!stat(path, &st)) {
+		if (!S_ISREG(st.st_mode)) {
+			/* a FIFO would block the job's end, a device is no report */
+			snprintf(err, errlen, "%s: is not a regular file", path);
+			return -1;
+		}
+		if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS))
+			goto fail;
+		return 0;
+	}
+	if (errno != ENOENT)
+		goto fail;
+	/* a new file: the directory it goes in must let us create it */
+	if (dir_of(path, dir, sizeof(dir))) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return -1;
 }

@@ -63,9 +63,21 @@ void jsonl_lat_members(struct jsonl *w, const struct lathist *h);
 int jsonl_end(struct jsonl *w);
 /*
  * Appends the finished line to @path (created 0644 if absent) with one
- * write. 0, or -1 with a one-line reason in @err ("PATH: strerror").
+ * write. 0, or -1 with a one-line reason in @err ("PATH: strerror"). A
+ * FIFO put there since jsonl_check_path() fails (ENXIO) instead of
+ * blocking the end of the job.
  */
 int jsonl_append(const struct jsonl *w, const char *path, char *err, size_t errlen);
 void jsonl_free(struct jsonl *w);
+
+/*
+ * Whether the report file @path can take its line at the end of a run,
+ * checked before the run starts, so that a report that cannot be written
+ * is not found out after the run: an existing regular file (or a symlink
+ * to one) this process may write, or a new name in a directory it may
+ * write in (access(2) with the effective ids, which also sees a read-only
+ * file system). Nothing is created. 0, or -1 with "PATH: why" in @err.
+ */
+int jsonl_check_path(const char *path, char *err, size_t errlen);
 
 #endif

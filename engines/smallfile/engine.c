@@ -425,6 +425,8 @@ static int sf_init(struct thread_data *td)
 	sd->o = td->eo;
 	if (parse_sf_options(td, sd) || check_fio_options(td, sd))
 		return 1;
+	if (sf_check_opstats_file(sd))
+		return 1;
 
 	sd->chunk = to->bs[DDIR_READ];
 	sd->direct = to->odirect;

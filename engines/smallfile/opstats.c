@@ -25,12 +25,32 @@ void sf_say_passes(struct thread_data *td, struct sf_data *sd)
 		(unsigned long long)sd->shape.nfiles, p);
 }
 
-/* One JSON line per job (engines/lib/jsonl.h): the counters, whole. */
+/*
+ * Before the run: a tree_opstats_file that cannot be written is said now,
+ * not after the run it was to report on. 0, or 1 with one line.
+ */
+int sf_check_opstats_file(struct sf_data *sd)
+{
+	char err[PATH_MAX + 128];
+
+	if (!sd->o->opstats_file || !*sd->o->opstats_file)
+		return 0;
+	if (!jsonl_check_path(sd->o->opstats_file, err, sizeof(err)))
+		return 0;
+	pack_log_err("smallfile: tree_opstats_file %s\n", err);
+	return 1;
+}
+
+/*
+ * One JSON line per job (engines/lib/jsonl.h): the counters, whole. A line
+ * that cannot be written (the disk filled during the run) fails the job:
+ * fio counts td->error set here in its exit status.
+ */
 void sf_write_opstats(struct thread_data *td, struct sf_data *sd)
 {
 	struct jsonl w = { 0 };
 	char err[PATH_MAX + 128];
-	int op;
+	int op, failed = 0;
 
 	if (!sd->o->opstats_file || !*sd->o->opstats_file)
 		return;
@@ -60,11 +80,16 @@ void sf_write_opstats(struct thread_data *td, struct sf_data *sd)
 		jsonl_close(&w);
 	}
 	jsonl_close(&w);
-	if (jsonl_end(&w))
+	if (jsonl_end(&w)) {
 		pack_log_err(
 			"smallfile: tree_opstats_file %s: out of memory for the report line, nothing written\n",
 			sd->o->opstats_file);
-	else if (jsonl_append(&w, sd->o->opstats_file, err, sizeof(err)))
+		failed = ENOMEM;
+	} else if (jsonl_append(&w, sd->o->opstats_file, err, sizeof(err))) {
+		failed = errno ? errno : EIO;
 		pack_log_err("smallfile: tree_opstats_file %s\n", err);
+	}
 	jsonl_free(&w);
+	if (failed && !td->error)
+		td->error = failed;
 }

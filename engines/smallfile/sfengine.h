@@ -228,6 +228,7 @@ int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq);
 int sf_open_tree(struct thread_data *td, struct sf_data *sd);
 
 /* opstats.c: the per-operation report */
+int sf_check_opstats_file(struct sf_data *sd);
 void sf_say_passes(struct thread_data *td, struct sf_data *sd);
 void sf_write_opstats(struct thread_data *td, struct sf_data *sd);
 

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import ENGINE, MARKER, Shape, layout, run_fio, sf_args, snapshot
+from conftest import ENGINE, MARKER, Shape, layout, mounted, run_fio, sf_args, snapshot
 from test_smallfile_safety import assert_refused
 
 
@@ -272,3 +272,52 @@ def test_a_histogram_is_read_within_bounds(tmp_path, tree_dir, case):
     r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="layout", rw="write",
                         tree_file_size_dist=f"hist:{path}"), timeout=60)
     assert_refused(r, f"tree_file_size_dist: {says}", (tree_dir, {}))
+
+
+# ---------------------------------------------------------------------------
+# The report file: checked before the run, and its failure fails the run
+# ---------------------------------------------------------------------------
+
+def _opstats_case(tmp_path, case, request):
+    if case == "missing_dir":
+        return tmp_path / "no-such-dir" / "ops.jsonl", "No such file or directory"
+    if case == "directory":
+        return tmp_path, "is not a regular file"
+    if case == "fifo":
+        os.mkfifo(tmp_path / "ops.fifo")   # its open for writing waited for a reader for ever
+        return tmp_path / "ops.fifo", "is not a regular file"
+    ro = request.getfixturevalue("ro_dir")
+    return ro / "ops.jsonl", "Read-only file system"
+
+
+@pytest.mark.parametrize("case", ["missing_dir", "directory", "fifo", "read_only"])
+def test_an_unwritable_opstats_file_is_refused_before_the_run(tmp_path, tree_dir, case, request):
+    """An opstats file that cannot be written was found out at the end,
+    after the whole run, with exit 0 (and a FIFO blocked the job's end).
+    Refused at the start, in one line; nothing is laid out."""
+    path, why = _opstats_case(tmp_path, case, request)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="layout", rw="write",
+                        tree_opstats_file=path), timeout=60)
+    assert_refused(r, f"smallfile: tree_opstats_file {path}: {why}", (tree_dir, {}))
+
+
+def test_an_opstats_line_that_cannot_be_written_at_the_end_fails_the_run(tmp_path, tree_dir):
+    """The start check passes (a writable directory), the disk it is on is
+    full by the end: the run exits non-zero, with one line saying why."""
+    tiny = next(mounted(tmp_path, "tiny", "tmpfs", "size=4k"))
+    try:
+        fd = os.open(tiny / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            os.write(fd, b"x" * 8192)
+        except OSError:     # full: what the test wants
+            pass
+        os.close(fd)
+        r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="layout", rw="write",
+                            tree_opstats_file=tiny / "ops.jsonl"))
+        assert r.rc != 0, r.describe()
+        assert r.smallfile_lines() == [
+            f"smallfile: tree_opstats_file {tiny}/ops.jsonl: No space left on device"], r.describe()
+        assert r.jobs[0]["error"] != 0
+        assert r.jobs[0]["write"]["total_ios"] == 20, "the run itself was whole"
+    finally:
+        subprocess.run(["umount", str(tiny)], check=True)

@@ -1,7 +1,11 @@
 /* Tests of the JSON-lines report writer (jsonl.h). */
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "test.h"
 #include "jsonl.h"
@@ -171,4 +175,42 @@ TEST(jsonl_append_one_write_per_line)
 	CHECK_STREQ(err, "/nonexistent-dir/x.json: No such file or directory");
 	jsonl_free(&w);
 	test_rm(path);
+}
+
+/* The report file looked at before the run: nothing is created. */
+TEST(jsonl_check_path_before_the_run)
+{
+	char dir[] = "/tmp/jsonl-XXXXXX", p[96], err[256];
+	char *file = test_tmpfile("", 0);
+	struct jsonl w = { 0 };
+	struct stat st;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(jsonl_check_path(file, err, sizeof(err)) == 0);
+	/* a new name in a directory we may write: fine, and not made */
+	snprintf(p, sizeof(p), "%s/ops.jsonl", dir);
+	CHECK(jsonl_check_path(p, err, sizeof(err)) == 0);
+	CHECK(stat(p, &st) == -1 && errno == ENOENT);
+	CHECK(jsonl_check_path("ops-in-the-cwd.jsonl", err, sizeof(err)) == 0);
+	CHECK(jsonl_check_path(dir, err, sizeof(err)) == -1);
+	CHECK(strstr(err, ": is not a regular file") != NULL);
+	snprintf(p, sizeof(p), "%s/no/ops.jsonl", dir);
+	CHECK(jsonl_check_path(p, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "/no/ops.jsonl: No such file or directory") != NULL);
+	snprintf(p, sizeof(p), "%s/ops.jsonl/x", file);
+	CHECK(jsonl_check_path(p, err, sizeof(err)) == -1);
+	CHECK(strstr(err, ": Not a directory") != NULL);
+	/* a FIFO: refused; and written to at the end, it fails instead of blocking */
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	CHECK(mkfifo(p, 0644) == 0);
+	CHECK(jsonl_check_path(p, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "/fifo: is not a regular file") != NULL);
+	jsonl_begin(&w);
+	CHECK(jsonl_end(&w) == 0);
+	CHECK(jsonl_append(&w, p, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "No such device or address") != NULL);
+	jsonl_free(&w);
+	unlink(p);
+	rmdir(dir);
+	test_rm(file);
 }
