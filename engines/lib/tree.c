@@ -4,6 +4,7 @@
  * per-file state and every job agrees on where file i lives.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -248,4 +249,26 @@ uint64_t tree_ndirs(const struct tree_shape *t)
 	if (t->maildir)
 		n += 3 * t->nleaves;
 	return n;
+}
+
+uint64_t tree_max_files(uint64_t chunk)
+{
+	return chunk ? (uint64_t)INT64_MAX / chunk : 0;
+}
+
+/*
+ * floor(n * k / j) for k <= j < 2^32: n = q * j + r, so n * k / j =
+ * q * k + r * k / j, where q * k <= n and r * k < j * j < 2^64.
+ */
+static uint64_t share_start(uint64_t n, uint64_t k, uint64_t j)
+{
+	return n / j * k + n % j * k / j;
+}
+
+void tree_share(uint64_t n, uint32_t k, uint32_t j, uint64_t *base, uint64_t *count)
+{
+	if (!j)
+		j = 1;
+	*base = share_start(n, k, j);
+	*count = share_start(n, (uint64_t)k + 1, j) - *base;
 }

@@ -75,4 +75,20 @@ int tree_tmp_path(const struct tree_shape *t, uint64_t i, unsigned writer,
 /* Number of directories in the tree (all levels, plus maildir subdirs). */
 uint64_t tree_ndirs(const struct tree_shape *t);
 
+/*
+ * The most files a job can address with slots of @chunk bytes (fio's bs):
+ * the smallfile engine shows fio the tree as one file of files x chunk
+ * bytes, kept below 2^63 (fio's offsets are 64-bit, and past 2^64 the size
+ * wrapped: 2^52 + 1 files of 4 KiB made a 4 KiB file, and every random
+ * operation chose file 0). 0 for a chunk of 0.
+ */
+uint64_t tree_max_files(uint64_t chunk);
+
+/*
+ * The files of clone @k (0-based, below @j) of @j sharing @n files:
+ * [*base, *base + *count), floor(n * k / j) computed without the product
+ * overflowing (it did for n past 2^64 / j). @j 0 counts as 1.
+ */
+void tree_share(uint64_t n, uint32_t k, uint32_t j, uint64_t *base, uint64_t *count);
+
 #endif

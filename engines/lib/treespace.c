@@ -1,11 +1,40 @@
 /* See treespace.h. */
 #include <math.h>
+#include <stdint.h>
 
 #include "rng.h"
 #include "treespace.h"
 
+/*
+ * The sums saturate at UINT64_MAX: a tree larger than 2^64 bytes (2^20
+ * files of fixed:16t) wrapped to a small number, or to 0, and "fitted".
+ */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* A non-negative double as uint64_t, UINT64_MAX from 2^64 up (a cast there is undefined). */
+static uint64_t sat_from_double(double x)
+{
+	if (!(x > 0))
+		return 0;
+	return x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x;
+}
+
 static uint64_t blocks_of(uint64_t bytes, uint64_t block)
 {
+	if (bytes > UINT64_MAX - (block - 1))
+		return UINT64_MAX;
 	return (bytes + block - 1) / block * block;
 }
 
@@ -13,7 +42,7 @@ static uint64_t blocks_of(uint64_t bytes, uint64_t block)
 static uint64_t dir_bytes(uint64_t n, unsigned namelen, uint64_t block)
 {
 	/* ".", ".." and the entries: an 8-byte header and the name, 4-aligned */
-	uint64_t b = 24 + n * (8 + ((namelen + 3) & ~3u));
+	uint64_t b = sat_add(24, sat_mul(n, 8 + ((namelen + 3) & ~3u)));
 
 	return blocks_of(b, block);
 }
@@ -35,8 +64,11 @@ void tree_space(const struct tree_shape *t, const struct size_dist *d, uint64_t 
 	if (n <= exact_max) {
 		uint64_t sum = 0;
 
-		for (i = 0; i < n; i++)
-			sum += blocks_of(size_dist_sample(d, hash_item(seed, stream, i)), block);
+		for (i = 0; i < n; i++) {
+			uint64_t size = size_dist_sample(d, hash_item(seed, stream, i));
+
+			sum = sat_add(sum, blocks_of(size, block));
+		}
 		out->data_bytes = sum;
 	} else {
 		/* every step-th file, from an offset in the middle of the first step */
@@ -53,8 +85,8 @@ void tree_space(const struct tree_shape *t, const struct size_dist *d, uint64_t 
 			m2 += delta * (x - mean);
 		}
 		sd = m > 1 ? sqrt(m2 / (double)(m - 1)) : 0;
-		out->data_bytes = (uint64_t)(mean * (double)n + 0.5);
-		out->data_error = (uint64_t)(4.0 * sd * (double)n / sqrt((double)m) + 0.5);
+		out->data_bytes = sat_from_double(mean * (double)n + 0.5);
+		out->data_error = sat_from_double(4.0 * sd * (double)n / sqrt((double)m) + 0.5);
 	}
 
 	/*
@@ -85,9 +117,13 @@ void tree_space(const struct tree_shape *t, const struct size_dist *d, uint64_t 
 	if (per_leaf > n)
 		per_leaf = n;
 	out->dirs = ndirs;
-	out->dir_bytes = inner * dir_bytes(t->fanout, t->digit_width, block);
+	out->dir_bytes = sat_mul(inner, dir_bytes(t->fanout, t->digit_width, block));
 	/* each maildir leaf holds new, cur and tmp, and its files are in new */
-	if (t->maildir)
-		out->dir_bytes += leaves * (dir_bytes(3, 3, block) + 2 * dir_bytes(0, 0, block));
-	out->dir_bytes += leaves * dir_bytes(per_leaf, 1 + t->name_width, block);
+	if (t->maildir) {
+		uint64_t maildir = dir_bytes(3, 3, block) + 2 * dir_bytes(0, 0, block);
+
+		out->dir_bytes = sat_add(out->dir_bytes, sat_mul(leaves, maildir));
+	}
+	out->dir_bytes = sat_add(out->dir_bytes,
+				 sat_mul(leaves, dir_bytes(per_leaf, 1 + t->name_width, block)));
 }

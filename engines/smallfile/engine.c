@@ -326,6 +326,7 @@ static int parse_num_options(struct sf_options *o, char *err, size_t errlen)
 static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 {
 	struct sf_options *o = sd->o;
+	unsigned long long bs = td->o.bs[DDIR_READ];
 	char err[ERRLEN];
 	uint64_t nfiles;
 
@@ -333,6 +334,13 @@ static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 		goto bad;
 	if (parse_count(o->tree_files, DEFAULT_TREE_FILES, &nfiles)) {
 		snprintf(err, sizeof(err), "tree_files '%s' is not a number", o->tree_files);
+		goto bad;
+	}
+	if (nfiles > tree_max_files(bs)) {
+		snprintf(
+			err, sizeof(err),
+			"tree_files=%llu is more than a job can address with bs=%llu: at most %llu (fio sees the tree as one file of tree_files x bs bytes, below 2^63)",
+			(unsigned long long)nfiles, bs, (unsigned long long)tree_max_files(bs));
 		goto bad;
 	}
 	if (tree_shape_init(&sd->shape, nfiles, o->tree_fanout, o->tree_depth,
@@ -389,14 +397,14 @@ static int check_fio_options(struct thread_data *td, struct sf_data *sd)
 /* numjobs clones of a layout job split the tree between them. */
 static int job_share(struct thread_data *td, struct sf_data *sd)
 {
-	uint64_t n = sd->shape.nfiles, k = td->subjob_number, j = pack_clone_count(td);
+	uint64_t n = sd->shape.nfiles;
+	unsigned k = td->subjob_number, j = pack_clone_count(td);
 
 	sd->slot_base = 0;
 	sd->slot_count = n;
 	if (op_mix_single(&sd->mix) != FOP_LAYOUT || j <= 1)
 		return 0;
-	sd->slot_base = n * k / j;
-	sd->slot_count = n * (k + 1) / j - sd->slot_base;
+	tree_share(n, k, j, &sd->slot_base, &sd->slot_count);
 	if (!sd->slot_count) {
 		static int said;	/* every idle clone would say it again */
 
@@ -449,6 +457,8 @@ static int sf_init(struct thread_data *td)
 		sd->budget = to->number_ios;
 	else if (to->time_based)
 		sd->budget = 0;
+	else if (sd->slot_count > UINT64_MAX / passes)
+		sd->budget = UINT64_MAX; /* not 0, which means "until runtime" */
 	else
 		sd->budget = sd->slot_count * passes;
 	to->time_based = 1;

@@ -28,10 +28,11 @@ static int format_marker(struct sf_data *sd, char *buf, size_t len)
  */
 static uint64_t layout_files(struct thread_data *td, struct sf_data *sd)
 {
-	uint64_t n = sd->shape.nfiles, per = td->o.number_ios;
+	uint64_t n = sd->shape.nfiles, per = td->o.number_ios, clones = pack_clone_count(td) ?: 1;
 
-	if (per && per * pack_clone_count(td) < n)
-		return per * pack_clone_count(td);
+	/* per * clones < n, without the product overflowing */
+	if (per && per <= (n - 1) / clones)
+		return per * clones;
 	return n;
 }
 
@@ -67,6 +68,8 @@ static int check_room(struct thread_data *td, struct sf_data *sd)
 	have = (uint64_t)vfs.f_bavail * (vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize);
 	inodes = vfs.f_favail;
 	bytes = need.data_bytes + need.dir_bytes;
+	if (bytes < need.data_bytes)
+		bytes = UINT64_MAX; /* more than any file system: refused below, not wrapped to "fits" */
 	/* f_blocks 0: no fixed size to check against (ramfs) */
 	if (vfs.f_blocks && bytes > have) {
 		room_text(bytes, nb, sizeof(nb));

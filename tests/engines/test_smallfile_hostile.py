@@ -15,7 +15,8 @@ import subprocess
 
 import pytest
 
-from conftest import ENGINE, MARKER, Shape, layout, mounted, run_fio, sf_args, snapshot
+from conftest import (ENGINE, MARKER, Shape, layout, mounted, read_opstats, run_fio, sf_args,
+                      snapshot)
 from test_smallfile_safety import assert_refused
 
 
@@ -228,7 +229,7 @@ def test_the_largest_probe_limit_ends_on_an_emptied_tree(tree_dir):
     """tree_probe_limit at its top (a million) on a tree with no files left:
     the read gives up in bounded time, with the usual one line."""
     layout(tree_dir, 20, tree_fanout=2, tree_depth=1)
-    for p in tree_dir.rglob("f*"):
+    for p in [p for p in tree_dir.rglob("f*") if p.is_file()]:
         p.unlink()
     r = run_fio(sf_args(tree_dir, tree_files=20, tree_fanout=2, tree_depth=1,
                         tree_file_op="read", rw="randread", number_ios=1,
@@ -321,3 +322,62 @@ def test_an_opstats_line_that_cannot_be_written_at_the_end_fails_the_run(tmp_pat
         assert r.jobs[0]["write"]["total_ios"] == 20, "the run itself was whole"
     finally:
         subprocess.run(["umount", str(tiny)], check=True)
+
+
+# ---------------------------------------------------------------------------
+# A tree no larger than the engine can address
+# ---------------------------------------------------------------------------
+
+# fio sees the tree as one file of tree_files x bs bytes, kept below 2^63
+LIMIT_4K = 2**63 // 4096    # 2^51 files (the most is 2^51 - 1)
+FLAT0 = dict(tree_fanout=16, tree_depth=2, tree_file_size_dist="fixed:0")
+HUGE = dict(norandommap=1, random_generator="tausworthe64")  # no 2^51-bit map, no stdout note
+
+
+@pytest.mark.parametrize("nfiles,bs", [(2**52 + 1, "4k"), (LIMIT_4K, "4k"), (2**44, "512k")],
+                         ids=["2^52+1@4k", "2^51@4k", "2^44@512k"])
+def test_more_files_than_a_job_can_address_are_refused(tree_dir, nfiles, bs):
+    """2^52 + 1 slots of 4 KiB made fio's file 4 KiB (2^64 + 4096 wrapped):
+    every random operation chose file 0. Refused in one line naming the
+    option and the limit."""
+    limit = (2**63 - 1) // {"4k": 4096, "512k": 512 << 10}[bs]
+    r = run_fio(sf_args(tree_dir, tree_files=nfiles, bs=bs, tree_file_op="create",
+                        rw="randwrite", number_ios=5, **FLAT0, **HUGE))
+    assert_refused(r, f"tree_files={nfiles} is more than a job can address with "
+                   f"bs={ {'4k': 4096, '512k': 524288}[bs]}: at most {limit}", (tree_dir, {}))
+
+
+def test_the_largest_tree_is_addressed_whole(tree_dir, tmp_path):
+    """At the limit (2^51 - 1 files of 4 KiB) random creates land all over
+    the tree, none on a file already made (no probes)."""
+    ops = tmp_path / "ops.jsonl"
+    r = run_fio(sf_args(tree_dir, tree_files=LIMIT_4K - 1, tree_file_op="create",
+                        rw="randwrite", number_ios=8, tree_opstats_file=ops, **FLAT0,
+                        **HUGE)).ok()
+    assert r.job()["write"]["total_ios"] == 8
+    made = sorted(int(p.name[1:]) for p in tree_dir.rglob("f*") if p.is_file())
+    assert len(made) == 8 and made[-1] > LIMIT_4K // 2, made
+    assert read_opstats(ops)[0]["ops"]["create"]["probes"] == 0
+
+
+def test_numjobs_split_a_tree_of_2_61_files_exactly(tree_dir):
+    """A layout's clones split the tree at floor(n * k / j): the product
+    overflowed past 2^64 (here 2^61 files over 16 clones), and the shares
+    overlapped. Each clone lays out the first files of its own share."""
+    n, j = 2**61, 16
+    r = run_fio(sf_args(tree_dir, tree_files=n, bs=2, tree_file_op="layout", rw="write",
+                        numjobs=j, number_ios=2, tree_space_check=0, **FLAT0)).ok()
+    assert sum(job["write"]["total_ios"] for job in r.jobs) == 2 * j
+    made = sorted(int(p.name[1:]) for p in tree_dir.rglob("f*") if p.is_file())
+    assert made == sorted(n * k // j + i for k in range(j) for i in range(2)), made
+
+
+def test_a_tree_of_more_than_2_64_bytes_does_not_fit(tmpfs_dir):
+    """2^20 files of 16 TiB are 2^64 bytes: the room check's sum wrapped to
+    0, the tree "fitted" and the layout began writing 16 TiB into 64 MiB.
+    The sum saturates: refused before anything is written."""
+    tree = tmpfs_dir / "t"
+    tree.mkdir()
+    r = run_fio(sf_args(tree, tree_files=2**20, tree_file_op="layout", rw="write",
+                        tree_file_size_dist="fixed:16t"))
+    assert_refused(r, "the tree needs 18446744073.71 GB", (tree, {}))

@@ -286,3 +286,51 @@ TEST(tree_leaf_numbers_round_trip)
 	CHECK(parse_leaf(&t, lpath(&t, t.nleaves - 1)) == t.nleaves - 1);
 	CHECK_STREQ(lpath(&t, t.nleaves - 1), "63/63/63/63/63/63");
 }
+
+/* What a job can address: tree_files x bs below 2^63 (past 2^64 it wrapped). */
+TEST(tree_max_files_keeps_the_span_below_2_63)
+{
+	CHECK(tree_max_files(4096) == (1ULL << 51) - 1);
+	CHECK(tree_max_files(1) == INT64_MAX);
+	CHECK(tree_max_files(3) * 3 <= INT64_MAX && (tree_max_files(3) + 1) * 3 > INT64_MAX);
+	CHECK(tree_max_files(0) == 0);
+	/* the case of the report: 2^52 + 1 files of 4 KiB made a 4 KiB file */
+	CHECK(((1ULL << 52) + 1) * 4096 == 4096);
+	CHECK((1ULL << 52) + 1 > tree_max_files(4096));
+}
+
+/* numjobs clones split the tree exactly, however large it is. */
+TEST(tree_share_splits_without_overflow)
+{
+	static const uint64_t sizes[] = { 1, 7, 1000, 1ULL << 40, (1ULL << 63) - 1, UINT64_MAX };
+	static const uint32_t clones[] = { 1, 2, 3, 7, 64, 1000, UINT32_MAX };
+	uint64_t base, count, next;
+	size_t a, b;
+	uint32_t k;
+
+	for (a = 0; a < sizeof(sizes) / sizeof(sizes[0]); a++) {
+		for (b = 0; b < sizeof(clones) / sizeof(clones[0]); b++) {
+			uint64_t n = sizes[a];
+			uint32_t j = clones[b];
+			int ok = 1;
+
+			/* every clone starts where the one before ended, the last ends at n */
+			next = 0;
+			for (k = 0; k < j && k < 70; k++) {
+				tree_share(n, k, j, &base, &count);
+				ok &= base == next;
+				next = base + count;
+			}
+			tree_share(n, j - 1, j, &base, &count);
+			ok &= base + count == n;
+			/* each share is floor(n / j) or one more */
+			ok &= count == n / j || count == n / j + 1;
+			CHECK(ok);
+		}
+	}
+	/* the old n * k / j: 2^62 files over 8 clones overflowed for k >= 4 */
+	tree_share(1ULL << 62, 4, 8, &base, &count);
+	CHECK(base == 1ULL << 61 && count == 1ULL << 59);
+	tree_share(10, 0, 0, &base, &count);
+	CHECK(base == 0 && count == 10);
+}

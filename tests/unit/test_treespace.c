@@ -124,3 +124,33 @@ TEST(treespace_files_per_dir_counts_only_the_leaves_that_get_files)
 	CHECK(s.dirs == 2 + 1 + 1 + 3 * 2);
 	size_dist_free(&d);
 }
+
+/*
+ * A tree of more than 2^64 bytes saturates instead of wrapping: 2^20 files
+ * of 16 TiB summed to exactly 2^64, which wrapped to 0 and "fitted" any
+ * file system; so did the sampled estimate and the directories of a flat
+ * tree of 2^62 files.
+ */
+TEST(treespace_saturates_past_2_64_bytes)
+{
+	struct tree_shape t;
+	struct size_dist d;
+	struct tree_space s;
+
+	shape_dist(&t, &d, 1 << 20, 16, 2, 0, "fixed:16t");
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, UINT64_MAX, &s);
+	CHECK(s.data_bytes == UINT64_MAX && s.data_error == 0);
+	tree_space(&t, &d, 1, 1, 4096, 1000, UINT64_MAX, &s);
+	CHECK(s.data_bytes == UINT64_MAX);
+	size_dist_free(&d);
+	/* a size within a block of 2^64 rounds up to no block count at all */
+	shape_dist(&t, &d, 1, 1, 0, 0, "fixed:18446744073709551615");
+	tree_space(&t, &d, 1, 1, 4096, TREE_SPACE_EXACT_MAX, UINT64_MAX, &s);
+	CHECK(s.data_bytes == UINT64_MAX);
+	size_dist_free(&d);
+	/* one directory of 2^62 names */
+	shape_dist(&t, &d, 1ULL << 62, 1, 0, 0, "fixed:0");
+	tree_space(&t, &d, 1, 1, 4096, 1000, UINT64_MAX, &s);
+	CHECK(s.data_bytes == 0 && s.dir_bytes == UINT64_MAX);
+	size_dist_free(&d);
+}
