@@ -346,9 +346,13 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 
 static int open_dev_direct(struct dbr_job *dj)
 {
+	char self[64];
+
 	if (!dj->direct && !dj->trace_direct)
 		return 0;
-	dj->dev_dfd = NOINTR(open(dj->device, O_RDWR | O_CLOEXEC | O_DIRECT));
+	/* the device already open, not whatever its name points to now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dj->devfd);
+	dj->dev_dfd = NOINTR(open(self, O_RDWR | O_CLOEXEC | O_DIRECT));
 	if (dj->dev_dfd < 0 && errno == EINVAL && !dj->direct)
 		return dbr_direct_refused(dj, dj->device);
 	if (dj->dev_dfd < 0) {
@@ -356,6 +360,34 @@ static int open_dev_direct(struct dbr_job *dj)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * The block device @st could not be opened O_EXCL: the kernel holds it for
+ * a mounted file system, a swap area, a RAID or LVM member, or another
+ * program opened it O_EXCL. Says which when /proc/self/mountinfo has it.
+ */
+static void device_busy(const struct dbr_job *dj, const struct stat *st)
+{
+	char line[4096], want[32], where[PATH_MAX] = "";
+	FILE *fp = fopen("/proc/self/mountinfo", "re");
+
+	snprintf(want, sizeof(want), "%u:%u", major(st->st_rdev), minor(st->st_rdev));
+	/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": the third field is the device */
+	while (fp && !*where && fgets(line, sizeof(line), fp)) {
+		char dev[32], mnt[PATH_MAX];
+
+		if (sscanf(line, "%*s %*s %31s %*s %4095s", dev, mnt) == 2 && !strcmp(dev, want))
+			snprintf(where, sizeof(where), "%s", mnt);
+	}
+	if (fp)
+		fclose(fp);
+	if (*where)
+		log_err("dbreplay: dbr_device %s is mounted on %s: the replay would overwrite its file system; refusing it whatever dbr_overwrite_device and allow_mounted_write say\n",
+			dj->device, where);
+	else
+		log_err("dbreplay: dbr_device %s is in use (held exclusively by a mounted file system, swap, RAID or LVM, or another program); refusing to overwrite it\n",
+			dj->device);
 }
 
 /* Packed mode: one file or block device holding every file as a region. */
@@ -397,7 +429,15 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 			return 1;
 		}
 		dj->dev_is_blk = 1;
-		dj->devfd = NOINTR(open(dj->device, O_RDWR | O_CLOEXEC));
+		/*
+		 * O_EXCL on a block device: EBUSY if it is mounted or claimed,
+		 * and while the replay holds it nobody can mount it.
+		 */
+		dj->devfd = NOINTR(open(dj->device, O_RDWR | O_EXCL | O_CLOEXEC));
+		if (dj->devfd < 0 && errno == EBUSY) {
+			device_busy(dj, &st);
+			return 1;
+		}
 		if (dj->devfd < 0) {
 			log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
 			return 1;

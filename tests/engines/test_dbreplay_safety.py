@@ -1,0 +1,107 @@
+"""dbreplay: nothing outside the target (issue 23), run by the real fio.
+
+A device the kernel holds (mounted, or open O_EXCL), the engine's own files
+(manifest, sidecar, record log, report file) named after its inputs or
+after each other, inputs that are not regular files, waits that must end
+when fio stops the job, replays cut short, and durations past 64 bits.
+Each refusal is one line, a non-zero exit, and nothing changed on disk
+(docs/RELIABILITY.md, "Devices, markers and manifests: dbreplay").
+"""
+import contextlib
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_root, run_fio, snapshot
+from test_dbreplay import DOC_TRACE, dbr_args, err_lines, write
+
+
+def assert_refused(res, needle, *snaps):
+    """One 'dbreplay:' line naming @needle, a non-zero exit (not a crash),
+    and each (path, snapshot) in @snaps unchanged."""
+    lines = err_lines(res)
+    assert res.rc > 0, "fio must exit non-zero, not crash\n" + res.describe()
+    assert len(lines) == 1, "expected a one-line error\n" + res.describe()
+    assert needle in lines[0], f"no 'dbreplay:' line names {needle!r}\n" + res.describe()
+    for path, snap in snaps:
+        assert snapshot(path, content=True) == snap, f"the refused job changed {path}"
+
+
+def tree_sha(root):
+    """{relative path: sha256} of every regular file below @root."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            p = Path(dirpath, f)
+            if p.is_file() and not p.is_symlink():
+                out[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+# ---------------------------------------------------------------------------
+# A block device the kernel holds
+# ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def loop_device(img, size=64 << 20):
+    """A loop device over the file @img (created, @size bytes); detached after."""
+    with open(img, "wb") as f:
+        f.truncate(size)
+    p = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True)
+    if p.returncode:
+        pytest.skip(f"no loop device: {p.stderr.strip()}")
+    loop = p.stdout.strip()
+    try:
+        yield loop
+    finally:
+        subprocess.run(["losetup", "-d", loop])
+
+
+@needs_root
+def test_mounted_device_is_refused(tmp_path):
+    """dbr_overwrite_device=1 confirms overwriting a device, not a mounted
+    file system: the replay is refused in one line naming the mount point,
+    the file system's files are intact and fsck finds it clean."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    with loop_device(tmp_path / "fs.img") as loop:
+        subprocess.run(["mkfs.ext4", "-q", "-F", loop], check=True, capture_output=True)
+        subprocess.run(["mount", loop, str(mnt)], check=True)
+        try:
+            (mnt / "data").mkdir()
+            for i in range(20):
+                (mnt / "data" / f"f{i}").write_bytes(os.urandom(64 << 10))
+            os.sync()
+            before = tree_sha(mnt)
+            for extra in ({}, {"allow_mounted_write": 1}):
+                res = run_fio(dbr_args(trace, dbr_device=loop, dbr_overwrite_device=1,
+                                       **extra))
+                assert_refused(res, f"dbr_device {loop} is mounted on {mnt}")
+            assert tree_sha(mnt) == before
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True)
+        fsck = subprocess.run(["e2fsck", "-fn", loop], capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+@needs_root
+def test_device_held_exclusively_is_refused(tmp_path):
+    """A device another program holds open O_EXCL (as mkfs, a RAID or LVM
+    does) is refused, its content untouched; once released it replays."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    with loop_device(tmp_path / "dev.img", 32 << 20) as loop:
+        with open(loop, "r+b") as f:
+            f.write(b"the other program's" * 1000)
+        before = hashlib.sha256(Path(loop).read_bytes()).hexdigest()
+        fd = os.open(loop, os.O_RDONLY | os.O_EXCL)
+        try:
+            res = run_fio(dbr_args(trace, dbr_device=loop, dbr_overwrite_device=1))
+            assert_refused(res, f"dbr_device {loop} is in use")
+        finally:
+            os.close(fd)
+        assert hashlib.sha256(Path(loop).read_bytes()).hexdigest() == before
+        run_fio(dbr_args(trace, dbr_device=loop, dbr_overwrite_device=1)).ok()
