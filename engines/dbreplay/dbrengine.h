@@ -177,6 +177,9 @@ struct dbr_job {
 	size_t buf_len, wfilled;
 
 	FILE *rlog;			/* dbr_record_log */
+	int report_fd;			/* dbr_report_file, opened at init */
+	int report_made;		/* created by this job: removed if it gets no line */
+	int report_written;
 
 	/* statistics */
 	struct cls *cls[DBTRACE_ROLE_NR][DBTRACE_OP_NR];
@@ -248,6 +251,8 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj);
 void dbr_remove_owned(struct dbr_job *dj);
 
 /* report.c: the reports */
+int dbr_open_report_file(struct dbr_job *dj);
+void dbr_close_report_file(struct dbr_job *dj);
 void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj);
 void dbr_write_summary(struct thread_data *td, struct dbr_job *dj);
 

@@ -440,7 +440,7 @@ static int dbr_init(struct thread_data *td)
 		return 1;
 	td->io_ops_data = dj;
 	dj->o = td->eo;
-	dj->rootfd = dj->manifest_fd = dj->devfd = dj->dev_dfd = -1;
+	dj->rootfd = dj->manifest_fd = dj->devfd = dj->dev_dfd = dj->report_fd = -1;
 	dj->next_wake = UINT64_MAX;
 	dj->files = calloc(DBTRACE_MAX_FILES, sizeof(*dj->files));
 	if (!dj->files)
@@ -507,6 +507,8 @@ static int dbr_init(struct thread_data *td)
 	}
 	for (i = 0; i < dj->h->nfiles; i++)
 		dj->files[dj->h->files[i].id].decl = &dj->h->files[i];
+	if (dbr_open_report_file(dj))
+		return 1;
 	if (dj->packed ? dbr_open_device(td, dj) : dbr_open_target_dir(td, dj))
 		return 1;
 	if (!dj->packed && (dj->trace_direct || dj->direct)) {
@@ -609,6 +611,7 @@ static void dbr_cleanup(struct thread_data *td)
 		dbr_write_summary(td, dj);
 		dbr_write_report_file(td, dj);
 	}
+	dbr_close_report_file(dj);
 	for (i = 0; dj->files && i < DBTRACE_MAX_FILES; i++) {
 		if (dj->files[i].fd >= 0)
 			close(dj->files[i].fd);

@@ -77,6 +77,40 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 }
 
 /*
+ * dbr_report_file is opened at init, before anything is written: a path
+ * that cannot take the line is said then, not after the replay. 0, or 1
+ * with the error said.
+ */
+int dbr_open_report_file(struct dbr_job *dj)
+{
+	char err[PATH_MAX + 128];
+
+	if (!dj->o->report_file || !*dj->o->report_file)
+		return 0;
+	dj->report_fd = jsonl_open(dj->o->report_file, &dj->report_made, err, sizeof(err));
+	if (dj->report_fd < 0) {
+		log_err("dbreplay: dbr_report_file %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* A report file this job created and never wrote (the job was refused) goes again. */
+void dbr_close_report_file(struct dbr_job *dj)
+{
+	struct stat fst, st;
+
+	if (dj->report_fd < 0)
+		return;
+	if (dj->report_made && !dj->report_written && fstat(dj->report_fd, &fst) == 0 &&
+	    fst.st_size == 0 && stat(dj->o->report_file, &st) == 0 && st.st_dev == fst.st_dev &&
+	    st.st_ino == fst.st_ino)
+		unlink(dj->o->report_file);
+	close(dj->report_fd);
+	dj->report_fd = -1;
+}
+
+/*
  * One JSON line per job (engines/lib/jsonl.h): counters, fidelity notes,
  * the trace's "incomplete" lines and the classes, whole. A class is one
  * object with its bytes and errors beside the members of its latency
@@ -91,7 +125,7 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 	char err[ERRLEN];
 	unsigned i;
 
-	if (!dj->o->report_file || !*dj->o->report_file)
+	if (dj->report_fd < 0)
 		return;
 	jsonl_begin(&w);
 	jsonl_str(&w, "engine", ENGINE);
@@ -144,10 +178,16 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 		jsonl_close(&w);
 	}
 	jsonl_close(&w);
-	if (jsonl_end(&w))
+	if (jsonl_end(&w)) {
 		log_err("dbreplay: dbr_report_file %s: out of memory: the job's line is not written\n",
 			dj->o->report_file);
-	else if (jsonl_append(&w, dj->o->report_file, err, sizeof(err)))
+	} else if (jsonl_write(&w, dj->report_fd, dj->o->report_file, err, sizeof(err))) {
 		log_err("dbreplay: dbr_report_file %s\n", err);
+	} else {
+		dj->report_written = 1;
+	}
 	jsonl_free(&w);
+	/* a report asked for and not written fails the job: its figures are lost */
+	if (!dj->report_written && !td->error)
+		td_verror(td, EIO, "dbr_report_file");
 }

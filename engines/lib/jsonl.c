@@ -214,9 +214,19 @@ int jsonl_end(struct jsonl *w)
 	return w->failed ? -1 : 0;
 }
 
+int jsonl_write(const struct jsonl *w, int fd, const char *path, char *err, size_t errlen)
+{
+	ssize_t n = write(fd, w->buf, w->len);
+
+	if (n < 0 || (size_t)n != w->len) {
+		snprintf(err, errlen, "%s: %s", path, n < 0 ? strerror(errno) : "short write");
+		return -1;
+	}
+	return 0;
+}
+
 int jsonl_append(const struct jsonl *w, const char *path, char *err, size_t errlen)
 {
-	ssize_t n;
 	int fd;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
@@ -224,9 +234,7 @@ int jsonl_append(const struct jsonl *w, const char *path, char *err, size_t errl
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	n = write(fd, w->buf, w->len);
-	if (n < 0 || (size_t)n != w->len) {
-		snprintf(err, errlen, "%s: %s", path, n < 0 ? strerror(errno) : "short write");
+	if (jsonl_write(w, fd, path, err, errlen)) {
 		close(fd);
 		return -1;
 	}
@@ -235,6 +243,40 @@ int jsonl_append(const struct jsonl *w, const char *path, char *err, size_t errl
 		return -1;
 	}
 	return 0;
+}
+
+int jsonl_open(const char *path, int *made, char *err, size_t errlen)
+{
+	const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY;
+	struct stat st;
+	int fd;
+
+	*made = 0;
+	/* O_EXCL first: whether this job made it (and may remove it if it never runs) */
+	fd = open(path, flags | O_CREAT | O_EXCL, 0644);
+	if (fd >= 0) {
+		*made = 1;
+		return fd;
+	}
+	/* O_NONBLOCK: a FIFO with no reader fails at once (ENXIO) instead of blocking */
+	if (errno == EEXIST)
+		fd = open(path, flags | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path,
+			 errno == ENXIO ? "not a regular file" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (fcntl(fd, F_SETFL, O_APPEND) == -1) { /* O_NONBLOCK off again */
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 void jsonl_free(struct jsonl *w)

@@ -68,6 +68,17 @@ int jsonl_end(struct jsonl *w);
  * blocking the end of the job.
  */
 int jsonl_append(const struct jsonl *w, const char *path, char *err, size_t errlen);
+/*
+ * Opens the report file @path when a job starts, so that a path that
+ * cannot be written fails the job before it runs, not after it: appended
+ * to, never truncated (a report file gathers the lines of many jobs),
+ * created 0644 if absent (*@made = 1 then, else 0). A regular file only: a
+ * FIFO would block the job's end, a device or directory is no report. The
+ * descriptor, or -1 with "PATH: reason" in @err.
+ */
+int jsonl_open(const char *path, int *made, char *err, size_t errlen);
+/* Writes the finished line to @fd (from jsonl_open) with one write. 0, or -1 with "PATH: reason". */
+int jsonl_write(const struct jsonl *w, int fd, const char *path, char *err, size_t errlen);
 void jsonl_free(struct jsonl *w);
 
 /*

@@ -105,3 +105,72 @@ def test_device_held_exclusively_is_refused(tmp_path):
             os.close(fd)
         assert hashlib.sha256(Path(loop).read_bytes()).hexdigest() == before
         run_fio(dbr_args(trace, dbr_device=loop, dbr_overwrite_device=1)).ok()
+
+
+# ---------------------------------------------------------------------------
+# The report file: checked at the start, its loss a failure
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", ["missing-dir", "fifo", "directory", "read-only"])
+def test_report_file_is_checked_before_the_replay(tmp_path, case, request):
+    """A dbr_report_file that cannot take the line is refused at the start,
+    before the target is touched; it was found only at the end, with exit 0
+    (and a FIFO blocked the job's end)."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    target = tmp_path / "t"
+    target.mkdir()
+    if case == "missing-dir":
+        rep = tmp_path / "nodir" / "r.jsonl"
+    elif case == "fifo":
+        rep = tmp_path / "r.fifo"
+        os.mkfifo(rep)
+    elif case == "directory":
+        rep = tmp_path / "r.d"
+        rep.mkdir()
+    else:
+        rep = request.getfixturevalue("ro_dir") / "r.jsonl"
+    before = snapshot(tmp_path, content=False)
+    res = run_fio(dbr_args(trace, dbr_target=target, dbr_report_file=rep), timeout=60)
+    assert_refused(res, f"dbr_report_file {rep}")
+    assert snapshot(tmp_path, content=False) == before
+
+
+@needs_root
+def test_report_file_that_cannot_be_written_fails_the_job(tmp_path):
+    """The report file's line is the replay's figures: a full file system
+    at the end fails the job (one line, non-zero exit), as fio's own errors do."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], check=True)
+    try:
+        rep = full / "r.jsonl"
+        rep.touch()
+        fd = os.open(full / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            with pytest.raises(OSError):
+                while True:
+                    os.write(fd, b"x" * 4096)
+        finally:
+            os.close(fd)
+        res = run_fio(dbr_args(trace, dbr_report_file=rep))
+        assert res.rc != 0
+        lines = err_lines(res)
+        assert [l for l in lines if "dbr_report_file" in l] == \
+            [f"dbreplay: dbr_report_file {rep}: No space left on device"], res.stderr
+        assert res.json["jobs"][0]["error"] != 0
+        assert rep.stat().st_size == 0
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+
+
+def test_refused_job_leaves_no_report_file(tmp_path):
+    """A job refused after its report file was opened (here: a user's file
+    at a trace path) removes the empty report file it created."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    target = tmp_path / "t"
+    (target / "pg_wal").mkdir(parents=True)
+    (target / "pg_wal/000000010000000000000001").write_text("the user's WAL")
+    before = snapshot(tmp_path, content=True)
+    res = run_fio(dbr_args(trace, dbr_target=target, dbr_report_file=tmp_path / "r.jsonl"))
+    assert_refused(res, "exists and was not created by dbreplay", (tmp_path, before))

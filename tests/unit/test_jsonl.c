@@ -214,3 +214,46 @@ TEST(jsonl_check_path_before_the_run)
 	rmdir(dir);
 	test_rm(file);
 }
+
+TEST(jsonl_open_at_start_refuses_what_is_no_report)
+{
+	struct jsonl w = { 0 };
+	char dir[] = "/tmp/jsonl-open.XXXXXX", path[64], fifo[64], buf[64], err[256];
+	int fd, made = -1;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/r.jsonl", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	/* absent: created, and said so */
+	fd = jsonl_open(path, &made, err, sizeof(err));
+	CHECK(fd >= 0 && made == 1);
+	jsonl_begin(&w);
+	jsonl_str(&w, "job", "a");
+	CHECK(jsonl_end(&w) == 0);
+	CHECK(jsonl_write(&w, fd, path, err, sizeof(err)) == 0);
+	close(fd);
+	/* present: appended to, not made */
+	fd = jsonl_open(path, &made, err, sizeof(err));
+	CHECK(fd >= 0 && made == 0);
+	CHECK(jsonl_write(&w, fd, path, err, sizeof(err)) == 0);
+	close(fd);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (f) {
+		buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+		fclose(f);
+		CHECK_STREQ(buf, "{\"job\":\"a\"}\n{\"job\":\"a\"}\n");
+	}
+	/* a FIFO without a reader: refused at once, not a blocked open */
+	CHECK(mkfifo(fifo, 0644) == 0);
+	CHECK(jsonl_open(fifo, &made, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "not a regular file") != NULL);
+	CHECK(jsonl_open(dir, &made, err, sizeof(err)) == -1);
+	CHECK(jsonl_open("/nonexistent-dir/x.json", &made, err, sizeof(err)) == -1);
+	CHECK_STREQ(err, "/nonexistent-dir/x.json: No such file or directory");
+	jsonl_free(&w);
+	unlink(fifo);
+	unlink(path);
+	rmdir(dir);
+}
