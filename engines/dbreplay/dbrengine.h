@@ -109,6 +109,20 @@ struct cls {
 	struct lathist lat;
 };
 
+/*
+ * A file the engine reads or writes besides the trace's: the trace itself,
+ * the device and its sidecar, the manifest, the record log, the report
+ * file. Each must be a file of its own (dbr_distinct).
+ */
+struct dbr_ident {
+	dev_t dev;
+	ino_t ino;
+	const char *what; /* the option or role: "dbr_record_log" */
+	char path[PATH_MAX];
+};
+
+#define DBR_IDENTS 8
+
 struct dbr_job {
 	struct dbr_options *o;
 	char *trace_path;
@@ -125,6 +139,7 @@ struct dbr_job {
 	char root[PATH_MAX];
 	int tmproot;			/* a private directory made by the engine */
 	int manifest_fd;
+	char manifest_path[PATH_MAX + 16];
 	char **owned;			/* hash set of the paths in the manifest */
 	size_t nowned, owned_cap;	/* owned_cap: a power of two */
 	int devfd;			/* packed: the device or file */
@@ -177,8 +192,12 @@ struct dbr_job {
 	size_t buf_len, wfilled;
 
 	FILE *rlog;			/* dbr_record_log */
-	int report_fd;			/* dbr_report_file, opened at init */
-	int report_made;		/* created by this job: removed if it gets no line */
+	int rlog_fd;			/* opened at init; rlog from the end of init */
+	int rlog_made;			/* created by this job: removed if the job is refused */
+	struct dbr_ident ident[DBR_IDENTS];
+	unsigned nident;
+	int report_fd;	 /* dbr_report_file, opened at init */
+	int report_made; /* created by this job: removed if it gets no line */
 	int report_written;
 
 	/* statistics */
@@ -244,6 +263,9 @@ enum fio_q_status dbr_uring_queue(struct thread_data *td, struct dbr_job *dj,
 				     struct io_u *io_u, int slot);
 
 /* target.c: the target */
+const struct dbr_ident *dbr_same_as(const struct dbr_job *dj, const struct stat *st);
+int dbr_distinct(struct dbr_job *dj, const struct stat *st, const char *what, const char *path);
+int dbr_distinct_fd(struct dbr_job *dj, int fd, const char *what, const char *path);
 void dbr_invalidate(struct dbr_job *dj);
 int dbr_layout(struct dbr_job *dj, int first);
 int dbr_open_device(struct thread_data *td, struct dbr_job *dj);
@@ -253,6 +275,9 @@ void dbr_remove_owned(struct dbr_job *dj);
 /* report.c: the reports */
 int dbr_open_report_file(struct dbr_job *dj);
 void dbr_close_report_file(struct dbr_job *dj);
+int dbr_open_record_log(struct dbr_job *dj);
+int dbr_start_record_log(struct dbr_job *dj);
+int dbr_close_record_log(struct dbr_job *dj);
 void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj);
 void dbr_write_summary(struct thread_data *td, struct dbr_job *dj);
 

@@ -431,6 +431,7 @@ static int dbr_init(struct thread_data *td)
 	char err[ERRLEN];
 	uint64_t max_io;
 	struct rlimit rl;
+	struct stat st;
 	unsigned i;
 
 	if (pack_check_host_fio(td, ENGINE, &ioengine))
@@ -440,7 +441,7 @@ static int dbr_init(struct thread_data *td)
 		return 1;
 	td->io_ops_data = dj;
 	dj->o = td->eo;
-	dj->rootfd = dj->manifest_fd = dj->devfd = dj->dev_dfd = dj->report_fd = -1;
+	dj->rootfd = dj->manifest_fd = dj->devfd = dj->dev_dfd = dj->report_fd = dj->rlog_fd = -1;
 	dj->next_wake = UINT64_MAX;
 	dj->files = calloc(DBTRACE_MAX_FILES, sizeof(*dj->files));
 	if (!dj->files)
@@ -452,6 +453,9 @@ static int dbr_init(struct thread_data *td)
 	dj->direct = to->odirect;
 	dj->dio_align = ODIRECT_MIN_ALIGN;
 	dj->tdo_invalidate = to->invalidate_cache;
+	/* the trace by identity: none of the files the engine writes may be it */
+	if (stat(dj->trace_path, &st) == 0 && dbr_distinct(dj, &st, "dbr_trace", dj->trace_path))
+		return 1;
 
 	dj->t = dbtrace_open(dj->trace_path, err, sizeof(err));
 	if (!dj->t) {
@@ -507,7 +511,7 @@ static int dbr_init(struct thread_data *td)
 	}
 	for (i = 0; i < dj->h->nfiles; i++)
 		dj->files[dj->h->files[i].id].decl = &dj->h->files[i];
-	if (dbr_open_report_file(dj))
+	if (dbr_open_report_file(dj) || dbr_open_record_log(dj))
 		return 1;
 	if (dj->packed ? dbr_open_device(td, dj) : dbr_open_target_dir(td, dj))
 		return 1;
@@ -518,17 +522,8 @@ static int dbr_init(struct thread_data *td)
 		if (ok == 0 && dbr_direct_refused(dj, dj->root))
 			return 1;
 	}
-	if (dbr_layout(dj, 1))
+	if (dbr_layout(dj, 1) || dbr_start_record_log(dj))
 		return 1;
-	if (dj->o->record_log && *dj->o->record_log) {
-		dj->rlog = fopen(dj->o->record_log, "we");
-		if (!dj->rlog) {
-			log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(errno));
-			return 1;
-		}
-		setvbuf(dj->rlog, NULL, _IOFBF, 1 << 16);
-		fputs("# loop line stream file op due_ns issue_ns done_ns bytes errno\n", dj->rlog);
-	}
 
 	if (dj->api == API_IO_URING) {
 		dj->uring = 1;
@@ -644,8 +639,8 @@ static void dbr_cleanup(struct thread_data *td)
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++)
 			free(dj->cls[r][o]);
-	if (dj->rlog && fclose(dj->rlog))
-		log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(errno));
+	if ((r = dbr_close_record_log(dj)))
+		log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(-r));
 	dbsched_free(dj->sched);
 	dbdepth_free(dj->depth);
 	dbprefetch_stop(dj->pf);	/* before the trace it reads */

@@ -76,6 +76,8 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 			lathist_percentile(&c->lat, 99.9) / 1e3, c->lat.max / 1e3);
 }
 
+static void drop_made(int fd, const char *path);
+
 /*
  * dbr_report_file is opened at init, before anything is written: a path
  * that cannot take the line is said then, not after the replay. 0, or 1
@@ -92,20 +94,79 @@ int dbr_open_report_file(struct dbr_job *dj)
 		log_err("dbreplay: dbr_report_file %s\n", err);
 		return 1;
 	}
+	return dbr_distinct_fd(dj, dj->report_fd, "dbr_report_file", dj->o->report_file);
+}
+
+/* Removes the file @path opened as @fd if it is still the empty one this job made. */
+static void drop_made(int fd, const char *path)
+{
+	struct stat fst, st;
+
+	if (fstat(fd, &fst) == 0 && fst.st_size == 0 && stat(path, &st) == 0 &&
+	    st.st_dev == fst.st_dev && st.st_ino == fst.st_ino)
+		unlink(path);
+}
+
+/*
+ * dbr_record_log is opened at init too, before anything is written, and
+ * checked to be none of the engine's other files; it is emptied only once
+ * every check has passed (dbr_start_record_log), so a refused job leaves
+ * a file it did not make as it was. 0, or 1 with the error said.
+ */
+int dbr_open_record_log(struct dbr_job *dj)
+{
+	char err[PATH_MAX + 128];
+
+	if (!dj->o->record_log || !*dj->o->record_log)
+		return 0;
+	dj->rlog_fd = jsonl_open(dj->o->record_log, &dj->rlog_made, err, sizeof(err));
+	if (dj->rlog_fd < 0) {
+		log_err("dbreplay: dbr_record_log %s\n", err);
+		return 1;
+	}
+	return dbr_distinct_fd(dj, dj->rlog_fd, "dbr_record_log", dj->o->record_log);
+}
+
+/* The record log from its first line: the replay starts. 0, or 1 with the error said. */
+int dbr_start_record_log(struct dbr_job *dj)
+{
+	if (dj->rlog_fd < 0)
+		return 0;
+	if (NOINTR(ftruncate(dj->rlog_fd, 0)) || !(dj->rlog = fdopen(dj->rlog_fd, "a"))) {
+		log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(errno));
+		return 1;
+	}
+	dj->rlog_fd = -1; /* the FILE's now */
+	setvbuf(dj->rlog, NULL, _IOFBF, 1 << 16);
+	fputs("# loop line stream file op due_ns issue_ns done_ns bytes errno\n", dj->rlog);
 	return 0;
+}
+
+/* 0, or -errno if the log's last lines could not be written. */
+int dbr_close_record_log(struct dbr_job *dj)
+{
+	int ret = 0;
+
+	if (dj->rlog_fd >= 0) {
+		/* never started: the job was refused */
+		if (dj->rlog_made)
+			drop_made(dj->rlog_fd, dj->o->record_log);
+		close(dj->rlog_fd);
+		dj->rlog_fd = -1;
+	}
+	if (dj->rlog && fclose(dj->rlog))
+		ret = -errno;
+	dj->rlog = NULL;
+	return ret;
 }
 
 /* A report file this job created and never wrote (the job was refused) goes again. */
 void dbr_close_report_file(struct dbr_job *dj)
 {
-	struct stat fst, st;
-
 	if (dj->report_fd < 0)
 		return;
-	if (dj->report_made && !dj->report_written && fstat(dj->report_fd, &fst) == 0 &&
-	    fst.st_size == 0 && stat(dj->o->report_file, &st) == 0 && st.st_dev == fst.st_dev &&
-	    st.st_ino == fst.st_ino)
-		unlink(dj->o->report_file);
+	if (dj->report_made && !dj->report_written)
+		drop_made(dj->report_fd, dj->o->report_file);
 	close(dj->report_fd);
 	dj->report_fd = -1;
 }

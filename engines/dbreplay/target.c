@@ -24,6 +24,58 @@ static int fill_range(struct dbr_job *dj, int fd, uint64_t from, uint64_t to)
 	return 0;
 }
 
+/* The registered file @st is, or NULL. */
+const struct dbr_ident *dbr_same_as(const struct dbr_job *dj, const struct stat *st)
+{
+	unsigned i;
+
+	for (i = 0; i < dj->nident; i++)
+		if (dj->ident[i].dev == st->st_dev && dj->ident[i].ino == st->st_ino)
+			return &dj->ident[i];
+	return NULL;
+}
+
+/*
+ * Registers @st as @what (@path), after checking it is none of the files
+ * registered before: a record log named after the trace would truncate it,
+ * a report file that is the manifest would fill it with JSON, a sidecar
+ * that is the trace would be deleted with the device. By identity
+ * (st_dev, st_ino), so links and other names of one file count. 0, or 1
+ * with the error said.
+ */
+int dbr_distinct(struct dbr_job *dj, const struct stat *st, const char *what, const char *path)
+{
+	const struct dbr_ident *same = dbr_same_as(dj, st);
+	struct dbr_ident *id;
+
+	if (same && !strcmp(same->what, what))
+		return 0; /* the same role again: the manifest read, then opened to append */
+	if (same) {
+		log_err("dbreplay: %s %s is the same file as %s %s; refusing to use one file for both\n",
+			what, path, same->what, same->path);
+		return 1;
+	}
+	if (dj->nident == DBR_IDENTS)
+		return 0;
+	id = &dj->ident[dj->nident++];
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->what = what;
+	snprintf(id->path, sizeof(id->path), "%s", path);
+	return 0;
+}
+
+int dbr_distinct_fd(struct dbr_job *dj, int fd, const char *what, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		log_err("dbreplay: %s %s: %s\n", what, path, strerror(errno));
+		return 1;
+	}
+	return dbr_distinct(dj, &st, what, path);
+}
+
 /* A file of the trace as it is before the first record: present at its size, or absent. */
 static int lay_file(struct dbr_job *dj, struct rfile *f)
 {
@@ -191,6 +243,10 @@ static int read_manifest(struct dbr_job *dj)
 		log_err("dbreplay: dbr_target %s: %s: %s\n", dj->root, MANIFEST, strerror(errno));
 		return 1;
 	}
+	if (dbr_distinct_fd(dj, fd, "dbr_target's manifest", dj->manifest_path)) {
+		close(fd);
+		return 1;
+	}
 	fp = fdopen(fd, "r");
 	if (!fp) {
 		close(fd);
@@ -226,6 +282,7 @@ static int read_manifest(struct dbr_job *dj)
 int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 {
 	const struct dbtrace_header *h = dj->h;
+	const struct dbr_ident *same;
 	uint64_t need = 0, avail;
 	struct statvfs vfs;
 	unsigned i;
@@ -273,6 +330,7 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 			: errno == ENOTDIR ? "not a directory" : strerror(errno));
 		return 1;
 	}
+	snprintf(dj->manifest_path, sizeof(dj->manifest_path), "%s/%s", dj->root, MANIFEST);
 	if (target_claim(dj->rootfd, dj->root, ENGINE, TARGET_WRITABLE | TARGET_LOCK,
 			 why, sizeof(why))) {
 		log_err("dbreplay: dbr_target %s %s\n", dj->root, why);
@@ -307,6 +365,11 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 			continue;
 		}
 		close(dfd);
+		if ((same = dbr_same_as(dj, &st))) {
+			log_err("dbreplay: dbr_target %s: %s is the same file as %s %s; refusing to replay over it\n",
+				dj->root, d->path, same->what, same->path);
+			return 1;
+		}
 		if (!dbr_owned(dj, d->path)) {
 			log_err("dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it (use an empty directory)\n",
 				dj->root, d->path);
@@ -333,6 +396,8 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 			strerror(errno));
 		return 1;
 	}
+	if (dbr_distinct_fd(dj, dj->manifest_fd, "dbr_target's manifest", dj->manifest_path))
+		return 1;
 	/* whole: a head cut short would take the first path into its comment line */
 	head = dj->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
 	if (!dj->nowned && target_write_all(dj->manifest_fd, head, strlen(head))) {
@@ -442,6 +507,8 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 			log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
 			return 1;
 		}
+		if (dbr_distinct_fd(dj, dj->devfd, "dbr_device", dj->device))
+			return 1;
 		if (ioctl(dj->devfd, BLKGETSIZE64, &size)) {
 			log_err("dbreplay: dbr_device %s: cannot read its size: %s\n", dj->device, strerror(errno));
 			return 1;
@@ -459,6 +526,8 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 			log_err("dbreplay: dbr_device %s is neither a regular file nor a block device\n", dj->device);
 			return 1;
 		}
+		if (dbr_distinct(dj, &st, "dbr_device", dj->device))
+			return 1;
 		if (access(sidecar, F_OK)) {
 			log_err("dbreplay: dbr_device %s exists and was not created by dbreplay (no %s beside it); refusing to overwrite it\n",
 				dj->device, sidecar);
@@ -501,6 +570,9 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 		log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
 		return 1;
 	}
+	/* the file checked above, or the one just made: no report under another name */
+	if (dbr_distinct_fd(dj, dj->devfd, "dbr_device", dj->device))
+		return 1;
 	if (fstat(dj->devfd, &st) == 0 && (uint64_t)st.st_size < dj->span &&
 	    NOINTR(ftruncate(dj->devfd, (off_t)dj->span))) {
 		log_err("dbreplay: dbr_device %s: cannot size it to %llu bytes: %s\n", dj->device,

@@ -174,3 +174,74 @@ def test_refused_job_leaves_no_report_file(tmp_path):
     before = snapshot(tmp_path, content=True)
     res = run_fio(dbr_args(trace, dbr_target=target, dbr_report_file=tmp_path / "r.jsonl"))
     assert_refused(res, "exists and was not created by dbreplay", (tmp_path, before))
+
+
+# ---------------------------------------------------------------------------
+# The engine's own files: never its inputs, never each other
+# ---------------------------------------------------------------------------
+
+def contents(root):
+    """{relative path: sha256 or 'dir'} below @root: what a refused job must
+    leave as it was (a file it made and removed again changes only a
+    directory's mtime)."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for d in dirs:
+            out[Path(dirpath, d).relative_to(root).as_posix()] = "dir"
+        for f in files:
+            p = Path(dirpath, f)
+            out[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+OWN_FILES = {
+    # case: (options, the refusal's first words), paths relative to tmp_path
+    "record-log-is-the-trace": ({"dbr_record_log": "doc.trace"},
+                                "dbr_record_log {d}/doc.trace is the same file as dbr_trace"),
+    "report-file-is-the-trace": ({"dbr_report_file": "doc.trace"},
+                                 "dbr_report_file {d}/doc.trace is the same file as dbr_trace"),
+    "report-file-is-a-link-to-the-trace": ({"dbr_report_file": "link.jsonl"},
+                                           "dbr_report_file {d}/link.jsonl is the same file as dbr_trace"),
+    "trace-is-the-manifest": ({"dbr_trace": "t/.fio-dbreplay"},
+                              "dbr_target's manifest {d}/t/.fio-dbreplay is the same file as dbr_trace"),
+    "record-log-is-the-manifest": ({"dbr_record_log": "kept/.fio-dbreplay", "dbr_target": "kept"},
+                                   "dbr_target's manifest {d}/kept/.fio-dbreplay is the same file as dbr_record_log"),
+    "report-file-is-a-new-manifest": ({"dbr_report_file": "t/.fio-dbreplay"},
+                                      "dbr_target's manifest {d}/t/.fio-dbreplay is the same file as dbr_report_file"),
+    "record-log-is-the-report-file": ({"dbr_record_log": "r.out", "dbr_report_file": "r.out"},
+                                      "dbr_record_log {d}/r.out is the same file as dbr_report_file"),
+    "record-log-at-a-trace-path": ({"dbr_record_log": "t/base/16384/16397"},
+                                   "base/16384/16397 is the same file as dbr_record_log"),
+    "device-is-the-record-log": ({"dbr_device": "packed.img", "dbr_record_log": "packed.img",
+                                  "dbr_target": None},
+                                 "dbr_device {d}/packed.img is the same file as dbr_record_log"),
+    "device-is-the-report-file": ({"dbr_device": "r.jsonl", "dbr_report_file": "r.jsonl",
+                                   "dbr_target": None},
+                                  "dbr_device {d}/r.jsonl is the same file as dbr_report_file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OWN_FILES))
+def test_engine_files_are_never_its_inputs_or_each_other(tmp_path, case):
+    """The record log, the report file, the manifest and the packed device
+    are each a file of their own, and none is the trace: checked by identity
+    (a hard link counts) before anything is written. A record log named
+    after the trace truncated it; a report file that was the manifest
+    filled it with JSON."""
+    opts, want = OWN_FILES[case]
+    d = tmp_path
+    write(d / "doc.trace", DOC_TRACE)
+    os.link(d / "doc.trace", d / "link.jsonl")
+    (d / "t" / "base" / "16384").mkdir(parents=True)   # the user's: not a trace path
+    if case == "trace-is-the-manifest":
+        (d / "t" / ".fio-dbreplay").write_text(DOC_TRACE)
+    (d / "kept").mkdir()
+    run_fio(dbr_args(d / "doc.trace", dbr_target=d / "kept", dbr_keep=1)).ok()
+    args = {"dbr_trace": "doc.trace", "dbr_target": "t"}
+    args.update(opts)
+    args = {k: d / v for k, v in args.items() if v is not None}
+    before = contents(d)
+    res = run_fio(dbr_args(args.pop("dbr_trace"), **args))
+    assert_refused(res, want.format(d=d))
+    assert contents(d) == before
+
