@@ -87,6 +87,7 @@ struct dbr_options {
 	unsigned int fill;
 	unsigned int keep;
 	unsigned int accept_incomplete;
+	unsigned int accept_partial;
 	unsigned int reader_thread;
 	unsigned int report;
 	unsigned int direct_mode;
@@ -168,7 +169,11 @@ struct dbr_job {
 	int started, finished, failed, direct, tdo_invalidate;
 	int claimed;
 	int overwrite_device;
-	int partial;			/* the last loop was cut short */			/* the target passed its checks: cleanup may remove what is ours */
+	int partial;	       /* the last loop was cut short */
+	const char *cut_short; /* why: "runtime", "stopped", "error" (NULL: complete) */
+	int partial_accepted;  /* dbr_accept_partial=1, or the user's time_based */
+	int user_time_based;   /* time_based as the user set it (the engine sets it) */
+	int aborted;	       /* the engine stopped the replay on an error */
 	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported, errors;
 	char **incomplete;		/* the trace's "incomplete" lines, copied (the header goes with each loop's reader) */
 	unsigned nincomplete;

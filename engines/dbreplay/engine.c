@@ -50,7 +50,7 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 	struct dbr_job *dj = td->io_ops_data;
 	enum fio_ddir ddir = DDIR_SYNC;
 	unsigned prio = 0;
-	int slot = -1, prio_ix = 0;
+	int slot = -1, prio_ix = 0, ret;
 
 	if (!dj->started) {
 		dj->started = 1;
@@ -63,8 +63,7 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 		uint64_t wake, now = dj->timing == TM_ASAP ? dj->start_ns : dbr_now();
 
 		if (dbr_fill_window(dj, now - dj->start_ns)) {
-			dj->failed = 1;
-			dj->finished = 1;
+			dj->failed = dj->aborted = dj->finished = 1;
 			td_verror(td, EINVAL, "dbreplay trace");
 			break;
 		}
@@ -82,10 +81,18 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 		if (dbsched_count(dj->sched) || !dj->eof) {
 			log_err("dbreplay: internal error: %u records wait for nothing\n",
 				dbsched_count(dj->sched));
-			dj->failed = dj->finished = 1;
+			dj->failed = dj->aborted = dj->finished = 1;
+			td_verror(td, EINVAL, "dbreplay scheduler");
 			break;
 		}
-		if (!dbr_next_loop(dj))
+		ret = dbr_next_loop(dj);
+		if (ret < 0) {
+			/* the next loop could not start (said): the loops asked for are not done */
+			dj->failed = dj->aborted = dj->finished = 1;
+			td_verror(td, EIO, "dbreplay loop");
+			break;
+		}
+		if (!ret)
 			dj->finished = 1;
 	}
 	if (dj->finished && slot < 0) {
@@ -559,6 +566,7 @@ static int dbr_init(struct thread_data *td)
 		pack_fio_lacks(td, "dbreplay", "per-priority statistics", "3.30",
 			       "fio's JSON has no \"prios\" split by file role and trim kind; the engine's report has them");
 	/* fio runs "time based" with no limit unless runtime= is set: the trace ends the job */
+	dj->user_time_based = to->time_based;
 	to->time_based = 1;
 	dbr_start_reader(dj);
 	return 0;
@@ -579,6 +587,47 @@ static int dbr_setup(struct thread_data *td)
 	return 0;
 }
 
+/*
+ * Why the replay ended before the last record of its last loop, or NULL if
+ * it did not: "error" (a failed record or the trace stopped the job),
+ * "runtime" (runtime= ended it), "stopped" (fio stopped the job: a signal,
+ * exitall, another job's error).
+ */
+static const char *cut_short_by(struct thread_data *td, const struct dbr_job *dj)
+{
+	if (dj->finished && !dj->aborted)
+		return NULL;
+	if (dj->aborted || td->error)
+		return "error";
+	if (td->o.timeout && utime_since_now(&td->epoch) >= td->o.timeout)
+		return "runtime";
+	return "stopped";
+}
+
+/*
+ * A replay cut short measured part of the workload: it fails the job unless
+ * the user accepted that (dbr_accept_partial=1, or time_based: a run of
+ * runtime='s length). Said in one line; the report says it too.
+ */
+static void check_partial(struct thread_data *td, struct dbr_job *dj)
+{
+	dj->cut_short = cut_short_by(td, dj);
+	dj->partial = dj->cut_short != NULL;
+	dj->partial_accepted = dj->partial && (dj->o->accept_partial || dj->user_time_based);
+	if (!dj->partial || dj->partial_accepted || !strcmp(dj->cut_short, "error"))
+		return; /* an error has said so and failed the job already */
+	log_err("dbreplay: %s: the replay was cut short by %s in loop %llu of %llu (%llu records replayed, the trace has %llu); a partial replay fails: set dbr_accept_partial=1 to accept it, or time_based=1 for a run of runtime='s length\n",
+		td->o.name,
+		!strcmp(dj->cut_short, "runtime")
+			? "runtime="
+			: "fio stopping the job (a signal, exitall, another job's error)",
+		(unsigned long long)dj->loop, (unsigned long long)dj->loops,
+		(unsigned long long)dj->replayed, (unsigned long long)dj->trace_records);
+	if (!td->error)
+		td_verror(td, !strcmp(dj->cut_short, "runtime") ? ETIME : EINTR,
+			  "dbreplay: partial replay");
+}
+
 static void dbr_cleanup(struct thread_data *td)
 {
 	struct dbr_job *dj = td->io_ops_data;
@@ -594,14 +643,18 @@ static void dbr_cleanup(struct thread_data *td)
 		dj->ring_ok = 0;
 	}
 	if (dj->started && td->io_ops_init) {
+		/* runtime= ended the job just after the last record: the replay is whole */
+		if (!dj->finished && !dj->aborted && dj->eof && !dbsched_count(dj->sched) &&
+		    dj->loops && dj->loop + 1 >= dj->loops && dbr_next_loop(dj) == 0)
+			dj->finished = 1;
 		if (!dj->finished || dj->replay_ns_total == 0) {
 			/* stopped in the middle of a loop (runtime=, an error): it counts, unfinished */
 			dj->replay_ns_total += dbr_now() - dj->start_ns;
 			if (dj->timing != TM_ASAP)
 				dj->trace_ns_total += dj->last_done_ns;
 			dj->loop++;
-			dj->partial = 1;
 		}
+		check_partial(td, dj);
 		pack_fix_runtimes(td, (dbr_now() - dj->first_start_ns + 999999) / 1000000);
 		dbr_write_summary(td, dj);
 		dbr_write_report_file(td, dj);
@@ -761,6 +814,8 @@ static struct fio_option options[] = {
 		    "1: leave the files for the next run (which resets them to the trace's starting sizes); 0: remove what the engine created", "0"),
 	BOOL_OPTION("dbr_accept_incomplete", accept_incomplete, "Accept an incomplete trace",
 		    "1: replay a trace whose capture could not see part of the I/O (its header's incomplete lines, repeated in the summary and report); 0: refuse it (default)", "0"),
+	BOOL_OPTION("dbr_accept_partial", accept_partial, "Accept a partial replay",
+		    "1: a replay cut short (runtime= without time_based, or fio stopping the job) is a result, said in the summary and report; 0: it fails the job (default)", "0"),
 	BOOL_OPTION("dbr_reader_thread", reader_thread, "Trace reader thread",
 		    "1: a thread of its own parses the trace ahead of the replay (a bounded ring of records, off the replaying thread's clock); 0: the replaying thread parses as it goes", "1"),
 	{

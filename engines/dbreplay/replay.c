@@ -709,7 +709,10 @@ int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel)
 	return 0;
 }
 
-/* The end of one pass over the trace: 1 if another loop starts, 0 if the replay is over. */
+/*
+ * The end of one pass over the trace: 1 if another loop starts, 0 if the
+ * replay is over, -1 if the next loop could not start (said).
+ */
 int dbr_next_loop(struct dbr_job *dj)
 {
 	char err[ERRLEN];
@@ -731,13 +734,13 @@ int dbr_next_loop(struct dbr_job *dj)
 	dj->t = dbtrace_open(dj->trace_path, err, sizeof(err));
 	if (!dj->t) {
 		log_err("dbreplay: %s\n", err);
-		return 0;
+		return -1;
 	}
 	dj->h = dbtrace_header(dj->t);
 	dbr_start_reader(dj);	/* parses the first block while the files are reset */
 	/* back to the state before the first record, off the clock of the next loop */
 	if (dbr_layout(dj, 0))
-		return 0;
+		return -1;
 	dbsched_restart(dj->sched);
 	if (dj->depth)
 		dbdepth_reset(dj->depth);

@@ -52,8 +52,12 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 	log_err("dbreplay: %s: %s: %llu records replayed (the trace has %llu) in %llu loop(s)%s, %llu errors, %.3f s (trace: %.3f s), timing %s",
 		td->o.name, dj->trace_path, (unsigned long long)dj->replayed,
 		(unsigned long long)dj->trace_records, (unsigned long long)dj->loop,
-		dj->partial ? " (the last cut short)" : "", (unsigned long long)dj->errors,
-		dj->replay_ns_total / 1e9, dj->trace_ns_total / 1e9, timing_name(dj->timing));
+		!dj->partial			    ? ""
+		: !strcmp(dj->cut_short, "runtime") ? " (the last cut short by runtime=)"
+		: !strcmp(dj->cut_short, "stopped") ? " (the last cut short: fio stopped the job)"
+						    : " (the last cut short by an error)",
+		(unsigned long long)dj->errors, dj->replay_ns_total / 1e9, dj->trace_ns_total / 1e9,
+		timing_name(dj->timing));
 	if (dj->timing != TM_ASAP)
 		log_err(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
 			dj->speed, lathist_percentile(&dj->lag, 50) / 1e6,
@@ -198,6 +202,8 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 	jsonl_u64(&w, "filtered", dj->filtered);
 	jsonl_u64(&w, "loops", dj->loop);
 	jsonl_bool(&w, "last_loop_complete", !dj->partial);
+	jsonl_str(&w, "cut_short_by", dj->cut_short);
+	jsonl_bool(&w, "partial_accepted", dj->partial_accepted);
 	jsonl_u64(&w, "errors", dj->errors);
 	jsonl_str(&w, "timing", timing_name(dj->timing));
 	jsonl_dbl(&w, "speed", dj->speed);

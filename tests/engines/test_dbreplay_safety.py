@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import needs_root, run_fio, snapshot
-from test_dbreplay import DOC_TRACE, dbr_args, err_lines, write
+from test_dbreplay import DOC_TRACE, dbr_args, err_lines, report, write
 
 
 def assert_refused(res, needle, *snaps):
@@ -245,3 +245,53 @@ def test_engine_files_are_never_its_inputs_or_each_other(tmp_path, case):
     assert_refused(res, want.format(d=d))
     assert contents(d) == before
 
+
+
+# ---------------------------------------------------------------------------
+# A replay cut short
+# ---------------------------------------------------------------------------
+
+def timed_trace(path, seconds, step_ms=10):
+    """A timed trace (timeunit ms) of reads every @step_ms for @seconds."""
+    n = int(seconds * 1000 / step_ms)
+    lines = ["dbtrace 1", "pagesize 4096", "timeunit ms", "source test", "file 0 data p16 p16 db",
+             "stream 0 s"] + [f"{i * step_ms} 0 0 read p{i % 16} 4096" for i in range(n)]
+    return write(path, "\n".join(lines + [f"end {n}"]) + "\n")
+
+
+@pytest.mark.parametrize("api", ["sync", "io_uring"])
+def test_replay_cut_short_by_runtime_fails_unless_accepted(tmp_path, api):
+    """runtime= (without time_based) ending a replay before its last record
+    measured part of the workload: one line, non-zero exit, and the report
+    says so. dbr_accept_partial=1 or time_based=1 accepts it (exit 0, said
+    in the report). It exited 0 with only "last_loop_complete": false."""
+    trace = timed_trace(tmp_path / "t.trace", 4)
+    extra = {"dbr_io_api": "io_uring", "iodepth": 4} if api == "io_uring" else {}
+    target = tmp_path / "t"
+    target.mkdir()
+    rep = tmp_path / "r.jsonl"
+    res = run_fio(dbr_args(trace, dbr_target=target, dbr_timing="original", runtime=1,
+                           dbr_report_file=rep, **extra))
+    assert res.rc != 0
+    assert err_lines(res)[0].startswith(
+        "dbreplay: r: the replay was cut short by runtime= in loop 1 of 1 ("), res.stderr
+    assert len([l for l in err_lines(res) if "a partial replay fails" in l]) == 1
+    assert "(the last cut short by runtime=)" in res.stderr     # the summary
+    assert res.json["jobs"][0]["error"] != 0
+    r = report(rep)[-1]
+    assert (r["last_loop_complete"], r["cut_short_by"], r["partial_accepted"]) == \
+        (False, "runtime", False)
+    assert 0 < r["replayed"] < 400
+    assert list(target.iterdir()) == []
+    for accept in ({"dbr_accept_partial": 1}, {"time_based": 1}):
+        res = run_fio(dbr_args(trace, dbr_target=target, dbr_timing="original", runtime=1,
+                               dbr_report_file=rep, **accept, **extra)).ok()
+        assert "a partial replay fails" not in res.stderr
+        r = report(rep)[-1]
+        assert (r["last_loop_complete"], r["cut_short_by"], r["partial_accepted"]) == \
+            (False, "runtime", True)
+    # a whole replay within runtime= is complete
+    short = timed_trace(tmp_path / "s.trace", 0.2)
+    run_fio(dbr_args(short, dbr_timing="original", runtime=30, dbr_report_file=rep, **extra)).ok()
+    r = report(rep)[-1]
+    assert (r["last_loop_complete"], r["cut_short_by"], r["partial_accepted"]) == (True, None, False)
