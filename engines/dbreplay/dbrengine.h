@@ -57,6 +57,11 @@
 #define ERRLEN		1024
 #define FILL_CHUNK	(1U << 20)
 #define MAX_ERROR_LINES	10
+/* a wait for a record's due time looks this often whether fio is stopping the job */
+#define DBR_WAIT_SLICE_NS (50 * 1000000ULL)
+/* dbr_speed: beyond these a timed replay is no replay of the trace's timing */
+#define DBR_SPEED_MIN 0.001
+#define DBR_SPEED_MAX 1000.0
 
 enum timing { TM_ASAP, TM_ORIGINAL, TM_SCALED };
 enum io_api { API_SYNC, API_IO_URING };
@@ -254,7 +259,8 @@ int dbr_owned(const struct dbr_job *dj, const char *path);
 int dbr_run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err);
 int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes);
 int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd);
-void dbr_sleep_until(uint64_t abs_ns);
+int dbr_job_stopping(struct thread_data *td);
+int dbr_sleep_until(struct thread_data *td, uint64_t abs_ns);
 void dbr_start_reader(struct dbr_job *dj);
 
 /* uring.c: dbr_io_api=io_uring */

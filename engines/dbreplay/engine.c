@@ -50,7 +50,7 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 	struct dbr_job *dj = td->io_ops_data;
 	enum fio_ddir ddir = DDIR_SYNC;
 	unsigned prio = 0;
-	int slot = -1, prio_ix = 0, ret;
+	int slot = -1, prio_ix = 0, ret, stopping = 0;
 
 	if (!dj->started) {
 		dj->started = 1;
@@ -75,7 +75,9 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 			break;		/* a wait */
 		}
 		if (wake != UINT64_MAX) {
-			dbr_sleep_until(dj->start_ns + wake);
+			/* runtime= or a signal ends the wait: the replay is cut short */
+			if ((stopping = dbr_sleep_until(td, dj->start_ns + wake)))
+				break;
 			continue;
 		}
 		if (dbsched_count(dj->sched) || !dj->eof) {
@@ -95,7 +97,7 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 		if (!ret)
 			dj->finished = 1;
 	}
-	if (dj->finished && slot < 0) {
+	if ((dj->finished || stopping) && slot < 0) {
 		fio_mark_td_terminate(td);
 		return 1;
 	}
@@ -368,10 +370,15 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 
 		errno = 0;
 		dj->speed = strtod(o->speed, &end);
-		if (errno || *end || end == o->speed || !(dj->speed > 0) || dj->speed > 1e9 ||
-		    isnan(dj->speed)) {
+		if (errno || *end || end == o->speed || isnan(dj->speed)) {
 			log_err("dbreplay: dbr_speed=%s is not a positive factor (2: twice as fast as the trace)\n",
 				o->speed);
+			return 1;
+		}
+		/* 1e-300 made every gap a wait of ages; 1e9 is asap in all but name */
+		if (!(dj->speed >= DBR_SPEED_MIN && dj->speed <= DBR_SPEED_MAX)) {
+			log_err("dbreplay: dbr_speed=%s is out of range %g..%g (a thousand times slower to a thousand times faster than the trace; dbr_timing=asap for as fast as possible)\n",
+				o->speed, DBR_SPEED_MIN, DBR_SPEED_MAX);
 			return 1;
 		}
 		if (dj->timing == TM_ASAP) {

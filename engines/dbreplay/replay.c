@@ -13,17 +13,39 @@
  * Its origin is not CLOCK_MONOTONIC's, so waits are relative.
  */
 
-void dbr_sleep_until(uint64_t abs_ns)
+/*
+ * Whether fio is ending the job: it was told to (a signal, exitall, another
+ * job's error), or runtime= is over. fio checks both between I/Os only
+ * (runtime_exceeded() in its do_io loop), never while the engine waits in
+ * ->prep for a record's due time, so the wait checks them itself.
+ */
+int dbr_job_stopping(struct thread_data *td)
+{
+	return td->terminate ||
+	       (td->o.timeout && !in_ramp_time(td) && utime_since_now(&td->epoch) >= td->o.timeout);
+}
+
+/*
+ * Sleeps until @abs_ns on the engine's clock, in slices of at most
+ * DBR_WAIT_SLICE_NS, each after a look at dbr_job_stopping(): a trace's
+ * hour-long gap or a slow dbr_speed must not outlive runtime=, SIGINT or
+ * SIGTERM (fio gives a job that ignores them 300 s, then leaves its
+ * process running and exits). 0 at the due time, 1 if the job is stopping.
+ */
+int dbr_sleep_until(struct thread_data *td, uint64_t abs_ns)
 {
 	uint64_t now;
 
 	while ((now = dbr_now()) < abs_ns) {
-		uint64_t left = abs_ns - now;
+		uint64_t left = abs_ns - now < DBR_WAIT_SLICE_NS ? abs_ns - now : DBR_WAIT_SLICE_NS;
 		struct timespec ts = { .tv_sec = left / 1000000000ULL,
 				       .tv_nsec = left % 1000000000ULL };
 
+		if (dbr_job_stopping(td))
+			return 1;
 		nanosleep(&ts, NULL);	/* EINTR or early: the loop sleeps again */
 	}
+	return 0;
 }
 
 static struct cls *cls_of(struct dbr_job *dj, enum dbtrace_role role, enum dbtrace_op op)

@@ -10,12 +10,14 @@ Each refusal is one line, a non-zero exit, and nothing changed on disk
 import contextlib
 import hashlib
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import needs_root, run_fio, snapshot
+from conftest import descendants, kill_group, needs_root, run_fio, snapshot, start_fio_background
 from test_dbreplay import DOC_TRACE, dbr_args, err_lines, report, write
 
 
@@ -295,3 +297,81 @@ def test_replay_cut_short_by_runtime_fails_unless_accepted(tmp_path, api):
     run_fio(dbr_args(short, dbr_timing="original", runtime=30, dbr_report_file=rep, **extra)).ok()
     r = report(rep)[-1]
     assert (r["last_loop_complete"], r["cut_short_by"], r["partial_accepted"]) == (True, None, False)
+
+
+# ---------------------------------------------------------------------------
+# Waits for a record's due time end when fio stops the job
+# ---------------------------------------------------------------------------
+
+HOUR_GAP = """dbtrace 1
+pagesize 4096
+timeunit ms
+source test: an hour between two records
+file 0 data p16 p16 db
+stream 0 s
+0 0 0 read 0 4096
+3600000 0 0 read p1 4096
+end 2
+"""
+
+
+def test_long_wait_ends_at_runtime(tmp_path):
+    """runtime=2 ends a timed replay waiting an hour for its next record:
+    fio checks runtime between I/Os only, the engine's wait did not, and
+    the job ran for the hour."""
+    trace = write(tmp_path / "gap.trace", HOUR_GAP)
+    target = tmp_path / "t"
+    target.mkdir()
+    rep = tmp_path / "r.jsonl"
+    res = run_fio(dbr_args(trace, dbr_target=target, dbr_timing="original", runtime=2,
+                           dbr_accept_partial=1, dbr_report_file=rep), timeout=60).ok()
+    assert res.elapsed < 15
+    r = report(rep)[0]
+    assert (r["replayed"], r["cut_short_by"]) == (1, "runtime")
+    assert list(target.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_during_a_wait_ends_the_job(tmp_path, sig):
+    """SIGINT or SIGTERM to fio while the replay waits an hour for its next
+    record: the job ends within seconds with fio's exit status for a
+    signal (128), its process gone and the target cleaned. fio waited 300 s
+    for the job, then left its process running and exited with "free():
+    double free detected" (rc 134): fio frees a job's engine options after
+    the fork and again at exit unless the job's own exit cleared them."""
+    trace = write(tmp_path / "gap.trace", HOUR_GAP)
+    target = tmp_path / "t"
+    target.mkdir()
+    rep = tmp_path / "r.jsonl"
+    p = start_fio_background(dbr_args(trace, dbr_target=target, dbr_timing="original",
+                                      dbr_accept_partial=1, dbr_report_file=rep))
+    try:
+        deadline = time.monotonic() + 30
+        while not (target / "db").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1)      # the first record replayed, the wait begun
+        jobs = descendants(p.pid)
+        assert jobs, "no job process"
+        t0 = time.monotonic()
+        os.kill(p.pid, sig)
+        out, err = p.communicate(timeout=30)
+        assert time.monotonic() - t0 < 15
+    finally:
+        if p.poll() is None:
+            kill_group(p)
+    err = err.decode(errors="replace")
+    assert p.returncode == 128, err
+    assert "double free" not in err and "stuck" not in err, err
+    assert not [pid for pid in jobs if Path(f"/proc/{pid}").exists()
+                and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert list(target.iterdir()) == []
+    r = report(rep)[0]
+    assert (r["replayed"], r["cut_short_by"], r["partial_accepted"]) == (1, "stopped", True)
+
+
+@pytest.mark.parametrize("speed", ["1e-300", "0.0009", "1001", "1e9", "-1", "inf"])
+def test_absurd_speed_is_refused(tmp_path, speed):
+    trace = write(tmp_path / "gap.trace", HOUR_GAP)
+    before = snapshot(tmp_path, content=True)
+    res = run_fio(dbr_args(trace, dbr_timing="scaled", dbr_speed=speed), timeout=30)
+    assert_refused(res, f"dbr_speed={speed} is out of range 0.001..1000", (tmp_path, before))
