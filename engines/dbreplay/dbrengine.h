@@ -54,6 +54,8 @@
 /* numjobs: the job directory DIR/JOBNAME.K is the engine's too (removed once empty) */
 #define MANIFEST_JOBDIR	"# it also created this directory\n"
 #define SIDECAR_SUFFIX	".fio-dbreplay"
+#define SIDECAR_HEAD \
+	"# fio dbreplay engine: it created the file beside this one, whose identity follows, and removes only that file\n"
 #define ERRLEN		1024
 #define FILL_CHUNK	(1U << 20)
 #define MAX_ERROR_LINES	10
@@ -151,7 +153,7 @@ struct dbr_job {
 	int devfd;			/* packed: the device or file */
 	int dev_dfd;			/* packed, direct=1: the same with O_DIRECT */
 	char device[PATH_MAX];
-	int dev_is_blk, dev_made;
+	int dev_is_blk, dev_made, sidecar_made;
 	uint64_t span;
 
 	/* replay */
@@ -282,6 +284,7 @@ int dbr_layout(struct dbr_job *dj, int first);
 int dbr_open_device(struct thread_data *td, struct dbr_job *dj);
 int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj);
 void dbr_remove_owned(struct dbr_job *dj);
+void dbr_remove_device(struct dbr_job *dj);
 
 /* report.c: the reports */
 int dbr_open_report_file(struct dbr_job *dj);

@@ -683,16 +683,10 @@ static void dbr_cleanup(struct thread_data *td)
 		rmdir(dj->root);	/* only if empty; unclaimed, it may be another run's */
 	if (dj->rootfd >= 0)
 		close(dj->rootfd);
-	if (dj->devfd >= 0) {
+	if (dj->packed && !dj->o->keep)
+		dbr_remove_device(dj);
+	if (dj->devfd >= 0)
 		close(dj->devfd);
-		if (dj->dev_made && !dj->o->keep) {
-			char sidecar[PATH_MAX + 32];
-
-			snprintf(sidecar, sizeof(sidecar), "%s%s", dj->device, SIDECAR_SUFFIX);
-			unlink(dj->device);
-			unlink(sidecar);
-		}
-	}
 	for (i = 0; i < dj->owned_cap; i++)
 		free(dj->owned[i]);
 	free(dj->owned);

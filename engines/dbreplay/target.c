@@ -455,6 +455,63 @@ static void device_busy(const struct dbr_job *dj, const struct stat *st)
 			dj->device);
 }
 
+/*
+ * The sidecar DEVICE.fio-dbreplay says the regular file DEVICE is the
+ * engine's: its head, then the file's identity, "device ST_DEV ST_INO",
+ * written once the file is made. Only a sidecar that is a regular file
+ * holding exactly that, for the file now at DEVICE, lets a run overwrite
+ * and remove DEVICE (and itself): a user's DEVICE.fio-dbreplay beside a
+ * user's DEVICE (a trace of that name, a note) proves nothing.
+ */
+static void sidecar_text(char *buf, size_t len, const struct stat *dev)
+{
+	snprintf(buf, len, "%sdevice %llu %llu\n", SIDECAR_HEAD, (unsigned long long)dev->st_dev,
+		 (unsigned long long)dev->st_ino);
+}
+
+/* 0 if @sidecar is the engine's for @dev, else 1 with the error said. */
+static int sidecar_check(struct dbr_job *dj, const char *sidecar, const struct stat *dev)
+{
+	char want[sizeof(SIDECAR_HEAD) + 64], got[sizeof(want) + 1] = "";
+	const char *why = NULL;
+	struct stat st;
+	ssize_t n = 0;
+	int fd;
+
+	/* O_NONBLOCK: a FIFO there must not block the job */
+	fd = NOINTR(open(sidecar, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+	if (fd < 0 && errno == ENOENT) {
+		log_err("dbreplay: dbr_device %s exists and was not created by dbreplay (no %s beside it); refusing to overwrite it\n",
+			dj->device, sidecar);
+		return 1;
+	}
+	if (fd < 0)
+		why = errno == ELOOP ? "a symlink" : strerror(errno);
+	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (dbr_distinct(dj, &st, "dbr_device's sidecar", sidecar))
+		goto refused;
+	else if ((n = pread(fd, got, sizeof(got) - 1, 0)) < 0)
+		why = strerror(errno);
+	if (!why) {
+		sidecar_text(want, sizeof(want), dev);
+		if (strncmp(got, SIDECAR_HEAD, strlen(SIDECAR_HEAD)))
+			why = "not a sidecar this dbreplay writes";
+		else if (strcmp(got, want))
+			why = "its file identity is not the one of the file there now";
+	}
+	if (!why) {
+		close(fd);
+		return 0;
+	}
+	log_err("dbreplay: dbr_device %s: %s is not dbreplay's sidecar for it (%s); refusing to overwrite or remove either\n",
+		dj->device, sidecar, why);
+refused:
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
 /* Packed mode: one file or block device holding every file as a region. */
 int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 {
@@ -526,15 +583,13 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 			log_err("dbreplay: dbr_device %s is neither a regular file nor a block device\n", dj->device);
 			return 1;
 		}
-		if (dbr_distinct(dj, &st, "dbr_device", dj->device))
+		if (dbr_distinct(dj, &st, "dbr_device", dj->device) ||
+		    sidecar_check(dj, sidecar, &st))
 			return 1;
-		if (access(sidecar, F_OK)) {
-			log_err("dbreplay: dbr_device %s exists and was not created by dbreplay (no %s beside it); refusing to overwrite it\n",
-				dj->device, sidecar);
-			return 1;
-		}
 		dj->dev_made = 1;	/* an earlier run's (dbr_keep=1) */
+		dj->devfd = NOINTR(open(dj->device, O_RDWR | O_NOFOLLOW | O_CLOEXEC));
 	} else {
+		char text[sizeof(SIDECAR_HEAD) + 64];
 		int fd;
 		struct statvfs vfs;
 		char dir[PATH_MAX];
@@ -553,19 +608,29 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 				(unsigned long long)dj->span);
 			return 1;
 		}
+		/* the sidecar first: a run killed after it is refused, never one that overwrites */
 		fd = NOINTR(open(sidecar, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 		if (fd < 0) {
 			log_err("dbreplay: dbr_device %s: cannot create %s: %s\n", dj->device, sidecar,
 				strerror(errno));
 			return 1;
 		}
-		if (write(fd, MANIFEST_HEAD, strlen(MANIFEST_HEAD)) < 0) {
-			/* nothing: the sidecar's presence is what counts */
+		dj->sidecar_made = 1;
+		dj->devfd = NOINTR(
+			open(dj->device, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+		if (dj->devfd >= 0) {
+			dj->dev_made = 1;
+			if (fstat(dj->devfd, &st) == 0)
+				sidecar_text(text, sizeof(text), &st);
+			if (target_write_all(fd, text, strlen(text))) {
+				log_err("dbreplay: dbr_device %s: cannot write %s: %s\n",
+					dj->device, sidecar, strerror(errno));
+				close(fd);
+				return 1;
+			}
 		}
 		close(fd);
-		dj->dev_made = 1;
 	}
-	dj->devfd = NOINTR(open(dj->device, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
 	if (dj->devfd < 0) {
 		log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
 		return 1;
@@ -580,6 +645,24 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 		return 1;
 	}
 	return open_dev_direct(dj);
+}
+
+/*
+ * Packed mode, dbr_keep=0: removes the file the engine made, if the name
+ * is still that file, then its sidecar.
+ */
+void dbr_remove_device(struct dbr_job *dj)
+{
+	char sidecar[PATH_MAX + 32];
+	struct stat fst, st;
+
+	snprintf(sidecar, sizeof(sidecar), "%s%s", dj->device, SIDECAR_SUFFIX);
+	if (dj->dev_made && dj->devfd >= 0 && fstat(dj->devfd, &fst) == 0 &&
+	    lstat(dj->device, &st) == 0 && st.st_dev == fst.st_dev && st.st_ino == fst.st_ino &&
+	    unlink(dj->device) == 0)
+		unlink(sidecar);
+	else if (dj->sidecar_made && !dj->dev_made)
+		unlink(sidecar); /* the file could not be made */
 }
 
 /* Removes what the engine created in the target (dbr_keep=0), deepest first. */

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -192,7 +193,10 @@ def contents(root):
             out[Path(dirpath, d).relative_to(root).as_posix()] = "dir"
         for f in files:
             p = Path(dirpath, f)
-            out[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+            st = os.lstat(p)
+            out[p.relative_to(root).as_posix()] = (
+                hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode)
+                else stat.S_IFMT(st.st_mode))      # a FIFO is not read: that would block
     return out
 
 
@@ -375,3 +379,64 @@ def test_absurd_speed_is_refused(tmp_path, speed):
     before = snapshot(tmp_path, content=True)
     res = run_fio(dbr_args(trace, dbr_timing="scaled", dbr_speed=speed), timeout=30)
     assert_refused(res, f"dbr_speed={speed} is out of range 0.001..1000", (tmp_path, before))
+
+
+# ---------------------------------------------------------------------------
+# Packed mode: only the engine's sidecar makes a file the engine's
+# ---------------------------------------------------------------------------
+
+OLD_HEAD = ("# fio dbreplay engine: it created the paths below (one a line) and removes "
+            "only those\n")
+
+
+@pytest.mark.parametrize("case", ["users-note", "a-trace", "old-head", "other-identity",
+                                  "symlink", "fifo"])
+def test_packed_file_needs_a_sidecar_that_is_provably_ours(tmp_path, case):
+    """dbr_device=FILE over a user's FILE is refused unless FILE.fio-dbreplay
+    is the engine's sidecar for that very file (its head and FILE's device
+    and inode). A user's FILE.fio-dbreplay made the engine overwrite FILE
+    and then delete both."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    dev = tmp_path / "users.img"
+    side = tmp_path / "users.img.fio-dbreplay"
+    dev.write_bytes(b"precious" * 1000)
+    if case == "users-note":
+        side.write_text("my notes about users.img\n")
+    elif case == "a-trace":
+        side.write_text(DOC_TRACE)
+    elif case == "old-head":
+        side.write_text(OLD_HEAD)
+    elif case == "other-identity":
+        # a real sidecar, of another file
+        other = tmp_path / "other.img"
+        run_fio(dbr_args(trace, dbr_device=other, dbr_keep=1)).ok()
+        os.rename(tmp_path / "other.img.fio-dbreplay", side)
+        os.unlink(other)
+    elif case == "symlink":
+        (tmp_path / "elsewhere").write_text(OLD_HEAD)
+        os.symlink(tmp_path / "elsewhere", side)
+    else:
+        os.mkfifo(side)
+    before = contents(tmp_path)
+    res = run_fio(dbr_args(trace, dbr_device=dev, dbr_overwrite_device=1), timeout=60)
+    assert_refused(res, f"dbr_device {dev}: {side} is not dbreplay's sidecar for it")
+    assert contents(tmp_path) == before
+
+
+def test_packed_file_made_and_kept_is_reused_then_removed(tmp_path):
+    """The engine's own packed file and sidecar (dbr_keep=1) are reused by
+    the next run, which removes both; a sidecar whose file is gone is
+    refused, never taken for a new file's."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    dev = tmp_path / "packed.img"
+    side = tmp_path / "packed.img.fio-dbreplay"
+    run_fio(dbr_args(trace, dbr_device=dev, dbr_keep=1)).ok()
+    st = dev.stat()
+    assert side.read_text().splitlines()[1] == f"device {st.st_dev} {st.st_ino}"
+    run_fio(dbr_args(trace, dbr_device=dev)).ok()
+    assert not dev.exists() and not side.exists()
+    run_fio(dbr_args(trace, dbr_device=dev, dbr_keep=1)).ok()
+    os.unlink(dev)
+    before = snapshot(tmp_path, content=True)
+    res = run_fio(dbr_args(trace, dbr_device=dev))
+    assert_refused(res, f"cannot create {side}: File exists", (tmp_path, before))
