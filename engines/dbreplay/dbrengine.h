@@ -134,6 +134,7 @@ struct dbr_ident {
 struct dbr_job {
 	struct dbr_options *o;
 	char *trace_path;
+	int trace_fd;			/* the trace, opened once: every reader reopens this file */
 	struct dbtrace *t;		/* the replay's reader */
 	struct dbprefetch *pf;		/* its thread reading ahead (dbr_reader_thread=1) */
 	const struct dbtrace_header *h;
@@ -148,6 +149,8 @@ struct dbr_job {
 	int tmproot;			/* a private directory made by the engine */
 	int manifest_fd;
 	char manifest_path[PATH_MAX + 16];
+	int manifest_torn;		/* its last line was never finished */
+	uint64_t manifest_len;		/* bytes up to the end of its last whole line */
 	char **owned;			/* hash set of the paths in the manifest */
 	size_t nowned, owned_cap;	/* owned_cap: a power of two */
 	int devfd;			/* packed: the device or file */
@@ -253,6 +256,8 @@ int dbr_io_target(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *off
 int dbr_make_buffers(struct dbr_job *dj, size_t len);
 unsigned dbr_misaligned_at(const struct dbtrace_rec *r);
 int dbr_next_loop(struct dbr_job *dj);
+int dbr_open_trace_file(struct dbr_job *dj);
+struct dbtrace *dbr_open_trace(struct dbr_job *dj, char *err, size_t errlen);
 int dbr_open_flags(const struct dbr_job *dj);
 int dbr_open_parent(struct dbr_job *dj, const char *path, int create, const char **base);
 int dbr_own(struct dbr_job *dj, const char *path);

@@ -242,7 +242,7 @@ static int check_trace(struct dbr_job *dj, uint64_t *max_io)
 {
 	struct dbtrace_rec r;
 	char err[ERRLEN];
-	struct dbtrace *t = dbtrace_open(dj->trace_path, err, sizeof(err));
+	struct dbtrace *t = dbr_open_trace(dj, err, sizeof(err));
 	uint64_t first = 0, last = 0, kept = 0;
 	int ret, have = 0;
 
@@ -445,7 +445,6 @@ static int dbr_init(struct thread_data *td)
 	char err[ERRLEN];
 	uint64_t max_io;
 	struct rlimit rl;
-	struct stat st;
 	unsigned i;
 
 	if (pack_check_host_fio(td, ENGINE, &ioengine))
@@ -456,6 +455,7 @@ static int dbr_init(struct thread_data *td)
 	td->io_ops_data = dj;
 	dj->o = td->eo;
 	dj->rootfd = dj->manifest_fd = dj->devfd = dj->dev_dfd = dj->report_fd = dj->rlog_fd = -1;
+	dj->trace_fd = -1;
 	dj->next_wake = UINT64_MAX;
 	dj->files = calloc(DBTRACE_MAX_FILES, sizeof(*dj->files));
 	if (!dj->files)
@@ -467,11 +467,10 @@ static int dbr_init(struct thread_data *td)
 	dj->direct = to->odirect;
 	dj->dio_align = ODIRECT_MIN_ALIGN;
 	dj->tdo_invalidate = to->invalidate_cache;
-	/* the trace by identity: none of the files the engine writes may be it */
-	if (stat(dj->trace_path, &st) == 0 && dbr_distinct(dj, &st, "dbr_trace", dj->trace_path))
+	if (dbr_open_trace_file(dj))
 		return 1;
 
-	dj->t = dbtrace_open(dj->trace_path, err, sizeof(err));
+	dj->t = dbr_open_trace(dj, err, sizeof(err));
 	if (!dj->t) {
 		log_err("dbreplay: %s\n", err);
 		return 1;
@@ -700,6 +699,8 @@ static void dbr_cleanup(struct thread_data *td)
 	dbprefetch_stop(dj->pf);	/* before the trace it reads */
 	if (dj->t)
 		dbtrace_close(dj->t);
+	if (dj->trace_fd >= 0)
+		close(dj->trace_fd);
 	for (i = 0; i < dj->nincomplete; i++)
 		free(dj->incomplete[i]);
 	free(dj->incomplete);

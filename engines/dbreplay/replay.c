@@ -669,6 +669,60 @@ static uint64_t due_of(struct dbr_job *dj, uint64_t time)
 	return d >= 1.8e19 ? UINT64_MAX - 1 : (uint64_t)d;
 }
 
+/* What kind of file @m is, for a message. */
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m)   ? "a FIFO"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+/*
+ * The trace is opened once, at init: a regular file only (a FIFO would
+ * block the job for ever, a device never ends, and the trace is read more
+ * than once: checked, then replayed, again each loop), registered with
+ * the engine's other files. 0, or 1 with the error said.
+ */
+int dbr_open_trace_file(struct dbr_job *dj)
+{
+	struct stat st;
+
+	/* O_NONBLOCK: opening a FIFO with no writer must not block */
+	dj->trace_fd = NOINTR(open(dj->trace_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+	if (dj->trace_fd < 0) {
+		log_err("dbreplay: cannot open %s: %s\n", dj->trace_path, strerror(errno));
+		return 1;
+	}
+	if (fstat(dj->trace_fd, &st) || !S_ISREG(st.st_mode)) {
+		log_err("dbreplay: dbr_trace %s is %s, not a regular file: the trace is read more than once (checked, then replayed)\n",
+			dj->trace_path, file_kind(st.st_mode));
+		return 1;
+	}
+	return dbr_distinct(dj, &st, "dbr_trace", dj->trace_path);
+}
+
+/*
+ * A reader of the trace opened at init, from its start: the same file
+ * (through /proc/self/fd, with an offset of its own), whatever its name
+ * points to by now. NULL with the error in @err.
+ */
+struct dbtrace *dbr_open_trace(struct dbr_job *dj, char *err, size_t errlen)
+{
+	char self[64];
+	int fd;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dj->trace_fd);
+	fd = NOINTR(open(self, O_RDONLY | O_CLOEXEC));
+	if (fd < 0) {
+		pack_errf(err, errlen, "cannot open %s again: %s", dj->trace_path, strerror(errno));
+		return NULL;
+	}
+	return dbtrace_open_fd(fd, dj->trace_path, err, errlen);
+}
+
 /*
  * With dbr_reader_thread=1 a thread parses (and inflates) the trace ahead,
  * off the replaying thread's clock: started once the trace is open, before
@@ -753,7 +807,7 @@ int dbr_next_loop(struct dbr_job *dj)
 	dbprefetch_stop(dj->pf);
 	dj->pf = NULL;
 	dbtrace_close(dj->t);
-	dj->t = dbtrace_open(dj->trace_path, err, sizeof(err));
+	dj->t = dbr_open_trace(dj, err, sizeof(err));
 	if (!dj->t) {
 		log_err("dbreplay: %s\n", err);
 		return -1;

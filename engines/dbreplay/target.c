@@ -228,19 +228,34 @@ int dbr_layout(struct dbr_job *dj, int first)
 	return 0;
 }
 
-/* Reads the manifest of a target the engine used before; 0 or 1 (error said). */
+/*
+ * Reads the manifest of a target the engine used before; 0 or 1 (error
+ * said). It must be a regular file (a FIFO would block the job, a
+ * directory is no manifest), read to its end without error, each line a
+ * path the engine could have made. A last line without its newline is a
+ * write the engine did not finish (it writes a path whole before creating
+ * it): that path was never created and is ignored.
+ */
 static int read_manifest(struct dbr_job *dj)
 {
 	char line[DBTRACE_MAX_PATH + 2], why[256];
 	unsigned long n = 0;
+	struct stat st;
 	FILE *fp;
 	int fd;
 
-	fd = NOINTR(openat(dj->rootfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+	fd = NOINTR(openat(dj->rootfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
-		log_err("dbreplay: dbr_target %s: %s: %s\n", dj->root, MANIFEST, strerror(errno));
+		log_err("dbreplay: dbr_target %s: %s: %s; refusing to use this directory\n",
+			dj->root, MANIFEST, errno == ELOOP ? "a symlink" : strerror(errno));
+		return 1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		log_err("dbreplay: dbr_target %s: %s is not a regular file; refusing to use this directory\n",
+			dj->root, MANIFEST);
+		close(fd);
 		return 1;
 	}
 	if (dbr_distinct_fd(dj, fd, "dbr_target's manifest", dj->manifest_path)) {
@@ -256,8 +271,18 @@ static int read_manifest(struct dbr_job *dj)
 		size_t len = strlen(line);
 
 		n++;
-		if (len && line[len - 1] == '\n')
-			line[--len] = '\0';
+		if (!len || line[len - 1] != '\n') {
+			if (len < sizeof(line) - 1 && feof(fp)) {
+				dj->manifest_torn = 1; /* the unfinished last line: cut below */
+				break;
+			}
+			log_err("dbreplay: dbr_target %s: %s line %lu is longer than a path (%d bytes); refusing to use this directory\n",
+				dj->root, MANIFEST, n, DBTRACE_MAX_PATH);
+			fclose(fp);
+			return 1;
+		}
+		line[--len] = '\0';
+		dj->manifest_len = (uint64_t)ftello(fp);
 		if (dj->jobdir && !strncmp(line, MANIFEST_JOBDIR, len) && MANIFEST_JOBDIR[len] == '\n')
 			dj->jobdir_made = 1;	/* by an earlier run (dbr_keep=1, or killed) */
 		if (!len || line[0] == '#')
@@ -269,6 +294,12 @@ static int read_manifest(struct dbr_job *dj)
 			fclose(fp);
 			return 1;
 		}
+	}
+	if (ferror(fp)) {
+		log_err("dbreplay: dbr_target %s: cannot read %s: %s; refusing to use this directory\n",
+			dj->root, MANIFEST, strerror(errno));
+		fclose(fp);
+		return 1;
 	}
 	fclose(fp);
 	return 0;
@@ -398,6 +429,16 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 	}
 	if (dbr_distinct_fd(dj, dj->manifest_fd, "dbr_target's manifest", dj->manifest_path))
 		return 1;
+	/*
+	 * An unfinished last line goes: completed by the next path it would
+	 * become a path the engine never made (a user's file of that name
+	 * removed by the next run).
+	 */
+	if (dj->manifest_torn && NOINTR(ftruncate(dj->manifest_fd, (off_t)dj->manifest_len))) {
+		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
+			strerror(errno));
+		return 1;
+	}
 	/* whole: a head cut short would take the first path into its comment line */
 	head = dj->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
 	if (!dj->nowned && target_write_all(dj->manifest_fd, head, strlen(head))) {

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "dbtrace.h"
@@ -956,6 +957,27 @@ struct dbtrace *dbtrace_open(const char *path, char *err, size_t errlen)
 	if (!t) {
 		fclose(f);
 		pack_errf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	t->f = f;
+	t->own_f = 1;
+	return start(t, err, errlen);
+}
+
+struct dbtrace *dbtrace_open_fd(int fd, const char *name, char *err, size_t errlen)
+{
+	struct dbtrace *t;
+	FILE *f = fdopen(fd, "rb");
+
+	if (!f) {
+		pack_errf(err, errlen, "%s: %s", name, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	t = dbtrace_new(name);
+	if (!t) {
+		fclose(f);
+		pack_errf(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
 	t->f = f;

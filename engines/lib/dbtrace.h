@@ -136,6 +136,11 @@ struct dbtrace;
  * one-line message in @err on failure. "-" reads standard input.
  */
 struct dbtrace *dbtrace_open(const char *path, char *err, size_t errlen);
+/*
+ * The same on the open descriptor @fd, which the reader takes: closed by
+ * dbtrace_close(), or at once on failure. @name is used in messages.
+ */
+struct dbtrace *dbtrace_open_fd(int fd, const char *name, char *err, size_t errlen);
 /* The same on an open stream (left open by dbtrace_close); @name is used in messages. */
 struct dbtrace *dbtrace_open_file(FILE *f, const char *name, char *err, size_t errlen);
 /* The same on @len bytes in memory (not copied: keep them until dbtrace_close). */

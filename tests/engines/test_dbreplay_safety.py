@@ -440,3 +440,72 @@ def test_packed_file_made_and_kept_is_reused_then_removed(tmp_path):
     before = snapshot(tmp_path, content=True)
     res = run_fio(dbr_args(trace, dbr_device=dev))
     assert_refused(res, f"cannot create {side}: File exists", (tmp_path, before))
+
+
+# ---------------------------------------------------------------------------
+# Inputs: regular files only, read to their end
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "chardev"])
+def test_trace_must_be_a_regular_file(tmp_path, kind):
+    """A FIFO as dbr_trace blocked the job for ever (the trace is opened
+    more than once: checked, then replayed); a directory or a device is no
+    trace either. Refused at once, in one line."""
+    if kind == "fifo":
+        trace = tmp_path / "t.fifo"
+        os.mkfifo(trace)
+    elif kind == "directory":
+        trace = tmp_path / "t.d"
+        trace.mkdir()
+    else:
+        trace = Path("/dev/zero")
+    target = tmp_path / "t"
+    target.mkdir()
+    before = contents(tmp_path)
+    res = run_fio(dbr_args(trace, dbr_target=target), timeout=30)
+    word = {"fifo": "a FIFO", "directory": "a directory", "chardev": "a character device"}[kind]
+    assert_refused(res, f"dbr_trace {trace} is {word}, not a regular file")
+    assert contents(tmp_path) == before
+
+
+@pytest.mark.parametrize("case", ["fifo", "directory", "long-line"])
+def test_manifest_must_be_a_regular_file_of_paths(tmp_path, case):
+    """The target's manifest is read before anything is written: a FIFO
+    there blocked the job for ever; a directory, or a line longer than any
+    path, is refused in one line naming it."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    target = tmp_path / "t"
+    target.mkdir()
+    manifest = target / ".fio-dbreplay"
+    if case == "fifo":
+        os.mkfifo(manifest)
+        want = ".fio-dbreplay is not a regular file"
+    elif case == "directory":
+        manifest.mkdir()
+        want = ".fio-dbreplay is not a regular file"
+    else:
+        manifest.write_text(OLD_HEAD + "a/" * 600 + "victim\n")
+        (target / "victim").write_text("the user's")
+        want = ".fio-dbreplay line 2 is longer than a path"
+    before = contents(tmp_path)
+    res = run_fio(dbr_args(trace, dbr_target=target), timeout=30)
+    assert_refused(res, f"dbr_target {target}: {want}")
+    assert contents(tmp_path) == before
+
+
+def test_unfinished_manifest_line_is_never_a_path_of_the_engine(tmp_path):
+    """A run killed while writing a path to its manifest (the engine writes
+    a path whole before creating it) leaves an unfinished last line: that
+    path was never created, and a user's file of that name is not removed;
+    the next path goes on a line of its own."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    target = tmp_path / "t"
+    target.mkdir()
+    (target / ".fio-dbreplay").write_text(OLD_HEAD + "base/16384/16397\nnotes")
+    (target / "notes").write_text("the user's")
+    run_fio(dbr_args(trace, dbr_target=target, dbr_keep=1)).ok()
+    lines = (target / ".fio-dbreplay").read_text().splitlines()
+    assert not [l for l in lines if l.startswith("notes")], lines
+    run_fio(dbr_args(trace, dbr_target=target)).ok()
+    assert sorted(p.name for p in target.iterdir()) == ["notes"]
+    assert (target / "notes").read_text() == "the user's"

@@ -1,4 +1,6 @@
 /* Tests of the database page-replay trace parser and writer (dbtrace.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -981,5 +983,29 @@ TEST(dbtrace_million_records_flat_memory)
 	CHECK(dbtrace_stream_by_id(t, 9)->records == n / 2);
 	CHECK(dbtrace_file_by_id(t, 0)->extent == 1 << 20);
 	dbtrace_close(t);
+	test_rm(path);
+}
+
+TEST(dbtrace_open_fd_takes_the_descriptor)
+{
+	static const char text[] = "dbtrace 1\npagesize 4096\ntimeunit none\nsource t\n"
+				   "file 0 data p1 p1 db\nstream 0 a\n- 0 0 read 0 4096\nend 1\n";
+	char *path = test_tmpfile(text, sizeof(text) - 1), err[256];
+	struct dbtrace_rec r;
+	struct dbtrace *t;
+	int fd = open(path, O_RDONLY);
+
+	t = dbtrace_open_fd(fd, "named.trace", err, sizeof(err));
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(dbtrace_next(t, &r) == 1 && r.op == DBTRACE_READ);
+		CHECK(dbtrace_next(t, &r) == 0);
+		dbtrace_close(t);
+	}
+	/* closed by dbtrace_close */
+	CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+	/* a bad descriptor: an error naming the trace, nothing leaked */
+	CHECK(dbtrace_open_fd(-1, "named.trace", err, sizeof(err)) == NULL);
+	CHECK(strncmp(err, "named.trace: ", 13) == 0);
 	test_rm(path);
 }
