@@ -76,7 +76,7 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 		}
 		if (wake != UINT64_MAX) {
 			/* runtime= or a signal ends the wait: the replay is cut short */
-			if ((stopping = dbr_sleep_until(td, dj->start_ns + wake)))
+			if ((stopping = dbr_sleep_until(td, dbsched_add_ns(dj->start_ns, wake))))
 				break;
 			continue;
 		}
@@ -655,9 +655,11 @@ static void dbr_cleanup(struct thread_data *td)
 			dj->finished = 1;
 		if (!dj->finished || dj->replay_ns_total == 0) {
 			/* stopped in the middle of a loop (runtime=, an error): it counts, unfinished */
-			dj->replay_ns_total += dbr_now() - dj->start_ns;
+			dj->replay_ns_total =
+				dbsched_add_ns(dj->replay_ns_total, dbr_now() - dj->start_ns);
 			if (dj->timing != TM_ASAP)
-				dj->trace_ns_total += dj->last_done_ns;
+				dj->trace_ns_total =
+					dbsched_add_ns(dj->trace_ns_total, dj->last_done_ns);
 			dj->loop++;
 		}
 		check_partial(td, dj);

@@ -655,8 +655,6 @@ void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64
 
 static uint64_t due_of(struct dbr_job *dj, uint64_t time)
 {
-	double d;
-
 	if (dj->timing == TM_ASAP || time == DBTRACE_NO_TIME)
 		return 0;
 	if (!dj->have_t0) {
@@ -665,8 +663,7 @@ static uint64_t due_of(struct dbr_job *dj, uint64_t time)
 	}
 	if (time <= dj->t0)
 		return 0;
-	d = (double)(time - dj->t0) * (double)dj->unit_ns / dj->speed;
-	return d >= 1.8e19 ? UINT64_MAX - 1 : (uint64_t)d;
+	return dbsched_scaled_ns(time - dj->t0, dj->unit_ns, dj->speed);
 }
 
 /* What kind of file @m is, for a message. */
@@ -794,13 +791,12 @@ int dbr_next_loop(struct dbr_job *dj)
 	char err[ERRLEN];
 	uint64_t end = dbr_now();
 	/* the trace's own duration (scaled in timed modes: the schedule the replay had) */
-	double trace_ns = (double)dj->trace_span_units * (double)dj->unit_ns / dj->speed;
+	uint64_t trace_ns = dbsched_scaled_ns(dj->trace_span_units, dj->unit_ns, dj->speed);
 
-	dj->replay_ns_total += end - dj->start_ns;
-	dj->trace_ns_total += (uint64_t)trace_ns;
+	dj->replay_ns_total = dbsched_add_ns(dj->replay_ns_total, end - dj->start_ns);
+	dj->trace_ns_total = dbsched_add_ns(dj->trace_ns_total, trace_ns);
 	if (dj->timing != TM_ASAP)
-		dj->behind_end_ns = dj->last_done_ns > trace_ns
-			? dj->last_done_ns - (uint64_t)trace_ns : 0;
+		dj->behind_end_ns = dj->last_done_ns > trace_ns ? dj->last_done_ns - trace_ns : 0;
 	dj->loop++;
 	if (dj->loops && dj->loop >= dj->loops)
 		return 0;

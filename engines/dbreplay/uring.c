@@ -182,7 +182,7 @@ int dbr_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 	pack_ioq_forget_returned(&dj->ioq);
 	/* ->prep saw a record that waits for its time only */
 	if (dj->timing != TM_ASAP && dj->next_wake != UINT64_MAX)
-		deadline = dj->start_ns + dj->next_wake;
+		deadline = dbsched_add_ns(dj->start_ns, dj->next_wake);
 	while (dj->ioq.ndone < min && dj->sqes) {
 		ret = dbr_reap(dj, 1, deadline);
 		if (ret)

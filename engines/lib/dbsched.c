@@ -430,3 +430,17 @@ void dbsched_restart(struct dbsched *s)
 	s->seq = 0;
 	s->now = 0;
 }
+
+uint64_t dbsched_scaled_ns(uint64_t units, uint64_t unit_ns, double speed)
+{
+	double d;
+
+	if (speed == 1.0) {
+		unsigned __int128 p = (unsigned __int128)units * unit_ns;
+
+		return p >= DBSCHED_NS_MAX ? DBSCHED_NS_MAX : (uint64_t)p;
+	}
+	d = (double)units * (double)unit_ns / speed;
+	/* a double as large as DBSCHED_NS_MAX is 2^64, which no uint64_t holds */
+	return !(d < 18446744073709549568.0) ? DBSCHED_NS_MAX : (uint64_t)d;
+}

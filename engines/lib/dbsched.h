@@ -103,4 +103,26 @@ void dbsched_done(struct dbsched *s, int slot, uint64_t now_ns);
 /* Forgets the sequence numbers (for a new loop over the trace); the window must be empty. */
 void dbsched_restart(struct dbsched *s);
 
+/*
+ * Replay time arithmetic, in nanoseconds. A trace's times go up to 2^63 - 1
+ * of its unit (ms: 2.9e8 years), which no 64-bit count of nanoseconds
+ * holds: every conversion and sum saturates at DBSCHED_NS_MAX (584 years)
+ * instead of wrapping to a small or zero figure. UINT64_MAX stays the
+ * scheduler's "no due time" (dbsched_pick's @wake_ns).
+ */
+#define DBSCHED_NS_MAX (UINT64_MAX - 1)
+
+/*
+ * @units of a trace's time unit of @unit_ns nanoseconds, divided by @speed
+ * (> 0; 1: as captured): a record's due time, a trace's duration. Exact
+ * at speed 1, else to a double's precision.
+ */
+uint64_t dbsched_scaled_ns(uint64_t units, uint64_t unit_ns, double speed);
+
+/* @a + @b, or DBSCHED_NS_MAX if the sum is larger. */
+static inline uint64_t dbsched_add_ns(uint64_t a, uint64_t b)
+{
+	return a >= DBSCHED_NS_MAX - b || b >= DBSCHED_NS_MAX ? DBSCHED_NS_MAX : a + b;
+}
+
 #endif

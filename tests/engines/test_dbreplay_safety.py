@@ -509,3 +509,29 @@ def test_unfinished_manifest_line_is_never_a_path_of_the_engine(tmp_path):
     run_fio(dbr_args(trace, dbr_target=target)).ok()
     assert sorted(p.name for p in target.iterdir()) == ["notes"]
     assert (target / "notes").read_text() == "the user's"
+
+
+# ---------------------------------------------------------------------------
+# Durations past 64 bits of nanoseconds
+# ---------------------------------------------------------------------------
+
+NS_MAX = 2**64 - 2      # engines/lib/dbsched.h DBSCHED_NS_MAX
+
+
+def test_trace_spanning_2_62_ms_reports_the_most_not_zero(tmp_path):
+    """A trace whose records are 2^62 ms apart spans 4.6e24 ns: its
+    trace_duration_ns was 0 (the conversion wrapped). It is the most a
+    64-bit count holds, as in timed replay the due time of its last record
+    is (engines/lib/dbsched.h; tests/unit dbsched_scaled_ns_saturates)."""
+    trace = write(tmp_path / "far.trace", HOUR_GAP.replace("3600000 0 0", f"{2**62} 0 0")
+                  .replace("an hour", "2^62 ms"))
+    rep = tmp_path / "r.jsonl"
+    run_fio(dbr_args(trace, dbr_report_file=rep)).ok()
+    r = report(rep)[0]
+    assert (r["replayed"], r["trace_duration_ns"]) == (2, NS_MAX)
+    for timing in ({"dbr_timing": "original"}, {"dbr_timing": "scaled", "dbr_speed": "0.001"}):
+        res = run_fio(dbr_args(trace, runtime=1, dbr_accept_partial=1, dbr_report_file=rep,
+                               dbr_record_log=tmp_path / "rec.log", **timing), timeout=60).ok()
+        assert res.elapsed < 15
+        r = report(rep)[-1]
+        assert (r["replayed"], r["cut_short_by"]) == (1, "runtime")

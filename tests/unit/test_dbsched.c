@@ -1108,3 +1108,33 @@ TEST(dbsched_random_against_model)
 	}
 	CHECK(steps > 100000);
 }
+
+TEST(dbsched_scaled_ns_saturates)
+{
+	/* exact at speed 1, however large (a double has 53 bits) */
+	CHECK(dbsched_scaled_ns(1300, 1000, 1.0) == 1300000);
+	CHECK(dbsched_scaled_ns((1ULL << 53) + 1, 1, 1.0) == (1ULL << 53) + 1);
+	CHECK(dbsched_scaled_ns(0, 1000000, 0.001) == 0);
+	CHECK(dbsched_scaled_ns(300, 1000000, 3.0) == 100000000);
+	CHECK(dbsched_scaled_ns(1, 1000000, 0.001) == 1000000000);
+	/* 2^62 ms: 4.6e24 ns, past 64 bits: the most, never 0 or a wrapped figure */
+	CHECK(dbsched_scaled_ns(1ULL << 62, 1000000, 1.0) == DBSCHED_NS_MAX);
+	CHECK(dbsched_scaled_ns(1ULL << 62, 1000000, 2.0) == DBSCHED_NS_MAX);
+	CHECK(dbsched_scaled_ns(INT64_MAX, 1000000, 1000.0) == DBSCHED_NS_MAX);
+	CHECK(dbsched_scaled_ns(UINT64_MAX, 1, 1.0) == DBSCHED_NS_MAX);
+	CHECK(dbsched_scaled_ns(1ULL << 40, 1000000, 0.001) == DBSCHED_NS_MAX);
+	/* just below the limit stays exact */
+	CHECK(dbsched_scaled_ns(DBSCHED_NS_MAX - 1, 1, 1.0) == DBSCHED_NS_MAX - 1);
+	/* never UINT64_MAX: that is the scheduler's "no due time" */
+	CHECK(DBSCHED_NS_MAX != UINT64_MAX);
+}
+
+TEST(dbsched_add_ns_saturates)
+{
+	CHECK(dbsched_add_ns(1, 2) == 3);
+	CHECK(dbsched_add_ns(DBSCHED_NS_MAX - 2, 1) == DBSCHED_NS_MAX - 1);
+	CHECK(dbsched_add_ns(DBSCHED_NS_MAX - 1, 1) == DBSCHED_NS_MAX);
+	CHECK(dbsched_add_ns(DBSCHED_NS_MAX, 5) == DBSCHED_NS_MAX);
+	CHECK(dbsched_add_ns(5, UINT64_MAX) == DBSCHED_NS_MAX);
+	CHECK(dbsched_add_ns(UINT64_MAX, UINT64_MAX) == DBSCHED_NS_MAX);
+}
