@@ -51,6 +51,8 @@
 #define ENGINE		"dbreplay"
 #define MANIFEST	".fio-dbreplay"
 #define MANIFEST_HEAD	"# fio dbreplay engine: it created the paths below (one a line) and removes only those\n"
+/* a path the manifest lists but the engine found made by someone else: not the engine's */
+#define MANIFEST_DISOWNED "# not created by dbreplay (it was there): "
 /* numjobs: the job directory DIR/JOBNAME.K is the engine's too (removed once empty) */
 #define MANIFEST_JOBDIR	"# it also created this directory\n"
 #define SIDECAR_SUFFIX	".fio-dbreplay"
@@ -263,6 +265,8 @@ int dbr_open_parent(struct dbr_job *dj, const char *path, int create, const char
 int dbr_own(struct dbr_job *dj, const char *path);
 int dbr_own_path(struct dbr_job *dj, const char *path, int log);
 int dbr_owned(const struct dbr_job *dj, const char *path);
+void dbr_disown(struct dbr_job *dj, const char *path, int log);
+void dbr_free_owned(struct dbr_job *dj);
 int dbr_run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err);
 int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes);
 int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd);

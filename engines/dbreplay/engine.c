@@ -688,9 +688,7 @@ static void dbr_cleanup(struct thread_data *td)
 		dbr_remove_device(dj);
 	if (dj->devfd >= 0)
 		close(dj->devfd);
-	for (i = 0; i < dj->owned_cap; i++)
-		free(dj->owned[i]);
-	free(dj->owned);
+	dbr_free_owned(dj);
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++)
 			free(dj->cls[r][o]);

@@ -123,6 +123,63 @@ int dbr_own(struct dbr_job *dj, const char *path)
 	return dbr_own_path(dj, path, 1);
 }
 
+/* Empties @slot of the open-addressing set, moving later entries of its probe chain back. */
+static void owned_delete(char **tab, size_t cap, char **slot)
+{
+	size_t hole = (size_t)(slot - tab), j = hole;
+
+	free(*slot);
+	*slot = NULL;
+	for (j = (j + 1) & (cap - 1); tab[j]; j = (j + 1) & (cap - 1)) {
+		size_t home = str_hash(tab[j]) & (cap - 1);
+
+		/* tab[j] may move into the hole unless its home lies after the hole, up to j */
+		if (hole < j ? home <= hole || home > j : home <= hole && home > j) {
+			tab[hole] = tab[j];
+			tab[j] = NULL;
+			hole = j;
+		}
+	}
+}
+
+/*
+ * @path was in the set, but the engine did not create it: its create
+ * found it there (EEXIST), made meanwhile by someone else. It leaves the
+ * set, so cleanup never removes it, and with @log the manifest says so,
+ * so that the next run does not take it for the engine's either.
+ */
+void dbr_disown(struct dbr_job *dj, const char *path, int log)
+{
+	char **slot;
+
+	if (!dj->owned_cap || !*(slot = owned_slot(dj->owned, dj->owned_cap, path)))
+		return;
+	owned_delete(dj->owned, dj->owned_cap, slot);
+	dj->nowned--;
+	if (log && dj->manifest_fd >= 0) {
+		struct iovec iov[3] = { { (void *)MANIFEST_DISOWNED, strlen(MANIFEST_DISOWNED) },
+					{ (void *)path, strlen(path) },
+					{ (void *)"\n", 1 } };
+
+		/* if this fails the next run refuses the path as the engine's: no worse than before */
+		if (NOINTR(writev(dj->manifest_fd, iov, 3)) < 0)
+			log_err("dbreplay: dbr_target %s: %s: %s\n", dj->root, MANIFEST,
+				strerror(errno));
+	}
+}
+
+/* Frees the set. */
+void dbr_free_owned(struct dbr_job *dj)
+{
+	size_t i;
+
+	for (i = 0; i < dj->owned_cap; i++)
+		free(dj->owned[i]);
+	free(dj->owned);
+	dj->owned = NULL;
+	dj->owned_cap = dj->nowned = 0;
+}
+
 /*
  * The directory holding @path (relative to the target), opened one component
  * at a time without following symlinks; missing directories are created
@@ -150,10 +207,13 @@ int dbr_open_parent(struct dbr_job *dj, const char *path, int create, const char
 				close(fd);
 				return ret;
 			}
-			if (NOINTR(mkdirat(fd, comp + (p - path), 0755)) && errno != EEXIST) {
+			if (NOINTR(mkdirat(fd, comp + (p - path), 0755))) {
 				ret = -errno;
-				close(fd);
-				return ret;
+				if (ret != -EEXIST) {
+					close(fd);
+					return ret;
+				}
+				dbr_disown(dj, comp, 1); /* made meanwhile, not by the engine */
 			}
 			next = NOINTR(openat(fd, comp + (p - path), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 		}
@@ -362,9 +422,12 @@ static int implicit_open(struct dbr_job *dj, struct rfile *f)
 	dfd = dbr_open_parent(dj, f->decl->path, 1, &base);
 	if (dfd < 0)
 		return dfd;
-	fd = NOINTR(openat(dfd, base, dbr_open_flags(dj) | O_CREAT, 0644));
+	/* O_EXCL: a file there now was made by someone else, not by the trace's database */
+	fd = NOINTR(openat(dfd, base, dbr_open_flags(dj) | O_CREAT | O_EXCL, 0644));
 	ret = fd < 0 ? -errno : 0;
 	close(dfd);
+	if (ret == -EEXIST)
+		dbr_disown(dj, f->decl->path, 1);
 	if (ret || (ret = dbr_set_fd(dj, f, fd)))
 		return ret;
 	f->present = 1;
@@ -400,6 +463,8 @@ static int do_create(struct dbr_job *dj, struct rfile *f)
 			ret = dbr_set_fd(dj, f, fd);
 	}
 	close(dfd);
+	if (ret == -EEXIST)
+		dbr_disown(dj, path, 1); /* someone else's, made during the replay */
 	if (!ret)
 		f->present = 1;
 	return ret;

@@ -92,7 +92,12 @@ static int lay_file(struct dbr_job *dj, struct rfile *f)
 	if (dfd < 0)
 		return dfd;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		/* the engine's (checked at init): back to the state before the trace */
+		/* checked at init; between loops it may have been made by someone else meanwhile */
+		if (!dbr_owned(dj, d->path)) {
+			ret = -EEXIST;
+			goto out;
+		}
+		/* the engine's: back to the state before the trace */
 		if (!d->exists) {
 			if (NOINTR(unlinkat(dfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)))
 				ret = -errno;
@@ -216,6 +221,11 @@ int dbr_layout(struct dbr_job *dj, int first)
 			    (pass == 2 && !(isdir && !d->exists)))
 				continue;
 			ret = lay_file(dj, f);
+			if (ret == -EEXIST) {
+				log_err("dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it\n",
+					dj->root, d->path);
+				return 1;
+			}
 			if (ret) {
 				log_err("dbreplay: dbr_target %s: %s %s: %s\n", dj->root,
 					d->exists ? "creating" : "removing", d->path, strerror(-ret));
@@ -285,6 +295,8 @@ static int read_manifest(struct dbr_job *dj)
 		dj->manifest_len = (uint64_t)ftello(fp);
 		if (dj->jobdir && !strncmp(line, MANIFEST_JOBDIR, len) && MANIFEST_JOBDIR[len] == '\n')
 			dj->jobdir_made = 1;	/* by an earlier run (dbr_keep=1, or killed) */
+		if (!strncmp(line, MANIFEST_DISOWNED, strlen(MANIFEST_DISOWNED)))
+			dbr_disown(dj, line + strlen(MANIFEST_DISOWNED), 0);
 		if (!len || line[0] == '#')
 			continue;
 		/* a path the engine could have made: nothing else is ever removed */

@@ -535,3 +535,53 @@ def test_trace_spanning_2_62_ms_reports_the_most_not_zero(tmp_path):
         assert res.elapsed < 15
         r = report(rep)[-1]
         assert (r["replayed"], r["cut_short_by"]) == (1, "runtime")
+
+
+# ---------------------------------------------------------------------------
+# A file made by someone else during the replay is never the engine's
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("keep", [0, 1], ids=["removed", "kept"])
+@pytest.mark.parametrize("how", ["create", "implicit"])
+def test_file_made_by_someone_else_during_the_replay_is_left_alone(tmp_path, how, keep):
+    """A user's file that appears at a trace path while the replay runs:
+    the trace's create (or a write on a file the trace never created) finds
+    it there and fails with EEXIST, and the file is neither written nor
+    removed, now or by the next run. The engine listed the path as its own
+    before creating it and then removed the user's file at the end; a
+    write without create opened the user's file and wrote into it."""
+    first = "3000 0 1 create\n3001 0 1 write 0 4096\n" if how == "create" else \
+        "3000 0 1 write 0 4096\n"
+    n = 3 if how == "create" else 2
+    trace = write(tmp_path / "t.trace",
+                  "dbtrace 1\npagesize 4096\ntimeunit ms\nsource test\n"
+                  "file 0 data p16 p16 db\nfile 1 temp - p4 x\nstream 0 s\n"
+                  f"0 0 0 read 0 4096\n{first}end {n}\n")
+    target = tmp_path / "t"
+    target.mkdir()
+    p = start_fio_background(dbr_args(trace, dbr_target=target, dbr_timing="original",
+                                      dbr_keep=keep))
+    try:
+        deadline = time.monotonic() + 20
+        while not (target / "db").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # after the layout (which refuses a user's x too), well before the record at 3 s
+        time.sleep(1)
+        (target / "x").write_text("the user's")
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            kill_group(p)
+    err = err.decode(errors="replace")
+    assert p.returncode != 0, err
+    assert " x: File exists" in err, err
+    assert (target / "x").read_text() == "the user's"
+    if not keep:
+        assert sorted(p.name for p in target.iterdir()) == ["x"]
+        return
+    assert "# not created by dbreplay (it was there): x" in \
+        (target / ".fio-dbreplay").read_text().splitlines()
+    # the next run does not take it for the engine's: refused, the file kept
+    res = run_fio(dbr_args(trace, dbr_target=target))
+    assert_refused(res, "x exists and was not created by dbreplay")
+    assert (target / "x").read_text() == "the user's"
