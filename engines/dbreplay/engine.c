@@ -692,8 +692,13 @@ static void dbr_cleanup(struct thread_data *td)
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++)
 			free(dj->cls[r][o]);
-	if ((r = dbr_close_record_log(dj)))
+	errno = 0;
+	if ((r = dbr_close_record_log(dj))) {
+		/* lines of the log are lost: as the report file's, a failure of the job */
 		log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(-r));
+		if (!td->error)
+			td_verror(td, -r, "dbr_record_log");
+	}
 	dbsched_free(dj->sched);
 	dbdepth_free(dj->depth);
 	dbprefetch_stop(dj->pf);	/* before the trace it reads */

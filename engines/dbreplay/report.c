@@ -158,8 +158,13 @@ int dbr_close_record_log(struct dbr_job *dj)
 		close(dj->rlog_fd);
 		dj->rlog_fd = -1;
 	}
-	if (dj->rlog && fclose(dj->rlog))
-		ret = -errno;
+	if (dj->rlog) {
+		/* a write that failed during the replay (stdio keeps the error), or the last ones */
+		int lost = ferror(dj->rlog);
+
+		if (fclose(dj->rlog) || lost)
+			ret = errno ? -errno : -EIO;
+	}
 	dj->rlog = NULL;
 	return ret;
 }

@@ -139,15 +139,17 @@ def test_report_file_is_checked_before_the_replay(tmp_path, case, request):
 
 
 @needs_root
-def test_report_file_that_cannot_be_written_fails_the_job(tmp_path):
-    """The report file's line is the replay's figures: a full file system
-    at the end fails the job (one line, non-zero exit), as fio's own errors do."""
+@pytest.mark.parametrize("option", ["dbr_report_file", "dbr_record_log"])
+def test_report_file_that_cannot_be_written_fails_the_job(tmp_path, option):
+    """The report file's line is the replay's figures, the record log its
+    records: a full file system at the end fails the job (one line,
+    non-zero exit), as fio's own errors do. Both exited 0."""
     trace = write(tmp_path / "doc.trace", DOC_TRACE)
     full = tmp_path / "full"
     full.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], check=True)
     try:
-        rep = full / "r.jsonl"
+        rep = full / "r.out"
         rep.touch()
         fd = os.open(full / "filler", os.O_WRONLY | os.O_CREAT)
         try:
@@ -156,11 +158,11 @@ def test_report_file_that_cannot_be_written_fails_the_job(tmp_path):
                     os.write(fd, b"x" * 4096)
         finally:
             os.close(fd)
-        res = run_fio(dbr_args(trace, dbr_report_file=rep))
+        res = run_fio(dbr_args(trace, **{option: rep}))
         assert res.rc != 0
         lines = err_lines(res)
-        assert [l for l in lines if "dbr_report_file" in l] == \
-            [f"dbreplay: dbr_report_file {rep}: No space left on device"], res.stderr
+        assert [l for l in lines if option in l] == \
+            [f"dbreplay: {option} {rep}: No space left on device"], res.stderr
         assert res.json["jobs"][0]["error"] != 0
         assert rep.stat().st_size == 0
     finally:
