@@ -80,25 +80,41 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 			lathist_percentile(&c->lat, 99.9) / 1e3, c->lat.max / 1e3);
 }
 
-static void drop_made(int fd, const char *path);
-
 /*
- * dbr_report_file is opened at init, before anything is written: a path
- * that cannot take the line is said then, not after the replay. 0, or 1
- * with the error said.
+ * The engine's outputs, dbr_report_file and dbr_record_log, are opened at
+ * init, before anything is written: a path that cannot take them is said
+ * then, not after the replay, and each is checked to be none of the
+ * engine's other files. @option names it, @path its value; *@fd and
+ * *@made are set. 0, or 1 with the error said.
  */
-int dbr_open_report_file(struct dbr_job *dj)
+static int open_output(struct dbr_job *dj, const char *option, const char *path, int *fd, int *made)
 {
 	char err[PATH_MAX + 128];
 
-	if (!dj->o->report_file || !*dj->o->report_file)
+	if (!path || !*path)
 		return 0;
-	dj->report_fd = jsonl_open(dj->o->report_file, &dj->report_made, err, sizeof(err));
-	if (dj->report_fd < 0) {
-		log_err("dbreplay: dbr_report_file %s\n", err);
+	*fd = jsonl_open(path, made, err, sizeof(err));
+	if (*fd < 0) {
+		log_err("dbreplay: %s %s\n", option, err);
 		return 1;
 	}
-	return dbr_distinct_fd(dj, dj->report_fd, "dbr_report_file", dj->o->report_file);
+	return dbr_distinct_fd(dj, *fd, option, path);
+}
+
+int dbr_open_report_file(struct dbr_job *dj)
+{
+	return open_output(dj, "dbr_report_file", dj->o->report_file, &dj->report_fd,
+			   &dj->report_made);
+}
+
+/*
+ * The record log is emptied only once every check has passed
+ * (dbr_start_record_log), so a refused job leaves a file it did not make
+ * as it was.
+ */
+int dbr_open_record_log(struct dbr_job *dj)
+{
+	return open_output(dj, "dbr_record_log", dj->o->record_log, &dj->rlog_fd, &dj->rlog_made);
 }
 
 /* Removes the file @path opened as @fd if it is still the empty one this job made. */
@@ -109,26 +125,6 @@ static void drop_made(int fd, const char *path)
 	if (fstat(fd, &fst) == 0 && fst.st_size == 0 && stat(path, &st) == 0 &&
 	    st.st_dev == fst.st_dev && st.st_ino == fst.st_ino)
 		unlink(path);
-}
-
-/*
- * dbr_record_log is opened at init too, before anything is written, and
- * checked to be none of the engine's other files; it is emptied only once
- * every check has passed (dbr_start_record_log), so a refused job leaves
- * a file it did not make as it was. 0, or 1 with the error said.
- */
-int dbr_open_record_log(struct dbr_job *dj)
-{
-	char err[PATH_MAX + 128];
-
-	if (!dj->o->record_log || !*dj->o->record_log)
-		return 0;
-	dj->rlog_fd = jsonl_open(dj->o->record_log, &dj->rlog_made, err, sizeof(err));
-	if (dj->rlog_fd < 0) {
-		log_err("dbreplay: dbr_record_log %s\n", err);
-		return 1;
-	}
-	return dbr_distinct_fd(dj, dj->rlog_fd, "dbr_record_log", dj->o->record_log);
 }
 
 /* The record log from its first line: the replay starts. 0, or 1 with the error said. */

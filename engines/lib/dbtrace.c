@@ -941,9 +941,23 @@ struct dbtrace *dbtrace_open_file(FILE *f, const char *name, char *err, size_t e
 	return start(t, err, errlen);
 }
 
+/* A reader of the stream @f, which it closes (at once if out of memory). */
+static struct dbtrace *open_owned(FILE *f, const char *name, char *err, size_t errlen)
+{
+	struct dbtrace *t = dbtrace_new(name);
+
+	if (!t) {
+		fclose(f);
+		pack_errf(err, errlen, "%s: out of memory", name);
+		return NULL;
+	}
+	t->f = f;
+	t->own_f = 1;
+	return start(t, err, errlen);
+}
+
 struct dbtrace *dbtrace_open(const char *path, char *err, size_t errlen)
 {
-	struct dbtrace *t;
 	FILE *f;
 
 	if (!strcmp(path, "-"))
@@ -953,36 +967,20 @@ struct dbtrace *dbtrace_open(const char *path, char *err, size_t errlen)
 		pack_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	t = dbtrace_new(path);
-	if (!t) {
-		fclose(f);
-		pack_errf(err, errlen, "%s: out of memory", path);
-		return NULL;
-	}
-	t->f = f;
-	t->own_f = 1;
-	return start(t, err, errlen);
+	return open_owned(f, path, err, errlen);
 }
 
 struct dbtrace *dbtrace_open_fd(int fd, const char *name, char *err, size_t errlen)
 {
-	struct dbtrace *t;
 	FILE *f = fdopen(fd, "rb");
 
 	if (!f) {
 		pack_errf(err, errlen, "%s: %s", name, strerror(errno));
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
-	t = dbtrace_new(name);
-	if (!t) {
-		fclose(f);
-		pack_errf(err, errlen, "%s: out of memory", name);
-		return NULL;
-	}
-	t->f = f;
-	t->own_f = 1;
-	return start(t, err, errlen);
+	return open_owned(f, name, err, errlen);
 }
 
 struct dbtrace *dbtrace_open_mem(const void *buf, size_t len, const char *name,

@@ -33,6 +33,18 @@ def assert_refused(res, needle, *snaps):
         assert snapshot(path, content=True) == snap, f"the refused job changed {path}"
 
 
+def not_a_regular_file(path, kind):
+    """@path made a FIFO or a directory (@kind "fifo", "directory"), or
+    /dev/zero for "chardev"."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        return Path("/dev/zero")
+    return path
+
+
 def tree_sha(root):
     """{relative path: sha256} of every regular file below @root."""
     out = {}
@@ -124,14 +136,10 @@ def test_report_file_is_checked_before_the_replay(tmp_path, case, request):
     target.mkdir()
     if case == "missing-dir":
         rep = tmp_path / "nodir" / "r.jsonl"
-    elif case == "fifo":
-        rep = tmp_path / "r.fifo"
-        os.mkfifo(rep)
-    elif case == "directory":
-        rep = tmp_path / "r.d"
-        rep.mkdir()
-    else:
+    elif case == "read-only":
         rep = request.getfixturevalue("ro_dir") / "r.jsonl"
+    else:
+        rep = not_a_regular_file(tmp_path / "r", case)
     before = snapshot(tmp_path, content=False)
     res = run_fio(dbr_args(trace, dbr_target=target, dbr_report_file=rep), timeout=60)
     assert_refused(res, f"dbr_report_file {rep}")
@@ -453,14 +461,7 @@ def test_trace_must_be_a_regular_file(tmp_path, kind):
     """A FIFO as dbr_trace blocked the job for ever (the trace is opened
     more than once: checked, then replayed); a directory or a device is no
     trace either. Refused at once, in one line."""
-    if kind == "fifo":
-        trace = tmp_path / "t.fifo"
-        os.mkfifo(trace)
-    elif kind == "directory":
-        trace = tmp_path / "t.d"
-        trace.mkdir()
-    else:
-        trace = Path("/dev/zero")
+    trace = not_a_regular_file(tmp_path / "trace", kind)
     target = tmp_path / "t"
     target.mkdir()
     before = contents(tmp_path)
