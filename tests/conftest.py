@@ -199,12 +199,19 @@ def run_fio(args=None, jobfile=None, cwd=None, env=None, timeout=FIO_TIMEOUT,
     if jobfile is not None:
         cmd.append(str(jobfile))
     t0 = time.monotonic()
-    try:
-        p = subprocess.run(cmd, cwd=cwd, env=fio_env(env), capture_output=True,
-                           text=True, timeout=timeout, errors="replace")
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"fio timed out after {timeout}s: {' '.join(cmd)}\n"
-                    f"stderr: {e.stderr!r}")
+    # fio forks a process per job: a timeout kills the whole session, or the
+    # jobs of a hung run outlive the test (and spin on, loading the machine)
+    with subprocess.Popen(cmd, cwd=cwd, env=fio_env(env), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, errors="replace",
+                          start_new_session=True) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            pytest.fail(f"fio timed out after {timeout}s: {' '.join(cmd)}\n"
+                        f"stderr: {err!r}")
+    p = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     stderr, lacks = split_lacks(p.stderr)
     res = FioResult(cmd=cmd, rc=p.returncode, stdout=p.stdout, stderr=stderr, lacks=lacks,
                     elapsed=time.monotonic() - t0)
