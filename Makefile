@@ -34,6 +34,8 @@ postmark_SRCS  := postmark/engine postmark/fileops postmark/uring postmark/locat
 dbreplay_SRCS  := dbreplay/engine dbreplay/replay dbreplay/uring dbreplay/target dbreplay/report
 LIB_SRCS := $(wildcard engines/lib/*.c)
 LIB_UNITS := $(LIB_SRCS:engines/lib/%.c=%)
+# The modeled-device daemon's model units (tools/moddev, see below).
+MODDEV_UNITS := devmodel devspec devsched reqheap model_fixed
 # fio-dependent code shared by the engines (built with fio's headers); the
 # dispatcher is built without them
 GLUE_SRCS := $(GLUE:%=engines/glue/%.c)
@@ -190,14 +192,16 @@ $(BUILD)/%.so: engines/glue/dispatch.c Makefile
 asan: $(ENGINES:%=$(VDIR)/asan/%.so)
 # C unit tests of the fio-independent logic, normal and sanitized.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-UNIT_OBJS := $(UNIT_SRCS:tests/unit/%.c=$(OBJ)/unit/%.o) $(LIB_UNITS:%=$(OBJ)/lib/%.o)
-UNIT_OBJS_ASAN := $(UNIT_SRCS:tests/unit/%.c=$(OBJ_ASAN)/unit/%.o) $(LIB_UNITS:%=$(OBJ_ASAN)/lib/%.o)
+UNIT_OBJS := $(UNIT_SRCS:tests/unit/%.c=$(OBJ)/unit/%.o) $(LIB_UNITS:%=$(OBJ)/lib/%.o) \
+	$(MODDEV_UNITS:%=$(OBJ)/moddev/%.o)
+UNIT_OBJS_ASAN := $(UNIT_SRCS:tests/unit/%.c=$(OBJ_ASAN)/unit/%.o) $(LIB_UNITS:%=$(OBJ_ASAN)/lib/%.o) \
+	$(MODDEV_UNITS:%=$(OBJ_ASAN)/moddev/%.o)
 $(OBJ)/unit/%.o: tests/unit/%.c | $(TEST_DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -Itools/moddev -c -o $@ $<
 $(OBJ_ASAN)/unit/%.o: tests/unit/%.c | $(TEST_DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) -Iengines/lib -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) -Iengines/lib -Itools/moddev -c -o $@ $<
 $(BUILD)/unit-tests: $(UNIT_OBJS)
 	$(CC) -o $@ $^ $(LINK_LIBS)
 $(BUILD)/unit-tests-asan: $(UNIT_OBJS_ASAN)
@@ -280,6 +284,16 @@ $(BUILD)/iocap $(BUILD)/iocap-test: $(IOCAP_SRCS) $(IOCAP_SRCS:.c=.h) tools/ioca
 	$(CC) $(BASE_CFLAGS) $(if $(filter %-test,$@),-DIOCAP_TEST_HOOKS) -I$(IOCAP_GEN) -Itools/iocap \
 		-Iengines/lib -o $@.tmp $(filter %.c,$^) -lbpf -pthread && mv -f $@.tmp $@
 .PHONY: iocap
+
+# The modeled-device daemon's model units (tools/moddev, docs/devices.md):
+# fio-independent, built once per flavour like engines/lib's and linked
+# into the unit tests and the fuzzers.
+$(OBJ)/moddev/%.o: tools/moddev/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -Itools/moddev -c -o $@ $<
+$(OBJ_ASAN)/moddev/%.o: tools/moddev/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) -Iengines/lib -Itools/moddev -c -o $@ $<
 
 # LD_PRELOAD library that injects EIO/EINTR/ENOSPC and short transfers into
 # chosen libc calls on paths under one directory (tests/engines/test_reliability.py).
@@ -364,25 +378,30 @@ print-fio-source:
 # (corpus for specs), copied under build/ so the run may add to it, and
 # FUZZ_MAXLEN_NAME bounds its inputs.
 FUZZ_SECONDS ?= 20
-FUZZERS := specs dbtrace roundtrip dbfilter
+FUZZERS := specs dbtrace roundtrip dbfilter modelspec
 FUZZ_MAXLEN_specs := 512
 FUZZ_MAXLEN_dbtrace := 4096
 FUZZ_MAXLEN_roundtrip := 2048
 FUZZ_MAXLEN_dbfilter := 1024
+FUZZ_MAXLEN_modelspec := 256
 FUZZ_CORPUS_specs := corpus
 OBJ_FUZZ := $(BUILD)/obj-fuzz
+FUZZ_OBJS := $(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o) $(MODDEV_UNITS:%=$(OBJ_FUZZ)/moddev/%.o)
 FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-D_GNU_SOURCE -Iengines/lib
 $(OBJ_FUZZ)/lib/%.o: engines/lib/%.c | $(TEST_DEPS_STAMP)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c -o $@ $<
+$(OBJ_FUZZ)/moddev/%.o: tools/moddev/%.c | $(TEST_DEPS_STAMP)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -Itools/moddev -fsanitize=fuzzer-no-link $(DEPFLAGS) -c -o $@ $<
 # (fuzz_roundtrip.c includes tools/pmrc2fio.c: its dependency file says so)
-$(BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o) | $(TEST_DEPS_STAMP)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
-		$(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o) -lm -lz -pthread
+$(BUILD)/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) | $(TEST_DEPS_STAMP)
+	clang $(FUZZ_CFLAGS) -Itools/moddev -fsanitize=fuzzer -MMD -MP -MF $@.d -o $@ $< \
+		$(FUZZ_OBJS) -lm -lz -pthread
 fuzz: $(FUZZERS:%=fuzz-run-%)
 # (built through pattern rules only, so make would delete them as intermediates)
-.SECONDARY: $(FUZZERS:%=$(BUILD)/fuzz-%) $(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o)
+.SECONDARY: $(FUZZERS:%=$(BUILD)/fuzz-%) $(FUZZ_OBJS)
 fuzz-run-%: $(BUILD)/fuzz-%
 	@mkdir -p $(BUILD)/fuzz-corpus-$*
 	cp -n tests/fuzz/$(or $(FUZZ_CORPUS_$*),corpus-$*)/* $(BUILD)/fuzz-corpus-$*/ 2>/dev/null || true

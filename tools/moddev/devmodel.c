@@ -1,0 +1,23 @@
+/* The model registry: the kinds and named models the daemon knows (devmodel.h). */
+#include <string.h>
+
+#include "devmodel.h"
+#include "devspec.h"
+
+const char *const dev_op_names[DEV_NR_OPS] = { "read", "write", "flush" };
+
+/* A new model kind or named model is added here (docs/devices.md, "Adding a model"). */
+const struct dev_model_type *const dev_model_types[] = {
+	&dev_model_fixed,
+	NULL,
+};
+
+struct dev_model *dev_model_create(const char *spec, uint64_t size, char *err, size_t errlen)
+{
+	const struct dev_model_type *type;
+	struct dev_params p;
+
+	if (dev_spec_parse(dev_model_types, spec, strlen(spec), &type, &p, err, errlen))
+		return NULL;
+	return type->create(&p, size, err, errlen);
+}
