@@ -220,18 +220,27 @@ def pick_command(argv, doc, prog, commands):
     return cmd, rest
 
 
-def main(argv=None) -> int:
-    got = pick_command(argv, parser().format_help(), PROG, COMMANDS)
+def run_command(argv, parser, prog, commands, error) -> int:
+    """The main() of a `PROG COMMAND [OPTIONS]` tool whose commands take
+    what their own parser(COMMAND) reads (this one and fio-pack device):
+    the command's exit status, or pick_command's; an @error it raises is
+    said in one line, "PROG: ...", status 2."""
+    got = pick_command(argv, parser().format_help(), prog, commands)
     if isinstance(got, int):
         return got
     cmd, rest = got
     try:
         # the command's own parser: its errors name it, as they always have
-        return COMMANDS[cmd](parser(cmd).parse_args(rest))
+        return commands[cmd](parser(cmd).parse_args(rest))
     except SystemExit as e:     # --help printed the manual
         return e.code
-    except Error as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+    except error as e:
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2
+
+
+def main(argv=None) -> int:
+    try:
+        return run_command(argv, parser, PROG, COMMANDS, Error)
     except BrokenPipeError:
         return 0
