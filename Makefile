@@ -34,8 +34,10 @@ postmark_SRCS  := postmark/engine postmark/fileops postmark/uring postmark/locat
 dbreplay_SRCS  := dbreplay/engine dbreplay/replay dbreplay/uring dbreplay/target dbreplay/report
 LIB_SRCS := $(wildcard engines/lib/*.c)
 LIB_UNITS := $(LIB_SRCS:engines/lib/%.c=%)
-# The modeled-device daemon's model units (tools/moddev, see below).
+# The modeled-device daemon's model units (tools/moddev, see moddev below)
+# and the engines/lib units it links.
 MODDEV_UNITS := devmodel devspec devsched reqheap model_fixed
+MODDEV_LIB := errmsg jsonl lathist
 # fio-dependent code shared by the engines (built with fio's headers); the
 # dispatcher is built without them
 GLUE_SRCS := $(GLUE:%=engines/glue/%.c)
@@ -52,13 +54,14 @@ LINK_LIBS := -Wl,--as-needed -luring -lm -lz -pthread
 
 .PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-fio-dir print-fio-source fuzz bench pm-sim quick
 
-all: engines $(BUILD)/pmrc2fio iocap
+all: engines $(BUILD)/pmrc2fio iocap moddev
 
 help:
 	@echo 'make                 fio (FIO_SRC=DIR: that fio source), the engines, pmrc2fio, iocap'
 	@echo 'make engines         the engines, in build/fio-VERSION/ (FIO_SRC=DIR for another fio)'
-	@echo 'make asan            the engines with ASan and UBSan, in build/fio-VERSION/asan/'
+	@echo 'make asan            the engines (build/fio-VERSION/asan/) and moddev with ASan and UBSan'
 	@echo 'make iocap           the BPF capture tool (needs the kernel'"'"'s BTF)'
+	@echo 'make moddev          the modeled-device daemon of fio-pack device (needs libfuse3-dev)'
 	@echo 'make unit            the C unit tests, plain and ASan (build/unit-tests NAME: some)'
 	@echo 'make fuzz            the libFuzzer targets, FUZZ_SECONDS each (default 20)'
 	@echo 'make lint            pyflakes on every Python file'
@@ -79,7 +82,8 @@ help:
 # Debian package's, from apt-get source). scripts/fio-source.sh finds both,
 # checks that the versions agree, and stops with one line if anything is
 # wrong, before anything is built. Goals that need no fio skip it.
-NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap \
+NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap moddev \
+	moddev-asan $(BUILD)/moddev $(BUILD)/moddev-asan \
 	$(BUILD)/dbtrace-check $(BUILD)/bench/minloop \
 	$(BUILD)/bench/dbtrace-bench $(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
@@ -189,7 +193,7 @@ $(BUILD)/%.so: engines/glue/dispatch.c Makefile
 	mv -f $@.tmp $@
 
 # Sanitizer build of the same engines, loaded into fio with libasan preloaded.
-asan: $(ENGINES:%=$(VDIR)/asan/%.so)
+asan: $(ENGINES:%=$(VDIR)/asan/%.so) moddev-asan
 # C unit tests of the fio-independent logic, normal and sanitized.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:tests/unit/%.c=$(OBJ)/unit/%.o) $(LIB_UNITS:%=$(OBJ)/lib/%.o) \
@@ -285,15 +289,37 @@ $(BUILD)/iocap $(BUILD)/iocap-test: $(IOCAP_SRCS) $(IOCAP_SRCS:.c=.h) tools/ioca
 		-Iengines/lib -o $@.tmp $(filter %.c,$^) -lbpf -pthread && mv -f $@.tmp $@
 .PHONY: iocap
 
-# The modeled-device daemon's model units (tools/moddev, docs/devices.md):
-# fio-independent, built once per flavour like engines/lib's and linked
-# into the unit tests and the fuzzers.
+# The modeled-device daemon (tools/moddev; scripts/fio-pack device): a FUSE
+# file over which a loop device is a block device with a model's service
+# times (docs/devices.md). Its model units (MODDEV_UNITS) are fio- and
+# FUSE-independent, built once per flavour like engines/lib's and linked
+# into the unit tests and the fuzzers; only moddev.c sees libfuse3. Without
+# libfuse3-dev there is no moddev, and fio-pack device says what to install.
 $(OBJ)/moddev/%.o: tools/moddev/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -Itools/moddev -c -o $@ $<
 $(OBJ_ASAN)/moddev/%.o: tools/moddev/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) -Iengines/lib -Itools/moddev -c -o $@ $<
+$(OBJ)/moddev-fuse/moddev.o: tools/moddev/moddev.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) $$(pkg-config --cflags fuse3) -Iengines/lib -Itools/moddev \
+		-c -o $@ $<
+$(OBJ_ASAN)/moddev-fuse/moddev.o: tools/moddev/moddev.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -O1 $(DEPFLAGS) $$(pkg-config --cflags fuse3) \
+		-Iengines/lib -Itools/moddev -c -o $@ $<
+$(BUILD)/moddev: $(OBJ)/moddev-fuse/moddev.o $(MODDEV_UNITS:%=$(OBJ)/moddev/%.o) \
+		$(MODDEV_LIB:%=$(OBJ)/lib/%.o)
+	$(CC) -o $@.tmp $^ $$(pkg-config --libs fuse3) -lm -pthread && mv -f $@.tmp $@
+# (the ASan+UBSan daemon: the device tests run it under make check's sanitizer pass)
+$(BUILD)/moddev-asan: $(OBJ_ASAN)/moddev-fuse/moddev.o $(MODDEV_UNITS:%=$(OBJ_ASAN)/moddev/%.o) \
+		$(MODDEV_LIB:%=$(OBJ_ASAN)/lib/%.o)
+	$(CC) $(SAN_FLAGS) -o $@.tmp $^ $$(pkg-config --libs fuse3) -lm -pthread && mv -f $@.tmp $@
+moddev moddev-asan: | $(DEPS_STAMP)
+	@if pkg-config --exists fuse3; then $(MAKE) --no-print-directory $(BUILD)/$@; \
+	else echo "$@: not built: libfuse3-dev is not installed (fio-pack device needs it)" >&2; fi
+.PHONY: moddev moddev-asan
 
 # LD_PRELOAD library that injects EIO/EINTR/ENOSPC and short transfers into
 # chosen libc calls on paths under one directory (tests/engines/test_reliability.py).
@@ -333,6 +359,7 @@ install: engines $(BUILD)/pmrc2fio
 
 clean:
 	rm -rf $(BUILD)/*.so $(BUILD)/fio-*/*.so $(BUILD)/fio-*/asan/*.so $(BUILD)/unit-tests* \
+		$(BUILD)/moddev $(BUILD)/moddev-asan \
 		$(OBJ) $(OBJ_ASAN) $(OBJ_FUZZ) $(BUILD)/fio-*/obj $(BUILD)/fio-*/asan/obj
 
 distclean:

@@ -16,6 +16,8 @@ COMMANDS = {
     "summary": ("fiopack.summary", "a short human-readable summary of one fio JSON result"),
     "capture": ("fiopack.capture.cli", "capture a database's I/O as a dbtrace trace"),
     "trace": ("fiopack.trace.cli", "import, export and check dbtrace traces"),
+    "device": ("fiopack.device.cli",
+               "block devices with the service times of a model (SSD, HDD, array)"),
     "syscalls": ("fiopack.syscalls",
                  "compare the system calls of the original tools and their job files"),
     "bench": {

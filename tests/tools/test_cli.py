@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO
 from fiopack import analyze, cli
 from fiopack.capture import cli as capture_cli
+from fiopack.device import cli as device_cli
 from fiopack.study import cli as study_cli
 from fiopack.trace import cli as trace_cli
 
@@ -35,6 +36,8 @@ def man_parsers():
         yield "analyze", cmd, analyze.parser(cmd)
     for cmd in [None, *capture_cli.COMMANDS]:
         yield "capture", cmd, capture_cli.parser(cmd)
+    for cmd in [None, *device_cli.COMMANDS]:
+        yield "device", cmd, device_cli.parser(cmd)
     yield "study", "run", study_cli.run_parser()
 
 
@@ -60,7 +63,7 @@ def single_commands():
     """(command words, module) of every command that is not one of the
     multi-command tools above: the benchmarks, generators, summary,
     syscalls and study list."""
-    multi = {"trace", "analyze", "capture"}
+    multi = {"trace", "analyze", "capture", "device"}
     for name, entry in cli.COMMANDS.items():
         for sub, (mod, _) in (entry.items() if isinstance(entry, dict) else [(None, entry)]):
             if name not in multi:

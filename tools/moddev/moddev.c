@@ -42,5 +42,640 @@
  *   moddev --check SPEC      (the spec's one-line error, or nothing)
  *   moddev --models          (the models and their parameters, as JSON)
  */
+#define FUSE_USE_VERSION 312
 
-/* The daemon itself follows this design in the next commits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devmodel.h"
+#include "devsched.h"
+#include "jsonl.h"
+#include "lathist.h"
+#include "sysutil.h"
+
+#define PROG "moddev"
+/*
+ * Requests the kernel sends at once: loop's own queue depth (its
+ * hw_queue_depth, 128), so that FUSE's default of 12 is never what limits
+ * the device (the model decides how many it serves at once).
+ */
+#define MAX_BACKGROUND 128
+
+enum { INO_ROOT = 1, INO_DISK, INO_STATS };
+
+/* One request to the disk file, from its FUSE request to its reply. */
+struct io {
+	struct dev_req r; /* first: the model's requests are these */
+	fuse_req_t req;
+	char *buf; /* a read's data */
+	size_t result;
+};
+
+/* A list of completed requests, in completion order. */
+struct done_list {
+	struct dev_req *head, **tail;
+};
+
+static struct moddev {
+	const char *spec, *backing_path;
+	int backing_fd;
+	struct timespec up_time; /* the files' times */
+	uint64_t size;
+	struct dev_model *model;
+
+	pthread_mutex_t lock; /* the model, the statistics and what follows */
+	pthread_cond_t wake;
+	struct dev_sched sched;
+	uint64_t wake_at; /* when the completion thread sleeps until; 0 while it runs */
+	int stopping;
+	struct lathist reply_lag; /* from a completion to the completion thread seeing it */
+	pthread_t completer;
+} d;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* ---- replies --------------------------------------------------------- */
+
+static void collect(void *arg, struct dev_req *r)
+{
+	struct done_list *l = arg;
+
+	r->next = NULL;
+	*l->tail = r;
+	l->tail = &r->next;
+}
+
+/* How late the daemon saw what completed by @now (under the lock). */
+static void note_lag(const struct dev_req *r, uint64_t now)
+{
+	for (; r; r = r->next)
+		lathist_add(&d.reply_lag, now - r->done_ns);
+}
+
+static void reply(struct io *io)
+{
+	switch (io->r.op) {
+	case DEV_READ:
+		fuse_reply_buf(io->req, io->buf, io->result);
+		break;
+	case DEV_WRITE:
+		fuse_reply_write(io->req, io->result);
+		break;
+	default:
+		fuse_reply_err(io->req, 0);
+		break;
+	}
+	free(io->buf);
+	free(io);
+}
+
+static void reply_all(struct dev_req *r)
+{
+	struct dev_req *next;
+
+	for (; r; r = next) {
+		next = r->next;
+		reply((struct io *)r);
+	}
+}
+
+/*
+ * The completion thread: sleeps until the model's next event (or a new
+ * request with an earlier one), then replies to what has completed.
+ */
+static void *completer(void *unused)
+{
+	struct done_list l;
+	struct timespec ts;
+	uint64_t now, next;
+
+	/* the default 50 us of timer slack would be added to every deadline */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	pthread_mutex_lock(&d.lock);
+	for (;;) {
+		l.head = NULL;
+		l.tail = &l.head;
+		now = now_ns();
+		dev_sched_advance(&d.sched, now, collect, &l);
+		note_lag(l.head, now);
+		if (l.head) {
+			pthread_mutex_unlock(&d.lock);
+			reply_all(l.head);
+			pthread_mutex_lock(&d.lock);
+			continue;
+		}
+		next = dev_sched_next(&d.sched);
+		if (next == DEV_NEVER && d.stopping)
+			break;
+		d.wake_at = next;
+		if (next == DEV_NEVER) {
+			pthread_cond_wait(&d.wake, &d.lock);
+		} else {
+			ts.tv_sec = next / 1000000000ULL;
+			ts.tv_nsec = next % 1000000000ULL;
+			pthread_cond_timedwait(&d.wake, &d.lock, &ts);
+		}
+		d.wake_at = 0;
+	}
+	pthread_mutex_unlock(&d.lock);
+	return unused;
+}
+
+/* A request enters the model; what completed before it is answered here. */
+static void dispatch(struct io *io)
+{
+	struct done_list l = { NULL, &l.head };
+	uint64_t now;
+	int rc;
+
+	pthread_mutex_lock(&d.lock);
+	now = now_ns();
+	rc = dev_sched_submit(&d.sched, &io->r, now, collect, &l);
+	note_lag(l.head, now);
+	if (!rc && dev_sched_next(&d.sched) < d.wake_at)
+		pthread_cond_signal(&d.wake);
+	pthread_mutex_unlock(&d.lock);
+	reply_all(l.head);
+	if (rc) {
+		fuse_reply_err(io->req, ENOMEM);
+		free(io->buf);
+		free(io);
+	}
+}
+
+static struct io *new_io(fuse_req_t req, enum dev_op op, uint64_t offset, size_t len)
+{
+	struct io *io = calloc(1, sizeof(*io));
+
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return NULL;
+	}
+	io->req = req;
+	io->r.op = op;
+	io->r.offset = offset;
+	io->r.len = len;
+	io->r.owner = io;
+	return io;
+}
+
+/* ---- the statistics file --------------------------------------------- */
+
+static char *stats_json(void)
+{
+	struct timespec cpu;
+	struct jsonl w = { 0 };
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	jsonl_begin(&w);
+	jsonl_str(&w, "model", d.spec);
+	jsonl_u64(&w, "size_bytes", d.size);
+	jsonl_str(&w, "backing", d.backing_path);
+	jsonl_u64(&w, "pid", getpid());
+	pthread_mutex_lock(&d.lock);
+	jsonl_u64(&w, "backdate_ns", d.sched.backdate_ns);
+	dev_sched_json(&d.sched, now_ns(), &w);
+	jsonl_lat(&w, "reply_lag", &d.reply_lag);
+	pthread_mutex_unlock(&d.lock);
+	jsonl_u64(&w, "daemon_cpu_ns", (uint64_t)cpu.tv_sec * 1000000000ULL + cpu.tv_nsec);
+	if (jsonl_end(&w)) {
+		jsonl_free(&w);
+		return NULL;
+	}
+	return w.buf;
+}
+
+/* ---- the file system: a root holding "disk" and "stats" --------------- */
+
+static void fill_attr(fuse_ino_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_atim = st->st_mtim = st->st_ctim = d.up_time;
+	st->st_nlink = 1;
+	if (ino == INO_ROOT) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+	} else if (ino == INO_DISK) {
+		st->st_mode = S_IFREG | 0600;
+		st->st_size = d.size;
+		st->st_blocks = d.size / 512;
+	} else {
+		st->st_mode = S_IFREG | 0444;
+	}
+}
+
+static fuse_ino_t ino_of(fuse_ino_t parent, const char *name)
+{
+	if (parent != INO_ROOT)
+		return 0;
+	if (!strcmp(name, "disk"))
+		return INO_DISK;
+	if (!strcmp(name, "stats"))
+		return INO_STATS;
+	return 0;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	/* loop's reads and writes reach us concurrently, not one at a time */
+	if (conn->capable & FUSE_CAP_ASYNC_DIO)
+		conn->want |= FUSE_CAP_ASYNC_DIO;
+	conn->max_background = MAX_BACKGROUND;
+	conn->congestion_threshold = MAX_BACKGROUND;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	fuse_ino_t ino = ino_of(parent, name);
+
+	if (!ino) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	e.ino = ino;
+	/* nothing here ever changes but the stats' content, read direct */
+	e.attr_timeout = e.entry_timeout = 3600;
+	fill_attr(ino, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	if (ino < INO_ROOT || ino > INO_STATS) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fill_attr(ino, &st);
+	fuse_reply_attr(req, &st, 3600);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	static const char *const names[] = { ".", "..", "disk", "stats" };
+	static const fuse_ino_t inos[] = { INO_ROOT, INO_ROOT, INO_DISK, INO_STATS };
+	char buf[512];
+	size_t used = 0, n;
+	struct stat st;
+	off_t i;
+
+	if (ino != INO_ROOT) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	for (i = off; i < 4; i++) {
+		fill_attr(inos[i], &st);
+		n = fuse_add_direntry(req, buf + used, sizeof(buf) - used, names[i], &st, i + 1);
+		if (used + n > size || used + n > sizeof(buf))
+			break;
+		used += n;
+	}
+	fuse_reply_buf(req, buf, used);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	char *text;
+
+	if (ino == INO_ROOT) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	/* no page cache: every read and write of the disk reaches the model */
+	fi->direct_io = 1;
+	if (ino == INO_STATS) {
+		if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
+		/* one snapshot per open, so that a reader sees one consistent object */
+		text = stats_json();
+		if (!text) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		fi->fh = (uintptr_t)text;
+	}
+	fuse_reply_open(req, fi);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (ino == INO_STATS)
+		free((char *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct io *io;
+	ssize_t n;
+
+	if (ino == INO_STATS) {
+		const char *text = (const char *)(uintptr_t)fi->fh;
+		size_t len = strlen(text);
+
+		fuse_reply_buf(req, text + (off < (off_t)len ? off : (off_t)len),
+			       off < (off_t)len ? (len - off < size ? len - off : size) : 0);
+		return;
+	}
+	if (off < 0 || (uint64_t)off >= d.size) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > d.size - off)
+		size = d.size - off;
+	io = new_io(req, DEV_READ, off, size);
+	if (!io)
+		return;
+	io->buf = malloc(size ? size : 1);
+	n = io->buf ? NOINTR(pread(d.backing_fd, io->buf, size, off)) : -1;
+	if (n < 0) {
+		/* the backing file's own failure is not the model's: answered at once */
+		fuse_reply_err(req, io->buf ? errno : ENOMEM);
+		free(io->buf);
+		free(io);
+		return;
+	}
+	io->result = n;
+	dispatch(io);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct io *io;
+	ssize_t n;
+
+	if (ino != INO_DISK) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	if (off < 0 || (uint64_t)off + size > d.size) {
+		/* a block device has no room past its end */
+		fuse_reply_err(req, ENOSPC);
+		return;
+	}
+	n = NOINTR(pwrite(d.backing_fd, buf, size, off));
+	if (n < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	io = new_io(req, DEV_WRITE, off, n);
+	if (!io)
+		return;
+	io->result = n;
+	dispatch(io);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct io *io;
+
+	if (ino != INO_DISK) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	/*
+	 * The data is in the backing file already (written before each write
+	 * was answered); what a flush costs is the model's (a cache to empty).
+	 */
+	io = new_io(req, DEV_FLUSH, 0, 0);
+	if (io)
+		dispatch(io);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+/* clang-format off */
+static const struct fuse_lowlevel_ops ops = {
+	.init		= op_init,
+	.lookup		= op_lookup,
+	.getattr	= op_getattr,
+	.readdir	= op_readdir,
+	.open		= op_open,
+	.release	= op_release,
+	.read		= op_read,
+	.write		= op_write,
+	.fsync		= op_fsync,
+	.flush		= op_flush,
+};
+/* clang-format on */
+
+/* ---- the models, for `fio-pack device models` ------------------------- */
+
+static int print_models(void)
+{
+	const struct dev_model_type *const *t;
+	const char *const *src;
+	struct jsonl w = { 0 };
+	unsigned i;
+
+	jsonl_begin(&w);
+	jsonl_arr(&w, "models");
+	for (t = dev_model_types; *t; t++) {
+		jsonl_obj(&w, NULL);
+		jsonl_str(&w, "name", (*t)->name);
+		jsonl_str(&w, "summary", (*t)->summary);
+		if ((*t)->alias_of)
+			jsonl_str(&w, "spec", (*t)->alias_of);
+		jsonl_arr(&w, "sources");
+		for (src = (*t)->sources; src && *src; src++)
+			jsonl_str(&w, NULL, *src);
+		jsonl_close(&w);
+		jsonl_arr(&w, "params");
+		for (i = 0; i < (*t)->nparams; i++) {
+			const struct dev_param *p = &(*t)->params[i];
+
+			jsonl_obj(&w, NULL);
+			jsonl_str(&w, "key", p->key);
+			jsonl_str(&w, "help", p->help);
+			jsonl_bool(&w, "required", p->required);
+			if (p->model) {
+				jsonl_bool(&w, "model", 1);
+			} else {
+				jsonl_dbl(&w, "min", p->min);
+				jsonl_dbl(&w, "max", p->max);
+				jsonl_bool(&w, "integer", p->integer);
+			}
+			jsonl_close(&w);
+		}
+		jsonl_close(&w);
+		jsonl_close(&w);
+	}
+	jsonl_close(&w);
+	if (jsonl_end(&w) || fwrite(w.buf, 1, w.len, stdout) != w.len || fflush(stdout))
+		die("cannot write the list of models");
+	jsonl_free(&w);
+	return 0;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+static unsigned long number(const char *opt, const char *s, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > max || s[0] == '-')
+		die("%s=%s: not a whole number from 0 to %lu", opt, s, max);
+	return v;
+}
+
+static void open_backing(void)
+{
+	struct stat st;
+
+	d.backing_fd = open(d.backing_path, O_RDWR | O_CLOEXEC);
+	if (d.backing_fd < 0)
+		die("backing file %s: %s", d.backing_path, strerror(errno));
+	if (fstat(d.backing_fd, &st))
+		die("backing file %s: %s", d.backing_path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_size < 4096 || st.st_size % 4096)
+		die("backing file %s: not a regular file of a whole number of 4 KiB blocks",
+		    d.backing_path);
+	d.size = st.st_size;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "backing", required_argument, NULL, 'b' },
+		{ "backdate-us", required_argument, NULL, 'B' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "ready-fd", required_argument, NULL, 'r' },
+		{ "check", required_argument, NULL, 'c' },
+		{ "models", no_argument, NULL, 'M' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *fuse_argv[] = { PROG, "-o", "fsname=fio-pack-moddev,subtype=moddev", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, fuse_argv);
+	unsigned long backdate_us = 0, threads = 4;
+	struct fuse_loop_config *cfg;
+	struct fuse_session *se;
+	pthread_condattr_t ca;
+	int ready_fd = -1, c, rc;
+	const char *mnt;
+	char err[512];
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			d.spec = optarg;
+			break;
+		case 'b':
+			d.backing_path = optarg;
+			break;
+		case 'B':
+			backdate_us = number("--backdate-us", optarg, 1000000);
+			break;
+		case 't':
+			threads = number("--threads", optarg, 64);
+			break;
+		case 'r':
+			ready_fd = (int)number("--ready-fd", optarg, 1 << 20);
+			break;
+		case 'c':
+			/* a nominal size: the spec's own errors, before anything is made */
+			d.model = dev_model_create(optarg, 1ULL << 30, err, sizeof(err));
+			if (!d.model) {
+				fprintf(stderr, "%s\n", err);
+				return 2;
+			}
+			dev_model_destroy(d.model);
+			return 0;
+		case 'M':
+			return print_models();
+		default:
+			die("usage: moddev --model SPEC --backing FILE [--backdate-us N] "
+			    "[--threads N] [--ready-fd FD] MOUNTPOINT");
+		}
+	}
+	if (optind != argc - 1 || !d.spec || !d.backing_path)
+		die("usage: moddev --model SPEC --backing FILE [--backdate-us N] "
+		    "[--threads N] [--ready-fd FD] MOUNTPOINT");
+	if (threads < 1)
+		die("--threads=0: at least one worker thread");
+	mnt = argv[optind];
+	clock_gettime(CLOCK_REALTIME, &d.up_time);
+	open_backing();
+	d.model = dev_model_create(d.spec, d.size, err, sizeof(err));
+	if (!d.model)
+		die("%s", err);
+
+	pthread_mutex_init(&d.lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d.wake, &ca);
+	dev_sched_init(&d.sched, d.model, now_ns(), backdate_us * 1000);
+
+	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+	if (!se)
+		die("cannot start a FUSE session");
+	if (fuse_set_signal_handlers(se))
+		die("cannot install the signal handlers");
+	if (fuse_session_mount(se, mnt))
+		die("cannot mount the FUSE file system on %s", mnt);
+	if (pthread_create(&d.completer, NULL, completer, NULL))
+		die("cannot start the completion thread");
+	if (ready_fd >= 0) {
+		/* `device up` waits for this line before it attaches the loop device */
+		if (write(ready_fd, "ready\n", 6) != 6)
+			die("cannot say it is ready (fd %d): %s", ready_fd, strerror(errno));
+		close(ready_fd);
+	}
+
+	cfg = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_max_threads(cfg, threads);
+	fuse_loop_cfg_set_idle_threads(cfg, threads);
+	rc = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+
+	/* answer what is still in the device, at its time, then leave */
+	pthread_mutex_lock(&d.lock);
+	d.stopping = 1;
+	pthread_cond_signal(&d.wake);
+	pthread_mutex_unlock(&d.lock);
+	pthread_join(d.completer, NULL);
+	fuse_remove_signal_handlers(se);
+	fuse_session_unmount(se);
+	fuse_session_destroy(se);
+	dev_model_destroy(d.model);
+	close(d.backing_fd);
+	fuse_opt_free_args(&args);
+	return rc < 0 ? 1 : 0;
+}
