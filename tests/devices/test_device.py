@@ -1,0 +1,494 @@
+"""fio-pack device: modeled block devices (tools/moddev, docs/devices.md).
+
+Each test brings real devices up on this machine (a FUSE daemon, a loop
+device with direct I/O) with a fixed model fast enough to take a few
+seconds, runs the real fio, mkfs and fsck on them, and checks what fio
+reported, what the device's statistics say and what is on disk. Every test
+ends by checking that no loop device, FUSE mount or daemon of its own is
+left (leftovers()); the exit-path and bad-input tests check it after each
+refusal or interruption.
+
+Needs root (loop devices, mounts), /dev/fuse and build/moddev.
+"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, fio_env, run_fio, snapshot
+
+FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
+# the sanitizer pass (PACK_ENGINE_DIR=.../asan) runs the ASan+UBSan daemon
+MODDEV = REPO / "build" / ("moddev-asan" if ENGINE_DIR.name == "asan" else "moddev")
+LOSETUP = shutil.which("losetup") or "/usr/sbin/losetup"
+
+pytestmark = [pytest.mark.mounts]
+
+# fast enough for a test: 8 channels of 50 us, 160k requests a second at most
+QUICK = "fixed:channels=8,latency_us=50"
+
+
+def loops() -> list:
+    """The attached loop devices (name, back-file, back-maj:min, back-ino)."""
+    r = subprocess.run([LOSETUP, "--list", "--json", "-O",
+                        "NAME,BACK-FILE,BACK-MAJ:MIN,BACK-INO"],
+                       capture_output=True, text=True, check=True)
+    out = json.loads(r.stdout)["loopdevices"] if r.stdout.strip() else []
+    for lo in out:
+        lo["back-maj:min"] = str(lo.get("back-maj:min") or "").strip()
+        lo["back-ino"] = int(lo.get("back-ino") or 0)
+    return out
+
+
+def one_line(p) -> str:
+    """The refusal's one line, after checking that it is the only one."""
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1, describe(p)
+    assert lines[0].startswith("fio-pack device: "), describe(p)
+    return lines[0]
+
+
+def describe(p) -> str:
+    return f"rc={p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+
+
+class Lab:
+    """A state directory and a data directory of the test's own, so that
+    the devices of other users of this machine are never seen or touched."""
+
+    def __init__(self, tmp_path: Path):
+        self.tmp = tmp_path
+        self.run = tmp_path / "run"
+        self.data = tmp_path / "data"
+        self.data.mkdir()
+        self.mnt = tmp_path / "fs"
+        self.mnt.mkdir()
+        self.env = {"FIO_PACK_RUN_DIR": str(self.run), "FIO_PACK_MODDEV": str(MODDEV)}
+        self.back_devs = set()
+        self.loops_before = {lo["name"] for lo in loops()}
+
+    def cmd(self, *args, env=None, prefix=(), timeout=60) -> subprocess.CompletedProcess:
+        return subprocess.run([*prefix, *FIO_PACK, "device", *map(str, args)],
+                              capture_output=True, text=True, timeout=timeout,
+                              env=fio_env({**self.env, **(env or {})}))
+
+    def up(self, spec=QUICK, *args, size="64m", name=None) -> str:
+        extra = ["--size", size] if size else []
+        p = self.cmd("up", spec, "--dir", self.data, *extra,
+                     *(["--name", name] if name else []), *args)
+        assert p.returncode == 0 and not p.stderr, describe(p)
+        assert len(p.stdout.splitlines()) == 1, describe(p)
+        dev = p.stdout.strip()
+        assert Path(dev).is_block_device()
+        self.back_devs.add(self.record(dev)["back_dev"])
+        return dev
+
+    def down(self, dev):
+        p = self.cmd("down", dev)
+        assert p.returncode == 0 and not p.stdout and not p.stderr, describe(p)
+
+    def list(self) -> list:
+        p = self.cmd("list")
+        assert p.returncode == 0, describe(p)
+        return json.loads(p.stdout)
+
+    def record(self, dev) -> dict:
+        return next(d for d in self.list() if d["device"] == dev)
+
+    def stats(self, dev) -> dict:
+        p = self.cmd("stats", dev)
+        assert p.returncode == 0, describe(p)
+        return json.loads(p.stdout)
+
+    def leftovers(self) -> list:
+        """Loop devices over one of its FUSE files, its FUSE mounts and the
+        file systems it mounted, its daemons: each said."""
+        out = []
+        for lo in loops():
+            # a daemon that unmounted on SIGTERM leaves its file as "/disk"
+            # (device numbers of gone mounts are reused: a match needs the file too)
+            back = str(lo.get("back-file") or "")
+            ours = back.endswith("/disk") and lo["back-ino"] == 2 and (
+                lo["back-maj:min"] in self.back_devs or lo["name"] not in self.loops_before)
+            if back.startswith(str(self.run)) or ours:
+                out.append(f"loop device {lo['name']} over {back}")
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            fields = line.split()
+            if fields[4].startswith((str(self.run), str(self.mnt))):
+                out.append(f"mount {fields[4]}")
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if os.path.basename(argv[0]).startswith(b"moddev") and any(
+                    a.startswith(str(self.tmp).encode()) for a in argv):
+                try:
+                    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                except OSError:
+                    continue
+                if state != "Z":
+                    out.append(f"daemon {pid}")
+        return out
+
+    def devices_dir_empty(self) -> bool:
+        d = self.run / "devices"
+        return not d.exists() or not [e for e in d.iterdir() if e.name != ".lock"]
+
+    def cleanup(self):
+        for line in reversed(Path("/proc/self/mountinfo").read_text().splitlines()):
+            mp = line.split()[4]
+            if mp.startswith(str(self.mnt)):
+                subprocess.run(["umount", mp], capture_output=True)
+        for d in self.list() if (self.run / "devices").is_dir() else []:
+            self.cmd("down", d["device"])
+
+
+@pytest.fixture
+def lab(tmp_path):
+    if not IS_ROOT:
+        pytest.skip("needs root: loop devices and FUSE mounts")
+    assert Path("/dev/fuse").exists(), "no /dev/fuse on this machine"
+    assert os.access(MODDEV, os.X_OK), \
+        f"{MODDEV} not built: run make (make asan for moddev-asan; needs libfuse3-dev)"
+    lab = Lab(tmp_path)
+    yield lab
+    lab.cleanup()
+    assert lab.leftovers() == []
+
+
+def wait_for(pred, timeout=10.0, what="the condition"):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+def raw_fio(dev, name, **opts) -> list:
+    args = [f"--name={name}", f"--filename={dev}", "--direct=1"]
+    return args + [f"--{k}={v}" for k, v in opts.items()]
+
+
+# ---------------------------------------------------------------------------
+# up, list, stats, down
+# ---------------------------------------------------------------------------
+
+def test_up_list_stats_down(lab):
+    dev = lab.up("fixed:channels=4,latency_us=200", "--backdate-us", "30", size="16m",
+                 name="small")
+    name = os.path.basename(dev)
+    assert Path(f"/sys/block/{name}/loop/dio").read_text().strip() == "1"
+    assert int(Path(f"/sys/block/{name}/size").read_text()) * 512 == 16 << 20
+    backing = lab.data / "small.img"
+    assert backing.stat().st_size == 16 << 20
+    # written in full: every block allocated, none a hole
+    assert backing.stat().st_blocks * 512 >= 16 << 20
+    assert (lab.data / "small.img.fio-pack-device").is_file()
+
+    rec = lab.record(dev)
+    assert rec["state"] == "up" and rec["name"] == "small"
+    assert rec["model"] == "fixed:channels=4,latency_us=200" and rec["size"] == 16 << 20
+    assert rec["backing"] == str(backing) and rec["backdate_us"] == 30
+
+    s = lab.stats(dev)
+    assert s["device"] == dev and s["model"] == rec["model"] and s["size_bytes"] == 16 << 20
+    assert s["servers"] == 4 and s["pid"] == rec["pid"] and s["backdate_ns"] == 30000
+    for k in ("read", "write", "flush"):
+        assert set(s[k]) == {"requests", "bytes", "latency"}
+    assert {"busy_ns", "service_ns", "utilisation", "in_flight", "elapsed_ns", "reply_lag",
+            "daemon_cpu_ns", "refused"} <= set(s)
+
+    lab.down(dev)
+    assert lab.list() == [] and lab.leftovers() == []
+    assert backing.stat().st_size == 16 << 20, "down removed the data"
+
+
+def test_stats_count_exactly_what_fio_did(lab):
+    """The device's counts are fio's, request for request: sync reads and
+    writes one at a time, io_uring reads 16 at a time, each fsync one flush.
+    (Only the kernel's own flush when loop turns direct I/O on comes before:
+    the counts are taken after up.) A 1 MiB O_DIRECT read is two requests
+    of 512 KiB: loop's queue takes 128 segments of a page."""
+    dev = lab.up()
+    before = lab.stats(dev)
+    w = run_fio(raw_fio(dev, "w", rw="randwrite", bs="4k", number_ios=200, fsync=50,
+                        ioengine="psync")).ok().job()
+    r = run_fio(raw_fio(dev, "r", rw="randread", bs="16k", number_ios=300, ioengine="io_uring",
+                        iodepth=16)).ok().job()
+    big = run_fio(raw_fio(dev, "big", rw="read", bs="1m", number_ios=8,
+                          ioengine="psync")).ok().job()
+    after = lab.stats(dev)
+
+    def delta(k, f):
+        return after[k][f] - before[k][f]
+    assert w["write"]["total_ios"] == 200
+    assert delta("write", "requests") == 200
+    assert delta("write", "bytes") == w["write"]["io_bytes"] == 200 * 4096
+    # fio syncs after every 50 writes but the last: 3 fsyncs, 3 flushes
+    assert delta("flush", "requests") == w["sync"]["total_ios"] == 3
+    assert delta("read", "requests") == r["read"]["total_ios"] + 2 * big["read"]["total_ios"]
+    assert delta("read", "bytes") == r["read"]["io_bytes"] + big["read"]["io_bytes"]
+    # concurrent, not one at a time (as loop without direct I/O would send them)
+    assert after["in_flight"]["max"] >= 2, "io_uring's reads were never in the device together"
+    # no request refused, none in the device once fio is done
+    assert after["refused"] == 0 and after["in_flight"]["now"] == 0
+    lab.down(dev)
+
+
+def test_models_lists_each_model_with_its_sources_and_parameters(lab):
+    p = lab.cmd("models")
+    assert p.returncode == 0 and not p.stderr, describe(p)
+    assert p.stdout.startswith("fixed: ")
+    assert "source: " in p.stdout
+    for key in ("channels", "latency_us", "write_latency_us", "mbps"):
+        assert f"    {key} " in p.stdout
+    models = json.loads(lab.cmd("models", "--json").stdout)["models"]
+    fixed = next(m for m in models if m["name"] == "fixed")
+    assert [q["key"] for q in fixed["params"] if q["required"]] == ["channels", "latency_us"]
+    assert fixed["sources"]
+
+
+# ---------------------------------------------------------------------------
+# Integrity
+# ---------------------------------------------------------------------------
+
+def test_ext4_verify_fsck_and_data_kept_across_down_and_up(lab):
+    dev = lab.up(name="disk1")
+    r = subprocess.run(["mkfs.ext4", "-q", "-F", dev], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    subprocess.run(["mount", dev, lab.mnt], check=True)
+    res = run_fio(["--name=v", f"--directory={lab.mnt}", "--size=8m", "--bs=4k",
+                   "--rw=randwrite", "--verify=crc32c", "--do_verify=1", "--direct=1",
+                   "--ioengine=io_uring", "--iodepth=8"], cwd=lab.tmp).ok()
+    job = res.job()
+    assert job["write"]["io_bytes"] == 8 << 20 and job["read"]["io_bytes"] == 8 << 20, \
+        "fio's verify pass did not read back what it wrote"
+    content = os.urandom(300000)
+    (lab.mnt / "kept").write_bytes(content)
+    # a mounted device is the user's: down refuses, changing nothing
+    p = lab.cmd("down", dev)
+    assert f"is mounted on {lab.mnt}" in one_line(p)
+    assert lab.record(dev)["state"] == "up"
+    subprocess.run(["umount", lab.mnt], check=True)
+    r = subprocess.run(["fsck.ext4", "-n", "-f", dev], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lab.down(dev)
+
+    dev = lab.up(name="disk1", size=None)
+    subprocess.run(["mount", dev, lab.mnt], check=True)
+    assert hashlib.sha256((lab.mnt / "kept").read_bytes()).digest() == \
+        hashlib.sha256(content).digest()
+    subprocess.run(["umount", lab.mnt], check=True)
+    lab.down(dev)
+
+
+def test_killed_daemon_fails_io_with_eio_and_down_cleans_up(lab):
+    dev = lab.up()
+    subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True)
+    subprocess.run(["mount", dev, lab.mnt], check=True)
+    (lab.mnt / "file").write_bytes(os.urandom(1 << 20))
+    subprocess.run(["sync"], check=True)
+    fio = subprocess.Popen([str(FIO),
+                            *raw_fio(dev, "r", rw="randread", bs="4k", ioengine="io_uring",
+                                     iodepth=16, runtime=60, time_based=1)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: lab.stats(dev)["read"]["requests"] > 100, what="fio's reads")
+        os.kill(lab.record(dev)["pid"], signal.SIGKILL)
+        t0 = time.monotonic()
+        out, err = fio.communicate(timeout=10)
+    finally:
+        if fio.poll() is None:
+            fio.kill()
+            fio.wait()
+    assert time.monotonic() - t0 < 10
+    assert fio.returncode != 0 and "Input/output error" in out + err, (out, err)
+    # the file system on it fails too, at once
+    r = subprocess.run(["dd", f"if={lab.mnt}/file", "of=/dev/null", "iflag=direct", "bs=64k"],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0 and "Input/output error" in r.stderr
+    assert lab.record(dev)["state"] == "daemon died"
+    assert "its daemon" in one_line(lab.cmd("stats", dev))
+    assert f"is mounted on {lab.mnt}" in one_line(lab.cmd("down", dev))
+    subprocess.run(["umount", lab.mnt], check=True, timeout=30)
+    lab.down(dev)
+    assert lab.list() == [] and lab.leftovers() == []
+
+
+# ---------------------------------------------------------------------------
+# Every exit path of up leaves nothing behind
+# ---------------------------------------------------------------------------
+
+def shim_losetup(lab, body: str) -> dict:
+    """A losetup that does @body when asked to attach (--show), the real one
+    otherwise: the environment that puts it first on PATH."""
+    d = lab.tmp / "shim"
+    d.mkdir(exist_ok=True)
+    f = d / "losetup"
+    f.write_text(f'#!/bin/sh\ncase "$*" in *--show*) {body} ;; esac\nexec {LOSETUP} "$@"\n')
+    f.chmod(0o755)
+    return {"PATH": f"{d}:{os.environ['PATH']}"}
+
+
+def assert_nothing_left(lab):
+    assert lab.leftovers() == []
+    assert lab.devices_dir_empty()
+    assert not list(lab.data.iterdir()), f"left in --dir: {list(lab.data.iterdir())}"
+
+
+@pytest.mark.parametrize("body,needle", [
+    (f'{LOSETUP} "$@" >/dev/null; echo "losetup: simulated failure after attaching" >&2; exit 1',
+     "losetup: simulated failure after attaching"),
+    (f'shift; exec {LOSETUP} --direct-io=off "$@"', "refused direct I/O"),
+], ids=["losetup-fails-after-attaching", "direct-io-refused"])
+def test_a_failing_up_leaves_nothing(lab, body, needle):
+    p = lab.cmd("up", QUICK, "--dir", lab.data, "--size", "16m", env=shim_losetup(lab, body))
+    assert needle in one_line(p)
+    assert p.stdout == ""
+    assert_nothing_left(lab)
+
+
+def start_up(lab, env=None, size="16m"):
+    return subprocess.Popen([*FIO_PACK, "device", "up", QUICK, "--dir", str(lab.data),
+                             "--size", size], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=fio_env({**lab.env, **(env or {})}))
+
+
+def assert_interrupted(p, interrupt):
+    """`up` @p, interrupted by @interrupt(), says so in one line, exit 130."""
+    try:
+        interrupt()
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130 and out == "" and err.strip() == "fio-pack device: interrupted"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupted_while_attaching_leaves_nothing(lab, sig):
+    """The loop device is attached and the daemon runs when the signal comes:
+    the loop device is found by its file and detached, the daemon stopped."""
+    ready = lab.tmp / "attached"
+    p = start_up(lab, shim_losetup(lab, f'{LOSETUP} "$@"; touch {ready}; exec sleep 30'))
+
+    def interrupt():
+        wait_for(ready.exists, what="losetup to attach")
+        assert lab.leftovers(), "nothing was up when interrupted: the test tests nothing"
+        p.send_signal(sig)
+    assert_interrupted(p, interrupt)
+    assert_nothing_left(lab)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupted_while_writing_the_backing_file_leaves_nothing(lab, sig):
+    p = start_up(lab, size="512m")
+
+    def interrupt():
+        wait_for(lambda: any(e.name.startswith(".fixed.img.tmp-") for e in lab.data.iterdir()),
+                 what="the backing file's temporary")
+        # stopped while it writes, the signal is there when it goes on
+        p.send_signal(signal.SIGSTOP)
+        assert not (lab.data / "fixed.img").exists(), "written before the test could stop it"
+        p.send_signal(sig)
+        p.send_signal(signal.SIGCONT)
+    assert_interrupted(p, interrupt)
+    assert_nothing_left(lab)
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one line, exit 2, nothing touched or left
+# ---------------------------------------------------------------------------
+
+def libfuse_path() -> str:
+    out = subprocess.run(["ldd", str(MODDEV)], capture_output=True, text=True).stdout
+    return next(l.split("=>")[1].split()[0] for l in out.splitlines() if "libfuse3" in l)
+
+
+BAD_UP = [
+    ("unknown-model", ["nosuch"], {}, (), "model: unknown model 'nosuch' (models: fixed)"),
+    ("channels-zero", ["fixed:channels=0,latency_us=100"], {}, (),
+     "fixed: channels=0: must be at least 1"),
+    ("negative-latency", ["fixed:channels=4,latency_us=-5"], {}, (),
+     "fixed: latency_us=-5: must be at least 0"),
+    ("unknown-key", ["fixed:channels=4,latency_us=5,depth=3"], {}, (),
+     "fixed: unknown key 'depth' (keys: channels, latency_us, write_latency_us, mbps)"),
+    ("bad-size", [QUICK, "--size", "12q"], {}, (), "--size 12q: not a size"),
+    ("small-size", [QUICK, "--size", "100k"], {}, (), "--size 100k: must be at least 1m"),
+    ("bad-name", [QUICK, "--name", "../x"], {}, (), "--name ../x: letters, digits"),
+    ("bad-backdate", [QUICK, "--backdate-us", "-1"], {}, (), "--backdate-us -1: from 0 to"),
+    ("not-built", [QUICK], {"FIO_PACK_MODDEV": "/nonexistent/moddev"}, (),
+     "/nonexistent/moddev is not built: install fuse3 libfuse3-dev"),
+    ("not-root", [QUICK], {}, ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),
+     "must run as root"),
+    ("no-dev-fuse", [QUICK], {}, ("unshare", "-m", "sh", "-c",
+                                   'mount -t tmpfs none /dev && exec "$@"', "sh"),
+     "no /dev/fuse"),
+    ("no-libfuse3", [QUICK], {}, "LIBFUSE", "(install fuse3 libfuse3-dev"),
+]
+
+
+@pytest.mark.parametrize("args,env,prefix,needle", [b[1:] for b in BAD_UP],
+                         ids=[b[0] for b in BAD_UP])
+def test_bad_up_is_one_line_and_touches_nothing(lab, args, env, prefix, needle):
+    if prefix == "LIBFUSE":
+        # as on a machine without the library: the daemon cannot load it
+        prefix = ("unshare", "-m", "sh", "-c", f'mount --bind /dev/null {libfuse_path()} && '
+                  'exec "$@"', "sh")
+    before = snapshot(lab.data)
+    p = lab.cmd("up", *args[:1], "--dir", lab.data, *args[1:], env=env, prefix=prefix)
+    assert needle in one_line(p)
+    assert p.stdout == ""
+    assert snapshot(lab.data) == before
+    assert not (lab.run / "devices").exists() or lab.devices_dir_empty()
+    assert lab.leftovers() == []
+
+
+def test_up_refusals_that_find_something_there(lab, tmpfs_dir):
+    # a file of the backing file's name that fio-pack did not make is never touched
+    foreign = lab.data / "fixed.img"
+    foreign.write_bytes(b"mine" * 1024)
+    before = snapshot(lab.data, content=True)
+    assert "was not made by fio-pack device" in one_line(
+        lab.cmd("up", QUICK, "--dir", lab.data))
+    assert snapshot(lab.data, content=True) == before
+    foreign.unlink()
+
+    # more than the free space under --dir
+    before = snapshot(tmpfs_dir)
+    assert "--size 1g: only" in one_line(lab.cmd("up", QUICK, "--dir", tmpfs_dir, "--size", "1g"))
+    assert snapshot(tmpfs_dir) == before
+
+    # a name already up; an existing backing file of another size
+    dev = lab.up(size="16m")
+    assert f"fixed is up as {dev}" in one_line(lab.cmd("up", QUICK, "--dir", lab.data))
+    lab.down(dev)
+    assert "holds 16m" in one_line(lab.cmd("up", QUICK, "--dir", lab.data, "--size", "32m"))
+    assert lab.list() == [] and lab.leftovers() == []
+
+
+def test_down_and_stats_refuse_what_is_not_ours(lab):
+    # a loop device of someone else's, attached to a plain file
+    img = lab.tmp / "plain.img"
+    img.write_bytes(bytes(1 << 20))
+    other = subprocess.run([LOSETUP, "--show", "-f", str(img)], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    try:
+        for dev in (other, "/dev/null", "/nonexistent/loop9"):
+            for cmd in ("down", "stats"):
+                assert "not a device of fio-pack device" in one_line(lab.cmd(cmd, dev))
+        assert str(img) in subprocess.run([LOSETUP, other], capture_output=True,
+                                          text=True).stdout, "the other loop device was detached"
+        p = lab.cmd("down", other, prefix=("setpriv", "--reuid=65534", "--regid=65534",
+                                           "--clear-groups"))
+        assert "must run as root" in one_line(p)
+    finally:
+        subprocess.run([LOSETUP, "-d", other])
