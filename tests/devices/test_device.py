@@ -205,6 +205,18 @@ def test_up_list_stats_down(lab):
     assert {"busy_ns", "service_ns", "utilisation", "in_flight", "elapsed_ns", "reply_lag",
             "daemon_cpu_ns", "refused"} <= set(s)
 
+    # a device a process has open is refused, changing nothing
+    holder = subprocess.Popen([sys.executable, "-c", "import os, sys, time; "
+                               f"os.open({dev!r}, os.O_RDONLY); print(flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        holder.stdout.readline()
+        assert f"is open by pid {holder.pid} " in one_line(lab.cmd("down", dev))
+        assert lab.record(dev)["state"] == "up"
+    finally:
+        holder.kill()
+        holder.wait()
+
     lab.down(dev)
     assert lab.list() == [] and lab.leftovers() == []
     assert backing.stat().st_size == 16 << 20, "down removed the data"
@@ -461,6 +473,14 @@ def test_up_refusals_that_find_something_there(lab, tmpfs_dir):
         lab.cmd("up", QUICK, "--dir", lab.data))
     assert snapshot(lab.data, content=True) == before
     foreign.unlink()
+    # nor a sidecar of that name without its backing file
+    sidecar = lab.data / "fixed.img.fio-pack-device"
+    sidecar.write_text("mine\n")
+    before = snapshot(lab.data, content=True)
+    assert "fixed.img.fio-pack-device exists without fixed.img" in one_line(
+        lab.cmd("up", QUICK, "--dir", lab.data, "--size", "4m"))
+    assert snapshot(lab.data, content=True) == before
+    sidecar.unlink()
 
     # more than the free space under --dir
     before = snapshot(tmpfs_dir)

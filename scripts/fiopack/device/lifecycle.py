@@ -125,7 +125,7 @@ def prepare_backing(undo: Undo, directory: str, name: str, size: Optional[int]) 
     backing, marker = backing_paths(directory, name)
     if backing.exists() or backing.is_symlink():
         if not marker.is_file() or not backing.is_file() or backing.is_symlink():
-            raise Error(f"{backing} exists and was not made by {'fio-pack device'}: "
+            raise Error(f"{backing} exists and was not made by fio-pack device: "
                         "not touched (choose another --name or --dir)")
         have = backing.stat().st_size
         if size is not None and size != have:
@@ -153,7 +153,13 @@ def prepare_backing(undo: Undo, directory: str, name: str, size: Optional[int]) 
         raise Error(f"cannot write {tmp}: {e.strerror}") from None
     finally:
         os.close(fd)
-    marker.write_text(json.dumps({"made_by": "fio-pack device up", "size": size}) + "\n")
+    try:
+        # never over a file of that name (ours left without its backing file, or not ours)
+        with open(marker, "x") as f:
+            f.write(json.dumps({"made_by": "fio-pack device up", "size": size}) + "\n")
+    except FileExistsError:
+        raise Error(f"{marker} exists without {backing.name}: not touched (remove it, "
+                    "or choose another --name)") from None
     undo.push(lambda: marker.unlink(missing_ok=True))
     os.rename(tmp, backing)
     undo.push(lambda: backing.unlink(missing_ok=True))
