@@ -200,6 +200,7 @@ def test_up_list_stats_down(lab):
     s = lab.stats(dev)
     assert s["device"] == dev and s["model"] == rec["model"] and s["size_bytes"] == 16 << 20
     assert s["servers"] == 4 and s["pid"] == rec["pid"] and s["backdate_ns"] == 30000
+    assert s["realtime"] is False and thread_policies(s["pid"]) == {0}
     for k in ("read", "write", "flush"):
         assert set(s[k]) == {"requests", "bytes", "latency"}
     assert {"busy_ns", "service_ns", "utilisation", "in_flight", "elapsed_ns", "reply_lag",
@@ -220,6 +221,22 @@ def test_up_list_stats_down(lab):
     lab.down(dev)
     assert lab.list() == [] and lab.leftovers() == []
     assert backing.stat().st_size == 16 << 20, "down removed the data"
+
+
+def thread_policies(pid) -> set:
+    """The scheduling policies of @pid's threads (0 normal, 1 SCHED_FIFO)."""
+    return {int(Path(f"/proc/{pid}/task/{t}/stat").read_text().rsplit(")", 1)[1].split()[38])
+            for t in os.listdir(f"/proc/{pid}/task")}
+
+
+def test_realtime_runs_every_thread_of_the_daemon_fifo(lab):
+    dev = lab.up(QUICK, "--realtime", size="16m")
+    run_fio(raw_fio(dev, "r", rw="randread", bs="4k", number_ios=100, ioengine="io_uring",
+                    iodepth=8)).ok()
+    s = lab.stats(dev)
+    assert s["realtime"] is True and lab.record(dev)["realtime"] is True
+    assert thread_policies(s["pid"]) == {1}, "a thread of the daemon is not SCHED_FIFO"
+    lab.down(dev)
 
 
 def test_stats_count_exactly_what_fio_did(lab):

@@ -37,8 +37,13 @@
  * (its CPU per request, how late the completion thread replied) is in its
  * statistics, the "stats" file beside "disk".
  *
- *   moddev --model SPEC --backing FILE [--backdate-us N] [--threads N]
- *          [--ready-fd FD] MOUNTPOINT
+ * --realtime runs every thread of the daemon SCHED_FIFO: on a machine busy
+ * with other work the device then keeps its pace (its threads are not kept
+ * waiting for a CPU), at the price of preempting the workload at each
+ * request (docs/devices.md measures both).
+ *
+ *   moddev --model SPEC --backing FILE [--backdate-us N] [--realtime]
+ *          [--threads N] [--ready-fd FD] MOUNTPOINT
  *   moddev --check SPEC      (the spec's one-line error, or nothing)
  *   moddev --models          (the models and their parameters, as JSON)
  */
@@ -50,6 +55,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +105,7 @@ static struct moddev {
 	struct dev_sched sched;
 	uint64_t wake_at; /* when the completion thread sleeps until; 0 while it runs */
 	int stopping;
+	int realtime;		  /* every thread SCHED_FIFO */
 	struct lathist reply_lag; /* from a completion to the completion thread seeing it */
 	pthread_t completer;
 } d;
@@ -254,6 +261,7 @@ static char *stats_json(void)
 	jsonl_u64(&w, "size_bytes", d.size);
 	jsonl_str(&w, "backing", d.backing_path);
 	jsonl_u64(&w, "pid", getpid());
+	jsonl_bool(&w, "realtime", d.realtime);
 	pthread_mutex_lock(&d.lock);
 	jsonl_u64(&w, "backdate_ns", d.sched.backdate_ns);
 	dev_sched_json(&d.sched, now_ns(), &w);
@@ -576,6 +584,7 @@ int main(int argc, char **argv)
 		{ "model", required_argument, NULL, 'm' },
 		{ "backing", required_argument, NULL, 'b' },
 		{ "backdate-us", required_argument, NULL, 'B' },
+		{ "realtime", no_argument, NULL, 'R' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "ready-fd", required_argument, NULL, 'r' },
 		{ "check", required_argument, NULL, 'c' },
@@ -603,6 +612,9 @@ int main(int argc, char **argv)
 		case 'B':
 			backdate_us = number("--backdate-us", optarg, 1000000);
 			break;
+		case 'R':
+			d.realtime = 1;
+			break;
 		case 't':
 			threads = number("--threads", optarg, 64);
 			break;
@@ -622,12 +634,12 @@ int main(int argc, char **argv)
 			return print_models();
 		default:
 			die("usage: moddev --model SPEC --backing FILE [--backdate-us N] "
-			    "[--threads N] [--ready-fd FD] MOUNTPOINT");
+			    "[--realtime] [--threads N] [--ready-fd FD] MOUNTPOINT");
 		}
 	}
 	if (optind != argc - 1 || !d.spec || !d.backing_path)
 		die("usage: moddev --model SPEC --backing FILE [--backdate-us N] "
-		    "[--threads N] [--ready-fd FD] MOUNTPOINT");
+		    "[--realtime] [--threads N] [--ready-fd FD] MOUNTPOINT");
 	if (threads < 1)
 		die("--threads=0: at least one worker thread");
 	mnt = argv[optind];
@@ -637,6 +649,13 @@ int main(int argc, char **argv)
 	if (!d.model)
 		die("%s", err);
 
+	if (d.realtime) {
+		/* before any thread starts: they inherit it */
+		struct sched_param sp = { .sched_priority = 1 };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			die("--realtime: cannot run SCHED_FIFO: %s", strerror(errno));
+	}
 	pthread_mutex_init(&d.lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

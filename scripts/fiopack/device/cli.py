@@ -4,7 +4,7 @@
 
 SYNOPSIS
     fio-pack device up     MODEL [--size SIZE] [--dir DIR] [--name NAME]
-                           [--backdate-us N]
+                           [--backdate-us N] [--realtime]
     fio-pack device down   DEV
     fio-pack device list
     fio-pack device stats  DEV
@@ -57,6 +57,7 @@ NAME
 
 SYNOPSIS
     fio-pack device up MODEL [--size SIZE] [--dir DIR] [--name NAME] [--backdate-us N]
+                       [--realtime]
 
 DESCRIPTION
     Makes a block device that serves its requests at MODEL's pace and prints
@@ -162,6 +163,7 @@ DESCRIPTION
                           tens of microseconds)
       daemon_cpu_ns       the daemon's CPU time
       backdate_ns         see up --backdate-us
+      realtime            see up --realtime
 """)
 MANUAL["models"] = dict(description="""\
 NAME
@@ -219,6 +221,10 @@ DIR/NAME.img (default: the model's name)""")
 count each request as arrived N us before the
 daemon read it: the kernel's share of a round
 trip (docs/devices.md; default 0)""")
+            ap.add_argument("--realtime", action="store_true", help="""\
+run the daemon SCHED_FIFO, so that it keeps its
+pace on a machine busy with other work (it then
+preempts the workload at each request)""")
         elif name in ("down", "stats"):
             ap.add_argument("dev", metavar="DEV", help="the device's path (/dev/loopN)")
         elif name == "models":
@@ -229,7 +235,7 @@ trip (docs/devices.md; default 0)""")
 def cmd_up(a) -> int:
     if not 0 <= a.backdate_us <= 1000000:
         raise Error(f"--backdate-us {a.backdate_us}: from 0 to 1000000")
-    rec = lifecycle.up(a.model, a.size, a.dir, a.name, a.backdate_us)
+    rec = lifecycle.up(a.model, a.size, a.dir, a.name, a.backdate_us, a.realtime)
     print(rec.loop, flush=True)
     return 0
 

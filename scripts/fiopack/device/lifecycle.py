@@ -226,7 +226,8 @@ def start_daemon(undo: Undo, moddev: str, rec: Device) -> subprocess.Popen:
         with open(log, "w") as logf:
             p = subprocess.Popen(
                 [moddev, "--model", rec.model, "--backing", rec.backing,
-                 "--backdate-us", str(rec.backdate_us), "--ready-fd", str(ready_w), rec.mount],
+                 "--backdate-us", str(rec.backdate_us), *(["--realtime"] if rec.realtime else []),
+                 "--ready-fd", str(ready_w), rec.mount],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=logf,
                 pass_fds=(ready_w,), start_new_session=True)
         undo.push(lambda: p.poll() is None and stop_daemon(p.pid, lambda: p.poll() is None))
@@ -263,7 +264,7 @@ def attach_loop(undo: Undo, rec: Device) -> str:
 
 
 def up(spec: str, size_text: Optional[str], directory: Optional[str], name: Optional[str],
-       backdate_us: int) -> Device:
+       backdate_us: int = 0, realtime: bool = False) -> Device:
     """Brings a device up: its record (rec.loop is the block device)."""
     check_root()
     moddev = check_fuse()
@@ -296,7 +297,7 @@ def up(spec: str, size_text: Optional[str], directory: Optional[str], name: Opti
                          mount=str(mount), pid=0, loop="", back_dev="",
                          backdate_us=backdate_us,
                          created=datetime.datetime.now().isoformat(timespec="seconds"),
-                         daemon=moddev)
+                         daemon=moddev, realtime=realtime)
             rec.pid = start_daemon(undo, moddev, rec).pid
             st = os.stat(os.path.join(rec.mount, "disk"))
             if st.st_ino != DISK_INO:

@@ -47,6 +47,7 @@ class Device:
     backdate_us: int
     created: str
     daemon: str         # the daemon's path, as it was started
+    realtime: bool = False
 
     @property
     def statedir(self) -> Path:
