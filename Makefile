@@ -241,7 +241,7 @@ lint: $(TEST_DEPS_STAMP)
 	esac
 .PHONY: lint
 
-check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so iocap
+check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so iocap moddev
 	$(TEST_ENV) $(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
