@@ -29,6 +29,8 @@ COMMANDS = {
         "capture": ("fiopack.bench.capture", "the cost of capture on a loaded database"),
         "cold": ("fiopack.bench.cold",
                  "cold small-file reads against what the block device serves"),
+        "device": ("fiopack.bench.device",
+                   "how well a modeled device keeps to its model (fio-pack device)"),
     },
     "gen": {
         "iozone-grid": ("fiopack.gen.iozone_grid",
