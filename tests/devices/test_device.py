@@ -290,11 +290,11 @@ def test_models_lists_each_model_with_its_sources_and_parameters(lab):
 
 
 # ---------------------------------------------------------------------------
-# The fixed model's truth, with room for a busy machine: other work on 2
-# CPUs delays fio and the daemon, never speeds them up, so the bounds on
-# the fast side are sharp and those on the slow side catch only what a
-# loaded machine cannot explain (one request at a time: 1,000 IOPS on 4
-# channels). fio-pack bench device measures it to the issue's tolerances.
+# The fixed model's truth, on a machine that may be busy: other work on 2
+# CPUs delays fio, loop's worker and the daemon, never speeds them up, so
+# what a test can hold is the sharp side (never faster than the model) and
+# the daemon's own punctuality at the median. How close to the model a
+# device comes is measured by fio-pack bench device (docs/devices.md).
 # ---------------------------------------------------------------------------
 
 def rate(dev, depth, seconds=2) -> dict:
@@ -303,21 +303,27 @@ def rate(dev, depth, seconds=2) -> dict:
                            lat_percentiles=1)).ok().job()["read"]
 
 
-def test_fixed_model_keeps_its_rate_and_latency(lab):
-    """Never faster than the model: C/D requests a second when saturated, D
-    at depth 1, whatever the number in flight."""
+def test_fixed_model_is_never_faster_than_its_truth(lab):
+    """At most C/D requests a second, none served in under its latency; and
+    the daemon answers each at its time (a median lag of under 2 ms even
+    on a machine busy enough to stall fio for 100 ms)."""
     dev = lab.up("fixed:channels=4,latency_us=1000")
     saturated = rate(dev, 32)
-    assert 0.5 * 4000 <= saturated["iops"] <= 1.02 * 4000, saturated["iops"]
+    assert saturated["iops"] <= 1.02 * 4000, saturated["iops"]
+    assert saturated["lat_ns"]["min"] >= 1e6, "a request served before its time"
     alone = rate(dev, 1)
-    p50 = alone["lat_ns"]["percentile"]["50.000000"] / 1e6
-    assert 0.98 <= p50 <= 5, f"p50 {p50} ms at depth 1 for a 1 ms device"
     assert alone["lat_ns"]["min"] >= 1e6, "a request served before its time"
+    assert alone["lat_ns"]["percentile"]["50.000000"] >= 0.98e6
+    s = lab.stats(dev)
+    assert s["read"]["latency"]["min_ns"] >= 1e6
+    assert s["reply_lag"]["p50_ns"] < 2e6, s["reply_lag"]
     lab.down(dev)
     dev = lab.up("fixed:channels=1,latency_us=8000", size=None)
     for depth in (1, 4):
-        iops = rate(dev, depth)["iops"]
-        assert 0.5 * 125 <= iops <= 1.02 * 125, f"{iops} IOPS at depth {depth}"
+        r = rate(dev, depth)
+        assert r["iops"] <= 1.02 * 125, f"{r['iops']} IOPS at depth {depth}"
+        assert r["lat_ns"]["min"] >= 8e6, "a request served before its time"
+    assert lab.stats(dev)["reply_lag"]["p50_ns"] < 2e6
     lab.down(dev)
 
 
