@@ -79,10 +79,10 @@ class Lab:
                               capture_output=True, text=True, timeout=timeout,
                               env=fio_env({**self.env, **(env or {})}))
 
-    def up(self, spec=QUICK, *args, size="64m", name=None) -> str:
+    def up(self, spec=QUICK, *args, size="64m", name=None, env=None) -> str:
         extra = ["--size", size] if size else []
         p = self.cmd("up", spec, "--dir", self.data, *extra,
-                     *(["--name", name] if name else []), *args)
+                     *(["--name", name] if name else []), *args, env=env)
         assert p.returncode == 0 and not p.stderr, describe(p)
         assert len(p.stdout.splitlines()) == 1, describe(p)
         dev = p.stdout.strip()
@@ -287,6 +287,22 @@ def test_models_lists_each_model_with_its_sources_and_parameters(lab):
     fixed = next(m for m in models if m["name"] == "fixed")
     assert [q["key"] for q in fixed["params"] if q["required"]] == ["channels", "latency_us"]
     assert fixed["sources"]
+
+
+def test_a_failing_backing_file_fails_the_request_and_says_why(lab):
+    """The backing file's own errors are not the model's: the request fails
+    at once (EIO, as loop says every error), and the daemon's log is where
+    the reason is."""
+    fi = REPO / "build" / "faultinject.so"
+    assert fi.is_file(), f"{fi} is missing: run `make build/faultinject.so` in {REPO}"
+    dev = lab.up(env={"LD_PRELOAD": f"{os.environ.get('LD_PRELOAD', '')} {fi}".strip(),
+                      "FAULTINJECT_DIR": str(lab.data), "FAULTINJECT": "pwrite:eio"})
+    res = run_fio(raw_fio(dev, "w", rw="write", bs="4k", number_ios=10, ioengine="psync"))
+    assert res.rc != 0 and "Input/output error" in res.stdout + res.stderr, res.describe()
+    log = (Path(lab.record(dev)["mount"]).parent / "daemon.log").read_text()
+    assert log.splitlines() == ["moddev: write of 4096 bytes at 0: Input/output error"], log
+    assert lab.stats(dev)["write"]["requests"] == 0, "a failed write was counted as served"
+    lab.down(dev)
 
 
 # ---------------------------------------------------------------------------

@@ -53,6 +53,7 @@
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <sched.h>
@@ -124,6 +125,18 @@ static void die(const char *fmt, ...)
 }
 
 /* ---- replies --------------------------------------------------------- */
+
+/*
+ * A request of the disk that fails outside the model (the backing file, no
+ * memory, past the end): answered at once, and said in the daemon's log,
+ * since loop turns every error into EIO and the reason is only here.
+ */
+static void fail_io(fuse_req_t req, int err, const char *what, size_t len, off_t off)
+{
+	fprintf(stderr, PROG ": %s of %zu bytes at %jd: %s\n", what, len, (intmax_t)off,
+		strerror(err));
+	fuse_reply_err(req, err);
+}
 
 static void collect(void *arg, struct dev_req *r)
 {
@@ -226,7 +239,7 @@ static void dispatch(struct io *io)
 	pthread_mutex_unlock(&d.lock);
 	reply_all(l.head);
 	if (rc) {
-		fuse_reply_err(io->req, ENOMEM);
+		fail_io(io->req, ENOMEM, dev_op_names[io->r.op], io->r.len, io->r.offset);
 		free(io->buf);
 		free(io);
 	}
@@ -237,7 +250,7 @@ static struct io *new_io(fuse_req_t req, enum dev_op op, uint64_t offset, size_t
 	struct io *io = calloc(1, sizeof(*io));
 
 	if (!io) {
-		fuse_reply_err(req, ENOMEM);
+		fail_io(req, ENOMEM, dev_op_names[op], len, offset);
 		return NULL;
 	}
 	io->req = req;
@@ -428,7 +441,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	n = io->buf ? NOINTR(pread(d.backing_fd, io->buf, size, off)) : -1;
 	if (n < 0) {
 		/* the backing file's own failure is not the model's: answered at once */
-		fuse_reply_err(req, io->buf ? errno : ENOMEM);
+		fail_io(req, io->buf ? errno : ENOMEM, "read", size, off);
 		free(io->buf);
 		free(io);
 		return;
@@ -444,17 +457,17 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	ssize_t n;
 
 	if (ino != INO_DISK) {
-		fuse_reply_err(req, EACCES);
+		fail_io(req, EACCES, "write of a file other than disk", size, off);
 		return;
 	}
 	if (off < 0 || (uint64_t)off + size > d.size) {
 		/* a block device has no room past its end */
-		fuse_reply_err(req, ENOSPC);
+		fail_io(req, ENOSPC, "write past the device's end", size, off);
 		return;
 	}
 	n = NOINTR(pwrite(d.backing_fd, buf, size, off));
 	if (n < 0) {
-		fuse_reply_err(req, errno);
+		fail_io(req, errno, "write", size, off);
 		return;
 	}
 	io = new_io(req, DEV_WRITE, off, n);
