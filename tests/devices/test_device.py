@@ -112,12 +112,13 @@ class Lab:
         file systems it mounted, its daemons: each said."""
         out = []
         for lo in loops():
-            # a daemon that unmounted on SIGTERM leaves its file as "/disk"
-            # (device numbers of gone mounts are reused: a match needs the file too)
+            # A daemon that unmounted on SIGTERM leaves its file as "/disk";
+            # other users' devices are elsewhere, and device numbers of gone
+            # mounts are reused: a match by number needs that file too.
             back = str(lo.get("back-file") or "")
-            ours = back.endswith("/disk") and lo["back-ino"] == 2 and (
+            lost = back == "/disk" and lo["back-ino"] == 2 and (
                 lo["back-maj:min"] in self.back_devs or lo["name"] not in self.loops_before)
-            if back.startswith(str(self.run)) or ours:
+            if back.startswith(str(self.run) + "/") or lost:
                 out.append(f"loop device {lo['name']} over {back}")
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
             fields = line.split()
