@@ -10,6 +10,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
+class UserError(Exception):
+    """Bad input or a refusal, said in one line: the command prints it after
+    its name and exits with status 2. Every command's own error class
+    derives from it, so what the package's shared parts raise (output
+    paths, option values) reaches the user the same way."""
+
+
 def command(*args) -> list:
     """The argv that runs `fio-pack ARGS` as a child process (the launcher
     beside this package, with the Python running now)."""

@@ -9,6 +9,8 @@ import importlib
 import signal
 import sys
 
+from fiopack import UserError
+
 # command -> (module, one line for the list); a group maps to its own table
 COMMANDS = {
     "study": ("fiopack.study.cli", "run a scenario of jobs/catalogue.json over a parameter sweep"),
@@ -85,4 +87,10 @@ def main(argv=None) -> int:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if hasattr(module, "on_signals"):
         module.on_signals()
-    return module.main(argv)
+    try:
+        return module.main(argv)
+    except UserError as e:
+        # the commands without error handling of their own (the generators,
+        # the benchmarks, summary): one line after the command's name
+        print(f"{' '.join(['fio-pack'] + path)}: {e}", file=sys.stderr)
+        return 2

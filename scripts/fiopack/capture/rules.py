@@ -1,13 +1,14 @@
 """What a capture knows of each database (its page size and the role of each
 of its files) and which system calls run and attach ask strace to trace;
 the one-line Error every part of the capture raises."""
+from fiopack import UserError
 from fiopack.trace import dbtrace as dt  # the format's reader/writer
 
 
 PROG = "fio-pack capture"
 
 
-class Error(Exception):
+class Error(UserError):
     """A one-line error; main() prints it after "fio-pack capture: "."""
 
 

@@ -33,7 +33,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO
+from fiopack import REPO, UserError
 from fiopack import catalogue  # the catalogue's metric expressions
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -68,7 +68,7 @@ SMALLFILE_DIRECTION = {"read": "read", "stat": "read", "create": "write", "appen
                        "deliver": "write", "layout": "write", "delete": "trim"}
 
 
-class AnalysisError(Exception):
+class AnalysisError(UserError):
     """Bad input or an impossible request: one message for the user, exit status 2."""
 
 

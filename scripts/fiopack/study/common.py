@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from fiopack import REPO
+from fiopack import REPO, UserError
 
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -36,7 +36,7 @@ ENGINE_PROBES = {
 }
 
 
-class StudyError(Exception):
+class StudyError(UserError):
     """Bad input or a refusal: one line for the user, exit status 2."""
 
 

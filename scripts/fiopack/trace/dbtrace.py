@@ -11,6 +11,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from fiopack import UserError
+
 PROG = "fio-pack trace"
 
 # ---------------------------------------------------------------------------
@@ -43,7 +45,7 @@ NARGS = {"read": 2, "write": 2, "sync_file_range": 2, "trim": 2, "truncate": 1}
 ENC = "latin-1"
 
 
-class Error(Exception):
+class Error(UserError):
     """A one-line error; main() prints it after "fio-pack trace: "."""
 
 
