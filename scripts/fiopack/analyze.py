@@ -100,6 +100,7 @@ import sys
 from pathlib import Path
 
 from fiopack.manpage import ManParser, sections
+from fiopack.options import number
 from fiopack.results import axes as fioaxes
 from fiopack.results import hosts as fiohosts
 from fiopack.results import report as fioreport
@@ -464,7 +465,7 @@ measured TARGET's colour. Repeatable.""")
                     help="""\
 read, write, trim or sync for --percentiles
 (default: the one direction with I/O).""")
-    ap.add_argument("--x-max", type=float, default=99.99, metavar="PCT",
+    ap.add_argument("--x-max", type=number(float, above=0, high=100), default=99.99, metavar="PCT",
                     help="last percentile drawn (default 99.99).")
     ap.add_argument("--xscale", choices=fioaxes.XSCALES, default="auto", metavar="SCALE",
                     help="""\
@@ -533,7 +534,7 @@ def _add_command_options(ap, cmd):
     if cmd in FORMATS:
         ap.add_argument("--format", metavar=FORMATS[cmd][0], help=FORMATS[cmd][1])
     if cmd in ("table", "report"):
-        ap.add_argument("--precision", type=int, default=2, metavar="N", help=(
+        ap.add_argument("--precision", type=number(int, low=0, high=15), default=2, metavar="N", help=(
             "decimals in md and html (default 2)." if cmd == "table"
             else "decimals (default 2)."))
     if cmd != "metrics":

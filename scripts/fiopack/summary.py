@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 
+from fiopack.options import Parser
+
 SMALLFILE_NAMES = {"read": "read/stat", "write": "write (create/deliver/append/layout)",
                    "trim": "delete"}
 
@@ -42,7 +44,7 @@ def load(path):
 
 def parser():
     title, text = __doc__.split("\n\n", 1)
-    ap = argparse.ArgumentParser(prog="fio-pack summary", description=text,
+    ap = Parser(prog="fio-pack summary", description=text,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("result", metavar="RESULT.json",
                     help="fio's --output-format=json result (notes before the JSON are skipped)")

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import fiopack
 from fiopack import REPO
+from fiopack.options import Parser, number
 
 MIB = 1024 * 1024
 TRACE_SET = ("clone,clone3,fork,vfork,open,openat,openat2,creat,close,read,write,pread64,pwrite64,readv,writev,"
@@ -681,12 +682,12 @@ COMPARISONS = {"hdparm": cmp_hdparm, "dd": cmp_dd, "sysbench": cmp_sysbench,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="fio-pack syscalls", description=__doc__.split("\n")[0], epilog=__doc__.split("\n", 2)[2],
+    ap = Parser(prog="fio-pack syscalls", description=__doc__.split("\n")[0], epilog=__doc__.split("\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fio", default=str(REPO / "build" / "fio"), help="fio binary (default build/fio)")
     ap.add_argument("--only", default=",".join(COMPARISONS),
                     help=f"comma-separated subset of {','.join(COMPARISONS)}")
-    ap.add_argument("--size-mib", type=int, default=16, help="target size in MiB (default 16)")
+    ap.add_argument("--size-mib", type=number(int, low=1), default=16, help="target size in MiB (default 16)")
     ap.add_argument("--work", help="scratch directory (default: a new one under $TMPDIR, removed after)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory and traces")
     args = ap.parse_args(argv)

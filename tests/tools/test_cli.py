@@ -165,6 +165,102 @@ def test_bench_smallfile_refuses_too_few_filestat_files(tmp_path):
     r = fio_pack("bench", "smallfile", "--sections", "B3", "--filestat-files", "1000",
                  "--output", str(tmp_path / "r.md"))
     assert r.returncode == 2 and r.stdout == "", r
-    assert r.stderr.splitlines()[-1] == \
-        "fio-pack bench smallfile: error: --filestat-files 1000: more than 1000", r
+    assert r.stderr == "fio-pack bench smallfile: --filestat-files 1000: more than 1000 " \
+        "(see fio-pack bench smallfile --help)\n", r
+    assert list(tmp_path.iterdir()) == []
+
+
+def every_parser():
+    """(command words, parser) of every parser of the package: the
+    multi-command tools' and those the single commands build in main()
+    (recorded as their --help parses)."""
+    for tool, cmd, ap in man_parsers():
+        yield f"{tool} {cmd or ''}".strip(), ap
+    for words, mod in single_commands():
+        seen = []
+        parse = argparse.ArgumentParser.parse_known_args
+
+        def record(self, args=None, namespace=None):
+            seen.append(self)
+            return parse(self, args, namespace)
+        argparse.ArgumentParser.parse_known_args = record
+        try:
+            with open(os.devnull, "w") as null:
+                out, sys.stdout = sys.stdout, null
+                try:
+                    importlib.import_module(mod).main(
+                        ["list", "--help"] if words == ["study", "list"] else ["--help"])
+                except SystemExit:
+                    pass
+                finally:
+                    sys.stdout = out
+        finally:
+            argparse.ArgumentParser.parse_known_args = parse
+        for ap in seen:
+            yield " ".join(words), ap
+
+
+def numeric_options():
+    """(command, option, its parse function) of every option whose value is
+    a number or a list of numbers ("5" parses to one)."""
+    out = []
+    for words, ap in every_parser():
+        for act in ap._actions:
+            if not act.option_strings or act.nargs == 0 or act.type is None:
+                continue
+            try:
+                v = act.type("5")
+            except Exception:
+                continue
+            if isinstance(v, (int, float)) or (isinstance(v, list) and v == [5]):
+                out.append((words, act.option_strings[-1], act.type))
+    return out
+
+
+NUMERIC = numeric_options()
+
+
+def test_numeric_options_are_found():
+    """The search below sees the options it is about (the issue's --duration
+    among them), so that it cannot pass by finding none."""
+    found = {(w, o) for w, o, _ in NUMERIC}
+    assert {("capture attach", "--duration"), ("study run", "--repeats"),
+            ("bench smallfile", "--files"), ("gen bonnie-seq", "--size"),
+            ("analyze plot", "--x-max")} <= found, sorted(found)
+
+
+@pytest.mark.parametrize("words,option,parse", NUMERIC,
+                         ids=[f"{w}:{o}" for w, o, _ in NUMERIC])
+def test_numeric_options_refuse_nan_inf_and_negatives(words, option, parse):
+    """Issue 23, 12: `capture attach --duration nan` was accepted and the
+    capture never ended (nan compares false). Every numeric option of the
+    package refuses what is not a finite number, and negatives: argparse
+    turns the refusal into its one-line error naming the option."""
+    for bad in ("nan", "inf", "-inf", "-1", "1e999", "x"):
+        with pytest.raises((argparse.ArgumentTypeError, ValueError, TypeError)):
+            v = parse(bad)
+            pytest.fail(f"fio-pack {words} {option} {bad}: accepted as {v!r}")
+
+
+def test_every_parser_refuses_in_one_line():
+    """A bad option is the package's one-line error (UserError), not
+    argparse's usage block followed by the message."""
+    from fiopack import UserError
+    for words, ap in every_parser():
+        with pytest.raises(UserError) as e:
+            ap.error("argument --x: bad")
+        assert "\n" not in str(e.value) and "--x: bad" in str(e.value), words
+
+
+def test_capture_duration_nan_refused_before_anything(tmp_path):
+    """The issue's reproduction: one line naming --duration, exit 2,
+    nothing written. (--pid names no process: were --duration accepted,
+    the refusal would be about --pid, and nothing could be attached.)"""
+    out = tmp_path / "out.trace"
+    r = fio_pack("capture", "attach", "--db", "generic", "--datadir", str(tmp_path),
+                 "-o", str(out), "--tracer", "strace", "--pid", "999999999",
+                 "--duration", "nan")
+    assert r.returncode == 2 and r.stdout == "", r
+    assert len(r.stderr.splitlines()) == 1 and "--duration" in r.stderr \
+        and "finite" in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == []

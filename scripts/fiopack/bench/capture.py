@@ -62,6 +62,7 @@ from pathlib import Path
 import fiopack
 from fiopack.capture.bpf import IOCAP
 from fiopack.capture.procs import tasks_of
+from fiopack.options import Parser, number
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 AS_PG = ["runuser", "-u", "postgres", "--"]
@@ -441,17 +442,17 @@ def report(runs):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="fio-pack bench capture", description=__doc__.split("\n\n")[0].split(" - ")[1],
+    ap = Parser(prog="fio-pack bench capture", description=__doc__.split("\n\n")[0].split(" - ")[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__[__doc__.index("DESCRIPTION"):])
     ap.add_argument("--db", choices=("postgresql", "mariadb"), default="postgresql",
                     help="the database loaded and captured: postgresql (pgbench) or\n"
                          "mariadb (sysbench) (default postgresql)")
-    ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
-    ap.add_argument("--seconds", type=int, default=20, help="benchmark seconds (default 20)")
-    ap.add_argument("--scale", type=int, default=10,
+    ap.add_argument("--rounds", type=number(int, low=1), default=3, help="rounds (default 3)")
+    ap.add_argument("--seconds", type=number(int, low=1), default=20, help="benchmark seconds (default 20)")
+    ap.add_argument("--scale", type=number(int, low=1), default=10,
                     help="pgbench scale, or sysbench tables (default 10)")
-    ap.add_argument("--clients", type=int, default=2, help="clients (default 2)")
+    ap.add_argument("--clients", type=number(int, low=1), default=2, help="clients (default 2)")
     ap.add_argument("--tracers", default="strace,bpf",
                     help="comma-separated: strace, bpf, bpf-hooks (iocap capturing an idle\n"
                          "process beside the server: what its programs being on the host\n"

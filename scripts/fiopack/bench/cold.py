@@ -16,7 +16,7 @@ import sys
 import time
 
 from fiopack.bench import harness
-from fiopack.units import parse_size
+from fiopack.options import number, number_list, size
 from fiopack.bench.harness import (LoopDevice, Report, fio_json, fmt_rate, log, machine_info,
                                      run, run_peak_rss, stats)
 
@@ -316,10 +316,6 @@ def human(n):
     return "%d B" % n
 
 
-def ints(s):
-    return [int(x) for x in s.split(",") if x.strip()]
-
-
 def free_space_mib(image_dir):
     """The free space of --image-dir in MiB; a directory that is not there
     is refused in one line (exit 2) before anything is written."""
@@ -344,43 +340,42 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="a few minutes (see QUICK MODE)")
     harness.add_output_options(p)
     p.add_argument("--fs", default="ext4,xfs", help="file systems, one series each (ext4,xfs)")
-    p.add_argument("--files", type=int, help="files in the tree (60000; quick 20000)")
-    p.add_argument("--size", default="16k", help="file size = the engine's bs (16k)")
+    p.add_argument("--files", type=number(int, low=1), help="files in the tree (60000; quick 20000)")
+    p.add_argument("--size", type=size(), default="16k", help="file size = the engine's bs (16k)")
     p.add_argument("--size-dist", metavar="SPEC",
                    help="tree_file_size_dist of the tree instead of fixed:SIZE, e.g. uniform:0:4k "
                         "(bs stays --size)")
     p.add_argument("--tree-opts", default="", metavar="'OPT=V ...'",
                    help="more engine options for the tree's shape, every run, e.g. "
                         "'tree_maildir=1 tree_files_per_dir=1000 tree_fanout=64' (jobs/smallfile-mail.fio's)")
-    p.add_argument("--ios", type=int, help="files read per pass (10000; quick 4000)")
-    p.add_argument("--repeats", type=int, help="passes per mode (3; quick 1)")
-    p.add_argument("--depths", help="io_uring iodepths (1,4,8,16,32,64; quick 1,8,32)")
-    p.add_argument("--sync-jobs", help="sync numjobs (1,2,4,8,16,32; quick 1,8,32)")
-    p.add_argument("--dev-depths", help="device limit depths (1,2,4,8,16,32,64; quick 1,8,32,64)")
-    p.add_argument("--dev-runtime", type=int, help="seconds per device run (2; quick 1)")
-    p.add_argument("--rss-files", type=int, default=0, metavar="N",
+    p.add_argument("--ios", type=number(int, low=1), help="files read per pass (10000; quick 4000)")
+    p.add_argument("--repeats", type=number(int, low=1), help="passes per mode (3; quick 1)")
+    p.add_argument("--depths", type=number_list(int, low=1), help="io_uring iodepths (1,4,8,16,32,64; quick 1,8,32)")
+    p.add_argument("--sync-jobs", type=number_list(int, low=1), help="sync numjobs (1,2,4,8,16,32; quick 1,8,32)")
+    p.add_argument("--dev-depths", type=number_list(int, low=1), help="device limit depths (1,2,4,8,16,32,64; quick 1,8,32,64)")
+    p.add_argument("--dev-runtime", type=number(int, low=1), help="seconds per device run (2; quick 1)")
+    p.add_argument("--rss-files", type=number(int, low=0), default=0, metavar="N",
                    help="also lay out a tree of N files beside the big one and run each mode "
                         "once on it, for the peak RSS at both sizes (0: not)")
     p.add_argument("--image-dir", default="/var/tmp",
                    help="where the image file goes (/var/tmp); removed at exit")
     p.add_argument("--fill", choices=("random", "zero"), default="random",
                    help="what the image is written with first (random)")
-    p.add_argument("--image-mib", type=int,
+    p.add_argument("--image-mib", type=number(int, low=1),
                    help="image size (default: 2 x the data + 1 GiB, at most 8 GiB; "
                         "given: at most %d MiB and the image directory's free space less 1 GiB)"
                         % IMAGE_MIB_MAX)
     harness.add_build_options(p, "smallfile")
     a = p.parse_args(argv)
     q = a.quick
-    a.size = parse_size(a.size)
     a.size_dist = a.size_dist or "fixed:%d" % a.size
     a.tree_opts = a.tree_opts.split()
     a.files = a.files or (20000 if q else 60000)
     a.ios = a.ios or (4000 if q else 10000)
     a.repeats = a.repeats or (1 if q else 3)
-    a.depths = ints(a.depths or ("1,8,32" if q else "1,4,8,16,32,64"))
-    a.sync_jobs = ints(a.sync_jobs or ("1,8,32" if q else "1,2,4,8,16,32"))
-    a.dev_depths = ints(a.dev_depths or ("1,8,32,64" if q else "1,2,4,8,16,32,64"))
+    a.depths = a.depths or ([1, 8, 32] if q else [1, 4, 8, 16, 32, 64])
+    a.sync_jobs = a.sync_jobs or ([1, 8, 32] if q else [1, 2, 4, 8, 16, 32])
+    a.dev_depths = a.dev_depths or ([1, 8, 32, 64] if q else [1, 2, 4, 8, 16, 32, 64])
     a.dev_runtime = a.dev_runtime or (1 if q else 2)
     a.fs = [x.strip() for x in a.fs.split(",") if x.strip()]
     if not a.image_mib:

@@ -23,6 +23,7 @@ import time
 import fiopack
 from fiopack import REPO
 from fiopack.bench import harness
+from fiopack.options import Parser, number
 from fiopack.bench.harness import Report, fs_of, log, machine_info, run, run_peak_rss, stats
 
 DESCRIPTION = """\
@@ -751,17 +752,17 @@ def paced_main(a, argv):
 
 def parser():
     """The parser of `fio-pack bench dbreplay` (its options are the manual's)."""
-    p = argparse.ArgumentParser(prog="fio-pack bench dbreplay", description=DESCRIPTION,
+    p = Parser(prog="fio-pack bench dbreplay", description=DESCRIPTION,
                                 epilog="PACED MODE\n" + PACED_DESCRIPTION + "\n" + EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--records", type=int, default=200000,
+    p.add_argument("--records", type=number(int, low=1), default=200000,
                    help="records of the part A trace (default 200000)")
-    p.add_argument("--repeats", type=int, default=3, help="pairs per kind, parse runs (default 3)")
+    p.add_argument("--repeats", type=number(int, low=1), default=3, help="pairs per kind, parse runs (default 3)")
     p.add_argument("--big", action="store_true",
                    help="also the 10M-record cases of parts B and C (a few minutes more)")
-    p.add_argument("--mem-records", type=int, default=1000000,
+    p.add_argument("--mem-records", type=number(int, low=1), default=1000000,
                    help="the large trace of parts B and C (default 1000000)")
-    p.add_argument("--big-records", type=int, default=10000000,
+    p.add_argument("--big-records", type=number(int, low=1), default=10000000,
                    help="the trace --big adds to parts B and C (default 10000000)")
     p.add_argument("--sections", default="A,B,C", help="which parts: A,B,C (default all)")
     p.add_argument("--pairs", default=",".join(x[0] for x in PAIRS),
@@ -773,12 +774,12 @@ def parser():
                    help="fio binary (default build/fio; copied at the start, see FILES)")
     p.add_argument("--engine", default=os.path.join(REPO, "build/dbreplay.so"),
                    help="engine shared object (default build/dbreplay.so; copied too)")
-    p.add_argument("--quiet-cpus", type=float, default=0.25,
+    p.add_argument("--quiet-cpus", type=number(float, low=0), default=0.25,
                    help="CPUs the rest of the machine may keep busy: before each run of A\n"
                         "wait for fewer, mark a pair above it disturbed (default 0.25)")
-    p.add_argument("--quiet-wait", type=int, default=60,
+    p.add_argument("--quiet-wait", type=number(int, low=0), default=60,
                    help="seconds to wait for a quiet machine before a run of A (default 60)")
-    p.add_argument("--timeout", type=int, default=1800, help="seconds per run (default 1800)")
+    p.add_argument("--timeout", type=number(int, low=1), default=1800, help="seconds per run (default 1800)")
     p.add_argument("--output", help="the Markdown report (default stdout)")
     p.add_argument("--raw", help="every measurement as JSON")
     p.add_argument("--paced", action="store_true",
@@ -787,7 +788,7 @@ def parser():
     p.add_argument("--traces", help="--paced: which shipped traces (default all)")
     p.add_argument("--image-dir", default="/var/tmp",
                    help="--paced: where the loop device's image goes (default /var/tmp)")
-    p.add_argument("--image-mib", type=int, default=1024,
+    p.add_argument("--image-mib", type=number(int, low=1), default=1024,
                    help="--paced: the image's size (default 1024, at most 8192)")
     return p
 

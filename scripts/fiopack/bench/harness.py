@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from fiopack import REPO
+from fiopack.options import Parser
 
 def log(msg):
     sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
@@ -374,7 +375,7 @@ def save_report(a, rep, results, error, json_default=None):
 def parser(name, description, epilog):
     """The parser of `fio-pack bench NAME`: its man page is the description
     and the epilog, as written."""
-    return argparse.ArgumentParser(
+    return Parser(
         prog="fio-pack bench " + name, description=description, epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="sudo scripts/fio-pack bench %s [options]" % name)

@@ -25,6 +25,7 @@ import time
 
 from fiopack import REPO
 from fiopack.bench import harness
+from fiopack.options import Parser, number
 from fiopack.bench.harness import Report, fs_of, log, run
 
 DESCRIPTION = """\
@@ -717,8 +718,12 @@ def runs_table(rep, rows_res):
 
 # ---------------------------------------------------------------- main
 
+# a --transactions count (the option's text is NAME=N pairs, parsed below)
+TRANSACTIONS = number(int, low=1)
+
+
 def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="fio-pack bench postmark", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="sudo scripts/fio-pack bench postmark [options]")
@@ -735,33 +740,33 @@ def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
     p.add_argument("--disk-dir", default="/var/tmp", metavar="DIR",
                    help="the disk runs use a private directory made below DIR "
                         "(default /var/tmp); keep DIR short")
-    p.add_argument("--repeats", type=int, metavar="N",
+    p.add_argument("--repeats", type=number(int, low=1), metavar="N",
                    help="runs of each program per configuration on tmpfs (default 3, quick 1)")
-    p.add_argument("--disk-repeats", type=int, metavar="N",
+    p.add_argument("--disk-repeats", type=number(int, low=1), metavar="N",
                    help="the same on the disk and the loop device (default: --repeats)")
     p.add_argument("--image-dir", default="/var/tmp", metavar="DIR",
                    help="loop-*: where the image file goes (default /var/tmp); removed at exit")
-    p.add_argument("--image-mib", type=int, metavar="MIB",
+    p.add_argument("--image-mib", type=number(int, low=1), metavar="MIB",
                    help="loop-*: image size (default 2 x number x size_high of the largest "
                         "configuration + 1 GiB, at most 8192)")
     p.add_argument("--transactions", metavar="N|NAME=N,...",
                    help="fix the transaction count (for all configurations, or per "
                         "configuration as article=N,pts=N,...) instead of calibrating")
-    p.add_argument("--target-seconds", type=int, metavar="S",
+    p.add_argument("--target-seconds", type=number(int, low=1), metavar="S",
                    help="PostMark transaction phase to calibrate for (default 70, quick 5)")
-    p.add_argument("--min-seconds", type=int, metavar="S",
+    p.add_argument("--min-seconds", type=number(int, low=1), metavar="S",
                    help="if the first measured PostMark run of a calibrated configuration "
                         "prints a shorter transaction phase, scale the count from that run "
                         "and start the repeats again, once (default 60, quick 2)")
-    p.add_argument("--probe-start", type=int, metavar="N",
+    p.add_argument("--probe-start", type=number(int, low=1), metavar="N",
                    help="transactions of the first calibration probe (default 20000, quick 5000)")
-    p.add_argument("--probe-seconds", type=int, metavar="S",
+    p.add_argument("--probe-seconds", type=number(int, low=1), metavar="S",
                    help="probe until PostMark prints at least S s (default 10, quick 2)")
-    p.add_argument("--quiet-cpus", type=float, default=0.25, metavar="C",
+    p.add_argument("--quiet-cpus", type=number(float, low=0), default=0.25, metavar="C",
                    help="before each run wait until other work keeps fewer than C CPUs "
                         "busy; a pair where other work kept more than C CPUs busy during "
                         "either run is marked disturbed (default 0.25)")
-    p.add_argument("--quiet-wait", type=int, default=300, metavar="S",
+    p.add_argument("--quiet-wait", type=number(int, low=0), default=300, metavar="S",
                    help="wait at most S seconds for a quiet machine, then run anyway "
                         "(default 300)")
     p.add_argument("--pm-sim", default=os.path.join(REPO, "build/pm-sim"),
@@ -793,16 +798,16 @@ def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
     if a.repeats < 1 or a.disk_repeats < 1:
         p.error("--repeats and --disk-repeats take at least 1")
     a.tx_fixed = {}
-    if a.transactions:
-        for part in a.transactions.split(","):
-            if "=" in part:
-                k, v = part.split("=", 1)
-                if k.strip() not in CONFIG_BY_NAME:
-                    p.error("--transactions: unknown configuration %s" % k)
-                a.tx_fixed[k.strip()] = int(v)
-            else:
-                for k in CONFIG_BY_NAME:
-                    a.tx_fixed[k] = int(part)
+    for part in (a.transactions or "").split(","):
+        k, _, v = part.rpartition("=")
+        if k and k.strip() not in CONFIG_BY_NAME:
+            p.error("--transactions: unknown configuration %s" % k)
+        try:
+            n = TRANSACTIONS(v)
+        except argparse.ArgumentTypeError as e:
+            p.error("--transactions: %s" % e)
+        for name in [k.strip()] if k else CONFIG_BY_NAME:
+            a.tx_fixed[name] = n
     if not a.image_mib:
         big = max(2 * CONFIG_BY_NAME[c][2]["number"] * CONFIG_BY_NAME[c][2]["size"][1]
                   for c in a.configs)

@@ -18,6 +18,7 @@ import time
 
 from fiopack import REPO
 from fiopack.bench import harness
+from fiopack.options import number, number_list
 from fiopack.bench.harness import (Report, Timeout, fmt_rate, fs_of, log, machine_info,
                                      run, run_peak_rss, save_report, stats,
                                      unwind_on_signals)
@@ -444,26 +445,26 @@ def parse_args(argv):
     p.add_argument("--sections", default="B1,B2,B3", metavar="LIST",
                    help="which of B1,B2,B3 to run (default all; B2 and B3 "
                         "lay out their own tree if B1 is not run)")
-    p.add_argument("--files", type=int, metavar="N",
+    p.add_argument("--files", type=number(int, low=1), metavar="N",
                    help="files in the B1 layout and B2/B3 tree "
                         "(default 1000000, quick 100000)")
-    p.add_argument("--read-ios", type=int, metavar="M",
+    p.add_argument("--read-ios", type=number(int, low=1), metavar="M",
                    help="file operations per B2 run (default 500000, quick 100000)")
-    p.add_argument("--repeats", type=int, default=3, metavar="R",
+    p.add_argument("--repeats", type=number(int, low=1), default=3, metavar="R",
                    help="runs of each side of each comparison (default 3)")
-    p.add_argument("--filecreate-sizes", metavar="LIST",
+    p.add_argument("--filecreate-sizes", type=number_list(int, low=1), metavar="LIST",
                    help="comma-separated nrfiles for fio's filecreate "
                         "(default 10000,40000,100000; quick 10000; empty: skip)")
-    p.add_argument("--filecreate-timeout", type=int, default=600, metavar="S",
+    p.add_argument("--filecreate-timeout", type=number(int, low=1), default=600, metavar="S",
                    help="seconds before a filecreate or filestat run is killed "
                         "and recorded as timeout (default 600)")
-    p.add_argument("--mem-ios", type=int, metavar="M",
+    p.add_argument("--mem-ios", type=number(int, low=1), metavar="M",
                    help="operations per B3 engine run (default 200000, quick 50000)")
-    p.add_argument("--filestat-files", type=int, metavar="N",
+    p.add_argument("--filestat-files", type=number(int, low=1), metavar="N",
                    help="nrfiles of the big filestat run (default 100000, quick 10000)")
     p.add_argument("--disk-dir", metavar="DIR",
                    help="also run B1 and B2 in a private directory below DIR")
-    p.add_argument("--disk-files", type=int, default=100000, metavar="N",
+    p.add_argument("--disk-files", type=number(int, low=1), default=100000, metavar="N",
                    help="files for the --disk-dir runs (default 100000)")
     harness.add_build_options(p, "smallfile")
     a = p.parse_args(argv)
@@ -477,8 +478,7 @@ def parse_args(argv):
     if a.filestat_files is None:
         a.filestat_files = 10000 if q else 100000
     if a.filecreate_sizes is None:
-        a.filecreate_sizes = "10000" if q else "10000,40000,100000"
-    a.filecreate_sizes = [int(x) for x in a.filecreate_sizes.split(",") if x.strip()]
+        a.filecreate_sizes = [10000] if q else [10000, 40000, 100000]
     a.sections = {s.strip().upper() for s in a.sections.split(",") if s.strip()}
     if not a.sections <= {"B1", "B2", "B3"} or a.repeats < 1:
         p.error("--sections takes B1,B2,B3 and --repeats at least 1")

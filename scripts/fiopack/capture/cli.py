@@ -68,6 +68,7 @@ from fiopack.capture.procs import (Watcher, descendants, direct_fds, read_listin
 from fiopack.capture.rules import (DB_ALIASES, DB_NAMES, PAGESIZE, PROG, RULES, TRACE_SET,
                                    Error)
 from fiopack.manpage import ManParser, sections
+from fiopack.options import number
 from fiopack.trace import dbtrace as dt  # the format's reader/writer
 from fiopack.trace.cli import pick_command
 
@@ -763,7 +764,7 @@ postgresql, mariadb, sqlite or generic: the page
 size and the file role rules (required)""")
     ap.add_argument("-o", "--output", metavar="FILE",
                     help="the trace (.gz: gzip-compressed; required)")
-    ap.add_argument("--pagesize", type=int, metavar="BYTES", help="""\
+    ap.add_argument("--pagesize", type=number(int, low=1), metavar="BYTES", help="""\
 the database's page size (default: 8192
 postgresql, 16384 mariadb, 4096 sqlite, generic)""")
     ap.add_argument("--role", action="append", metavar="PATTERN=ROLE", help="""\
@@ -812,12 +813,12 @@ why; bpf: an error where it cannot""")
 
 
 def _add_attach_options(ap):
-    ap.add_argument("--pid", type=int, action="append", metavar="PID",
+    ap.add_argument("--pid", type=number(int, low=1), action="append", metavar="PID",
                     help="a process to attach to (repeatable)")
     ap.add_argument("--cgroup", metavar="CGROUP", help="""\
 or: every process of this cgroup v2 directory
 (--tracer bpf)""")
-    ap.add_argument("--duration", type=float, metavar="SECONDS",
+    ap.add_argument("--duration", type=number(float, above=0), metavar="SECONDS",
                     help="capture this long (default: until SIGINT/SIGTERM)")
     ap.add_argument("--no-children", action="store_true",
                     help="do not attach to the existing child processes")

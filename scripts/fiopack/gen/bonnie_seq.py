@@ -39,7 +39,8 @@ in chunks, read_iolog_chunked=1).
 import argparse
 import os
 
-from fiopack.units import parse_size, size_name
+from fiopack.options import Parser, size as size_type
+from fiopack.units import size_name
 
 DATA_FILE = "fio-pack.bonnie.dat"
 IOLOG_FILE = "Bonnie.tmp"
@@ -163,12 +164,12 @@ size={size_name(size)}
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="fio-pack gen bonnie-seq", description=__doc__.split("\n")[0],
+    ap = Parser(prog="fio-pack gen bonnie-seq", description=__doc__.split("\n")[0],
                                  epilog=__doc__.split("\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", default="16m", help="bonnie++ -s: file size (default 16m; bonnie++: 2x RAM)")
-    ap.add_argument("--byte-io", default="3m", help="per-char test size (bonnie++: 3m)")
-    ap.add_argument("--chunk", default="8k", help="block size (bonnie++ -s SIZE:CHUNK; default 8k)")
+    ap.add_argument("--size", type=size_type(), default="16m", help="bonnie++ -s: file size (default 16m; bonnie++: 2x RAM)")
+    ap.add_argument("--byte-io", type=size_type(), default="3m", help="per-char test size (bonnie++: 3m)")
+    ap.add_argument("--chunk", type=size_type(), default="8k", help="block size (bonnie++ -s SIZE:CHUNK; default 8k)")
     ap.add_argument("--data-dir", default="/tmp",
                     help=f"existing directory for the data file {DATA_FILE} (default /tmp)")
     ap.add_argument("--out", required=True, help="directory for the job file and iolog/")
@@ -176,7 +177,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if not os.path.isabs(args.data_dir):
         ap.error("--data-dir must be an absolute path")
-    size, byte_io, chunk = parse_size(args.size), parse_size(args.byte_io), parse_size(args.chunk)
+    size, byte_io, chunk = args.size, args.byte_io, args.chunk
     if size < byte_io:
         ap.error("--size must be at least --byte-io")
     iolog_dir = os.path.join(args.out, "iolog")

@@ -32,6 +32,8 @@ import argparse
 import random
 import sys
 
+from fiopack.options import Parser, number
+
 FIRST = ("Anna", "Bram", "Chloe", "Daan", "Emma", "Finn", "Guus", "Hanna", "Isa", "Jesse",
          "Kees", "Lotte", "Milan", "Noor", "Otto", "Pien", "Quinten", "Roos", "Sem", "Tess")
 LAST = ("de Jong", "Jansen", "de Vries", "van den Berg", "van Dijk", "Bakker", "Janssen",
@@ -121,21 +123,18 @@ def create(dialect, name, cols, pk, keys):
 
 def main(argv=None) -> int:
     # the manual is the docstring (NAME, SYNOPSIS, DESCRIPTION) and the options
-    ap = argparse.ArgumentParser(prog="fio-pack gen dbreplay-dump", usage=argparse.SUPPRESS,
+    ap = Parser(prog="fio-pack gen dbreplay-dump", usage=argparse.SUPPRESS,
                                  description=__doc__.strip(),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dialect", choices=("mysql", "sqlite"), default="mysql",
                     help="mysql (mysqldump's layout) or sqlite (for the sqlite3 shell); "
                          "default mysql")
-    ap.add_argument("--scale", type=int, default=1, metavar="N",
+    ap.add_argument("--scale", type=number(int, low=1), default=1, metavar="N",
                     help="row counts as above (default 1)")
-    ap.add_argument("--rows-per-insert", type=int, default=500, metavar="N",
+    ap.add_argument("--rows-per-insert", type=number(int, low=1), default=500, metavar="N",
                     help="rows in one extended INSERT (default 500)")
     ap.add_argument("-o", "--output", metavar="FILE", help="output (default standard output)")
     a = ap.parse_args(argv)
-    if a.scale < 1 or a.rows_per_insert < 1:
-        print("fio-pack gen dbreplay-dump: --scale and --rows-per-insert must be at least 1", file=sys.stderr)
-        return 2
     rnd = random.Random(20080123)
     ncust, nord = 10000 * a.scale, 20000 * a.scale
     gens = {"customers": customers(rnd, ncust), "orders": orders(rnd, nord, ncust),

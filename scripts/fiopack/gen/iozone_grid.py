@@ -48,6 +48,7 @@ prints the record numbers one backward or stride read visits instead.
 import argparse
 import os
 
+from fiopack.options import Parser, size
 from fiopack.units import KIB, MIB, parse_size, size_name
 
 STRIDE = 17                 # iozone.c: #define STRIDE 17
@@ -235,11 +236,11 @@ def job_file(min_file: int, max_file: int, iolog_dir: str, name: str, data_dir: 
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="fio-pack gen iozone-grid", description=__doc__.split("\n")[0],
+    ap = Parser(prog="fio-pack gen iozone-grid", description=__doc__.split("\n")[0],
                                  epilog=__doc__.split("\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--min-file", default="64k", help="smallest file size (IOzone -n; default 64k)")
-    ap.add_argument("--max-file", default="512m", help="largest file size (IOzone -g; default 512m)")
+    ap.add_argument("--min-file", type=size(), default="64k", help="smallest file size (IOzone -n; default 64k)")
+    ap.add_argument("--max-file", type=size(), default="512m", help="largest file size (IOzone -g; default 512m)")
     ap.add_argument("--data-dir", default="/tmp",
                     help="existing directory on the file system under test for the data file "
                          f"{DATA_FILE} (default /tmp)")
@@ -259,7 +260,7 @@ def main(argv=None) -> int:
         ap.error("--out is required")
     if not os.path.isabs(args.data_dir):
         ap.error("--data-dir must be an absolute path")
-    min_file, max_file = parse_size(args.min_file), parse_size(args.max_file)
+    min_file, max_file = args.min_file, args.max_file
     iolog_dir = os.path.join(args.out, "iolog")
     os.makedirs(iolog_dir, exist_ok=True)
     for f, r in grid(min_file, max_file):

@@ -92,6 +92,7 @@ from pathlib import Path
 
 from fiopack import REPO
 from fiopack.manpage import ManParser, sections
+from fiopack.options import number
 from fiopack.study.common import (DEFAULT_CATALOGUE, StudyError, find_scenario, job_paths,
                                   load_catalogue, pack_version, repo_relative,
                                   scenario_params, scenario_target, sha256_file, target_envs,
@@ -129,7 +130,7 @@ the first given varying slowest.""")
                    help="""\
 a fixed fio option for every run (runtime=60,
 size=4g, ...), set in every job section. Repeatable.""")
-    g.add_argument("--repeats", type=int, metavar="N",
+    g.add_argument("--repeats", type=number(int, low=1), metavar="N",
                    help="runs of every sweep point on every target (default 1).")
     g.add_argument("--order", choices=("interleaved", "grouped"), metavar="interleaved|grouped",
                    help="""\

@@ -53,6 +53,7 @@ import sys
 from typing import Dict
 
 from fiopack.manpage import ManParser, sections
+from fiopack.options import number
 from fiopack.trace.dbtrace import Error, PROG, read_trace
 from fiopack.trace import blkparse, iolog
 from fiopack.trace.blkparse import cmd_import_blkparse
@@ -143,7 +144,7 @@ def _add_import_options(ap, cmd):
                         metavar="log|file", help="see Streams above")
         ap.add_argument("--iolog-unit", choices=("us", "ms", "ns"), default="us", metavar="U",
                         help="unit of version 3 times: us (default), ms, ns")
-    ap.add_argument("--pagesize", type=int, default=4096, metavar="BYTES", help=PAGESIZE_HELP)
+    ap.add_argument("--pagesize", type=number(int, low=1), default=4096, metavar="BYTES", help=PAGESIZE_HELP)
     ap.add_argument("--source", metavar="TEXT", help="the trace's source line")
     ap.add_argument("--quiet", action="store_true", help="no notes on stderr")
 
@@ -151,7 +152,7 @@ def _add_import_options(ap, cmd):
 def _add_export_options(ap):
     ap.add_argument("-o", "--output", metavar="FILE", help="the iolog (required)")
     ap.add_argument("--prefix", metavar="DIR", help="directory put before each path")
-    ap.add_argument("--stream", type=int, action="append", metavar="ID",
+    ap.add_argument("--stream", type=number(int, low=0), action="append", metavar="ID",
                     help="export only stream ID (repeatable)")
     ap.add_argument("--iolog-unit", choices=("us", "ms", "ns"), default="us",
                     metavar="us|ms|ns", help="unit of version 3 times (default us)")
