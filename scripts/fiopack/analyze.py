@@ -99,6 +99,7 @@ import re
 import sys
 from pathlib import Path
 
+from fiopack import UserError, outputs
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.results import axes as fioaxes
@@ -383,7 +384,9 @@ SUMMARY = {"rows": "the normalised view: a row per run, host, job, direction, op
            "report": "results beside the published figures they reproduce",
            "compare": "regression check between two result sets"}
 
-OUTPUT_HELP = "write there instead of standard output."
+OUTPUT_HELP = ("write there instead of standard output (a file is\n"
+               "replaced whole; a device or FIFO written in place;\n"
+               "a symlink followed).")
 
 # per command: (its --format values, their explanation)
 FORMATS = {"rows": ("csv|json|jsonl", "default csv (or from -o's extension)."),
@@ -539,7 +542,8 @@ def _add_command_options(ap, cmd):
             else "decimals (default 2)."))
     if cmd != "metrics":
         ap.add_argument("-o", "--output", action="append", default=[], metavar="FILE", help=(
-            ".png or .svg; repeatable (the same plot in each)." if cmd == "plot"
+            ".png or .svg; repeatable (the same plot in each;\n"
+            "FILE.json beside each says what made it)." if cmd == "plot"
             else OUTPUT_HELP))
 
 
@@ -628,7 +632,7 @@ def out_format(a, default, allowed) -> str:
 def emit(a, text: str) -> None:
     if a.output:
         for o in a.output:
-            Path(o).write_text(text)
+            outputs.write_output(o, text, "-o")
     else:
         sys.stdout.write(text)
 
@@ -810,13 +814,13 @@ def cmd_plot(a) -> int:
     return 0
 
 
-def save_plot(fig, outputs, prov, data) -> None:
+def save_plot(fig, paths, prov, data) -> None:
     meta_json = json.dumps(prov, separators=(",", ":"), default=str)
     title = prov["plot"].get("title", "fio-pack plot")
     software = f"fio-pack analyze {prov['pack_version']}"
     summary = (f"{title}; {prov['runs']} runs; fio {', '.join(prov['fio_versions']) or '?'}; "
                f"inputs: {', '.join(prov['arguments'])}; command: {prov['command']}")
-    for o in outputs:
+    for o in paths:
         if o.lower().endswith(".png"):
             md = {"Title": title, "Software": software, "Description": summary,
                   "Source": ", ".join(prov["arguments"]), "fio-pack provenance": meta_json}
@@ -825,9 +829,11 @@ def save_plot(fig, outputs, prov, data) -> None:
             md = {"Title": title, "Creator": software, "Description": meta_json,
                   "Source": ", ".join(prov["arguments"]),
                   "Keywords": ["fio"] + prov["fio_versions"]}
-        fig.savefig(o, metadata=md)
+        with outputs.Output(o, "-o") as out:
+            fig.savefig(out.file, format=Path(o).suffix.lower()[1:], metadata=md)
         side = dict(prov, output=str(o), data=data)
-        Path(str(o) + ".json").write_text(json.dumps(side, indent=1, default=str) + "\n")
+        outputs.write_output(str(o) + ".json", json.dumps(side, indent=1, default=str) + "\n",
+                             "-o")
 
 
 def plot_metric(plt, ds, a):
@@ -1219,7 +1225,7 @@ def main(argv=None) -> int:
         return COMMANDS[cmd](a)
     except SystemExit as e:     # --help printed the manual
         return e.code
-    except AnalysisError as e:
+    except UserError as e:      # AnalysisError, an output refused
         msg = str(e)
         print(msg if msg.startswith(PROG) else f"{PROG} {cmd}: {msg}", file=sys.stderr)
         return 2

@@ -60,6 +60,7 @@ import time
 from pathlib import Path
 
 import fiopack
+from fiopack import outputs
 from fiopack.capture.bpf import IOCAP
 from fiopack.capture.procs import tasks_of
 from fiopack.options import Parser, number
@@ -457,7 +458,8 @@ def main(argv=None) -> int:
                     help="comma-separated: strace, bpf, bpf-hooks (iocap capturing an idle\n"
                          "process beside the server: what its programs being on the host\n"
                          "costs, nothing of the database captured) (default strace,bpf)")
-    ap.add_argument("--output", help="also write the Markdown report here")
+    ap.add_argument("--output", help="also write the Markdown report here (%s)"
+                    % outputs.POLICY_HELP)
     ap.add_argument("--json", help="also write each run's figures here, as JSON")
     ap.add_argument("--bpf-stats", action="store_true",
                     help="turn kernel.bpf_stats_enabled on during the run to measure the BPF "
@@ -475,7 +477,7 @@ def main(argv=None) -> int:
         text = report(runs)
         print(text)
         if a.output:
-            Path(a.output).write_text(text)
+            outputs.write_output(a.output, text, "--output")
         return 0
     tracers = [t for t in a.tracers.split(",") if t]
     if not tracers or any(t not in ("strace", "bpf", "bpf-hooks") for t in tracers):
@@ -517,10 +519,10 @@ def main(argv=None) -> int:
     run["end"] = time.strftime("%H:%M UTC", time.gmtime())
     run["load_after"] = load_now()
     if a.json:
-        Path(a.json).write_text(json.dumps(run, indent=1) + "\n")
+        outputs.write_output(a.json, json.dumps(run, indent=1) + "\n", "--json")
     text = report([run])
     print(text)
     if a.output:
-        Path(a.output).write_text(text)
+        outputs.write_output(a.output, text, "--output")
     return 0
 

@@ -21,7 +21,7 @@ import tempfile
 import time
 
 import fiopack
-from fiopack import REPO
+from fiopack import REPO, outputs
 from fiopack.bench import harness
 from fiopack.options import Parser, number
 from fiopack.bench.harness import Report, fs_of, log, machine_info, run, run_peak_rss, stats
@@ -780,7 +780,8 @@ def parser():
     p.add_argument("--quiet-wait", type=number(int, low=0), default=60,
                    help="seconds to wait for a quiet machine before a run of A (default 60)")
     p.add_argument("--timeout", type=number(int, low=1), default=1800, help="seconds per run (default 1800)")
-    p.add_argument("--output", help="the Markdown report (default stdout)")
+    p.add_argument("--output", help="the Markdown report (default stdout; %s)"
+                   % outputs.POLICY_HELP)
     p.add_argument("--raw", help="every measurement as JSON")
     p.add_argument("--paced", action="store_true",
                    help="instead of parts A-C: the shipped traces at their captured pace "

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from fiopack import REPO
+from fiopack import REPO, outputs
 from fiopack.options import Parser
 
 def log(msg):
@@ -361,14 +361,12 @@ def save_report(a, rep, results, error, json_default=None):
         rep.add("**The run stopped with an error:** `%s`" % error.replace("\n", " ")[:1500])
     text = rep.text()
     if a.output:
-        with open(a.output, "w") as f:
-            f.write(text)
+        outputs.write_output(a.output, text, "--output")
         log("report written to %s" % a.output)
     else:
         sys.stdout.write(text)
     if a.raw:
-        with open(a.raw, "w") as f:
-            json.dump(results, f, indent=1, default=json_default)
+        outputs.write_output(a.raw, json.dumps(results, indent=1, default=json_default), "--raw")
         log("raw measurements written to %s" % a.raw)
 
 
@@ -384,9 +382,10 @@ def parser(name, description, epilog):
 def add_output_options(p):
     """--output and --raw: where the report and the measurements go."""
     p.add_argument("--output", "-o", metavar="FILE",
-                   help="write the Markdown report to FILE (default: stdout)")
+                   help="write the Markdown report to FILE (default: stdout; %s)"
+                   % outputs.POLICY_HELP)
     p.add_argument("--raw", metavar="FILE",
-                   help="also write every measurement as JSON to FILE")
+                   help="also write every measurement as JSON to FILE (%s)" % outputs.POLICY_HELP)
 
 
 def add_build_options(p, engine):

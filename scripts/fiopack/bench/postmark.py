@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from fiopack import REPO
+from fiopack import REPO, outputs
 from fiopack.bench import harness
 from fiopack.options import Parser, number
 from fiopack.bench.harness import Report, fs_of, log, run
@@ -730,7 +730,8 @@ def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
     p.add_argument("--quick", action="store_true",
                    help="smoke run: ~5 s transaction phases, 1 repeat (see QUICK MODE)")
     p.add_argument("--output", "-o", metavar="FILE",
-                   help="write the Markdown report to FILE (default: stdout)")
+                   help="write the Markdown report to FILE (default: stdout; %s)"
+                   % outputs.POLICY_HELP)
     p.add_argument("--raw", metavar="FILE",
                    help="also write every measurement as JSON to FILE")
     p.add_argument("--filesystems", default="tmpfs,disk", metavar="LIST",

@@ -34,7 +34,11 @@ DESCRIPTION
     command line used and the conversion options.
 
     Output is written to a temporary file beside OUT and renamed into place
-    when complete: on any error no output file is left. Notes about what was
+    when complete: on any error no output file is left. A character device or
+    a FIFO (-o /dev/null, a named pipe) is written in place instead, a
+    symlink is followed (the file it points to is replaced in its own
+    directory), a block device, a directory or a socket is refused; the
+    same for --ready and the files --keep writes. Notes about what was
     dropped go to standard error, one line each, "fio-pack capture: note: ..."
     (--quiet: none).
 
@@ -67,6 +71,7 @@ from fiopack.capture.procs import (Watcher, descendants, direct_fds, read_listin
                                    read_procinfo, take_listing, task_label, write_procinfo)
 from fiopack.capture.rules import (DB_ALIASES, DB_NAMES, PAGESIZE, PROG, RULES, TRACE_SET,
                                    Error)
+from fiopack import UserError, outputs
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.trace import dbtrace as dt  # the format's reader/writer
@@ -209,11 +214,14 @@ def strace_args(out_name: str, seccomp: bool) -> List[str]:
 def keep_files(a, work: str):
     if not a.keep:
         return
-    os.makedirs(a.keep, exist_ok=True)
+    try:
+        os.makedirs(a.keep, exist_ok=True)
+    except OSError as e:
+        raise Error(f"--keep {a.keep}: {e.strerror}")
     for n in ("strace.out", "listing", "procinfo"):
         p = os.path.join(work, n)
         if os.path.exists(p):
-            shutil.copy(p, os.path.join(a.keep, n))
+            outputs.copy_to_output(p, os.path.join(a.keep, n), "--keep")
 
 
 def prepare(a):
@@ -502,8 +510,7 @@ def cmd_attach(a) -> int:
                   + (f"for {a.duration:g} s" if a.duration else "until SIGINT/SIGTERM"),
                   file=sys.stderr)
         if a.ready:
-            with open(a.ready, "w") as f:
-                f.write(f"{p.pid}\n")
+            outputs.write_output(a.ready, f"{p.pid}\n", "--ready")
         t_attached = time.monotonic()
         while not stop and p.poll() is None:
             if a.duration and time.monotonic() - t_attached >= a.duration:
@@ -763,7 +770,9 @@ named relative to it (required)""")
 postgresql, mariadb, sqlite or generic: the page
 size and the file role rules (required)""")
     ap.add_argument("-o", "--output", metavar="FILE",
-                    help="the trace (.gz: gzip-compressed; required)")
+                    help="the trace (.gz: gzip-compressed; required; a file\n"
+                         "is replaced whole, a device or FIFO written in\n"
+                         "place, a symlink followed)")
     ap.add_argument("--pagesize", type=number(int, low=1), metavar="BYTES", help="""\
 the database's page size (default: 8192
 postgresql, 16384 mariadb, 4096 sqlite, generic)""")
@@ -906,10 +915,7 @@ def main(argv=None) -> int:
         else:
             a = parser(cmd).parse_args(rest)
         return COMMANDS[cmd](a)
-    except dt.Error as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    except Error as e:
+    except UserError as e:      # the capture's Error, the trace's, an output refused
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:

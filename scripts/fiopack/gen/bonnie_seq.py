@@ -39,6 +39,7 @@ in chunks, read_iolog_chunked=1).
 import argparse
 import os
 
+from fiopack import outputs
 from fiopack.options import Parser, size as size_type
 from fiopack.units import size_name
 
@@ -47,7 +48,7 @@ IOLOG_FILE = "Bonnie.tmp"
 
 
 def write_rewrite_iolog(path: str, size: int, chunk: int):
-    with open(path, "w") as f:
+    with outputs.Output(path) as f:
         f.write("fio version 2 iolog\n")
         f.write(f"{IOLOG_FILE} add\n{IOLOG_FILE} open\n")
         for off in range(0, size - size % chunk, chunk):
@@ -184,8 +185,8 @@ def main(argv=None) -> int:
     os.makedirs(iolog_dir, exist_ok=True)
     iolog = os.path.join(iolog_dir, f"bonnie-rewrite-{size_name(size)}-{size_name(chunk)}.log")
     write_rewrite_iolog(iolog, size, chunk)
-    with open(os.path.join(args.out, args.name), "w") as fh:
-        fh.write(job_file(args.name, size, byte_io, chunk,
-                          os.path.join(args.data_dir, DATA_FILE), iolog))
+    outputs.write_output(os.path.join(args.out, args.name),
+                         job_file(args.name, size, byte_io, chunk,
+                                  os.path.join(args.data_dir, DATA_FILE), iolog))
     return 0
 

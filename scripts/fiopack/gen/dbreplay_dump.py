@@ -30,8 +30,8 @@ DESCRIPTION
 """
 import argparse
 import random
-import sys
 
+from fiopack import outputs
 from fiopack.options import Parser, number
 
 FIRST = ("Anna", "Bram", "Chloe", "Daan", "Emma", "Finn", "Guus", "Hanna", "Isa", "Jesse",
@@ -121,27 +121,9 @@ def create(dialect, name, cols, pk, keys):
             "/*!40101 SET character_set_client = @saved_cs_client */;\n")
 
 
-def main(argv=None) -> int:
-    # the manual is the docstring (NAME, SYNOPSIS, DESCRIPTION) and the options
-    ap = Parser(prog="fio-pack gen dbreplay-dump", usage=argparse.SUPPRESS,
-                                 description=__doc__.strip(),
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dialect", choices=("mysql", "sqlite"), default="mysql",
-                    help="mysql (mysqldump's layout) or sqlite (for the sqlite3 shell); "
-                         "default mysql")
-    ap.add_argument("--scale", type=number(int, low=1), default=1, metavar="N",
-                    help="row counts as above (default 1)")
-    ap.add_argument("--rows-per-insert", type=number(int, low=1), default=500, metavar="N",
-                    help="rows in one extended INSERT (default 500)")
-    ap.add_argument("-o", "--output", metavar="FILE", help="output (default standard output)")
-    a = ap.parse_args(argv)
-    rnd = random.Random(20080123)
-    ncust, nord = 10000 * a.scale, 20000 * a.scale
-    gens = {"customers": customers(rnd, ncust), "orders": orders(rnd, nord, ncust),
-            "order_items": items(rnd, nord)}
-    out = open(a.output, "w", encoding="utf-8", newline="\n") if a.output else sys.stdout
-    my = a.dialect == "mysql"
-    w = out.write
+def dump(w, dialect: str, gens: dict, rows_per_insert: int) -> None:
+    """The dump in @dialect, through the write function @w."""
+    my = dialect == "mysql"
     if my:
         w("-- MySQL dump 10.13  (mysqldump-style, written by scripts/fio-pack gen dbreplay-dump)\n--\n"
           "-- Host: localhost    Database: test\n"
@@ -159,14 +141,14 @@ def main(argv=None) -> int:
     for name, cols, pk, keys in TABLES:
         w(f"--\n-- Table structure for table `{name}`\n--\n\n")
         w(f"DROP TABLE IF EXISTS `{name}`;\n")
-        w(create(a.dialect, name, cols, pk, keys))
+        w(create(dialect, name, cols, pk, keys))
         w(f"\n--\n-- Dumping data for table `{name}`\n--\n\n")
         if my:
             w(f"LOCK TABLES `{name}` WRITE;\n/*!40000 ALTER TABLE `{name}` DISABLE KEYS */;\n")
         batch = []
         for row in gens[name]:
             batch.append("(" + ",".join(map(str, row)) + ")")
-            if len(batch) == a.rows_per_insert:
+            if len(batch) == rows_per_insert:
                 w(f"INSERT INTO `{name}` VALUES " + ",".join(batch) + ";\n")
                 batch = []
         if batch:
@@ -181,7 +163,32 @@ def main(argv=None) -> int:
           "/*!40014 SET UNIQUE_CHECKS=@OLD_UNIQUE_CHECKS */;\n"
           "/*!40101 SET CHARACTER_SET_CLIENT=@OLD_CHARACTER_SET_CLIENT */;\n"
           "/*!40111 SET SQL_NOTES=@OLD_SQL_NOTES */;\n\n-- Dump completed\n")
-    if out is not sys.stdout:
-        out.close()
+
+
+def main(argv=None) -> int:
+    # the manual is the docstring (NAME, SYNOPSIS, DESCRIPTION) and the options
+    ap = Parser(prog="fio-pack gen dbreplay-dump", usage=argparse.SUPPRESS,
+                                 description=__doc__.strip(),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dialect", choices=("mysql", "sqlite"), default="mysql",
+                    help="mysql (mysqldump's layout) or sqlite (for the sqlite3 shell); "
+                         "default mysql")
+    ap.add_argument("--scale", type=number(int, low=1), default=1, metavar="N",
+                    help="row counts as above (default 1)")
+    ap.add_argument("--rows-per-insert", type=number(int, low=1), default=500, metavar="N",
+                    help="rows in one extended INSERT (default 500)")
+    ap.add_argument("-o", "--output", metavar="FILE", help="output (default standard output; " +
+                    outputs.POLICY_HELP + ")")
+    a = ap.parse_args(argv)
+    rnd = random.Random(20080123)
+    ncust, nord = 10000 * a.scale, 20000 * a.scale
+    gens = {"customers": customers(rnd, ncust), "orders": orders(rnd, nord, ncust),
+            "order_items": items(rnd, nord)}
+    out = outputs.Output(a.output or "-", "-o")
+    try:
+        dump(out.write, a.dialect, gens, a.rows_per_insert)
+        out.commit()
+    finally:
+        out.abort()
     return 0
 

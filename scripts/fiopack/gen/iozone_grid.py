@@ -48,6 +48,7 @@ prints the record numbers one backward or stride read visits instead.
 import argparse
 import os
 
+from fiopack import outputs
 from fiopack.options import Parser, size
 from fiopack.units import KIB, MIB, parse_size, size_name
 
@@ -96,7 +97,7 @@ def stride_offsets(file_size: int, reclen: int, stride: int = STRIDE):
 
 
 def write_iolog(path: str, offsets, reclen: int):
-    with open(path, "w") as f:
+    with outputs.Output(path) as f:
         f.write("fio version 2 iolog\n")
         f.write(f"{IOLOG_FILE} add\n{IOLOG_FILE} open\n")
         for off in offsets:
@@ -267,7 +268,7 @@ def main(argv=None) -> int:
         fs, rs = size_name(f), size_name(r)
         write_iolog(os.path.join(iolog_dir, f"bkwd-{fs}-{rs}.log"), backward_offsets(f, r), r)
         write_iolog(os.path.join(iolog_dir, f"stride-{fs}-{rs}.log"), stride_offsets(f, r), r)
-    with open(os.path.join(args.out, args.name), "w") as fh:
-        fh.write(job_file(min_file, max_file, iolog_dir, args.name, args.data_dir))
+    outputs.write_output(os.path.join(args.out, args.name),
+                         job_file(min_file, max_file, iolog_dir, args.name, args.data_dir))
     return 0
 

@@ -90,7 +90,7 @@ import socket
 import sys
 from pathlib import Path
 
-from fiopack import REPO
+from fiopack import REPO, UserError
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.study.common import (DEFAULT_CATALOGUE, StudyError, find_scenario, job_paths,
@@ -426,7 +426,7 @@ def main(argv=None) -> int:
             cfg["started"] = utc_now()
             (out / "runs").mkdir(parents=True)
         return study.execute(resume=bool(a.resume))
-    except StudyError as e:
+    except UserError as e:      # StudyError, an output refused
         for line in str(e).splitlines():
             print(f"fio-pack study: {line}", file=sys.stderr)
         return 2

@@ -8,10 +8,9 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
-from fiopack import REPO, UserError
+from fiopack import REPO, UserError, outputs
 
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -62,22 +61,9 @@ def sha256_text(text: str) -> str:
 
 
 def write_atomic(path: Path, data) -> None:
-    """Writes a file under a temporary name and renames it into place."""
-    if isinstance(data, str):
-        data = data.encode()
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix="." + path.name + ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Writes a file of the results directory by the pack's rules for
+    outputs (a regular file under a temporary name, renamed into place)."""
+    outputs.write_output(path, data)
 
 
 def write_json_atomic(path: Path, obj) -> None:

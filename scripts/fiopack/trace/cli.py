@@ -33,10 +33,15 @@ DESCRIPTION
     .gz is gzip-compressed; trace input is decompressed when it starts with the
     gzip magic bytes, whatever its name ("-" reads standard input).
 
-    Output files are written to a temporary file beside them and renamed into
-    place when complete: on any error no output file is left behind (nor a
-    partial one over an existing file). Without -o an import writes the trace
-    to standard output, after the whole input has been read and checked.
+    An output that is a regular file (or not there yet) is written to a
+    temporary file beside it and renamed into place when complete: on any
+    error no output file is left behind (nor a partial one over an existing
+    file). A character device or a FIFO (-o /dev/null, a named pipe) is
+    written in place, never replaced; a symlink is followed, as the shell's >
+    follows it (the file it points to is replaced in its own directory); a
+    block device, a directory or a socket is refused. Without -o (or with
+    -o -) an import writes the trace to standard output, after the whole
+    input has been read and checked.
 
     Notes about what a conversion dropped or changed go to standard error, one
     line each, starting with "fio-pack trace: note:" (--quiet: none).
@@ -52,6 +57,7 @@ import argparse
 import sys
 from typing import Dict
 
+from fiopack import UserError
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.trace.dbtrace import Error, PROG, read_trace
@@ -128,7 +134,9 @@ SUMMARY = {"import-iolog": "fio iologs (versions 2 and 3) as a dbtrace trace",
            "export-iolog": "a dbtrace trace as a fio iolog",
            "check": "read traces and say what they hold"}
 
-OUTPUT_HELP = "the trace (.gz: compressed); default standard output"
+OUTPUT_HELP = ("the trace (.gz: compressed); default standard output\n"
+               "(a file is replaced whole, a device or FIFO written\n"
+               "in place, a symlink followed)")
 PAGESIZE_HELP = "power of two from 512 to 1048576 (default 4096)"
 
 
@@ -150,7 +158,8 @@ def _add_import_options(ap, cmd):
 
 
 def _add_export_options(ap):
-    ap.add_argument("-o", "--output", metavar="FILE", help="the iolog (required)")
+    ap.add_argument("-o", "--output", metavar="FILE", help="the iolog (required; a file is replaced\n"
+                    "whole, a device or FIFO written in place, a symlink\nfollowed)")
     ap.add_argument("--prefix", metavar="DIR", help="directory put before each path")
     ap.add_argument("--stream", type=number(int, low=0), action="append", metavar="ID",
                     help="export only stream ID (repeatable)")
@@ -235,7 +244,7 @@ def run_command(argv, parser, prog, commands, error) -> int:
         return commands[cmd](parser(cmd).parse_args(rest))
     except SystemExit as e:     # --help printed the manual
         return e.code
-    except error as e:
+    except (error, UserError) as e:  # the command's Error, an output refused
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
 

@@ -3,7 +3,6 @@ header and records, a reader that refuses what the C parser refuses with
 the same message, and a writer (spooled, written atomically, gzip when
 the name ends in .gz); what the importers, the capture and the checks
 share."""
-import os
 import re
 import sys
 import tempfile
@@ -11,7 +10,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from fiopack import UserError
+from fiopack import UserError, outputs
 
 PROG = "fio-pack trace"
 
@@ -589,25 +588,18 @@ def read_trace(path: str):
 # -- writing --
 
 class Output:
-    """An output file written to a temporary file beside it and renamed into
-    place by commit(); gzip-compressed when the name ends in .gz. "-" or None:
-    standard output (the caller writes only after checking everything)."""
+    """A trace or iolog output, written by the pack's rules for outputs
+    (fiopack/outputs.py: a regular file is replaced whole once complete, a
+    device or FIFO written in place, a symlink followed); gzip-compressed
+    when the name ends in .gz. "-" or None: standard output (the caller
+    writes only after checking everything)."""
 
     def __init__(self, path: Optional[str], gz_by_name=True):
         self.path = path
-        self.tmp = None
-        if path in (None, "-"):
-            self.raw = sys.stdout.buffer
-            self.f = self.raw
-            return
-        d = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=d)
-        except OSError as e:
-            raise Error(f"cannot write {path}: {e.strerror}")
-        self.raw = os.fdopen(fd, "wb")
+        self.out = outputs.Output("-" if path is None else path)
+        self.raw = self.out.file
         self.f = self.raw
-        if gz_by_name and path.endswith(".gz"):
+        if gz_by_name and path not in (None, "-") and path.endswith(".gz"):
             import gzip
             self.f = gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, mtime=0)
 
@@ -621,33 +613,12 @@ class Output:
         try:
             if self.f is not self.raw:
                 self.f.close()
-            self.raw.flush()
-            if self.tmp:
-                os.fsync(self.raw.fileno())
-                self.raw.close()
-                os.chmod(self.tmp, 0o666 & ~_umask())
-                os.replace(self.tmp, self.path)
-                self.tmp = None
         except OSError as e:
             raise Error(f"cannot write {self.path}: {e.strerror}")
+        self.out.commit()
 
     def abort(self):
-        if self.tmp:
-            try:
-                self.raw.close()
-            except OSError:
-                pass
-            try:
-                os.unlink(self.tmp)
-            except OSError:
-                pass
-            self.tmp = None
-
-
-def _umask() -> int:
-    m = os.umask(0)
-    os.umask(m)
-    return m
+        self.out.abort()
 
 
 def fmt_off(v: int, page: int) -> str:
