@@ -1222,6 +1222,11 @@ def main(argv=None) -> int:
         return 2
     try:
         a = parser(cmd).parse_args(rest)
+        for o in getattr(a, "output", None) or []:
+            # before the results are read: a refusal costs nothing yet
+            outputs.check(o, "-o")
+            if cmd == "plot":
+                outputs.check(o + ".json", "-o")
         return COMMANDS[cmd](a)
     except SystemExit as e:     # --help printed the manual
         return e.code

@@ -17,6 +17,9 @@ command, written here once (pmrc2fio applies the same one in C).
     the pack writes belongs on a disk's raw device or in place of a
     directory, and writing to a socket is not writing a file.
 
+check() and check_dir() apply the rules without writing: a command that
+works for long (a capture, a benchmark, a study) checks its outputs before
+it starts, rather than refusing them once the work is done (issue 23).
 Output writes by them."""
 import os
 import stat
@@ -70,6 +73,38 @@ def target(path, what=None) -> tuple:
     link = f" ({path} -> {real})" if real != os.path.abspath(path) else ""
     raise OutputError(f"{name}: {kind}{link}: an output is written to a regular file, "
                       f"a character device or a FIFO")
+
+
+def check(path, what=None) -> None:
+    """Refuses, before any work, an output the rules refuse or that cannot be
+    written: the directory a replaced file goes to must be writable, a device
+    or FIFO writable itself. None (no such option given) passes."""
+    if path is None:
+        return
+    how, real = target(path, what)
+    if how == "replace":
+        d = os.path.dirname(real)
+        if not os.access(d, os.W_OK | os.X_OK):
+            raise OutputError(f"{_name(path, what)}: directory {d} is not writable")
+    elif how == "in place" and not os.access(real, os.W_OK):
+        raise OutputError(f"{_name(path, what)}: not writable")
+
+
+def check_dir(path, what=None) -> None:
+    """Refuses, before any work, an output directory (a study's --out, a
+    generator's --out, capture --keep) that is not a directory, or that
+    cannot be made or written in: its nearest existing ancestor must be a
+    writable directory."""
+    if path is None:
+        return
+    name = _name(path, what)
+    p = os.path.realpath(str(path))
+    while not os.path.lexists(p):
+        p = os.path.dirname(p)
+    if not os.path.isdir(p):
+        raise OutputError(f"{name}: {p} is not a directory")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise OutputError(f"{name}: {p} is not writable")
 
 
 class Output:

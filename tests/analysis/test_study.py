@@ -389,6 +389,18 @@ def test_target_not_writable(lab, ro_dir):
     assert snapshot(ro_dir) == before
 
 
+@needs_root
+def test_out_not_writable(lab, ro_dir):
+    """Issue 23, 4: a results directory that cannot be made is refused in
+    one line with the other checks, before any run (it was a traceback
+    from mkdir once everything was checked)."""
+    before = snapshot(lab.ssd), snapshot(ro_dir)
+    p = lab.run("tiny-randread", "--target", f"ssd={lab.ssd}", "--set", "runtime=1",
+                "--out", ro_dir / "results")
+    assert_refused(p, f"--out {ro_dir / 'results'}: {ro_dir} is not writable", lab)
+    assert (snapshot(lab.ssd), snapshot(ro_dir)) == before
+
+
 # ---------------------------------------------------------------------------
 # Block devices: a scratch loop device
 # ---------------------------------------------------------------------------

@@ -307,3 +307,69 @@ def test_plot_writes_devices_in_place_and_refuses_block_devices(tmp_path):
     r = fio_pack(*plot, "-o", blk)
     one_line(r, blk, "a block device")
     assert (node_state(blk), listing(d)) == before
+
+
+# ---------------------------------------------------------------------------
+# Outputs checked before the work (issue 23, 4: `capture -o` in a read-only
+# directory was refused only after the whole capture)
+# ---------------------------------------------------------------------------
+
+def before_work_cases(tmp, ro, make=True):
+    """(name, argv, the output it must name) of each command, with an output
+    in the read-only directory @ro. Each argv also holds what would stop it
+    another way (a bad input, a missing program) or show that it ran (a
+    marker file): were the output not checked first, the refusal would not
+    be about it."""
+    marker, data, inp = tmp / "ran", tmp / "data", tmp / "in"
+    if make:
+        data.mkdir(exist_ok=True)
+        inputs(inp)
+        (tmp / "bad.iolog").write_text("fio version 2 iolog\n/d/f nonsense\n")
+    ran = ["sh", "-c", f"touch {marker}"]
+    capture = ["capture", "run", "--db", "generic", "--datadir", data, "--tracer", "strace"]
+    return [
+        ("capture run -o", [*capture, "-o", ro / "x.trace", "--", *ran], ro / "x.trace"),
+        ("capture run --keep", [*capture, "-o", tmp / "x.trace", "--keep", ro / "keep", "--",
+                                *ran], ro / "keep"),
+        ("capture attach --ready", ["capture", "attach", "--db", "generic", "--datadir", data,
+                                    "--tracer", "strace", "-o", tmp / "y.trace", "--ready",
+                                    ro / "ready", "--pid", "999999999"], ro / "ready"),
+        ("capture convert -o", ["capture", "convert", inp / "in.strace", "--db", "generic",
+                                "--datadir", "/db", "-o", ro / "z.trace"], ro / "z.trace"),
+        ("trace import-iolog -o", ["trace", "import-iolog", tmp / "bad.iolog", "-o",
+                                   ro / "t.trace"], ro / "t.trace"),
+        ("analyze table -o", ["analyze", "table", tmp / "no-results", "--metric", "iops",
+                              "-o", ro / "t.md"], ro / "t.md"),
+        ("gen bonnie-seq --out", ["gen", "bonnie-seq", "--out", ro / "gen"], ro / "gen"),
+        ("bench smallfile --output", ["bench", "smallfile", "--sections", "B9", "--output",
+                                      ro / "b.md"], ro / "b.md"),
+        ("bench smallfile --raw", ["bench", "smallfile", "--sections", "B9", "--raw",
+                                   ro / "b.json"], ro / "b.json"),
+        ("bench cold --output", ["bench", "cold", "--image-dir", tmp / "none", "--output",
+                                 ro / "c.md"], ro / "c.md"),
+        ("bench postmark --output", ["bench", "postmark", "--filesystems", "none", "--output",
+                                     ro / "p.md"], ro / "p.md"),
+        ("bench dbreplay --raw", ["bench", "dbreplay", "--records", "10", "--raw",
+                                  ro / "d.json"], ro / "d.json"),
+        ("bench capture --output", ["bench", "capture", "--tracers", "none", "--output",
+                                    ro / "k.md"], ro / "k.md"),
+    ]
+
+
+
+
+BEFORE_WORK = [c[0] for c in before_work_cases(Path("/nonexistent/t"), Path("/nonexistent/ro"),
+                                               make=False)]
+
+
+@pytest.mark.mounts
+@pytest.mark.parametrize("case", BEFORE_WORK)
+def test_outputs_are_checked_before_the_work(case, tmp_path, ro_dir):
+    name, argv, out = {c[0]: c for c in before_work_cases(tmp_path, ro_dir)}[case]
+    before = listing(tmp_path / "data", tmp_path / "in")
+    r = fio_pack(*argv, cwd=tmp_path)
+    one_line(r, out, "not writable")
+    assert not (tmp_path / "ran").exists(), f"{name}: the command ran"
+    assert listing(ro_dir) == {str(ro_dir): []}
+    assert listing(tmp_path / "data", tmp_path / "in") == before
+    assert sorted(os.listdir(tmp_path)) == ["bad.iolog", "data", "in", "ro"], name

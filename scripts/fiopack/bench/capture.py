@@ -467,6 +467,8 @@ def main(argv=None) -> int:
     ap.add_argument("--combine", nargs="+", metavar="JSON",
                     help="run nothing: one report of the rounds of these --json files")
     a = ap.parse_args(argv)
+    for name in ("output", "json"):     # before the databases start
+        outputs.check(getattr(a, name), "--" + name)
     if a.combine:
         try:
             runs = [json.loads(Path(f).read_text()) for f in a.combine]

@@ -367,6 +367,7 @@ def parse_args(argv):
                         % IMAGE_MIB_MAX)
     harness.add_build_options(p, "smallfile")
     a = p.parse_args(argv)
+    harness.check_outputs(a)
     q = a.quick
     a.size_dist = a.size_dist or "fixed:%d" % a.size
     a.tree_opts = a.tree_opts.split()

@@ -990,6 +990,7 @@ def report_end(rep, rn, t_start):
 def main(argv):
     p = parser()
     a = p.parse_args(argv)
+    harness.check_outputs(a)
     if a.paced:
         if os.geteuid() != 0:
             sys.stderr.write("fio-pack bench dbreplay: must run as root (losetup, mkfs, mount)\n")

@@ -388,6 +388,14 @@ def add_output_options(p):
                    help="also write every measurement as JSON to FILE (%s)" % outputs.POLICY_HELP)
 
 
+def check_outputs(a, *names):
+    """The benchmark's output options (--output, --raw and @names), checked
+    as soon as they are parsed: a report refused after an hour of runs is
+    an hour lost."""
+    for name in ("output", "raw") + names:
+        outputs.check(getattr(a, name, None), "--" + name)
+
+
 def add_build_options(p, engine):
     """--fio and --engine: the build the benchmark measures."""
     p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),

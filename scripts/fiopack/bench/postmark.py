@@ -780,6 +780,7 @@ def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
     p.add_argument("--engine", default=os.path.join(REPO, "build/postmark.so"),
                    help="engine shared object (default build/postmark.so)")
     a = p.parse_args(argv)
+    harness.check_outputs(a)
     q = a.quick
     a.repeats = a.repeats or (1 if q else 3)
     a.disk_repeats = a.disk_repeats or a.repeats

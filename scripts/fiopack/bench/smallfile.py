@@ -468,6 +468,7 @@ def parse_args(argv):
                    help="files for the --disk-dir runs (default 100000)")
     harness.add_build_options(p, "smallfile")
     a = p.parse_args(argv)
+    harness.check_outputs(a)
     q = a.quick
     if a.files is None:
         a.files = 100000 if q else 1000000

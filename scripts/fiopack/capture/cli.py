@@ -109,12 +109,17 @@ def pagesize_of(a, db) -> int:
     return p
 
 
-def check_output(path: str):
-    if not path:
+def check_outputs(a):
+    """Every output of the command, checked before anything runs (a capture
+    is long: its trace refused at the end would lose it)."""
+    if not a.output:
         raise Error("-o OUT.trace[.gz] is required")
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise Error(f"cannot write {path}: no directory {d}")
+    outputs.check(a.output, "-o")
+    outputs.check(getattr(a, "ready", None), "--ready")
+    outputs.check_dir(getattr(a, "keep", None), "--keep")
+    for n in ("strace.out", "listing", "procinfo") if getattr(a, "keep", None) else ():
+        if os.path.lexists(os.path.join(a.keep, n)):
+            outputs.check(os.path.join(a.keep, n), "--keep")
 
 
 def compose_source(a, db, capture: str) -> str:
@@ -226,7 +231,7 @@ def keep_files(a, work: str):
 
 def prepare(a):
     db = db_of(a.db)
-    check_output(a.output)
+    check_outputs(a)
     pagesize_of(a, db)
     rules_of(db, a.role)
     if not a.datadir:

@@ -181,6 +181,7 @@ def main(argv=None) -> int:
     size, byte_io, chunk = args.size, args.byte_io, args.chunk
     if size < byte_io:
         ap.error("--size must be at least --byte-io")
+    outputs.check_dir(args.out, "--out")
     iolog_dir = os.path.join(args.out, "iolog")
     os.makedirs(iolog_dir, exist_ok=True)
     iolog = os.path.join(iolog_dir, f"bonnie-rewrite-{size_name(size)}-{size_name(chunk)}.log")

@@ -261,6 +261,7 @@ def main(argv=None) -> int:
         ap.error("--out is required")
     if not os.path.isabs(args.data_dir):
         ap.error("--data-dir must be an absolute path")
+    outputs.check_dir(args.out, "--out")
     min_file, max_file = args.min_file, args.max_file
     iolog_dir = os.path.join(args.out, "iolog")
     os.makedirs(iolog_dir, exist_ok=True)

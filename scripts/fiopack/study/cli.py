@@ -90,7 +90,7 @@ import socket
 import sys
 from pathlib import Path
 
-from fiopack import REPO, UserError
+from fiopack import REPO, UserError, outputs
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.study.common import (DEFAULT_CATALOGUE, StudyError, find_scenario, job_paths,
@@ -254,6 +254,7 @@ def prepare_resume(a, argv, fio) -> tuple:
         raise StudyError(f"--resume takes the study from DIR/study.json; do not give "
                          f"{', '.join('--' + g.replace('_', '-') if g != 'scenario' else 'SCENARIO' for g in given)}")
     out = Path(a.resume)
+    outputs.check_dir(out, "--resume")
     try:
         cfg = json.loads((out / "study.json").read_text())
     except (OSError, ValueError) as e:
@@ -367,6 +368,7 @@ def prepare(a, argv) -> tuple:
     if out.exists():
         raise StudyError(f"results directory {out} exists (continue it with --resume {out}, "
                          f"or give another --out)")
+    outputs.check_dir(out, "--out")
     tenvs = target_envs(tspec)
     variables = {v: os.environ.get(v, "") for v in job_variables(paths) if v not in tenvs}
     cfg = {
@@ -424,7 +426,10 @@ def main(argv=None) -> int:
             return 0
         if not a.resume:
             cfg["started"] = utc_now()
-            (out / "runs").mkdir(parents=True)
+            try:
+                (out / "runs").mkdir(parents=True)
+            except OSError as e:
+                raise StudyError(f"--out {out}: {e.strerror}")
         return study.execute(resume=bool(a.resume))
     except UserError as e:      # StudyError, an output refused
         for line in str(e).splitlines():

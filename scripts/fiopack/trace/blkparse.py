@@ -4,6 +4,7 @@ import re
 import sys
 from typing import Dict
 
+from fiopack import outputs
 from fiopack.trace.dbtrace import (Error, FileDecl, Header, MAX_FILES, MAX_IO, MAX_OFFSET,
                                    MAX_STREAMS, Notes, PROG, Spool, StreamDecl, _counts,
                                    decoded_chunks, open_input, safe_name, source_text,
@@ -243,6 +244,7 @@ class BlkparseImport:
 
 def cmd_import_blkparse(a) -> int:
     pagesize = check_pagesize(a.pagesize)
+    outputs.check(a.output, "-o")       # before the input is read
     name = "<stdin>" if a.input == "-" else a.input
     imp = BlkparseImport(a, name)
     notes = Notes(a.quiet)

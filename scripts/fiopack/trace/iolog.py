@@ -5,6 +5,7 @@ import re
 import sys
 from typing import Dict
 
+from fiopack import outputs
 from fiopack.trace.dbtrace import (Error, FileDecl, Header, MAX_FILES, MAX_IO, MAX_OFFSET,
                                    MAX_PAGE, MAX_PATH, MAX_STREAMS, MIN_PAGE, Notes, Output,
                                    PROG, Spool, StreamDecl, TraceError, UNIT_NS, _blank_split,
@@ -107,6 +108,7 @@ def cmd_import_iolog(a) -> int:
     if not a.inputs:
         raise Error("import-iolog: no IOLOG given (see fio-pack trace import-iolog --help)")
     pagesize = check_pagesize(a.pagesize)
+    outputs.check(a.output, "-o")       # before the input is read
     unit = a.iolog_unit
     files: Dict[str, FileDecl] = {}          # iolog file name -> declaration
     paths: set = set()
