@@ -381,6 +381,46 @@ def test_bad_input_refused(lab, case):
     assert snapshot(lab.root) == before
 
 
+# Issue 23, 11: what the study writes into a job file must read back as it
+# was given. A line break made a job section of its own (--set
+# $'runtime=1\n[evil]\nioengine=null'); fio cuts a value at ';' and '#'.
+JOB_TEXT_CASES = {
+    "set-newline": (["--set", "runtime=1\n[evil]\nioengine=null"], {},
+                    "--set runtime: '1\\n[evil]\\nioengine=null' holds a line break"),
+    "set-semicolon": (["--set", "size=1m;4m"], {}, "--set size: '1m;4m' holds a ';'"),
+    "set-hash": (["--set", "size=1m#4m"], {}, "--set size: '1m#4m' holds a '#'"),
+    "set-control": (["--set", "size=1m\x1b"], {}, "--set size: '1m\\x1b' holds a control"),
+    "sweep-newline": (["--sweep", "threads=1,2\n[evil]"], {},
+                      "--sweep threads: '2\\n[evil]' holds a line break"),
+    "sweep-semicolon": (["--sweep", "threads=1;2"], {}, "--sweep threads: '1;2' holds a ';'"),
+    "target-newline": ("newline-dir", {}, "holds a line break"),
+    "target-colon": ("colon-dir", {}, "holds a ':' (fio's directory= and filename= read it"),
+    "label-newline": ("newline-label", {}, "label 'ssd\\n' must be letters"),
+    "environment": ([], {"STUDY_TEST_OTHER": "x\n[evil]\nioengine=null"},
+                    "environment variable STUDY_TEST_OTHER (the job files use "
+                    "${STUDY_TEST_OTHER}): 'x\\n[evil]\\nioengine=null' holds a line break"),
+    "engine-dir": (["--remote-engine-dir", "/opt/x;y"], {},
+                   "--remote-engine-dir: '/opt/x;y' holds a ';'"),
+    "server": (["--server", "db1\n[evil]"], {}, "--server: 'db1\\n[evil]' holds a line break"),
+}
+
+
+@pytest.mark.parametrize("case", list(JOB_TEXT_CASES))
+def test_job_file_text_refused(lab, case):
+    args, env, msg = JOB_TEXT_CASES[case]
+    target = ["--target", f"ssd={lab.ssd}"]
+    if args == "newline-dir" or args == "colon-dir":
+        d = lab.root / ("a\nb" if args == "newline-dir" else "a:b")
+        d.mkdir()
+        target, args = ["--target", f"ssd={d}"], []
+    elif args == "newline-label":
+        target, args = ["--target", f"ssd\n={lab.ssd}"], []
+    before = snapshot(lab.root)
+    p = lab.run("tiny-randread", *target, *args, "--out", lab.out, env=env)
+    assert_refused(p, msg, lab)
+    assert snapshot(lab.root) == before
+
+
 @needs_root
 def test_target_not_writable(lab, ro_dir):
     before = snapshot(ro_dir)

@@ -94,7 +94,7 @@ from fiopack import REPO, UserError, outputs
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.study.common import (DEFAULT_CATALOGUE, StudyError, find_scenario, job_paths,
-                                  load_catalogue, pack_version, repo_relative,
+                                  check_job_text, load_catalogue, pack_version, repo_relative,
                                   scenario_params, scenario_target, sha256_file, target_envs,
                                   utc_now, value_of)
 from fiopack.study.runner import Study, build_plan, parse_sets, parse_sweeps
@@ -322,6 +322,9 @@ def check_engines(a, sc, paths, servers, targets, fio) -> tuple:
     engines += [e for e in job_engines(paths) if e not in engines]
     engine_dir = os.path.abspath(a.engine_dir) if a.engine_dir else str(REPO / "build")
     remote_engine_dir = a.remote_engine_dir or engine_dir
+    # both become the jobs' ioengine=external:DIR/NAME.so
+    check_job_text(engine_dir, "--engine-dir")
+    check_job_text(remote_engine_dir, "--remote-engine-dir")
     if not servers:
         for e in engines:
             so = Path(engine_dir) / f"{e}.so"
@@ -371,6 +374,10 @@ def prepare(a, argv) -> tuple:
     outputs.check_dir(out, "--out")
     tenvs = target_envs(tspec)
     variables = {v: os.environ.get(v, "") for v in job_variables(paths) if v not in tenvs}
+    for v, text in variables.items():
+        check_job_text(text, f"environment variable {v} (the job files use ${{{v}}})")
+    # the replay logs' and traces' directory on the servers
+    check_job_text(a.remote_repo or str(REPO), "--remote-repo")
     cfg = {
         "format": 1,
         "command": argv,

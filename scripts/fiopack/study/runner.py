@@ -15,7 +15,8 @@ from pathlib import Path
 
 from fiopack import REPO
 from fiopack.catalogue import eval_metric, split_json
-from fiopack.study.common import (STDERR_TAIL, StudyError, find_fio, hms, scenario_params,
+from fiopack.study.common import (STDERR_TAIL, StudyError, check_job_text, find_fio, hms,
+                                  scenario_params,
                                   sha256_text, target_envs, utc_now, value_of, write_atomic,
                                   write_json_atomic)
 from fiopack.study.jobfile import derive_job, option_names, precondition_problem
@@ -62,7 +63,7 @@ def parse_sweeps(sweeps: list, sc: dict) -> list:
                              f"its parameters: {avail}")
         if any(name == n for n, _ in out):
             raise StudyError(f"--sweep {name}: given twice")
-        values = [v.strip() for v in vals.split(",")]
+        values = [check_job_text(v.strip(), f"--sweep {name}") for v in vals.split(",")]
         if not values or any(not v for v in values):
             raise StudyError(f"--sweep {text!r}: empty value")
         out.append((name, values))
@@ -80,7 +81,7 @@ def parse_sets(sets: list, sweeps: list, sc: dict) -> list:
             raise StudyError(f"--set {text!r}: expected OPTION=VALUE")
         if opt in swept:
             raise StudyError(f"--set {opt}: also swept as {swept[opt]}")
-        out.append((opt, val))
+        out.append((opt, check_job_text(val, f"--set {opt}")))
     return out
 
 

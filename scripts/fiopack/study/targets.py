@@ -13,7 +13,7 @@ from pathlib import Path
 from fiopack import REPO
 from fiopack.catalogue import split_json
 from fiopack.study.common import (CONNECT_TIMEOUT, DEFAULT_PORT, ENGINE_PROBES, LABEL_RE,
-                                  PROBE_TIMEOUT, StudyError)
+                                  PROBE_TIMEOUT, StudyError, check_job_text)
 
 
 # Devices (sysfs)
@@ -135,8 +135,10 @@ def parse_target(text: str) -> dict:
     label, sep, path = text.partition("=")
     if not sep or not path:
         raise StudyError(f"--target {text!r}: expected LABEL=PATH")
-    if not LABEL_RE.match(label):
+    if not LABEL_RE.fullmatch(label):
         raise StudyError(f"--target {text!r}: label {label!r} must be letters, digits, . _ -")
+    # the path is the job's directory=, filename=, tree_dir=...
+    check_job_text(path, f"--target {label}", path=True)
     return {"label": label, "path": path}
 
 
@@ -202,6 +204,8 @@ def check_remote_target(t: dict, sc: dict, kind: str, confirm: str) -> None:
 
 
 def parse_server(text: str) -> dict:
+    # HOST:PORT is on the derived job file's header line
+    check_job_text(text, "--server")
     m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\](?::(\d+))?", text)
     if m:
         host, port, v6 = m.group(1), m.group(2), True
