@@ -27,6 +27,7 @@ import pytest
 
 from conftest import ENGINE_DIR, FIO, REPO, run_fio
 from fiopack.gen import iozone_grid
+from fiopack.study import jobfile
 
 JOBS = REPO / "jobs"
 CATALOGUE = JOBS / "catalogue.json"
@@ -385,6 +386,85 @@ def test_catalogue_covers_scenarios_and_files():
     assert by_id["mysql-load"]["engines"] == by_id["mysql-dump"]["engines"] == ["dbreplay"]
     assert "jobs/postmark-isp.fio" in by_id["postmark-isp"]["jobs"]
     assert "jobs/postmark-pts.fio" in by_id["phoronix-disk-2010"]["jobs"]
+
+
+# the options a "dir" target may be given to: a directory each
+DIR_OPTIONS = {"directory", "tree_dir", "pm_location", "dbr_target"}
+
+
+def target_uses(rel: str, envs: list) -> dict:
+    """{target variable: [(option, line)]} of the job file's option lines."""
+    uses = {e: [] for e in envs}
+    for line in (REPO / rel).read_text().splitlines():
+        if jobfile.is_comment(line):
+            continue
+        for e in envs:
+            if "${" + e + "}" in line:
+                uses[e].append((jobfile.line_key(line), line))
+    return uses
+
+
+@pytest.mark.nofio
+def test_catalogue_target_kinds_match_the_jobs():
+    """Issue 23, 16: fio-randwrite-64 was catalogued with a file-or-device
+    target while its job takes FIO_DIR as directory=: the study refused a
+    directory, fio refused a file or device as directory=, and the scenario
+    could not run; iozone-auto and bonnie-seq were "dir" scenarios whose job
+    uses no target at all (the study recorded a target the run never
+    touched). Every scenario's kind must be what its job files do with its
+    variables, and a file-or-device job must derive into one that names the
+    target as its file."""
+    for sc in catalogue()["scenarios"]:
+        sid, kind = sc["id"], sc["target"]["kind"]
+        envs = sc["target"]["env"]
+        envs = [envs] if isinstance(envs, str) else list(envs or [])
+        assert (kind == "none") == (not envs), f"{sid}: kind {kind} with variables {envs}"
+        for rel in sc["jobs"]:
+            uses = target_uses(rel, envs)
+            if kind == "none":
+                continue
+            assert any(uses.values()), f"{sid}: {rel} uses none of {envs}"
+            options = {o for u in uses.values() for o, _ in u}
+            if kind == "dir":
+                assert options <= DIR_OPTIONS, f"{sid}: {rel}: the directory target in {options}"
+                continue
+            # file-or-device: filename=${VAR}, or the file named in directory=${VAR}
+            assert options in ({"filename"}, {"directory"}), f"{sid}: {rel}: {options}"
+            derived = jobfile.derive_job([REPO / rel], [], {}, "/engines", [], None,
+                                         file_target="/dev/sdX", target_vars=envs)
+            lines = [l for l in derived.splitlines() if not jobfile.is_comment(l)]
+            assert not [l for l in lines if jobfile.line_key(l) == "directory"], (sid, rel)
+            names = [l for l in lines if jobfile.line_key(l) == "filename"]
+            assert names and set(names) == {"filename=/dev/sdX"}, (sid, rel, names)
+            assert "${" not in derived and "/dev/sdX/" not in derived, (sid, rel)
+
+
+FILE_OR_DEVICE = [s["id"] for s in catalogue()["scenarios"]
+                  if s["target"]["kind"] == "file-or-device"]
+
+
+@pytest.mark.parametrize("sid", FILE_OR_DEVICE)
+def test_file_or_device_scenario_runs_in_a_study(sid, tmp_path):
+    """Each file-or-device scenario through the study on a file target
+    (shrunk with --set): the run succeeds, its I/O went to the target file,
+    and nothing else was made beside it."""
+    d = tmp_path / "t"
+    d.mkdir()
+    target = d / "target.dat"
+    target.write_bytes(os.urandom(8 << 20))     # the reading scenarios need it whole
+    out = tmp_path / "results"
+    p = subprocess.run([*FIO_PACK, "study", sid, "--target", f"f={target}", "--out", str(out),
+                        "--set", "size=8m", "--set", "runtime=1", "--set", "numjobs=2",
+                        "--fio", str(FIO), "--engine-dir", str(ENGINE_DIR), "--quiet"],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    result = json.loads((out / "runs" / "0001.json").read_text())
+    jobs = result["jobs"]
+    assert all(j["error"] == 0 for j in jobs), p.stderr
+    assert sum(j["read"]["io_bytes"] + j["write"]["io_bytes"] for j in jobs) > 0
+    derived = (out / "runs" / "0001.fio").read_text()
+    assert f"filename={target}\n" in derived
+    assert os.listdir(d) == ["target.dat"] and target.stat().st_size == 8 << 20
 
 
 def test_metrics_of_existing_postmark_jobs(tmp_path):

@@ -24,6 +24,8 @@ DESCRIPTION
       * every ${VAR} is replaced as fio would replace it: the scenario's target
         variable (e.g. ${FIO_DIR}) by the target's path, any other variable by
         its value in this command's environment, or by nothing when unset;
+      * a file or device target (target kind file-or-device) replaces the
+        job's own file: no directory=, filename= the target;
       * each sweep parameter and each --set option becomes OPTION=VALUE in
         every job section (an existing line for it is replaced; [global]
         lines for it are replaced too), except that nothing shortens a
@@ -70,7 +72,8 @@ EXAMPLES
     fio-pack study sysbench-rndrd --sweep threads=1,2,4,8,16,32 --repeats 3 \\
         --target intel320=/mnt/ssd/sb --target raid10=/mnt/raid/sb \\
         --set runtime=60 --set size=8g
-    fio-pack study fio-randread-64 --target sdb=/dev/sdb --repeats 5
+    fio-pack study fio-randread-64 --target sdb=/dev/sdb --confirm-overwrite /dev/sdb \\
+        --repeats 5
     fio-pack study sysbench-rndrd --sweep threads=1,8 --target ssd=/srv/sb \\
         --server db1 --server db2:8766 --remote-engine-dir /opt/fio-pack/lib
     fio-pack study run --resume results/sysbench-rndrd-20240101T120000Z

@@ -161,9 +161,23 @@ def precondition_problem(jobtext: str, entries: list):
     return None
 
 
+def names_target_file(line: str, target_vars) -> bool:
+    """True for a directory= line that takes the target (a target variable):
+    the pack's job files give their file a name of their own (filename=)
+    in the target's directory (directory=${FIO_DIR}:/tmp)."""
+    return line_key(line) == "directory" and any("${" + v + "}" in line for v in target_vars)
+
+
 def derive_job(paths: list, overrides: list, variables: dict, engine_dir: str,
-               header: list, repo_dir: str = None) -> str:
-    """The fully resolved job text of one run (see the module doc)."""
+               header: list, repo_dir: str = None, file_target: str = None,
+               target_vars=()) -> str:
+    """The fully resolved job text of one run (see the module doc).
+
+    @file_target: a file or device target, for a job that names its file
+    in the target's directory (names_target_file): the target replaces the
+    job's file, as filename= with no directory= (which fio would put
+    before it: /dev/sdb/fio-pack.x.dat). A job that takes the target as
+    filename=${VAR} gets it by the substitution."""
     files = [(p, parse_sections(read_job_lines(p))) for p in paths]
     out = ["; " + h if h else ";" for h in header]
     if len(files) == 1:
@@ -195,8 +209,14 @@ def derive_job(paths: list, overrides: list, variables: dict, engine_dir: str,
                     out += precondition_body(extra + glob + body, [], overrides)
                 else:
                     out += set_options(extra + glob + body, overrides, add=True)
+    as_file = file_target is not None and any(names_target_file(l, target_vars) for l in out)
     resolved = []
     for line in out:
+        if as_file and names_target_file(line, target_vars):
+            resolved.append("; fio-pack study: directory= left out, the target is filename=")
+            continue
+        if as_file and line_key(line) == "filename":
+            line = f"filename={file_target}"
         if not is_comment(line) and not line.strip().startswith("["):
             line = VAR_RE.sub(lambda m: variables.get(m.group(1), ""), line)
             line = ENGINE_RE.sub(lambda m: m.group(1) + engine_dir.rstrip("/") + "/", line)

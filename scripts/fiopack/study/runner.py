@@ -141,8 +141,10 @@ class Study:
                                       for j in self.cfg["job_files"]),
                   ""]
         repo_dir = self.cfg.get("remote_repo") if remote else str(REPO)
+        tspec = self.cfg["target_spec"]
         text = derive_job(self.paths, self.overrides(run), variables, engine_dir, header,
-                          repo_dir)
+                          repo_dir, file_target=t["path"] if tspec["kind"] == "file-or-device"
+                          else None, target_vars=target_envs(tspec))
         return text, variables
 
     def command(self, run: dict, jobfile: Path) -> list:
