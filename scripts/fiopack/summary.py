@@ -6,13 +6,16 @@ work. For jobs of the pack's small-file engine the directions are named by
 the file operations they hold (read = whole-file reads and stats, write =
 creates/deliveries/appends/layout, trim = deletes); if an opstats file
 (the engine's tree_opstats_file, JSON lines) is given, the per-operation counts
-are printed too. Exit status 1 if a job reported an error.
+are printed too. Exit status 1 if a job reported an error; 2 (one line
+naming the file) for a file that is not fio's JSON or the engine's opstats
+lines, as fio-pack analyze reads them.
 """
 import argparse
 import json
-import sys
 
+from fiopack import UserError, documents
 from fiopack.options import Parser
+from fiopack.results.data import parse_fio_text
 
 SMALLFILE_NAMES = {"read": "read/stat", "write": "write (create/deliver/append/layout)",
                    "trim": "delete"}
@@ -32,14 +35,37 @@ def human_bytes(n):
 
 
 def load(path):
-    with open(path) as f:
-        text = f.read()
-    # fio may print notes before the JSON document when run without
-    # --output-format=json on the server side; start at the first brace.
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("%s: no JSON document" % path)
-    return json.loads(text[start:])
+    """The fio JSON document of @path, checked as the analysis checks it
+    (notes before the document skipped; its shape fio's)."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}")
+    return parse_fio_text(text, path)[0]
+
+
+def opstats_lines(path):
+    """The records of the smallfile engine's opstats file @path, each of
+    the engine's shape."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}")
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            documents.check(rec, documents.OPSTATS_LINE)
+        except (ValueError, RecursionError) as e:
+            raise UserError(f"{path} line {n}: not a JSON line ({e})")
+        except documents.ShapeError as e:
+            raise UserError(f"{path} line {n}: not the engine's opstats line: {e}")
+        out.append(rec)
+    return out
 
 
 def parser():
@@ -55,11 +81,7 @@ def parser():
 
 def main(argv=None):
     a = parser().parse_args(argv)
-    try:
-        result = load(a.result)
-    except (OSError, ValueError) as e:
-        print("fio-summary: %s" % e, file=sys.stderr)
-        return 2
+    result = load(a.result)
     jobs = result.get("jobs") or result.get("client_stats") or []
     global_engine = result.get("global options", {}).get("ioengine", "")
     failed = False
@@ -69,7 +91,7 @@ def main(argv=None):
             continue
         opts = job.get("job options", {})
         engine = opts.get("ioengine", global_engine)
-        small = "smallfile" in engine
+        small = "smallfile" in str(engine)
         err = job.get("error", 0)
         failed |= bool(err)
         line = "%s%s" % (name, " (error %d)" % err if err else "")
@@ -88,22 +110,14 @@ def main(argv=None):
     if a.opstats:
         totals = {}
         warm = []
-        try:
-            with open(a.opstats) as f:
-                for line in f:
-                    if not line.strip():
-                        continue
-                    rec = json.loads(line)
-                    if rec.get("read_passes", 0) > 1 and not rec.get("file_drop_cache"):
-                        warm.append("%s: %.2f passes over the tree" % (rec.get("job"),
-                                                                      rec["read_passes"]))
-                    for op, s in rec.get("ops", {}).items():
-                        t = totals.setdefault(op, {"ops": 0, "bytes": 0, "probes": 0, "skipped": 0})
-                        for k in t:
-                            t[k] += s.get(k, 0)
-        except (OSError, ValueError) as e:
-            print("fio-summary: %s: %s" % (a.opstats, e), file=sys.stderr)
-            return 2
+        for rec in opstats_lines(a.opstats):
+            if rec.get("read_passes", 0) > 1 and not rec.get("file_drop_cache"):
+                warm.append("%s: %.2f passes over the tree" % (rec.get("job"),
+                                                              rec["read_passes"]))
+            for op, s in rec.get("ops", {}).items():
+                t = totals.setdefault(op, {"ops": 0, "bytes": 0, "probes": 0, "skipped": 0})
+                for k in t:
+                    t[k] += s.get(k, 0)
         if totals:
             print("per operation (all jobs):")
             for op, t in sorted(totals.items()):

@@ -691,6 +691,9 @@ def main(argv=None) -> int:
     ap.add_argument("--work", help="scratch directory (default: a new one under $TMPDIR, removed after)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory and traces")
     args = ap.parse_args(argv)
+    unknown = [n for n in args.only.split(",") if n not in COMPARISONS]
+    if unknown:
+        ap.error(f"--only: unknown comparison {unknown[0]!r} (one of {','.join(COMPARISONS)})")
     if not have("strace"):
         print("strace not installed (apt-get install strace)", file=sys.stderr)
         return 2

@@ -60,7 +60,7 @@ import time
 from pathlib import Path
 
 import fiopack
-from fiopack import outputs
+from fiopack import UserError, documents, outputs
 from fiopack.capture.bpf import IOCAP
 from fiopack.capture.procs import tasks_of
 from fiopack.options import Parser, number
@@ -442,6 +442,29 @@ def report(runs):
     return "\n".join(out) + "\n"
 
 
+def combined_run(path) -> dict:
+    """One --json file for --combine, of the shape this benchmark writes:
+    every round has the figures of "alone" and of each tracer."""
+    try:
+        run = json.loads(Path(path).read_bytes())
+        documents.check(run, documents.BENCH_CAPTURE)
+    except OSError as e:
+        raise UserError(f"--combine {path}: {e.strerror}")
+    except (ValueError, RecursionError) as e:
+        raise UserError(f"--combine {path}: not valid JSON: {e}")
+    except documents.ShapeError as e:
+        raise UserError(f"--combine {path}: not this benchmark's --json: {e}")
+    for i, r in enumerate(run["rounds"]):
+        for kind in ["alone"] + run["tracers"]:
+            need = ("tps",) if kind == "alone" else ("tps", "span_s", "cpu_capture_s",
+                                                      "cpu_by_comm", "cpu_total_s",
+                                                      "incomplete")
+            missing = [k for k in need if k not in r.get(kind, {})]
+            if missing:
+                raise UserError(f"--combine {path}: rounds[{i}]: no {kind} {missing[0]}")
+    return run
+
+
 def main(argv=None) -> int:
     ap = Parser(prog="fio-pack bench capture", description=__doc__.split("\n\n")[0].split(" - ")[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -470,10 +493,7 @@ def main(argv=None) -> int:
     for name in ("output", "json"):     # before the databases start
         outputs.check(getattr(a, name), "--" + name)
     if a.combine:
-        try:
-            runs = [json.loads(Path(f).read_text()) for f in a.combine]
-        except (OSError, ValueError) as e:
-            sys.exit(f"fio-pack bench capture: --combine: {e}")
+        runs = [combined_run(f) for f in a.combine]
         if len({(r["db"], tuple(r["tracers"])) for r in runs}) != 1:
             sys.exit("fio-pack bench capture: --combine: the files are of different databases or tracers")
         text = report(runs)

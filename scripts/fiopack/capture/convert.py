@@ -15,6 +15,10 @@ from fiopack.capture.strace import (Fd, LineError, Result, _CALL, _DURATION, _PR
                                     parse_str, split_args)
 from fiopack.trace import dbtrace as dt  # the format's reader/writer
 
+# the most one read or write call (or one AIO or io_uring request, a 32-bit
+# length) can transfer
+MAX_CALL = 1 << 32
+
 
 # ---------------------------------------------------------------------------
 # The converter
@@ -493,6 +497,10 @@ class Converter:
         v = parse_int(args[i])
         if v is None:
             raise LineError(f"expected a number, found '{args[i][:40]}'")
+        # a system call's arguments are 64-bit; offsets and sizes beyond are
+        # a corrupt line, and would make a trace no reader takes
+        if not -(1 << 63) <= v <= dt.MAX_OFFSET:
+            raise LineError(f"a number of {len(args[i].strip())} digits: beyond 64 bits")
         return v
 
     # open, openat, creat: a new open file description
@@ -787,6 +795,11 @@ class Converter:
         obj = ofd.obj
         if obj.is_dir:
             return
+        if n > MAX_CALL:
+            # the record is split into MAX_IO pieces below: a corrupt length
+            # would make billions of them
+            raise LineError(f"{what} of {n} bytes: more than one call transfers "
+                            f"({MAX_CALL})")
         if n <= 0:
             if op == "read":
                 self.dropped.add(f"{what} calls at the end of the file (0 bytes)")
@@ -805,6 +818,8 @@ class Converter:
                 return
             off = ofd.pos
             ofd.pos += n
+        if off < 0 or off > dt.MAX_OFFSET - n:
+            raise LineError(f"{what} at offset {off}: beyond the largest file offset")
         if obj.tf is not None:
             if ofd.direct:
                 obj.tf.direct += 1
@@ -869,6 +884,9 @@ class Converter:
                    "completion, and requests it does not print (strace -s too small) are "
                    "lost. Turn native AIO off in the database for a faithful capture "
                    "(InnoDB: innodb_use_native_aio=0).")
+        if res.value is None or res.value < 0:
+            self.lost("io_submit calls that failed or whose result strace did not see")
+            return
         done = 0
         self.lat = None         # io_submit's own duration, not its requests' completion
         for m in self._IOCB.finditer(args[2] if len(args) > 2 else ""):

@@ -7,6 +7,7 @@ import stat as _st
 from typing import Dict, List, Optional
 
 from fiopack.capture.rules import Error
+from fiopack.trace.dbtrace import MAX_OFFSET
 
 
 # ---------------------------------------------------------------------------
@@ -47,7 +48,8 @@ def read_listing(path: str, datadir: str) -> Dict[str, tuple]:
     roots = [os.path.normpath(os.path.abspath(datadir))]
     out: Dict[str, tuple] = {}
     for n, parts in data_lines(path):
-        if len(parts) < 2 or len(parts[0]) != 1 or not parts[1].isdigit():
+        if len(parts) < 2 or len(parts[0]) != 1 or not re.fullmatch(r"[0-9]{1,19}", parts[1]) \
+                or int(parts[1]) > MAX_OFFSET:
             raise Error(f"{path} line {n}: expected 'TYPE SIZE PATH' (find DIR -printf "
                         "'%y %s %P\\n')")
         rel = parts[2] if len(parts) > 2 else ""
@@ -65,7 +67,7 @@ def read_listing(path: str, datadir: str) -> Dict[str, tuple]:
 def read_procinfo(path: str) -> Dict[int, dict]:
     out: Dict[int, dict] = {}
     for n, parts in data_lines(path):
-        if len(parts) != 3 or not parts[0].isdigit() or \
+        if len(parts) != 3 or not re.fullmatch(r"[0-9]{1,10}", parts[0]) or \
                 parts[1] not in ("name", "cwd", "odirect"):
             raise Error(f"{path} line {n}: expected 'TID name NAME', 'TID cwd PATH' or "
                         "'TID odirect FD,FD...'")

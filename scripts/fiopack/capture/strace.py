@@ -187,6 +187,8 @@ def parse_result(text: str) -> Result:
         e = _ERRNO.match(text, i)
         return Result(None, None, e.group(1) if e else "?")
     value = int(v, 16) if v.startswith("0x") else int(v)
+    if not -(1 << 63) <= value < (1 << 64):
+        raise LineError(f"a result of {len(v)} digits: beyond what a system call returns")
     fd = None
     if i < len(text) and text[i] == "<":
         j = _skip_annotation(text, i)

@@ -57,6 +57,7 @@ CROSSOVER = 16 * MIB        # iozone.c: CROSSOVER (16*1024) KiB: above it, recor
 LARGE_REC = 64 * KIB        # iozone.c: #define LARGE_REC 65536
 MIN_REC = 4 * KIB
 MAX_REC = 16 * MIB
+MAX_CHECK = 16 << 30        # --check: the largest file IOzone -a's grid reaches, and more
 DATA_FILE = "fio-pack.iozone.tmp"   # the job's data file, in --data-dir
 IOLOG_FILE = "iozone.tmp"          # the name inside the iologs (replay_redirect maps it)
 TESTS = ("write", "rewrite", "read", "reread", "randread", "randwrite",
@@ -252,10 +253,16 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     if args.check:
-        test, fs, rs = args.check.split(":")
-        fn = {"bkwd": backward_offsets, "stride": stride_offsets}[test]
-        r = parse_size(rs)
-        print(" ".join(str(o // r) for o in fn(parse_size(fs), r)))
+        test, fs, rs = (args.check.split(":") + ["", "", ""])[:3]
+        fn = {"bkwd": backward_offsets, "stride": stride_offsets}.get(test)
+        try:
+            f, r = parse_size(fs), parse_size(rs)
+        except ValueError:
+            f = r = 0
+        if fn is None or args.check.count(":") != 2 or not 0 < r <= f <= MAX_CHECK:
+            ap.error(f"--check {args.check!r}: expected bkwd|stride:FILE:REC, sizes with "
+                     f"0 < REC <= FILE <= {size_name(MAX_CHECK)}")
+        print(" ".join(str(o // r) for o in fn(f, r)))
         return 0
     if not args.out:
         ap.error("--out is required")

@@ -33,7 +33,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO, UserError
+from fiopack import REPO, UserError, documents
 from fiopack import catalogue  # the catalogue's metric expressions
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -191,6 +191,8 @@ def parse_fio_text(text: str, where: str):
         pre, js = text[:m.start()], text[m.start():]
     try:
         doc, end = _DECODER.raw_decode(js)
+    except RecursionError:
+        raise AnalysisError(f"{where}: not fio JSON output: nested too deep to be fio's")
     except json.JSONDecodeError as e:
         if _unclosed(js, 0):
             line = pre.count("\n") + 1
@@ -203,7 +205,30 @@ def parse_fio_text(text: str, where: str):
     if not isinstance(doc, dict) or not ("jobs" in doc or "client_stats" in doc):
         raise AnalysisError(f"{where}: not fio JSON output: a JSON document without fio's "
                             f"\"jobs\" or \"client_stats\"")
+    check_document(doc, documents.FIO_OUTPUT, where, "not fio JSON output as fio writes it")
     return doc, pre, js[:end]
+
+
+def check_document(doc, shape, where: str, what: str) -> None:
+    """@doc (read from @where) of the shape documents.py describes, else one
+    line: "WHERE: WHAT: jobs[0].read: a string, not an object"."""
+    try:
+        documents.check(doc, shape)
+    except documents.ShapeError as e:
+        raise AnalysisError(f"{where}: {what}: {e}")
+
+
+def read_json(path: Path, what: str):
+    """The JSON document of a file the analysis reads whole (a catalogue,
+    study.json, a meta file), or one line naming the file."""
+    try:
+        return json.loads(path.read_bytes())
+    except OSError as e:
+        raise AnalysisError(f"{path}: cannot read: {e.strerror}")
+    except RecursionError:
+        raise AnalysisError(f"{path}: not {what}: nested too deep")
+    except ValueError as e:
+        raise AnalysisError(f"{path}: not {what}: not valid JSON ({e})")
 
 
 def looks_like_fio(data: bytes) -> bool:
@@ -546,14 +571,15 @@ class Loader:
     # -- catalogue -----------------------------------------------------------
     def _cat(self) -> dict:
         if self.catalogue is None:
-            try:
-                self.catalogue = json.loads(self.catalogue_path.read_text())
-            except FileNotFoundError:
+            if not self.catalogue_path.exists():
                 self.catalogue = {"scenarios": []}
                 if self.forced_scenario or self.catalogue_given:
                     raise AnalysisError(f"--catalogue {self.catalogue_path}: no such file")
-            except ValueError as e:
-                raise AnalysisError(f"{self.catalogue_path}: not a readable catalogue: {e}")
+                return self.catalogue
+            cat = read_json(self.catalogue_path, "a catalogue")
+            check_document(cat, documents.CATALOGUE, str(self.catalogue_path),
+                           "not a catalogue")
+            self.catalogue = cat
         return self.catalogue
 
     def _scenario_entry(self, sid):
@@ -644,10 +670,9 @@ class Loader:
         self.ds.inputs.append({"path": str(p), "kind": "fio JSON", "sha256": h, "runs": 1})
 
     def _add_study(self, d: Path, only=None) -> None:
-        try:
-            st = json.loads((d / "study.json").read_text())
-        except ValueError as e:
-            raise AnalysisError(f"{d / 'study.json'}: not valid JSON: {e}")
+        st = read_json(d / "study.json", "a study's study.json")
+        check_document(st, documents.STUDY_RESULTS, str(d / "study.json"),
+                       "not a study's study.json")
         sc = st.get("scenario") or {}
         sid = sc.get("id") or "?"
         started = re.sub(r"[-:]|\.\d+", "", st.get("started") or "") or "unstarted"
@@ -667,10 +692,11 @@ class Loader:
                 data = f.read_bytes()
                 try:
                     m = json.loads(data)
-                except ValueError:
+                except (ValueError, RecursionError):
                     raise AnalysisError(f"{f}: a study run's meta file that is not valid JSON "
                                         f"(truncated?)")
                 if isinstance(m, dict) and {"run", "scenario", "ok"} <= m.keys():
+                    check_document(m, documents.RUN_META, str(f), "not a study run's meta file")
                     metas[m["run"]] = m
         local = st.get("local") or {}
         n_used = n_found = 0
@@ -847,15 +873,17 @@ class Loader:
             return []
         lines = []
         try:
-            for line in f.read_text().splitlines():
+            for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
                 if line.strip():
                     rec = json.loads(line)
+                    documents.check(rec, documents.OPSTATS_LINE, f"line {n}")
                     if rec.get("job") == job:
                         lines.append(rec)
-        except ValueError:
-            self.ds.notes.append(f"{f}: not JSON lines; no per-operation rows for job {job}")
+        except (ValueError, RecursionError, documents.ShapeError) as e:
+            self.ds.notes.append(f"{f}: not the engine's JSON lines ({e}); no per-operation "
+                                 f"rows for job {job}")
             return []
-        subjobs = sorted(r.get("subjob") for r in lines)
+        subjobs = sorted(r.get("subjob", -1) for r in lines)
         if subjobs != list(range(numjobs)):
             self.ds.notes.append(f"{f}: {len(lines)} lines for job {job} where {numjobs} "
                                  f"belong to one run (the file is shared by several runs?); "
@@ -888,10 +916,7 @@ def _is_study_dir(d: Path) -> bool:
     f = d / "study.json"
     if not f.is_file() or not (d / "runs").is_dir():
         return False
-    try:
-        st = json.loads(f.read_text())
-    except ValueError:
-        raise AnalysisError(f"{f}: not valid JSON (truncated?)")
+    st = read_json(f, "a study's study.json (truncated?)")
     return isinstance(st, dict) and "plan" in st and "scenario" in st
 
 

@@ -5,7 +5,8 @@ import json
 import re
 from pathlib import Path
 
-from fiopack.results.data import AnalysisError, sha256_bytes
+from fiopack import documents
+from fiopack.results.data import AnalysisError, check_document, sha256_bytes
 
 
 # Published figures (the report itself: fiopack/results/report.py)
@@ -31,14 +32,16 @@ def unit_factor(src, dst):
 def load_figures(path) -> dict:
     p = Path(path)
     try:
-        doc = json.loads(p.read_text())
+        doc = json.loads(p.read_bytes())
     except OSError as e:
         raise AnalysisError(f"--reference {p}: {e.strerror}")
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise AnalysisError(f"--reference {p}: not valid JSON: {e}")
     if not isinstance(doc, dict) or "figures" not in doc:
         raise AnalysisError(f"--reference {p}: not a figures file (no \"figures\"; see "
                             f"reference/README.md)")
+    check_document(doc, documents.FIGURES, f"--reference {p}",
+                   "not a figures file (reference/README.md)")
     doc["_path"] = str(p)
     doc["_sha256"] = sha256_bytes(p.read_bytes())
     return doc

@@ -85,7 +85,6 @@ EXIT STATUS
 """
 import argparse
 import datetime
-import json
 import os
 import shlex
 import signal
@@ -93,11 +92,12 @@ import socket
 import sys
 from pathlib import Path
 
-from fiopack import REPO, UserError, outputs
+from fiopack import REPO, UserError, documents, outputs
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.study.common import (DEFAULT_CATALOGUE, StudyError, find_scenario, job_paths,
-                                  check_job_text, load_catalogue, pack_version, repo_relative,
+                                  check_job_text, load_catalogue, pack_version, read_document,
+                                  repo_relative,
                                   scenario_params, scenario_target, sha256_file, target_envs,
                                   utc_now, value_of)
 from fiopack.study.runner import Study, build_plan, parse_sets, parse_sweeps
@@ -247,6 +247,24 @@ DESCRIPTION
     return 0
 
 
+def check_resumed_plan(cfg: dict, path: Path) -> None:
+    """The parts of a study.json that name one another agree: each run's
+    target, host and sweep parameters are the study's."""
+    what = f"--resume {path}"
+    params = scenario_params(cfg["scenario"])
+    labels = {t["label"] for t in cfg["targets"]}
+    hosts = {s["label"] for s in cfg["servers"]} | {"local"}
+    for i, run in enumerate(cfg["plan"]):
+        if run["target"] not in labels:
+            raise StudyError(f"{what}: plan[{i}]: target {run['target']!r} is not in targets")
+        if run["host"] not in hosts:
+            raise StudyError(f"{what}: plan[{i}]: host {run['host']!r} is not in servers")
+        extra = set(run["values"]) - set(params)
+        if extra:
+            raise StudyError(f"{what}: plan[{i}]: {sorted(extra)[0]!r} is not a parameter of "
+                             f"scenario {cfg['scenario']['id']}")
+
+
 def prepare_resume(a, argv, fio) -> tuple:
     """prepare() for --resume DIR: the study of DIR/study.json, refused when
     a job file changed since or a server cannot run it now."""
@@ -258,10 +276,20 @@ def prepare_resume(a, argv, fio) -> tuple:
                          f"{', '.join('--' + g.replace('_', '-') if g != 'scenario' else 'SCENARIO' for g in given)}")
     out = Path(a.resume)
     outputs.check_dir(out, "--resume")
-    try:
-        cfg = json.loads((out / "study.json").read_text())
-    except (OSError, ValueError) as e:
-        raise StudyError(f"--resume {out}: no readable study.json ({e})")
+    cfg = read_document(out / "study.json", documents.STUDY, "--resume")
+    check_resumed_plan(cfg, out / "study.json")
+    # what the study.json gives the job files, as for a new study
+    for label, path in [(t["label"], t["path"]) for t in cfg["targets"] if t["path"]]:
+        check_job_text(path, f"--resume: target {label}", path=True)
+    for opt, val in cfg["set"]:
+        check_job_text(val, f"--resume: --set {opt}")
+    for v, text in cfg["variables"].items():
+        check_job_text(text, f"--resume: variable {v}")
+    for run in cfg["plan"]:
+        for name, val in run["values"].items():
+            check_job_text(str(val), f"--resume: sweep {name}")
+    for key in ("engine_dir", "remote_engine_dir", "remote_repo"):
+        check_job_text(cfg.get(key) or "", f"--resume: {key}")
     for j in cfg["job_files"]:
         p = REPO / j["path"] if not Path(j["path"]).is_absolute() else Path(j["path"])
         if not p.is_file() or sha256_file(p) != j["sha256"]:
@@ -358,7 +386,7 @@ def prepare(a, argv) -> tuple:
     if sc.get("status", "ok") != "ok":
         raise StudyError(f"scenario {sc['id']} cannot run: {sc['status']}")
     tspec = scenario_target(sc)
-    paths = job_paths(sc)
+    paths = job_paths(sc, cat_path)
     sweeps = parse_sweeps(a.sweep, sc)
     sets = parse_sets(a.sets, sweeps, sc)
     repeats = a.repeats if a.repeats is not None else 1

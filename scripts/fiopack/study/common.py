@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO, UserError, outputs
+from fiopack import REPO, UserError, documents, outputs
 
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -122,23 +122,29 @@ def value_of(text: str):
 # Catalogue
 # ---------------------------------------------------------------------------
 
-def load_catalogue(path: Path) -> dict:
+def read_document(path: Path, shape, what: str, missing: str = ""):
+    """The JSON document of @path, of the shape documents.py gives it, or
+    one line naming the file (@what: "catalogue", "--resume DIR: study.json")."""
     try:
-        text = path.read_text()
+        text = path.read_bytes()
     except FileNotFoundError:
-        raise StudyError(f"catalogue {path}: not found (give --catalogue FILE)")
+        raise StudyError(f"{what} {path}: not found{missing}")
     except OSError as e:
-        raise StudyError(f"catalogue {path}: {e.strerror}")
+        raise StudyError(f"{what} {path}: {e.strerror}")
     try:
-        cat = json.loads(text)
-    except ValueError as e:
-        raise StudyError(f"catalogue {path}: not valid JSON: {e}")
-    if not isinstance(cat, dict) or not isinstance(cat.get("scenarios"), list):
-        raise StudyError(f"catalogue {path}: no \"scenarios\" list")
-    for i, sc in enumerate(cat["scenarios"]):
-        if not isinstance(sc, dict) or not isinstance(sc.get("id"), str):
-            raise StudyError(f"catalogue {path}: scenario #{i + 1} has no id")
-    return cat
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise StudyError(f"{what} {path}: not valid JSON: {e}")
+    try:
+        documents.check(doc, shape)
+    except documents.ShapeError as e:
+        raise StudyError(f"{what} {path}: {e}")
+    return doc
+
+
+def load_catalogue(path: Path) -> dict:
+    return read_document(path, documents.CATALOGUE, "catalogue",
+                         " (give --catalogue FILE)")
 
 
 def find_scenario(cat: dict, sid: str, path: Path) -> dict:
@@ -178,17 +184,18 @@ def target_envs(tspec: dict) -> list:
     return [env] if isinstance(env, str) else list(env)
 
 
-def job_paths(sc: dict) -> list:
+def job_paths(sc: dict, cat_path: Path) -> list:
     jobs = sc.get("jobs") or []
     if not jobs:
-        raise StudyError(f"scenario {sc['id']}: no job files in the catalogue")
+        raise StudyError(f"scenario {sc['id']}: no job files in the catalogue {cat_path}")
     paths = []
     for j in jobs:
         p = Path(j)
         if not p.is_absolute():
             p = REPO / p
         if not p.is_file():
-            raise StudyError(f"scenario {sc['id']}: job file {j} not found")
+            raise StudyError(f"scenario {sc['id']}: job file {j} not found (catalogue "
+                             f"{cat_path})")
         paths.append(p)
     return paths
 

@@ -280,10 +280,11 @@ class Study:
             mp = self.out / "runs" / ("%04d.meta.json" % run["run"])
             if resume and mp.exists():
                 try:
-                    if json.loads(mp.read_text()).get("ok"):
-                        continue
-                except ValueError:
-                    pass
+                    m = json.loads(mp.read_bytes())
+                except (ValueError, RecursionError):
+                    m = None        # an unreadable meta file: the run is done again
+                if isinstance(m, dict) and m.get("ok") is True:
+                    continue
             todo.append(run)
         skipped = total - len(todo)
         if skipped:
