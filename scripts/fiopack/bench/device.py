@@ -19,6 +19,7 @@ import time
 from fiopack import REPO
 from fiopack.bench import harness
 from fiopack.bench.harness import Report, log, machine_info
+from fiopack.options import number
 from fiopack.device import lifecycle
 from fiopack.device.state import Error
 
@@ -88,8 +89,8 @@ def parse_args(argv):
     p = harness.parser("device", DESCRIPTION, EPILOG)
     p.add_argument("--quick", action="store_true",
                    help="one round of 1-second runs (default: 3 rounds of 3 s)")
-    p.add_argument("--repeats", type=int, help="rounds (default 3, --quick 1)")
-    p.add_argument("--runtime", type=int, help="seconds per fio run (default 3, --quick 1)")
+    p.add_argument("--repeats", type=number(int, low=1), help="rounds (default 3, --quick 1)")
+    p.add_argument("--runtime", type=number(int, low=1), help="seconds per fio run (default 3, --quick 1)")
     p.add_argument("--dir", default="/var/tmp",
                    help="where the private directory of backing files goes (default /var/tmp)")
     p.add_argument("--fio", default=os.path.join(REPO, "build", "fio"),

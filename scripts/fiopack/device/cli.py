@@ -48,6 +48,7 @@ from fiopack.device import lifecycle
 from fiopack.device.state import (PROG, Error, daemon_alive, devices, find, loop_attached,
                                   moddev_path)
 from fiopack.manpage import ManParser, sections
+from fiopack.options import number
 from fiopack.trace.cli import run_command
 
 MANUAL = {}
@@ -217,7 +218,7 @@ where the backing file is (default
             ap.add_argument("--name", metavar="NAME", help="""\
 the device's name: its backing file is
 DIR/NAME.img (default: the model's name)""")
-            ap.add_argument("--backdate-us", type=int, default=0, metavar="N", help="""\
+            ap.add_argument("--backdate-us", type=number(int, low=0, high=1000000), default=0, metavar="N", help="""\
 count each request as arrived N us before the
 daemon read it: the kernel's share of a round
 trip (docs/devices.md; default 0)""")

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import List, Optional
 
-from fiopack import REPO
+from fiopack import REPO, UserError
 
 PROG = "fio-pack device"
 
@@ -20,7 +20,7 @@ PROG = "fio-pack device"
 DISK_INO = 2
 
 
-class Error(Exception):
+class Error(UserError):
     """A one-line error; main() prints it after "fio-pack device: "."""
 
 
