@@ -350,13 +350,19 @@ int pm_make_subdirs(struct pm_data *pd)
 
 		if (p->alias)
 			continue;
+		p->sub_made = calloc(k, 1);
+		if (!p->sub_made) {
+			log_err("postmark: out of memory for pm_subdirectories=%d\n", k);
+			return 1;
+		}
 		for (s = 0; s < k; s++) {
 			snprintf(name, sizeof(name), "s%d", s);
-			if (NOINTR(mkdirat(p->fd, name, 0700)) && errno != EEXIST) {
+			if (NOINTR(mkdirat(p->fd, name, 0700)) == 0)
+				p->sub_made[s] = 1;
+			else if (errno != EEXIST) {
 				log_err("postmark: %s/%s: %s\n", p->path, name, strerror(errno));
 				return 1;
 			}
-			p->subdirs_made = s + 1;
 		}
 	}
 	if (!pd->subfd)
@@ -435,10 +441,15 @@ void pm_release_pools(struct pm_data *pd)
 
 		if (p->alias || p->fd < 0)
 			continue;
-		for (s = 0; s < p->subdirs_made; s++) {
+		/* only those it made: a user's s<K> (empty again) stays */
+		for (s = 0; p->sub_made && s < pd->cfg.subdirs; s++) {
+			if (!p->sub_made[s])
+				continue;
 			snprintf(name, sizeof(name), "s%d", s);
 			NOINTR(unlinkat(p->fd, name, AT_REMOVEDIR));
 		}
+		free(p->sub_made);
+		p->sub_made = NULL;
 		if (p->marked) {
 			char bad[NAME_MAX + 1] = "";
 			long left = clean_leftovers(p->fd, 0, bad, sizeof(bad), 1);

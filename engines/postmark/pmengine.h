@@ -124,7 +124,7 @@ struct pool {
 	int alias;		/* same directory as an earlier pool: shares its fd */
 	int made;		/* the engine created this directory */
 	int marked;		/* the engine's marker is in it */
-	int subdirs_made;
+	unsigned char *sub_made; /* per s<K>: the engine made it (a user's stays) */
 	size_t bufsize;		/* io_uring: stdio's buffer size here (st_blksize) */
 };
 
