@@ -126,6 +126,24 @@ int target_read_file(int dirfd, const char *name, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The private name @tmp becomes @name unless @name is there: a rename that
+ * leaves no private name behind (even where unlinks fail), or, where the
+ * file system has no RENAME_NOREPLACE (NFS), a link, and the private name
+ * unlinked. 0 or -errno.
+ */
+static int put_in_place(int dirfd, const char *tmp, const char *name)
+{
+	if (NOINTR(renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE)) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	if (NOINTR(linkat(dirfd, tmp, dirfd, name, 0)))
+		return -errno;
+	NOINTR(unlinkat(dirfd, tmp, 0));
+	return 0;
+}
+
 int target_publish(int dirfd, const char *name, const char *text)
 {
 	char tmp[NAME_MAX + 1];
@@ -141,9 +159,10 @@ int target_publish(int dirfd, const char *name, const char *text)
 	if (!ret && NOINTR(fsync(fd)))
 		ret = -errno;
 	close(fd);
-	if (!ret && NOINTR(linkat(dirfd, tmp, dirfd, name, 0)))
-		ret = -errno;
-	NOINTR(unlinkat(dirfd, tmp, 0));
+	if (!ret)
+		ret = put_in_place(dirfd, tmp, name);
+	if (ret)
+		NOINTR(unlinkat(dirfd, tmp, 0));
 	return ret;
 }
 

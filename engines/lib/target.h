@@ -68,7 +68,7 @@ int target_read_file(int dirfd, const char *name, char *buf, size_t len);
 
 /*
  * Publishes @text as @name in @dirfd atomically: written whole and synced
- * under a private name, then linked into place, so that concurrent jobs
+ * under a private name, then renamed (or linked) into place, so that concurrent jobs
  * see no file or a complete one. 0, -EEXIST if @name is already there (the
  * loser of a race reads the winner's), or -errno.
  */

@@ -99,7 +99,7 @@ static int claim_pool(struct pool *p)
 {
 	char bad[NAME_MAX + 1] = "", err[256];
 	long n;
-	int fd, marked;
+	int ret, marked;
 
 	if (target_claim(p->fd, p->path, ENGINE, TARGET_LOCK, err, sizeof(err))) {
 		log_err("postmark: pm_location %s %s\n", p->path, err);
@@ -131,17 +131,14 @@ static int claim_pool(struct pool *p)
 		log_err("postmark: pm_location %s: removed %ld files an interrupted run left\n",
 			 p->path, n);
 	}
-	if (!marked) {
-		fd = NOINTR(openat(p->fd, MARKER_NAME,
-				   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-		if (fd < 0 || target_write_all(fd, MARKER_TEXT, strlen(MARKER_TEXT))) {
-			log_err("postmark: pm_location %s: cannot write %s: %s\n", p->path, MARKER_NAME,
-				strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return 1;
-		}
-		close(fd);
+	/*
+	 * Whole or not at all: a marker cut short by a full file system
+	 * would stay behind a refused run, and be taken for the engine's
+	 */
+	if (!marked && (ret = target_publish(p->fd, MARKER_NAME, MARKER_TEXT))) {
+		log_err("postmark: pm_location %s: cannot write %s: %s\n", p->path, MARKER_NAME,
+			strerror(-ret));
+		return 1;
 	}
 	p->marked = 1;
 	return 0;

@@ -8,6 +8,8 @@ made (same type and inode, one link). Each test snapshots the user's files
 """
 import os
 
+import pytest
+
 from conftest import PM_ENGINE, run_fio, snapshot
 
 MARKER = ".fio-postmark"
@@ -55,3 +57,37 @@ def test_users_empty_subdirectories_stay(tmp_path):
     for s in ("s0", "s1"):
         assert os.listdir(d / s) == []
         assert os.stat(d / s).st_ino == before[s][3]
+
+
+# ---------------------------------------------------------------------------
+# The marker
+# ---------------------------------------------------------------------------
+
+def fill(fs_dir):
+    """Fills the file system of @fs_dir (a test's tmpfs): one file of its
+    free space, then small ones until not even a page is left."""
+    with open(fs_dir / "filler", "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 20))
+        except OSError:
+            pass
+    for k in range(64):
+        try:
+            (fs_dir / f"filler.{k}").write_bytes(b"x" * 4096)
+        except OSError:
+            break
+
+
+@pytest.mark.mounts
+def test_run_refused_on_a_full_file_system_leaves_no_marker(tmpfs_dir):
+    """pm_space_check=0 on a full file system: the marker cannot be written,
+    the run is refused in one line, and the location is left as it was (no
+    empty marker, which a later run would take for the engine's)."""
+    loc = tmpfs_dir / "loc"
+    loc.mkdir()
+    fill(tmpfs_dir)
+    before = snapshot(loc, content=True)
+    r = run_fio(pm(loc, pm_space_check=0, pm_number=20, pm_transactions=50))
+    assert_refused(r, MARKER, (loc, before))
+    assert not (loc / MARKER).exists()
