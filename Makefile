@@ -25,7 +25,7 @@ ENGINES := smallfile postmark dbreplay
 # uses it, or in COMMON_LIB if all do.
 COMMON_LIB    := errmsg units lathist jsonl target
 smallfile_LIB := tree treemeta treespace sizedist content opmix
-postmark_LIB  := postmark stdiosim pmroom sizedist content
+postmark_LIB  := postmark stdiosim pmroom pmmarker sizedist content
 dbreplay_LIB  := dbtrace dbtrace_write dbsched dbdepth dbprefetch dbfilter odirect
 GLUE          := fioglue ioq
 # An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).

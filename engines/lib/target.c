@@ -144,26 +144,38 @@ static int put_in_place(int dirfd, const char *tmp, const char *name)
 	return 0;
 }
 
-int target_publish(int dirfd, const char *name, const char *text)
+int target_publish_open(int dirfd, const char *name, const char *text, off_t size, int *fdp)
 {
 	char tmp[NAME_MAX + 1];
+	size_t len = strlen(text);
 	int fd, ret = 0;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.%d", name, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = NOINTR(openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+	fd = NOINTR(openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 	if (fd < 0)
 		return -errno;
-	if (target_write_all(fd, text, strlen(text)))
+	if (target_write_all(fd, text, len))
 		ret = -errno;
+	/* posix_fallocate() writes the blocks where the file system cannot allocate them */
+	if (!ret && size > (off_t)len)
+		ret = -posix_fallocate(fd, len, size - len);
 	if (!ret && NOINTR(fsync(fd)))
 		ret = -errno;
-	close(fd);
 	if (!ret)
 		ret = put_in_place(dirfd, tmp, name);
 	if (ret)
 		NOINTR(unlinkat(dirfd, tmp, 0));
+	if (ret || !fdp)
+		close(fd);
+	else
+		*fdp = fd;
 	return ret;
+}
+
+int target_publish(int dirfd, const char *name, const char *text)
+{
+	return target_publish_open(dirfd, name, text, 0, NULL);
 }
 
 /*

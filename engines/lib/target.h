@@ -24,6 +24,7 @@
 #define PACK_TARGET_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* $TMPDIR, or /tmp if it is unset or empty. */
 const char *target_tmpdir(void);
@@ -73,6 +74,13 @@ int target_read_file(int dirfd, const char *name, char *buf, size_t len);
  * loser of a race reads the winner's), or -errno.
  */
 int target_publish(int dirfd, const char *name, const char *text);
+
+/*
+ * target_publish() of a file @size bytes long: @text, then zeros, allocated
+ * (a shared mapping of them never meets a full disk); its descriptor, open
+ * for reading and writing, in *@fdp. The same returns.
+ */
+int target_publish_open(int dirfd, const char *name, const char *text, off_t size, int *fdp);
 
 /*
  * 1 if @fd's directory holds nothing but the private names of a

@@ -498,6 +498,13 @@ static int pm_init(struct thread_data *td)
 	}
 	if (pd->have_sizes)
 		pm_sim_set_sizer(pd->sim, pm_dist_size, pd);
+	pd->slot_rec = malloc(sizeof(int) * pm_sim_nslots(pd->sim));
+	if (!pd->slot_rec) {
+		log_err("postmark: out of memory for %d file table slots\n",
+			pm_sim_nslots(pd->sim));
+		return 1;
+	}
+	memset(pd->slot_rec, 0xff, sizeof(int) * pm_sim_nslots(pd->sim)); /* -1: none held */
 	if (make_buffers(pd)) {
 		log_err("postmark: out of memory for buffers\n");
 		return 1;
@@ -683,6 +690,7 @@ static void pm_cleanup(struct thread_data *td)
 	}
 	pm_release_pools(pd);
 	pm_sim_free(pd->sim);
+	free(pd->slot_rec);
 	free(pd->text);
 	free(pd->rbuf);
 	free(pd->wbuf);

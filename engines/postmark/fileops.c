@@ -118,7 +118,8 @@ static ssize_t read_full(int fd, void *buf, size_t len)
  * mode; nothing in buffered mode, where stdio gathers the chunks into
  * buffer-sized writes and flushes the rest at fclose).
  */
-static int write_blocks(struct pm_data *pd, int fd, uint64_t key, int size, uint64_t *bytes)
+static int write_blocks(struct pm_data *pd, int fd, uint64_t key, int size, uint64_t *bytes,
+			uint64_t *ino)
 {
 	int wb = pd->cfg.write_block, i, k, j, ret;
 	uint64_t off = 0;
@@ -141,6 +142,9 @@ static int write_blocks(struct pm_data *pd, int fd, uint64_t key, int size, uint
 			if (stdiosim_w_needs_alloc(&w, n)) {
 				if (fstat(fd, &st))
 					return -errno;
+				/* the marker's proof of a created file, for free */
+				if (ino)
+					*ino = st.st_ino;
 				stdiosim_w_alloc(&w, stdiosim_bufsize(st.st_blksize));
 			}
 			k = stdiosim_fwrite(&w, n, r);
@@ -271,9 +275,9 @@ int pm_commit_deferred(struct pm_data *pd)
  */
 int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 {
-	int buffered = pd->cfg.buffered, tmp, dfd, fd, ret = 0, cret;
+	int buffered = pd->cfg.buffered, tmp, dfd, fd, ret = 0, cret, rec;
+	uint64_t key, ino = 0;
 	char name[16];
-	uint64_t key;
 
 	snprintf(name, sizeof(name), "%d", op->name);
 	dfd = pm_dir_of(pd, op, &tmp);
@@ -281,14 +285,22 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 		return -errno;
 	switch (op->kind) {
 	case PM_OP_CREATE:
+		/* listed before it is made: a kill leaves no file of ours unlisted */
+		rec = pm_own_create(pd, op);
+		if (rec < 0) {
+			ret = rec;
+			break;
+		}
 		fd = NOINTR(openat(dfd, name, (buffered ? O_WRONLY | O_TRUNC : O_RDWR) |
 				   O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, buffered ? 0666 : 0644));
 		if (fd < 0) {
 			ret = -errno;
+			pm_own_made(pd, op, rec, 0, 0);
 			break;
 		}
 		key = (uint64_t)op->name;
-		ret = write_blocks(pd, fd, key, op->size, bytes);
+		ret = write_blocks(pd, fd, key, op->size, bytes, &ino);
+		pm_own_made(pd, op, rec, 1, ino);
 		if (!ret)
 			ret = sync_or_defer(pd, fd, 1);
 		cret = close(fd);
@@ -318,7 +330,7 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 			ret = -errno;
 		key = (uint64_t)op->name | ++pd->append_seq << 32;
 		if (!ret)
-			ret = write_blocks(pd, fd, key, op->size, bytes);
+			ret = write_blocks(pd, fd, key, op->size, bytes, NULL);
 		if (!ret)
 			ret = sync_or_defer(pd, fd, 0);
 		cret = close(fd);
@@ -326,10 +338,14 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 			ret = -errno;
 		break;
 	case PM_OP_DELETE:
+		rec = pm_own_take(pd, op);
 		if (NOINTR(unlinkat(dfd, name, 0)))
-			ret = -errno;
-		else if (defer_dir(pd, dfd, tmp))
-			tmp = 0;
+			ret = -errno; /* still there: it stays listed */
+		else {
+			pm_own_gone(pd, op, rec);
+			if (defer_dir(pd, dfd, tmp))
+				tmp = 0;
+		}
 		break;
 	default:
 		break;

@@ -2,146 +2,382 @@
 #include "pmengine.h"
 
 /* ------------------------------------------------------------------ */
-/* Locations: parsing, claiming, cleaning                              */
+/* Locations: claiming, and what the engine holds in them              */
 /* ------------------------------------------------------------------ */
 
+/* @s's value if it is a name the engine gives (a number as "%d" prints it), else -1. */
+static int name_number(const char *s)
+{
+	char *end;
+	long v;
 
-static int all_digits(const char *s)
+	if (!(*s >= '1' && *s <= '9'))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return *end || errno || v > INT_MAX ? -1 : (int)v;
+}
+
+static int numbered(const char *s)
 {
 	return *s && strspn(s, "0123456789") == strlen(s);
 }
 
-static int subdir_name(const char *s)
+/* Named like PostMark's files or subdirectories (numbers, s<N>), canonical or not. */
+static int postmark_like(const char *s)
 {
-	return s[0] == 's' && all_digits(s + 1);
+	return numbered(s) || (s[0] == 's' && numbered(s + 1));
+}
+
+/* The marker of the pool @op's file is in (an alias's is its first pool's). */
+static struct pmm *marker_of(struct pm_data *pd, const struct pm_op *op)
+{
+	int p = op->loc < 0 ? 0 : op->loc;
+
+	return &pd->pool[pd->pool[p].alias ? pd->pool[p].alias - 1 : p].marker;
+}
+
+int pm_own_create(struct pm_data *pd, const struct pm_op *op)
+{
+	struct pmm_rec r = { 'f', pd->cfg.subdirs > 1 ? op->subdir : -1, op->name, 0, pmm_now() };
+	int rec = pmm_add(marker_of(pd, op), &r);
+
+	if (rec >= 0)
+		pd->slot_rec[op->slot] = rec;
+	return rec;
+}
+
+void pm_own_made(struct pm_data *pd, const struct pm_op *op, int rec, int made, uint64_t ino)
+{
+	if (rec < 0)
+		return;
+	if (!made) {
+		/* nothing of the engine's there (EEXIST: maybe a user's file) */
+		pmm_drop(marker_of(pd, op), rec);
+		if (pd->slot_rec[op->slot] == rec)
+			pd->slot_rec[op->slot] = -1;
+	} else if (ino) {
+		pmm_set_ino(marker_of(pd, op), rec, ino);
+	}
+}
+
+int pm_own_take(struct pm_data *pd, const struct pm_op *op)
+{
+	int rec = op->slot >= 0 ? pd->slot_rec[op->slot] : -1;
+
+	/* the model's slot is free now: its next create may be in flight before this delete ends */
+	if (rec >= 0)
+		pd->slot_rec[op->slot] = -1;
+	return rec;
+}
+
+void pm_own_gone(struct pm_data *pd, const struct pm_op *op, int rec)
+{
+	if (rec >= 0)
+		pmm_drop(marker_of(pd, op), rec);
+}
+
+/* "17", "s2/17" or "s2": an entry of a location, for messages. */
+static void entry_name(const struct pmm_rec *r, char *buf, size_t len)
+{
+	if (r->kind == 'd')
+		snprintf(buf, len, "s%d", r->subdir);
+	else if (r->subdir >= 0)
+		snprintf(buf, len, "s%d/%d", r->subdir, r->name);
+	else
+		snprintf(buf, len, "%d", r->name);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t file_key(int subdir, int name)
+{
+	return (uint64_t)(uint32_t)(subdir + 1) << 32 | (uint32_t)name;
+}
+
+/* The files @m lists, as sorted keys (*@n of them); NULL if memory is short. */
+static uint64_t *listed_files(const struct pmm *m, size_t *n)
+{
+	uint64_t *keys = malloc(sizeof(*keys) * (m->cap ? m->cap : 1));
+	struct pmm_rec r;
+	uint32_t i;
+
+	*n = 0;
+	for (i = 0; keys && i < m->cap; i++)
+		if (pmm_get(m, i, &r) && r.kind == 'f')
+			keys[(*n)++] = file_key(r.subdir, r.name);
+	if (keys)
+		qsort(keys, *n, sizeof(*keys), key_cmp);
+	return keys;
+}
+
+/* s<K>'s K, or -2 for a name the engine does not give a subdirectory ("s01"). */
+static int subdir_number(const char *s)
+{
+	return !strcmp(s + 1, "0") ? 0 : name_number(s + 1) >= 0 ? name_number(s + 1) : -2;
 }
 
 /*
- * Removes what an interrupted run of this engine left in @dirfd: regular
- * files named by numbers, and (@depth 0) s<N> directories of them. Entries
- * named like those but of another kind (a symlink "17", a file "s3"), or
- * anything else inside an s<N> directory, are not ours: -1 with the name in
- * @bad. Other names are ignored. Returns the files removed (or, @dry, found).
+ * The numbered entries of directory @fd (s<@subdir>; -1: the location
+ * itself) must all be listed in @keys; at the top, s<N> entries must be
+ * directories, and are looked into the same way. A user's s<N> may be used
+ * (the engine makes its files in it and leaves it); nothing else is
+ * touched. 0, or -1 with the first entry that is not the engine's in @bad
+ * ("17", "s2", "s2/17").
  */
-static long clean_leftovers(int dirfd, int depth, char *bad, size_t badlen, int dry)
+static int scan_entries(int fd, int subdir, const uint64_t *keys, size_t nkeys, char *bad,
+			size_t badlen)
 {
-	DIR *d;
+	char inner[NAME_MAX + 1];
+	int dfd = dup(fd), sfd, ret;
 	struct dirent *de;
-	long removed = 0;
-	int fd = dup(dirfd);
+	struct stat st;
+	uint64_t key;
+	DIR *d;
 
-	if (fd < 0)
-		return -1;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		snprintf(bad, badlen, ".");
 		return -1;
 	}
 	/* a dup shares the file offset: an earlier scan left it at the end */
 	rewinddir(d);
 	while ((de = readdir(d))) {
-		struct stat st;
+		const char *n = de->d_name;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (depth == 0 && !strcmp(de->d_name, MARKER_NAME))
-			continue;
-		/*
-		 * Other files of a location (not named like PostMark's) can
-		 * never collide with the engine's and are left alone.
-		 */
-		if (depth == 0 && !all_digits(de->d_name) && !subdir_name(de->d_name))
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			goto foreign;
-		if (all_digits(de->d_name) && S_ISREG(st.st_mode)) {
-			if (!dry && NOINTR(unlinkat(dirfd, de->d_name, 0)))
-				goto foreign;
-			removed++;
+		if (!postmark_like(n))
+			continue; /* a user's name: never the engine's, never touched */
+		snprintf(bad, badlen, "%s", n);
+		if (numbered(n)) {
+			key = file_key(subdir, name_number(n));
+			if (name_number(n) < 0 || !nkeys ||
+			    !bsearch(&key, keys, nkeys, sizeof(key), key_cmp))
+				goto refuse;
 			continue;
 		}
-		if (depth == 0 && subdir_name(de->d_name) && S_ISDIR(st.st_mode)) {
-			int sfd = NOINTR(openat(dirfd, de->d_name,
-						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-			long r;
-
-			if (sfd < 0)
-				goto foreign;
-			r = clean_leftovers(sfd, 1, bad, badlen, dry);
-			close(sfd);
-			if (r < 0) {
-				closedir(d);
-				return -1;
-			}
-			removed += r;
-			if (!dry && NOINTR(unlinkat(dirfd, de->d_name, AT_REMOVEDIR)))
-				goto foreign;
-			continue;
+		if (subdir != -1)
+			continue; /* an s<N> inside s<K>: not a name the engine uses there */
+		if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+			goto refuse;
+		sfd = NOINTR(openat(fd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+		if (sfd < 0)
+			goto refuse;
+		ret = scan_entries(sfd, subdir_number(n), keys, nkeys, inner, sizeof(inner));
+		close(sfd);
+		if (ret) {
+			snprintf(bad, badlen, "%s/%s", n, inner);
+			goto refuse;
 		}
-foreign:
-		snprintf(bad, badlen, "%s", de->d_name);
-		closedir(d);
-		return -1;
 	}
 	closedir(d);
+	return 0;
+refuse:
+	closedir(d);
+	return -1;
+}
+
+/* The directory entry @r is in: the location's @fd, or s<K> opened (*@own set). -errno. */
+static int entry_dir(int fd, const struct pmm_rec *r, int *own)
+{
+	char name[32];
+	int sfd;
+
+	*own = 0;
+	if (r->kind == 'd' || r->subdir < 0)
+		return fd;
+	snprintf(name, sizeof(name), "s%d", r->subdir);
+	sfd = NOINTR(openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+	if (sfd < 0)
+		return -errno;
+	*own = 1;
+	return sfd;
+}
+
+/*
+ * Each entry @m lists that is there must be the one the engine made. 0, or
+ * -1 with the entry in @bad and the reason in @why. A listed s<K> that is
+ * gone takes its files with it.
+ */
+static int check_listed(int fd, const struct pmm *m, char *bad, size_t badlen, char *why,
+			size_t whylen)
+{
+	struct pmm_rec r;
+	char base[16];
+	uint32_t i;
+	int dfd, own, ret;
+
+	for (i = 0; i < m->cap; i++) {
+		if (!pmm_get(m, i, &r))
+			continue;
+		entry_name(&r, bad, badlen);
+		dfd = entry_dir(fd, &r, &own);
+		if (dfd == -ENOENT)
+			continue;
+		if (dfd < 0) {
+			snprintf(why, whylen, "%s", strerror(-dfd));
+			return -1;
+		}
+		snprintf(base, sizeof(base), r.kind == 'd' ? "s%d" : "%d",
+			 r.kind == 'd' ? r.subdir : r.name);
+		ret = pmm_identify(dfd, base, &r, m, why, whylen);
+		if (own)
+			close(dfd);
+		if (ret < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Removes the files @m lists, then its directories (one that holds a user's
+ * file stays, a user's now). The files removed, or -1 with the entry that
+ * could not be in @bad and errno.
+ */
+static long remove_listed(int fd, const struct pmm *m, char *bad, size_t badlen)
+{
+	struct pmm_rec r;
+	char base[16];
+	long removed = 0;
+	uint32_t i;
+	int pass, dfd, own, ret;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < m->cap; i++) {
+			if (!pmm_get(m, i, &r) || (r.kind == 'd') != pass)
+				continue;
+			dfd = entry_dir(fd, &r, &own);
+			if (dfd == -ENOENT)
+				continue;
+			if (dfd < 0) {
+				entry_name(&r, bad, badlen);
+				errno = -dfd;
+				return -1;
+			}
+			snprintf(base, sizeof(base), pass ? "s%d" : "%d", pass ? r.subdir : r.name);
+			ret = NOINTR(unlinkat(dfd, base, pass ? AT_REMOVEDIR : 0));
+			if (ret && errno != ENOENT && errno != ENOTEMPTY) {
+				entry_name(&r, bad, badlen);
+				ret = errno;
+				if (own)
+					close(dfd);
+				errno = ret;
+				return -1;
+			}
+			removed += !ret && !pass;
+			if (own)
+				close(dfd);
+		}
+	}
 	return removed;
 }
 
 /*
- * Takes @p->fd for this job: an exclusive lock (two jobs in one directory
- * would trip over each other's file names); entries named like PostMark's
- * files (numbers, s<N>) must be what an interrupted run of the engine left
- * (its marker is there), and are removed. Other files may be there and are
- * never touched. PostMark itself writes into any directory and truncates
- * what it finds; the engine never touches a file it did not create.
+ * The lines of a pool's marker: to begin with (@peak 0), the pool's files
+ * and s<N> at most, up to a megabyte's worth; then it doubles each time it
+ * is full, so that @peak files at once (and the io_uring deletes in
+ * flight) take this many.
  */
-static int claim_pool(struct pool *p)
+static uint64_t marker_lines(const struct pm_data *pd, uint64_t peak, unsigned inflight)
 {
-	char bad[NAME_MAX + 1] = "", err[256];
+	uint64_t sub = pd->cfg.subdirs > 1 ? pd->cfg.subdirs : 0, n = 2ULL * pd->cfg.number + sub;
+	uint64_t lines = n < 16384 ? n : 16384;
+
+	lines = (lines + PMM_HEAD_LEN / PMM_REC_LEN - 1) / (PMM_HEAD_LEN / PMM_REC_LEN) *
+		(PMM_HEAD_LEN / PMM_REC_LEN);
+	while (peak && lines < peak + sub + inflight)
+		lines *= 2;
+	return lines;
+}
+
+/*
+ * Takes @p->fd for this job: an exclusive lock (two jobs in one directory
+ * would trip over each other's file names). Entries named like PostMark's
+ * files (numbers, s<N>) must be listed in the marker an interrupted run of
+ * the engine left, and still be what it made; they are removed then. A
+ * location that is not all the engine's is refused before anything in it
+ * is removed. A user's files of other names, and a user's s<N> directories,
+ * may be there and are never touched. PostMark itself writes into any
+ * directory and truncates what it finds.
+ */
+static int claim_pool(struct pm_data *pd, struct pool *p)
+{
+	char bad[2 * NAME_MAX + 2] = "", err[256];
+	uint64_t *keys = NULL;
+	size_t nkeys = 0;
+	struct pmm old;
+	int have, ret;
 	long n;
-	int ret, marked;
 
 	if (target_claim(p->fd, p->path, ENGINE, TARGET_LOCK, err, sizeof(err))) {
 		log_err("postmark: pm_location %s %s\n", p->path, err);
 		return 1;
 	}
-	marked = faccessat(p->fd, MARKER_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-	/* look first, so that a foreign directory is not half cleaned */
-	n = clean_leftovers(p->fd, 0, bad, sizeof(bad), 1);
-	if (n < 0) {
-		if (*bad)
-			log_err("postmark: pm_location %s holds '%s', named like PostMark's files but not the engine's; refusing to touch it\n",
-				p->path, bad);
-		else
-			log_err("postmark: pm_location %s: %s\n", p->path, strerror(errno));
+	have = pmm_read(p->fd, &old, err, sizeof(err));
+	if (have < 0) {
+		log_err("postmark: pm_location %s: %s %s; refusing to touch the location (remove it if nothing there is the engine's)\n",
+			p->path, PMM_NAME, err);
 		return 1;
 	}
-	if (n > 0 && !marked) {
-		log_err("postmark: pm_location %s holds numbered files but no %s marker: not the engine's; give it an empty directory\n",
-			p->path, MARKER_NAME);
-		return 1;
+	if (have && !(keys = listed_files(&old, &nkeys))) {
+		log_err("postmark: pm_location %s: out of memory for %s\n", p->path, PMM_NAME);
+		goto fail;
 	}
-	if (n > 0) {
-		n = clean_leftovers(p->fd, 0, bad, sizeof(bad), 0);
+	/* look first, so that a location that is not all ours is not half cleaned */
+	if (scan_entries(p->fd, -1, keys, nkeys, bad, sizeof(bad))) {
+		log_err("postmark: pm_location %s holds '%s', named like PostMark's files but not the engine's%s; refusing to touch it\n",
+			p->path, bad, have ? " (not in its marker)" : " (no marker)");
+		goto fail;
+	}
+	if (have && check_listed(p->fd, &old, bad, sizeof(bad), err, sizeof(err))) {
+		log_err("postmark: pm_location %s: '%s' is in %s but %s, not what the engine made; refusing to touch it\n",
+			p->path, bad, PMM_NAME, err);
+		goto fail;
+	}
+	if (have) {
+		n = remove_listed(p->fd, &old, bad, sizeof(bad));
 		if (n < 0) {
-			log_err("postmark: pm_location %s: cannot remove an interrupted run's files: %s\n",
-				p->path, strerror(errno));
+			log_err("postmark: pm_location %s: cannot remove %s, which an interrupted run left: %s\n",
+				p->path, bad, strerror(errno));
+			goto fail;
+		}
+		if (n > 0)
+			log_err("postmark: pm_location %s: removed %ld files an interrupted run left\n",
+				p->path, n);
+		/* numjobs: the job directory that run made is this one's to remove */
+		p->made |= old.made_dir;
+		pmm_close(&old);
+		free(keys);
+		keys = NULL;
+		have = 0;
+		if (NOINTR(unlinkat(p->fd, PMM_NAME, 0))) {
+			log_err("postmark: pm_location %s: cannot remove the old %s: %s\n", p->path,
+				PMM_NAME, strerror(errno));
 			return 1;
 		}
-		log_err("postmark: pm_location %s: removed %ld files an interrupted run left\n",
-			 p->path, n);
 	}
 	/*
-	 * Whole or not at all: a marker cut short by a full file system
-	 * would stay behind a refused run, and be taken for the engine's
+	 * Whole or not at all: a marker cut short by a full file system would
+	 * stay behind a refused run, and be taken for the engine's
 	 */
-	if (!marked && (ret = target_publish(p->fd, MARKER_NAME, MARKER_TEXT))) {
-		log_err("postmark: pm_location %s: cannot write %s: %s\n", p->path, MARKER_NAME,
+	ret = pmm_create(p->fd, &p->marker, marker_lines(pd, 0, 0), p->made);
+	if (ret) {
+		log_err("postmark: pm_location %s: cannot write %s: %s\n", p->path, PMM_NAME,
 			strerror(-ret));
 		return 1;
 	}
 	p->marked = 1;
 	return 0;
+fail:
+	free(keys);
+	if (have)
+		pmm_close(&old);
+	return 1;
 }
 
 static int check_writable(const char *path, int fd)
@@ -185,7 +421,7 @@ int pm_check_room(struct thread_data *td, struct pm_data *pd)
 		return 1;
 	}
 	for (i = 0; i < nloc; i++) {
-		uint64_t bytes = 0, files = 0, have, inodes;
+		uint64_t bytes = 0, files = 0, markers = 0, have, inodes;
 		const char *path = pd->cfg.nloc ? pd->cfg.loc[i].path : tmp;
 
 		if (!ok[i] || !vfs[i].f_blocks)
@@ -195,13 +431,20 @@ int pm_check_room(struct thread_data *td, struct pm_data *pd)
 				continue;
 			if (j < i)
 				break;	/* counted with the first location of this file system */
-			bytes += room.bytes[j];
+			/* and the marker, which lists them */
+			bytes += room.bytes[j] + PMM_HEAD_LEN +
+				 PMM_REC_LEN * marker_lines(pd, room.files[j],
+							    pd->o->io_api == API_IO_URING
+								    ? td->o.iodepth
+								    : 0);
 			files += room.files[j];
+			markers++;
 		}
 		if (j < i)
 			continue;
 		bytes *= jobs;
 		files = (files + (pd->cfg.subdirs > 1 ? (uint64_t)pd->cfg.subdirs : 0)) * jobs;
+		markers *= jobs;
 		have = (uint64_t)vfs[i].f_bavail * block[i];	/* df's Avail */
 		inodes = vfs[i].f_favail;
 		if (bytes > have) {
@@ -210,9 +453,10 @@ int pm_check_room(struct thread_data *td, struct pm_data *pd)
 				(unsigned long long)files, (double)have / 1e6, (unsigned long long)have);
 			return 1;
 		}
-		if (vfs[i].f_files && files > inodes) {
+		if (vfs[i].f_files && files + markers > inodes) {
 			log_err("postmark: pm_location %s: the pool needs %llu inodes at its fullest, the file system has %llu free; use fewer files (pm_number, pm_transactions) or a file system with more inodes\n",
-				path, (unsigned long long)files, (unsigned long long)inodes);
+				path, (unsigned long long)(files + markers),
+				(unsigned long long)inodes);
 			return 1;
 		}
 	}
@@ -244,7 +488,7 @@ int pm_open_pools(struct thread_data *td, struct pm_data *pd)
 			log_err("postmark: %s: %s\n", pd->pool[0].path, strerror(errno));
 			return 1;
 		}
-		return claim_pool(&pd->pool[0]);
+		return claim_pool(pd, &pd->pool[0]);
 	}
 
 	/* every location is checked before any is written to */
@@ -308,7 +552,7 @@ int pm_open_pools(struct thread_data *td, struct pm_data *pd)
 				break;
 			}
 		}
-		if (!p->alias && claim_pool(p)) {
+		if (!p->alias && claim_pool(pd, p)) {
 			i++;
 			goto fail_from;
 		}
@@ -327,10 +571,15 @@ fail:
 	return 1;
 }
 
-/* s0 .. s<K-1> in each pool, as PostMark makes them (mode 0700) before its timers. */
+/*
+ * s0 .. s<K-1> in each pool, as PostMark makes them (mode 0700) before its
+ * timers; each listed in the marker before it is made. One that is there
+ * is a user's (the claim removed the engine's): used, and left.
+ */
 int pm_make_subdirs(struct pm_data *pd)
 {
-	int k = pd->cfg.subdirs, i, s;
+	int k = pd->cfg.subdirs, i, s, rec;
+	struct stat st;
 	char name[32];
 
 	if (k <= 1)
@@ -347,16 +596,23 @@ int pm_make_subdirs(struct pm_data *pd)
 
 		if (p->alias)
 			continue;
-		p->sub_made = calloc(k, 1);
-		if (!p->sub_made) {
-			log_err("postmark: out of memory for pm_subdirectories=%d\n", k);
-			return 1;
-		}
 		for (s = 0; s < k; s++) {
+			struct pmm_rec r = { 'd', s, 0, 0, pmm_now() };
+
 			snprintf(name, sizeof(name), "s%d", s);
-			if (NOINTR(mkdirat(p->fd, name, 0700)) == 0)
-				p->sub_made[s] = 1;
-			else if (errno != EEXIST) {
+			rec = pmm_add(&p->marker, &r);
+			if (rec < 0) {
+				log_err("postmark: %s/%s: cannot list it in %s: %s\n", p->path,
+					name, PMM_NAME, strerror(-rec));
+				return 1;
+			}
+			if (NOINTR(mkdirat(p->fd, name, 0700)) == 0) {
+				if (fstatat(p->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+					pmm_set_ino(&p->marker, rec, st.st_ino);
+				continue;
+			}
+			pmm_drop(&p->marker, rec);
+			if (errno != EEXIST) {
 				log_err("postmark: %s/%s: %s\n", p->path, name, strerror(errno));
 				return 1;
 			}
@@ -387,35 +643,90 @@ int pm_make_subdirs(struct pm_data *pd)
 	return 0;
 }
 
-/* Deletes the files of an interrupted run (fio stopped early or an error). */
-void pm_delete_live(struct pm_data *pd)
+/* 1 if @m lists a file in s<@subdir>. */
+static int lists_files_in(const struct pmm *m, int subdir)
 {
-	struct pm_op op;
-	int s, tmp, dfd;
-	long n = 0;
-	char name[16];
+	struct pmm_rec r;
+	uint32_t i;
 
-	for (s = 0; s < pm_sim_nslots(pd->sim); s++) {
-		if (!pm_sim_slot(pd->sim, s, &op))
+	for (i = 0; i < m->cap; i++)
+		if (pmm_get(m, i, &r) && r.kind == 'f' && r.subdir == subdir)
+			return 1;
+	return 0;
+}
+
+/*
+ * Removes the entries of @kind ('f', then 'd') the marker of pool @i lists
+ * that are still what the engine made, and unlists them and those that are
+ * gone. What a user replaced or linked to in the meantime stays, listed. A
+ * subdirectory the run made that holds only a user's files stays, the
+ * user's. The entries removed.
+ */
+static long remove_own(struct pm_data *pd, int i, char kind)
+{
+	struct pool *p = &pd->pool[i];
+	struct pmm_rec r;
+	char base[16], why[128];
+	long n = 0;
+	uint32_t idx;
+	int dfd, tmp = 0;
+
+	for (idx = 0; idx < p->marker.cap; idx++) {
+		struct pm_op op = { .loc = i };
+
+		if (!pmm_get(&p->marker, idx, &r) || r.kind != kind)
 			continue;
-		dfd = pm_dir_of(pd, &op, &tmp);
-		if (dfd < 0)
+		op.subdir = r.subdir;
+		snprintf(base, sizeof(base), kind == 'd' ? "s%d" : "%d",
+			 kind == 'd' ? r.subdir : r.name);
+		dfd = kind == 'd' || r.subdir < 0 ? p->fd : pm_dir_of(pd, &op, &tmp);
+		if (dfd < 0) {
+			if (errno == ENOENT) /* its directory is gone, and it with it */
+				pmm_drop(&p->marker, idx);
 			continue;
-		snprintf(name, sizeof(name), "%d", op.name);
-		if (NOINTR(unlinkat(dfd, name, 0)) == 0)
-			n++;
+		}
+		switch (pmm_identify(dfd, base, &r, &p->marker, why, sizeof(why))) {
+		case 1:
+			if (NOINTR(unlinkat(dfd, base, kind == 'd' ? AT_REMOVEDIR : 0))) {
+				if (errno != ENOTEMPTY || lists_files_in(&p->marker, r.subdir))
+					break;
+				log_err("postmark: pm_location %s: %s, which the run made, holds files it did not make; it stays\n",
+					p->path, base);
+			} else {
+				n++;
+			}
+			/* fallthrough */
+		case 0:
+			pmm_drop(&p->marker, idx);
+			break;
+		}
 		if (tmp)
 			close(dfd);
+		tmp = 0;
 	}
-	/* a delete handed out by the model (no longer live there) and not made */
-	if (pd->have_next && pd->next.kind == PM_OP_DELETE) {
-		dfd = pm_dir_of(pd, &pd->next, &tmp);
-		snprintf(name, sizeof(name), "%d", pd->next.name);
-		if (dfd >= 0 && NOINTR(unlinkat(dfd, name, 0)) == 0)
-			n++;
-		if (dfd >= 0 && tmp)
-			close(dfd);
-	}
+	return n;
+}
+
+/* The files @m lists. */
+static uint32_t files_listed(const struct pmm *m)
+{
+	struct pmm_rec r;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < m->cap; i++)
+		n += pmm_get(m, i, &r) && r.kind == 'f';
+	return n;
+}
+
+/* Deletes the files of an interrupted run (fio stopped early or an error): those the marker lists. */
+void pm_delete_live(struct pm_data *pd)
+{
+	long n = 0;
+	int i;
+
+	for (i = 0; i < pd->npools; i++)
+		if (!pd->pool[i].alias && pd->pool[i].marked)
+			n += remove_own(pd, i, 'f');
 	if (n)
 		log_err("postmark: the run did not finish; removed its %ld remaining files\n", n);
 }
@@ -423,9 +734,16 @@ void pm_delete_live(struct pm_data *pd)
 /* Leaves every location as the job found it. */
 void pm_release_pools(struct pm_data *pd)
 {
-	int i, s;
-	char name[32];
+	uint32_t left, files;
+	int i;
 
+	for (i = 0; i < pd->npools; i++) {
+		struct pool *p = &pd->pool[i];
+
+		/* the subdirectories it made, while their descriptors are still open */
+		if (!p->alias && p->marked)
+			remove_own(pd, i, 'd');
+	}
 	if (pd->subfd) {
 		for (i = 0; i < pd->npools * pd->cfg.subdirs; i++)
 			if (pd->subfd[i] >= 0 && !pd->pool[i / pd->cfg.subdirs].alias)
@@ -438,30 +756,22 @@ void pm_release_pools(struct pm_data *pd)
 
 		if (p->alias || p->fd < 0)
 			continue;
-		/* only those it made: a user's s<K> (empty again) stays */
-		for (s = 0; p->sub_made && s < pd->cfg.subdirs; s++) {
-			if (!p->sub_made[s])
-				continue;
-			snprintf(name, sizeof(name), "s%d", s);
-			NOINTR(unlinkat(p->fd, name, AT_REMOVEDIR));
-		}
-		free(p->sub_made);
-		p->sub_made = NULL;
 		if (p->marked) {
-			char bad[NAME_MAX + 1] = "";
-			long left = clean_leftovers(p->fd, 0, bad, sizeof(bad), 1);
-
 			/*
-			 * Files of ours that could not be deleted (an error with
-			 * continue_on_error) keep the marker: the next run
-			 * recognises them by it and removes them, where without it
-			 * it would refuse them as a user's.
+			 * What could not be removed (an error with continue_on_error,
+			 * or replaced by a user) keeps the marker: the next run
+			 * removes what is still the engine's, and refuses the rest
 			 */
-			if (left == 0)
-				NOINTR(unlinkat(p->fd, MARKER_NAME, 0));
-			else if (left > 0)
-				log_err("postmark: pm_location %s: %ld files could not be removed; %s stays so that the next run removes them\n",
-					p->path, left, MARKER_NAME);
+			left = pmm_count(&p->marker);
+			files = files_listed(&p->marker);
+			pmm_close(&p->marker);
+			if (!left)
+				NOINTR(unlinkat(p->fd, PMM_NAME, 0));
+			else /* the directories left are those that hold the files */
+				log_err("postmark: pm_location %s: %u %s could not be removed; %s stays so that the next run removes them\n",
+					p->path, files ? files : left,
+					files ? "files" : "directories", PMM_NAME);
+			p->marked = 0;
 		}
 		close(p->fd);
 		p->fd = -1;
@@ -469,4 +779,3 @@ void pm_release_pools(struct pm_data *pd)
 			log_err("postmark: cannot remove %s: %s\n", p->path, strerror(errno));
 	}
 }
-

@@ -43,10 +43,9 @@
 #include "jsonl.h"
 #include "pmroom.h"
 #include "target.h"
+#include "pmmarker.h"
 
 #define ENGINE		"postmark"
-#define MARKER_NAME	".fio-postmark"
-#define MARKER_TEXT	"fio postmark engine: files named by numbers and s<N>/ directories here are the engine's\n"
 #define MAX_DIRFDS	512	/* subdirectory descriptors kept open per job */
 #define ERRLEN		512
 
@@ -124,7 +123,7 @@ struct pool {
 	int alias;		/* same directory as an earlier pool: shares its fd */
 	int made;		/* the engine created this directory */
 	int marked;		/* the engine's marker is in it */
-	unsigned char *sub_made; /* per s<K>: the engine made it (a user's stays) */
+	struct pmm marker;	/* what the engine made here (pmmarker.h) */
 	size_t bufsize;		/* io_uring: stdio's buffer size here (st_blksize) */
 };
 
@@ -180,6 +179,8 @@ struct pm_req {
 	enum uring_step step;
 	int idx;		/* TX_END: deferred file (then directory) being synced */
 	int pool;		/* the file: pool (aliases resolved), op.subdir, op.name */
+	int rec;		/* its line in the marker (create, delete), or -1 */
+	int made;		/* a create's open succeeded: the file is the engine's */
 	int dfd, dfd_tmp;	/* its directory; dfd_tmp: opened for this operation */
 	int fd;
 	char name[16];
@@ -223,6 +224,7 @@ struct pm_data {
 	struct pool pool[PM_MAX_LOCATIONS];
 	int npools;
 	int tmpdir;			/* pool[0] is a temporary directory of ours */
+	int *slot_rec;			/* per table slot: its file's line in the marker, or -1 */
 	int *subfd;			/* npools * subdirs, or NULL: opened per use */
 
 	/* the operation the next io_u carries */
@@ -290,6 +292,16 @@ int pm_uring_init(struct thread_data *td, struct pm_data *pd);
 void pm_uring_phase(struct pm_data *pd, enum pm_phase ph);
 enum fio_q_status pm_uring_queue(struct thread_data *td, struct pm_data *pd, struct io_u *io_u);
 void pm_uring_tx_begin(struct pm_data *pd, int txn);
+
+/*
+ * locations.c: what the engine holds. A create is listed in its pool's
+ * marker before it is made and unlisted if it fails; a deleted file is
+ * unlisted.
+ */
+int pm_own_create(struct pm_data *pd, const struct pm_op *op);
+void pm_own_made(struct pm_data *pd, const struct pm_op *op, int rec, int made, uint64_t ino);
+int pm_own_take(struct pm_data *pd, const struct pm_op *op);
+void pm_own_gone(struct pm_data *pd, const struct pm_op *op, int rec);
 
 /* locations.c: the locations */
 int pm_check_room(struct thread_data *td, struct pm_data *pd);

@@ -286,6 +286,7 @@ static int uring_advance(struct pm_data *pd, struct pm_req *rq, int res)
 			return 1;
 		}
 		rq->fd = res;
+		rq->made = rq->op.kind == PM_OP_CREATE;
 		if (start_data(pd, rq))
 			return 1;
 		break;
@@ -450,6 +451,11 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 		tx->tx = -1;
 		tx->end = NULL;
 	} else {
+		/* a create that made no file, a delete that removed its file: unlisted */
+		if (rq->op.kind == PM_OP_CREATE && !rq->made)
+			pm_own_made(pd, &rq->op, rq->rec, 0, 0);
+		if (rq->op.kind == PM_OP_DELETE && !rq->err)
+			pm_own_gone(pd, &rq->op, rq->rec);
 		pm_record(&pd->st[pm_class_of(&rq->op)], now - rq->start_ns, rq->bytes, rq->err);
 		/*
 		 * fio stops at the first error; operations in flight then that
@@ -545,6 +551,17 @@ static int start_op(struct pm_data *pd, struct pm_req *rq)
 {
 	int tmp;
 
+	/* what the engine holds (pm_run_op()): a create is listed before it is made */
+	if (rq->op.kind == PM_OP_CREATE) {
+		rq->rec = pm_own_create(pd, &rq->op);
+		if (rq->rec < 0) {
+			rq->err = -rq->rec;
+			rq->rec = -1;
+			return 1;
+		}
+	} else if (rq->op.kind == PM_OP_DELETE) {
+		rq->rec = pm_own_take(pd, &rq->op);
+	}
 	rq->dfd = pm_dir_of(pd, &rq->op, &tmp);
 	if (rq->dfd < 0) {
 		rq->err = errno;
@@ -583,7 +600,7 @@ static void req_init(struct pm_req *rq, const struct pm_op *op, struct io_u *io_
 	rq->busy = 1;
 	rq->op = *op;
 	rq->tx = tx;
-	rq->fd = rq->dfd = -1;
+	rq->fd = rq->dfd = rq->rec = -1;
 }
 
 enum fio_q_status pm_uring_queue(struct thread_data *td, struct pm_data *pd,

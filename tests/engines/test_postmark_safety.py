@@ -7,10 +7,13 @@ made (same type and inode, one link). Each test snapshots the user's files
 (content, inode, mtime) before and after.
 """
 import os
+import shutil
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import PM_ENGINE, run_fio, snapshot
+from conftest import PM_ENGINE, kill_group, run_fio, snapshot, start_fio_background
 
 MARKER = ".fio-postmark"
 
@@ -91,3 +94,173 @@ def test_run_refused_on_a_full_file_system_leaves_no_marker(tmpfs_dir):
     r = run_fio(pm(loc, pm_space_check=0, pm_number=20, pm_transactions=50))
     assert_refused(r, MARKER, (loc, before))
     assert not (loc / MARKER).exists()
+
+
+def listed(loc):
+    """The entries the marker of @loc lists: [(kind, subdir, name, ino, born_ns)]."""
+    data = (Path(loc) / MARKER).read_bytes()[4096:]
+    out = []
+    for k in range(0, len(data), 64):
+        line = data[k:k + 64].decode()
+        if line[0] in "fd":
+            kind, sub, name, ino, born = line.split()
+            out.append((kind, int(sub), int(name), int(ino), int(born)))
+    return out
+
+
+def listed_path(entry):
+    kind, sub, name = entry[:3]
+    return f"s{sub}" if kind == "d" else f"s{sub}/{name}" if sub >= 0 else str(name)
+
+
+def killed_run(loc, files=300, **opts):
+    """A run of the engine in @loc killed in its transactions, with at
+    least @files of its files there."""
+    p = start_fio_background(pm(loc, pm_transactions=10_000_000, **opts))
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline and p.poll() is None:
+            if sum(len(fs) for _, _, fs in os.walk(loc)) > files:
+                break
+            time.sleep(0.02)
+        assert p.poll() is None, "the run ended before it could be killed"
+    finally:
+        kill_group(p)
+    assert (Path(loc) / MARKER).is_file()
+
+
+def users_mail(d):
+    """A user's MH-style mail folder: messages named by numbers."""
+    for k in (1, 2, 3):
+        (d / str(k)).write_text(f"From: someone\nSubject: message {k}\n\nhello\n")
+
+
+FAKE_MARKERS = ["empty_left_by_a_refused_run", "directory", "old_format", "other_text",
+                "fifo", "symlink_to_a_real_marker", "hard_link_of_a_real_marker"]
+
+
+@pytest.mark.parametrize("fake", FAKE_MARKERS)
+def test_a_marker_must_prove_itself(tmp_path, fake):
+    """A .fio-postmark that is not a regular, singly linked file with the
+    engine's head is no proof: the user's numbered mail files beside it are
+    refused in one line naming the marker, and nothing changes."""
+    loc = tmp_path / "mail"
+    loc.mkdir()
+    marker = loc / MARKER
+    if fake.endswith("real_marker"):
+        # the engine's own marker, made by a killed run elsewhere
+        other = tmp_path / "other"
+        other.mkdir()
+        killed_run(other, pm_number=50, files=20)
+        if fake.startswith("symlink"):
+            marker.symlink_to(other / MARKER)
+        else:
+            os.link(other / MARKER, marker)
+    elif fake == "directory":
+        marker.mkdir()
+    elif fake == "fifo":
+        os.mkfifo(marker)
+    else:
+        marker.write_text({"empty_left_by_a_refused_run": "",
+                           "old_format": "fio postmark engine: files named by numbers and "
+                                         "s<N>/ directories here are the engine's\n",
+                           "other_text": "fio postmark engine marker, format 2\n"}[fake])
+    users_mail(loc)
+    content = fake != "fifo"          # a FIFO cannot be read for its hash
+    before = snapshot(tmp_path, content=content)
+    r = run_fio(pm(loc, pm_number=20, pm_transactions=50))
+    assert_refused(r, MARKER)
+    assert snapshot(tmp_path, content=content) == before
+
+
+def test_killed_run_entries_must_still_be_the_engines(tmp_path):
+    """After a killed run, the next one removes only what the marker lists
+    and only while each is what the engine made. A user's numbered file the
+    marker does not list, a listed file replaced by a user's (another inode)
+    or by a symlink, or hard-linked elsewhere: each refused in one line
+    naming it, nothing removed. Then, the user's changes undone, the run
+    removes the rest and the location ends empty."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("the user's\n")
+    killed_run(loc, pm_subdirectories=3, pm_number=400)
+    files = [e for e in listed(loc) if e[0] == "f" and (loc / listed_path(e)).exists()]
+    # buffered: stdio's fstat gives each file's inode (all but one being made)
+    assert len(files) > 100 and sum(1 for e in files if not e[3]) <= 1, files[:5]
+    files = [e for e in files if e[3]]
+    victim = loc / listed_path(files[len(files) // 2])
+    saved = outside / "saved"
+
+    def refused(needle):
+        before = snapshot(tmp_path, content=True)
+        r = run_fio(pm(loc, pm_subdirectories=3))
+        assert_refused(r, needle, (tmp_path, before))
+
+    for planted in (loc / "424242", loc / "s1" / "900001"):
+        planted.write_text("a user's file, named like PostMark's\n")
+        refused(f"holds '{planted.relative_to(loc)}', named like PostMark's files but not the engine's")
+        planted.unlink()
+    # replaced by a user's file: made beside it, then renamed over it
+    shutil.copy2(victim, saved)
+    (victim.parent / "new").write_text("the user's own\n")
+    os.replace(victim.parent / "new", victim)
+    refused(f"'{victim.relative_to(loc)}' is in {MARKER} but has another inode")
+    os.replace(saved, victim)                       # back, with another inode still
+    refused("has another inode")
+    victim.unlink()
+    # hard-linked from elsewhere, or replaced by a symlink
+    other = loc / listed_path(files[len(files) // 3])
+    os.link(other, outside / "link")
+    refused(f"'{other.relative_to(loc)}' is in {MARKER} but has 2 links")
+    (outside / "link").unlink()
+    other.unlink()
+    other.symlink_to(outside / "keep")
+    refused(f"'{other.relative_to(loc)}' is in {MARKER} but is not a regular file")
+    other.unlink()
+
+    keep = snapshot(outside, content=True)
+    r = run_fio(pm(loc, pm_subdirectories=3)).ok()
+    assert "removed" in errors(r)[0] and len(errors(r)) == 1, r.stderr
+    assert os.listdir(loc) == []
+    assert snapshot(outside, content=True) == keep
+
+
+@pytest.mark.parametrize("api", ["raw", "io_uring"])
+def test_unknown_inode_is_told_by_its_birth(tmp_path, api):
+    """Raw and io_uring modes make no fstat: the marker lists files without
+    their inode. A listed file replaced by a user's later is told by its
+    birth time and refused; the engine's own are removed."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    opts = dict(pm_buffering=0) if api == "raw" else dict(pm_io_api="io_uring", iodepth=8)
+    killed_run(loc, pm_number=400, **opts)
+    files = [e for e in listed(loc) if (loc / listed_path(e)).exists()]
+    assert files and not any(e[3] for e in files)
+    victim = loc / listed_path(files[0])
+    time.sleep(1.2)       # past the slack of a file system clock tick
+    victim.unlink()
+    victim.write_text("the user's own\n")
+    before = snapshot(tmp_path, content=True)
+    r = run_fio(pm(loc, **opts))
+    assert_refused(r, f"'{victim.name}' is in {MARKER} but was made at another time", (tmp_path, before))
+    victim.unlink()
+    run_fio(pm(loc, **opts)).ok()
+    assert os.listdir(loc) == []
+
+
+def test_users_subdirectories_are_used_and_left(tmp_path):
+    """A user's s1/ holding the user's notes: the run makes its files in it
+    and leaves it as it was."""
+    d = tmp_path / "loc"
+    (d / "s1").mkdir(parents=True)
+    (d / "s1" / "notes.txt").write_text("the user's notes\n")
+    before = snapshot(d, content=True)
+    r = run_fio(pm(d, pm_subdirectories=3, pm_number=60, pm_transactions=200)).ok()
+    assert r.job("pm")["sync"]["total_ios"] == 200 and not errors(r), r.stderr
+    after = snapshot(d, content=True)
+    assert sorted(after) == ["s1", "s1/notes.txt"]
+    assert after["s1/notes.txt"] == before["s1/notes.txt"]
+    assert os.stat(d / "s1").st_ino == before["s1"][3]
+
