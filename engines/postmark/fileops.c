@@ -268,7 +268,9 @@ int pm_commit_deferred(struct pm_data *pd)
 /*
  * One PostMark operation. Opens are single names relative to a directory
  * the engine owns, with O_NOFOLLOW; creates add O_EXCL, so no file the
- * engine did not create is ever truncated. Otherwise the flags and modes are
+ * engine did not create is ever truncated; a file whose create failed (a
+ * user's of the same name: EEXIST) is not read, appended to or removed
+ * after (ENOENT, no call). Otherwise the flags and modes are
  * PostMark's: fopen("w") / open(O_RDWR|O_CREAT, 0644) for creates, fopen("r")
  * / open(O_RDONLY) for reads, fopen("a") (which seeks to the end) /
  * open(O_RDWR|O_APPEND) for appends, remove() for deletes.
@@ -310,6 +312,10 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 			tmp = 0;
 		break;
 	case PM_OP_READ:
+		if (!pm_own_holds(pd, op)) {
+			ret = -ENOENT;
+			break;
+		}
 		fd = NOINTR(openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
 		if (fd < 0) {
 			ret = -errno;
@@ -319,6 +325,10 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 		close(fd);
 		break;
 	case PM_OP_APPEND:
+		if (!pm_own_holds(pd, op)) {
+			ret = -ENOENT;
+			break;
+		}
 		fd = NOINTR(openat(dfd, name, (buffered ? O_WRONLY | O_CREAT : O_RDWR) | O_APPEND |
 				   O_NOFOLLOW | O_CLOEXEC, 0666));
 		if (fd < 0) {
@@ -339,7 +349,9 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 		break;
 	case PM_OP_DELETE:
 		rec = pm_own_take(pd, op);
-		if (NOINTR(unlinkat(dfd, name, 0)))
+		if (rec < 0)
+			ret = -ENOENT;
+		else if (NOINTR(unlinkat(dfd, name, 0)))
 			ret = -errno; /* still there: it stays listed */
 		else {
 			pm_own_gone(pd, op, rec);

@@ -61,6 +61,11 @@ void pm_own_made(struct pm_data *pd, const struct pm_op *op, int rec, int made, 
 	}
 }
 
+int pm_own_holds(const struct pm_data *pd, const struct pm_op *op)
+{
+	return op->slot >= 0 && pd->slot_rec[op->slot] >= 0;
+}
+
 int pm_own_take(struct pm_data *pd, const struct pm_op *op)
 {
 	int rec = op->slot >= 0 ? pd->slot_rec[op->slot] : -1;

@@ -295,11 +295,13 @@ void pm_uring_tx_begin(struct pm_data *pd, int txn);
 
 /*
  * locations.c: what the engine holds. A create is listed in its pool's
- * marker before it is made and unlisted if it fails; a deleted file is
- * unlisted.
+ * marker before it is made and unlisted if it fails; a read, append or
+ * delete touches only a file the engine holds (one whose create failed,
+ * say with EEXIST for a user's file, is not); a deleted file is unlisted.
  */
 int pm_own_create(struct pm_data *pd, const struct pm_op *op);
 void pm_own_made(struct pm_data *pd, const struct pm_op *op, int rec, int made, uint64_t ino);
+int pm_own_holds(const struct pm_data *pd, const struct pm_op *op);
 int pm_own_take(struct pm_data *pd, const struct pm_op *op);
 void pm_own_gone(struct pm_data *pd, const struct pm_op *op, int rec);
 

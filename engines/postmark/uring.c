@@ -549,18 +549,20 @@ static int may_start(struct pm_data *pd, const struct pm_op *op)
 /* A file operation's first request. 1 if it is already complete (rq->err set). */
 static int start_op(struct pm_data *pd, struct pm_req *rq)
 {
-	int tmp;
+	int tmp, held;
 
 	/* what the engine holds (pm_run_op()): a create is listed before it is made */
-	if (rq->op.kind == PM_OP_CREATE) {
-		rq->rec = pm_own_create(pd, &rq->op);
-		if (rq->rec < 0) {
-			rq->err = -rq->rec;
-			rq->rec = -1;
-			return 1;
-		}
-	} else if (rq->op.kind == PM_OP_DELETE) {
-		rq->rec = pm_own_take(pd, &rq->op);
+	if (rq->op.kind == PM_OP_CREATE || rq->op.kind == PM_OP_DELETE) {
+		rq->rec = rq->op.kind == PM_OP_CREATE ? pm_own_create(pd, &rq->op)
+						      : pm_own_take(pd, &rq->op);
+		held = rq->rec >= 0;
+	} else {
+		held = pm_own_holds(pd, &rq->op);
+	}
+	if (!held) {
+		rq->err = rq->op.kind == PM_OP_CREATE ? -rq->rec : ENOENT;
+		rq->rec = -1;
+		return 1;
 	}
 	rq->dfd = pm_dir_of(pd, &rq->op, &tmp);
 	if (rq->dfd < 0) {

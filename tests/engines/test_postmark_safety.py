@@ -264,3 +264,39 @@ def test_users_subdirectories_are_used_and_left(tmp_path):
     assert after["s1/notes.txt"] == before["s1/notes.txt"]
     assert os.stat(d / "s1").st_ino == before["s1"][3]
 
+
+# ---------------------------------------------------------------------------
+# Operations by name
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("api", ["sync", "io_uring"])
+def test_a_failed_create_leaves_the_users_file_alone(tmp_path, api):
+    """A user's file appears, during the run, under a name the engine is
+    about to create: the create fails (EEXIST), and the reads, appends and
+    the delete PostMark's model then makes of that file fail too (ENOENT)
+    without a call on it: the user's file is whole at the end (not appended
+    to, not removed)."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    opts = dict(pm_io_api="io_uring", iodepth=8) if api == "io_uring" else {}
+    # rate_iops: the creation phase lasts seconds, so the file goes in first
+    # the run goes on past those errors (fio's lists: read, then write and trim)
+    p = start_fio_background(pm(loc, pm_number=3000, pm_transactions=1000, continue_on_error="all",
+                                ignore_error="ENOENT,EEXIST:ENOENT", rate_iops=2000, **opts))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (loc / "100").exists():
+        time.sleep(0.01)
+    users = loc / "2500"
+    users.write_text("the user's file, named like one of PostMark's\n")
+    before = snapshot(tmp_path, content=True)["loc/2500"]
+    try:
+        err = p.communicate(timeout=120)[1].decode()
+    finally:
+        if p.poll() is None:
+            kill_group(p)
+    assert p.returncode == 0, err
+    assert f"postmark: create {users}: File exists" in err, err
+    # the model deletes every file it made at the end: this one's too
+    assert f"postmark: delete {users}: No such file or directory" in err, err
+    assert snapshot(tmp_path, content=True)["loc/2500"] == before
+    assert os.listdir(loc) == ["2500"], err
