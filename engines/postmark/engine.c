@@ -437,6 +437,33 @@ static void warn_postmark_limits(struct thread_data *td, struct pm_data *pd)
 			longest + n);
 }
 
+/*
+ * The reports written at the end, checked now: a run is not lost, nor
+ * ends with exit 0, because the one file it was for cannot be written.
+ */
+static int check_outputs(struct pm_data *pd)
+{
+	const struct {
+		const char *option, *path;
+		int used;
+	} out[] = {
+		{ "pm_report_file", pd->o->report_file, pd->o->report != REP_NONE },
+		{ "pm_opstats_file", pd->o->opstats_file, 1 },
+	};
+	char err[256];
+	unsigned i;
+
+	for (i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
+		if (!out[i].used || !out[i].path || !*out[i].path)
+			continue;
+		if (target_check_output(out[i].path, err, sizeof(err))) {
+			log_err("postmark: %s %s %s\n", out[i].option, out[i].path, err);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int pm_init(struct thread_data *td)
 {
 	struct thread_options *to = &td->o;
@@ -458,7 +485,7 @@ static int pm_init(struct thread_data *td)
 		log_err("postmark: %s\n", err);
 		return 1;
 	}
-	if (check_fio_options(td))
+	if (check_fio_options(td) || check_outputs(pd))
 		return 1;
 
 	/* numjobs: each job its own pool (pm_open_pools) and seed */

@@ -300,3 +300,41 @@ def test_a_failed_create_leaves_the_users_file_alone(tmp_path, api):
     assert f"postmark: delete {users}: No such file or directory" in err, err
     assert snapshot(tmp_path, content=True)["loc/2500"] == before
     assert os.listdir(loc) == ["2500"], err
+
+
+# ---------------------------------------------------------------------------
+# Output files
+# ---------------------------------------------------------------------------
+
+OUTPUTS = {
+    "in_a_missing_directory": lambda t: t / "no" / "such" / "report",
+    "a_directory": lambda t: t / "reports",
+    "under_a_file": lambda t: t / "notes.txt" / "report",
+    "dev_full": lambda t: Path("/dev/full"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUTPUTS))
+@pytest.mark.parametrize("option", ["pm_report_file", "pm_opstats_file"])
+def test_unwritable_output_file_is_refused_at_the_start(tmp_path, option, case):
+    """A report the run could only fail to write at its end is refused
+    before the run, in one line naming the option and the file, nothing
+    made."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "notes.txt").write_text("the user's notes\n")
+    out = OUTPUTS[case](tmp_path)
+    before = snapshot(tmp_path, content=True)
+    r = run_fio(pm(loc, pm_number=20, pm_transactions=50, **{option: out}) + ["--pm_report=verbose"])
+    assert_refused(r, f"{option} {out}", (tmp_path, before))
+
+
+@pytest.mark.mounts
+def test_output_file_on_a_read_only_file_system_is_refused_at_the_start(tmp_path, ro_dir):
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    for option in ("pm_report_file", "pm_opstats_file"):
+        r = run_fio(pm(loc, **{option: ro_dir / "report"}) + ["--pm_report=verbose"])
+        assert_refused(r, f"{option} {ro_dir / 'report'}", (loc, {}))
+        assert "cannot be created: Read-only file system" in errors(r)[0]

@@ -289,3 +289,41 @@ TEST(target_write_all_whole)
 	CHECK(target_write_all(-1, "x", 1) == -1 && errno == EBADF);
 	test_rm(path);
 }
+
+TEST(target_check_output_finds_what_the_end_would)
+{
+	char *dir = scratch_dir(), p[4200], err[256];
+	static const char *const names[] = { "report", "sub", NULL };
+	struct stat before, after;
+	int fd;
+
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	/* absent, in a directory it can be made in: fine, and not made */
+	snprintf(p, sizeof(p), "%s/report", dir);
+	CHECK(target_check_output(p, err, sizeof(err)) == 0);
+	CHECK(access(p, F_OK) == -1 && errno == ENOENT);
+	/* there: fine, and unchanged */
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(fd >= 0 && write(fd, "old\n", 4) == 4);
+	close(fd);
+	CHECK(stat(p, &before) == 0);
+	CHECK(target_check_output(p, err, sizeof(err)) == 0);
+	CHECK(stat(p, &after) == 0 && after.st_size == 4 &&
+	      after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+	/* under a file, in a missing directory, a directory, a device */
+	snprintf(p, sizeof(p), "%s/report/x", dir);
+	CHECK(target_check_output(p, err, sizeof(err)) == -1);
+	CHECK_STREQ(err, "cannot be created: Not a directory");
+	snprintf(p, sizeof(p), "%s/missing/report", dir);
+	CHECK(target_check_output(p, err, sizeof(err)) == -1);
+	CHECK_STREQ(err, "cannot be created: No such file or directory");
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	CHECK(mkdir(p, 0755) == 0);
+	CHECK(target_check_output(p, err, sizeof(err)) == -1);
+	CHECK_STREQ(err, "is not a regular file");
+	CHECK(target_check_output("/dev/full", err, sizeof(err)) == -1);
+	CHECK_STREQ(err, "is not a regular file");
+	rm_scratch(dir, names);
+}
