@@ -584,15 +584,16 @@ static int pm_setup(struct thread_data *td)
 /* Reports                                                             */
 /* ------------------------------------------------------------------ */
 
-static void write_report(struct thread_data *td, struct pm_data *pd)
+/* 0, or the errno of a report file that could not be written (said). */
+static int write_report(struct thread_data *td, struct pm_data *pd)
 {
 	const struct pm_counters *c = pm_sim_counters(pd->sim);
 	char buf[4096];
-	int n;
+	int n, err = 0;
 	FILE *fp = stderr;
 
 	if (pd->o->report == REP_NONE || !pd->started)
-		return;
+		return 0;
 	if (pd->o->whole_seconds) {
 		struct pm_times t = { pd->t_sec[0], pd->t_sec[1], pd->t_sec[2], pd->t_sec[3] };
 
@@ -603,32 +604,37 @@ static void write_report(struct thread_data *td, struct pm_data *pd)
 		n = pm_report_format_ns(buf, sizeof(buf), &pd->cfg, c, &t);
 	}
 	if (n < 0 || (size_t)n >= sizeof(buf))
-		return;
+		return 0;
 	if (pd->o->report_file && *pd->o->report_file) {
 		fp = fopen(pd->o->report_file, "a");
-		if (!fp) {
-			log_err("postmark: pm_report_file %s: %s\n", pd->o->report_file, strerror(errno));
-			return;
-		}
+		if (!fp)
+			err = errno;
 	}
-	if (fputs(buf, fp) < 0)
-		log_err("postmark: pm_report_file %s: write failed\n", pd->o->report_file);
-	if (fp != stderr)
-		fclose(fp);
-	else
+	if (fp == stderr) {
+		fputs(buf, fp);
 		fflush(stderr);
+		return 0;
+	}
+	/* stdio writes at fclose what it buffered: a full disk is said there */
+	if (fp && fputs(buf, fp) < 0)
+		err = errno ? errno : EIO;
+	if (fp && fclose(fp) && !err)
+		err = errno;
+	if (err)
+		log_err("postmark: pm_report_file %s: %s\n", pd->o->report_file, strerror(err));
+	return err;
 }
 
-/* One JSON line per job (engines/lib/jsonl.h): the counters, whole. */
-static void write_opstats(struct thread_data *td, struct pm_data *pd)
+/* One JSON line per job (engines/lib/jsonl.h): the counters, whole. 0, or an errno (said). */
+static int write_opstats(struct thread_data *td, struct pm_data *pd)
 {
 	const struct pm_counters *c = pm_sim_counters(pd->sim);
 	struct jsonl w = { 0 };
 	char err[PATH_MAX + 128];
-	int k, i;
+	int k, i, ret = 0;
 
 	if (!pd->o->opstats_file || !*pd->o->opstats_file)
-		return;
+		return 0;
 	jsonl_begin(&w);
 	jsonl_str(&w, "engine", "postmark");
 	jsonl_str(&w, "job", td->o.name);
@@ -680,17 +686,22 @@ static void write_opstats(struct thread_data *td, struct pm_data *pd)
 	jsonl_u64(&w, "delete", pd->finished ? pd->t_ns[3] - pd->t_ns[2] : 0);
 	jsonl_close(&w);
 	jsonl_close(&w);
-	if (jsonl_end(&w))
+	if (jsonl_end(&w)) {
+		ret = ENOMEM;
 		log_err("postmark: pm_opstats_file %s: out of memory for the report line, nothing written\n",
 			pd->o->opstats_file);
-	else if (jsonl_append(&w, pd->o->opstats_file, err, sizeof(err)))
+	} else if (jsonl_append(&w, pd->o->opstats_file, err, sizeof(err))) {
+		ret = EIO; /* the line names the reason */
 		log_err("postmark: pm_opstats_file %s\n", err);
+	}
 	jsonl_free(&w);
+	return ret;
 }
 
 static void pm_cleanup(struct thread_data *td)
 {
 	struct pm_data *pd = td->io_ops_data;
+	int err, ret;
 
 	if (!pd)
 		return;
@@ -708,9 +719,13 @@ static void pm_cleanup(struct thread_data *td)
 			if (pd->file_full)
 				log_err("postmark: %llu appends found their file at pm_size_high and did nothing, as PostMark does silently\n",
 					(unsigned long long)pd->file_full);
-			if (pd->finished)
-				write_report(td, pd);
-			write_opstats(td, pd);
+			err = pd->finished ? write_report(td, pd) : 0;
+			ret = write_opstats(td, pd);
+			if (!err)
+				err = ret;
+			/* the figures are not where the user asked for them: the job failed */
+			if (err)
+				td_verror(td, err, "postmark report");
 		}
 		if (!pd->finished)
 			pm_delete_live(pd);

@@ -338,3 +338,31 @@ def test_output_file_on_a_read_only_file_system_is_refused_at_the_start(tmp_path
         r = run_fio(pm(loc, **{option: ro_dir / "report"}) + ["--pm_report=verbose"])
         assert_refused(r, f"{option} {ro_dir / 'report'}", (loc, {}))
         assert "cannot be created: Read-only file system" in errors(r)[0]
+
+
+@pytest.mark.mounts
+@pytest.mark.parametrize("option", ["pm_report_file", "pm_opstats_file"])
+def test_report_that_cannot_be_written_at_the_end_fails_the_job(tmp_path, tmpfs_dir, option):
+    """The report's file system fills up during the run: the write at the
+    end fails, and says so in one line, and fio exits non-zero (the run's
+    figures are not where the user asked for them)."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    out = tmpfs_dir / "report"
+    p = start_fio_background(pm(loc, pm_number=200, pm_transactions=3000, rate_iops=2000,
+                                **{option: out}) + ["--pm_report=verbose"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (loc / MARKER).exists():
+        time.sleep(0.01)
+    fill(tmpfs_dir)
+    try:
+        err = p.communicate(timeout=120)[1].decode()
+    finally:
+        if p.poll() is None:
+            kill_group(p)
+    lines = [l for l in err.splitlines()
+             if l.startswith("postmark:") and "as PostMark does" not in l]   # not notices
+    assert len(lines) == 1 and f"{option} {out}" in lines[0] and \
+        "No space left on device" in lines[0], err
+    assert p.returncode != 0, err
+    assert os.listdir(loc) == []
