@@ -405,12 +405,13 @@ print-fio-source:
 # (corpus for specs), copied under build/ so the run may add to it, and
 # FUZZ_MAXLEN_NAME bounds its inputs.
 FUZZ_SECONDS ?= 20
-FUZZERS := specs dbtrace roundtrip dbfilter modelspec
+FUZZERS := specs dbtrace roundtrip dbfilter modelspec pmmarker
 FUZZ_MAXLEN_specs := 512
 FUZZ_MAXLEN_dbtrace := 4096
 FUZZ_MAXLEN_roundtrip := 2048
 FUZZ_MAXLEN_dbfilter := 1024
 FUZZ_MAXLEN_modelspec := 256
+FUZZ_MAXLEN_pmmarker := 1024
 FUZZ_CORPUS_specs := corpus
 OBJ_FUZZ := $(BUILD)/obj-fuzz
 FUZZ_OBJS := $(LIB_UNITS:%=$(OBJ_FUZZ)/lib/%.o) $(MODDEV_UNITS:%=$(OBJ_FUZZ)/moddev/%.o)
