@@ -202,53 +202,6 @@ static int is_publish_in_progress(const char *entry, const char *name)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
-int target_check_output(const char *path, char *err, size_t errlen)
-{
-	char dir[PATH_MAX];
-	struct statvfs vfs;
-	struct stat st;
-	char *slash;
-	int fd;
-
-	/* following symlinks: where the report is to land is the user's choice */
-	if (stat(path, &st) == 0) {
-		/* a device (/dev/full), a FIFO (a hang at the end): no report lands there */
-		if (!S_ISREG(st.st_mode)) {
-			snprintf(err, errlen, "is not a regular file");
-			return -1;
-		}
-		fd = NOINTR(open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-		if (fd < 0) {
-			snprintf(err, errlen, "is not writable: %s", strerror(errno));
-			return -1;
-		}
-		close(fd);
-		return 0;
-	}
-	if (errno != ENOENT) {
-		snprintf(err, errlen, "cannot be created: %s", strerror(errno));
-		return -1;
-	}
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
-		snprintf(err, errlen, "cannot be created: %s", strerror(ENAMETOOLONG));
-		return -1;
-	}
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0'; /* "/report": "/" */
-	else
-		*slash = '\0';
-	/* the effective ids, as for the directory an engine works in */
-	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
-		errno = EROFS;
-	else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0)
-		return 0;
-	snprintf(err, errlen, "cannot be created: %s", strerror(errno));
-	return -1;
-}
-
 int target_dir_is_empty(int fd, const char *name)
 {
 	int dup_fd = dup(fd);

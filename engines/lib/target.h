@@ -83,18 +83,6 @@ int target_publish(int dirfd, const char *name, const char *text);
 int target_publish_open(int dirfd, const char *name, const char *text, off_t size, int *fdp);
 
 /*
- * An output file an engine writes at the end of its run (a report it
- * appends to), checked at the start so that no run is lost, or ends with
- * a silent exit 0, for want of it. Nothing is created or changed: the file,
- * if it is there, must be a regular file this process can open for
- * writing; if not, its directory must be one it can create it in. 0, or
- * -1 with the predicate in @err, printed after the option and the path:
- * "is not a regular file", "is not writable: strerror", "cannot be
- * created: strerror".
- */
-int target_check_output(const char *path, char *err, size_t errlen);
-
-/*
  * 1 if @fd's directory holds nothing but the private names of a
  * target_publish(@name) under way (exactly "@name.PID", PID alive) and, at a
  * file system's root, its lost+found; 0 if it holds something else (a

@@ -456,8 +456,8 @@ static int check_outputs(struct pm_data *pd)
 	for (i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
 		if (!out[i].used || !out[i].path || !*out[i].path)
 			continue;
-		if (target_check_output(out[i].path, err, sizeof(err))) {
-			log_err("postmark: %s %s %s\n", out[i].option, out[i].path, err);
+		if (jsonl_check_path(out[i].path, err, sizeof(err))) {
+			log_err("postmark: %s %s\n", out[i].option, err);
 			return 1;
 		}
 	}

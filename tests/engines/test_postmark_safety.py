@@ -337,7 +337,7 @@ def test_output_file_on_a_read_only_file_system_is_refused_at_the_start(tmp_path
     for option in ("pm_report_file", "pm_opstats_file"):
         r = run_fio(pm(loc, **{option: ro_dir / "report"}) + ["--pm_report=verbose"])
         assert_refused(r, f"{option} {ro_dir / 'report'}", (loc, {}))
-        assert "cannot be created: Read-only file system" in errors(r)[0]
+        assert "report: Read-only file system" in errors(r)[0]
 
 
 @pytest.mark.mounts
