@@ -81,8 +81,8 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 			continue;
 		}
 		if (dbsched_count(dj->sched) || !dj->eof) {
-			log_err("dbreplay: internal error: %u records wait for nothing\n",
-				dbsched_count(dj->sched));
+			pack_log_err("dbreplay: internal error: %u records wait for nothing\n",
+				     dbsched_count(dj->sched));
 			dj->failed = dj->aborted = dj->finished = 1;
 			td_verror(td, EINVAL, "dbreplay scheduler");
 			break;
@@ -185,12 +185,12 @@ static int opt_u64(const char *name, const char *val, uint64_t def, uint64_t lo,
 	errno = 0;
 	v = strtoull(val, &end, 10);
 	if (errno || *end || end == val || val[0] == '-') {
-		log_err("dbreplay: %s=%s is not a whole number\n", name, val);
+		pack_log_err("dbreplay: %s=%s is not a whole number\n", name, val);
 		return 1;
 	}
 	if (v < lo || v > hi) {
-		log_err("dbreplay: %s=%s is out of range %llu..%llu\n", name, val,
-			(unsigned long long)lo, (unsigned long long)hi);
+		pack_log_err("dbreplay: %s=%s is out of range %llu..%llu\n", name, val,
+			     (unsigned long long)lo, (unsigned long long)hi);
 		return 1;
 	}
 	*out = v;
@@ -211,10 +211,12 @@ static int take_incomplete(struct thread_data *td, struct dbr_job *dj)
 		return 0;
 	if (!dj->o->accept_incomplete) {
 		if (n > 1)
-			log_err("dbreplay: %s is an incomplete capture: %s (and %u more: fio-pack trace check lists them); set dbr_accept_incomplete=1 to replay it as it is\n",
+			pack_log_err(
+				"dbreplay: %s is an incomplete capture: %s (and %u more: fio-pack trace check lists them); set dbr_accept_incomplete=1 to replay it as it is\n",
 				dj->trace_path, dj->h->incomplete[0], n - 1);
 		else
-			log_err("dbreplay: %s is an incomplete capture: %s; set dbr_accept_incomplete=1 to replay it as it is\n",
+			pack_log_err(
+				"dbreplay: %s is an incomplete capture: %s; set dbr_accept_incomplete=1 to replay it as it is\n",
 				dj->trace_path, dj->h->incomplete[0]);
 		return 1;
 	}
@@ -227,7 +229,8 @@ static int take_incomplete(struct thread_data *td, struct dbr_job *dj)
 			return 1;
 		dj->nincomplete++;
 		if (!td->subjob_number)
-			log_err("dbreplay: note: %s: replaying an incomplete capture (dbr_accept_incomplete=1): %s\n",
+			pack_log_err(
+				"dbreplay: note: %s: replaying an incomplete capture (dbr_accept_incomplete=1): %s\n",
 				dj->trace_path, dj->incomplete[i]);
 	}
 	return 0;
@@ -247,7 +250,7 @@ static int check_trace(struct dbr_job *dj, uint64_t *max_io)
 	int ret, have = 0;
 
 	if (!t) {
-		log_err("dbreplay: %s\n", err);
+		pack_log_err("dbreplay: %s\n", err);
 		return 1;
 	}
 	*max_io = 0;
@@ -274,7 +277,8 @@ static int check_trace(struct dbr_job *dj, uint64_t *max_io)
 			int d = dbdepth_next(dj->depth, &r);
 
 			if (d < 0) {
-				log_err("dbreplay: out of memory for the trace's captured depths\n");
+				pack_log_err(
+					"dbreplay: out of memory for the trace's captured depths\n");
 				dbtrace_close(t);
 				return 1;
 			}
@@ -285,13 +289,14 @@ static int check_trace(struct dbr_job *dj, uint64_t *max_io)
 		}
 	}
 	if (ret < 0) {
-		log_err("dbreplay: %s\n", dbtrace_error(t));
+		pack_log_err("dbreplay: %s\n", dbtrace_error(t));
 		dbtrace_close(t);
 		return 1;
 	}
 	dbtrace_close(t);
 	if (!kept) {
-		log_err("dbreplay: %s: no record is left to replay (%llu records, dbr_ops/dbr_streams/dbr_files keep none)\n",
+		pack_log_err(
+			"dbreplay: %s: no record is left to replay (%llu records, dbr_ops/dbr_streams/dbr_files keep none)\n",
 			dj->trace_path, (unsigned long long)dj->trace_records);
 		return 1;
 	}
@@ -304,23 +309,26 @@ static int check_fio_options(struct thread_data *td, struct dbr_job *dj)
 	struct thread_options *to = &td->o;
 
 	if (fio_option_is_set(to, size) || fio_option_is_set(to, io_size)) {
-		log_err("dbreplay: size= and io_size= do not apply; the trace says what is done (dbr_loops=, or time_based with runtime=)\n");
+		pack_log_err(
+			"dbreplay: size= and io_size= do not apply; the trace says what is done (dbr_loops=, or time_based with runtime=)\n");
 		return 1;
 	}
 	if (to->loops > 1) {
-		log_err("dbreplay: use dbr_loops= instead of loops= (the engine resets the trace's files between loops)\n");
+		pack_log_err(
+			"dbreplay: use dbr_loops= instead of loops= (the engine resets the trace's files between loops)\n");
 		return 1;
 	}
 	if (to->nr_files > 1) {
-		log_err("dbreplay: nrfiles must be 1 (the files are the trace's)\n");
+		pack_log_err("dbreplay: nrfiles must be 1 (the files are the trace's)\n");
 		return 1;
 	}
 	if (to->verify != 0) {
-		log_err("dbreplay: verify= is not supported by this engine\n");
+		pack_log_err("dbreplay: verify= is not supported by this engine\n");
 		return 1;
 	}
 	if (to->iodepth > 1 && dj->api != API_IO_URING) {
-		log_err("dbreplay: iodepth must be 1 with dbr_io_api=sync (one record at a time, in trace order); use dbr_io_api=io_uring for concurrent streams\n");
+		pack_log_err(
+			"dbreplay: iodepth must be 1 with dbr_io_api=sync (one record at a time, in trace order); use dbr_io_api=io_uring for concurrent streams\n");
 		return 1;
 	}
 	return 0;
@@ -332,16 +340,19 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 	uint64_t v;
 
 	if (!o->trace || !*o->trace) {
-		log_err("dbreplay: dbr_trace= is required: the trace to replay (docs/dbtrace-format.md)\n");
+		pack_log_err(
+			"dbreplay: dbr_trace= is required: the trace to replay (docs/dbtrace-format.md)\n");
 		return 1;
 	}
 	dj->trace_path = o->trace;
 	if (!strcmp(o->trace, "-")) {
-		log_err("dbreplay: dbr_trace=- is not supported: the trace is read twice (checked, then replayed)\n");
+		pack_log_err(
+			"dbreplay: dbr_trace=- is not supported: the trace is read twice (checked, then replayed)\n");
 		return 1;
 	}
 	if (o->target && *o->target && o->device && *o->device) {
-		log_err("dbreplay: dbr_target= and dbr_device= exclude each other (files one-to-one in a directory, or packed in one file or device)\n");
+		pack_log_err(
+			"dbreplay: dbr_target= and dbr_device= exclude each other (files one-to-one in a directory, or packed in one file or device)\n");
 		return 1;
 	}
 	dj->packed = o->device && *o->device;
@@ -353,7 +364,8 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 	else if (!strcmp(o->timing, "scaled"))
 		dj->timing = TM_SCALED;
 	else {
-		log_err("dbreplay: dbr_timing=%s is not asap, original or scaled\n", o->timing);
+		pack_log_err("dbreplay: dbr_timing=%s is not asap, original or scaled\n",
+			     o->timing);
 		return 1;
 	}
 	if (!o->io_api || !*o->io_api || !strcmp(o->io_api, "sync"))
@@ -361,7 +373,7 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 	else if (!strcmp(o->io_api, "io_uring"))
 		dj->api = API_IO_URING;
 	else {
-		log_err("dbreplay: dbr_io_api=%s is not sync or io_uring\n", o->io_api);
+		pack_log_err("dbreplay: dbr_io_api=%s is not sync or io_uring\n", o->io_api);
 		return 1;
 	}
 	dj->speed = 1.0;
@@ -371,18 +383,20 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 		errno = 0;
 		dj->speed = strtod(o->speed, &end);
 		if (errno || *end || end == o->speed || isnan(dj->speed)) {
-			log_err("dbreplay: dbr_speed=%s is not a positive factor (2: twice as fast as the trace)\n",
+			pack_log_err(
+				"dbreplay: dbr_speed=%s is not a positive factor (2: twice as fast as the trace)\n",
 				o->speed);
 			return 1;
 		}
 		/* 1e-300 made every gap a wait of ages; 1e9 is asap in all but name */
 		if (!(dj->speed >= DBR_SPEED_MIN && dj->speed <= DBR_SPEED_MAX)) {
-			log_err("dbreplay: dbr_speed=%s is out of range %g..%g (a thousand times slower to a thousand times faster than the trace; dbr_timing=asap for as fast as possible)\n",
+			pack_log_err(
+				"dbreplay: dbr_speed=%s is out of range %g..%g (a thousand times slower to a thousand times faster than the trace; dbr_timing=asap for as fast as possible)\n",
 				o->speed, DBR_SPEED_MIN, DBR_SPEED_MAX);
 			return 1;
 		}
 		if (dj->timing == TM_ASAP) {
-			log_err("dbreplay: dbr_speed= needs dbr_timing=scaled\n");
+			pack_log_err("dbreplay: dbr_speed= needs dbr_timing=scaled\n");
 			return 1;
 		}
 	}
@@ -390,7 +404,8 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 		dj->speed = 1.0;
 	if (o->overwrite_device && *o->overwrite_device && strcmp(o->overwrite_device, "0")) {
 		if (strcmp(o->overwrite_device, "1")) {
-			log_err("dbreplay: dbr_overwrite_device=%s is not 0 or 1\n", o->overwrite_device);
+			pack_log_err("dbreplay: dbr_overwrite_device=%s is not 0 or 1\n",
+				     o->overwrite_device);
 			return 1;
 		}
 		dj->overwrite_device = 1;
@@ -399,8 +414,8 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 	dj->depth_captured = !o->stream_depth || !*o->stream_depth ||
 			     !strcmp(o->stream_depth, "captured");
 	if (!dj->depth_captured && strspn(o->stream_depth, "0123456789") != strlen(o->stream_depth)) {
-		log_err("dbreplay: dbr_stream_depth=%s is not 'captured' or a whole number\n",
-			o->stream_depth);
+		pack_log_err("dbreplay: dbr_stream_depth=%s is not 'captured' or a whole number\n",
+			     o->stream_depth);
 		return 1;
 	}
 	if (opt_u64("dbr_stream_depth", dj->depth_captured ? NULL : o->stream_depth, 1, 1, 65536, &v))
@@ -409,7 +424,8 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 	if (opt_u64("dbr_loops", o->loops, 1, 0, UINT32_MAX, &dj->loops))
 		return 1;
 	if (dj->loops == 0 && !td->o.time_based) {
-		log_err("dbreplay: dbr_loops=0 (until stopped) needs time_based and runtime=\n");
+		pack_log_err(
+			"dbreplay: dbr_loops=0 (until stopped) needs time_based and runtime=\n");
 		return 1;
 	}
 	if (opt_u64("dbr_window", o->window, 0, 1, 1U << 22, &v))
@@ -425,13 +441,14 @@ static int uring_init(struct thread_data *td, struct dbr_job *dj)
 
 	ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &dj->ring);
 	if (ret) {
-		log_err("dbreplay: dbr_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
+		pack_log_err("dbreplay: dbr_io_api=io_uring: io_uring_queue_init: %s\n",
+			     strerror(-ret));
 		return 1;
 	}
 	dj->ring_ok = 1;
 	if (pack_ioq_init(&dj->ioq, depth + 8) ||
 	    pack_ioq_attach(&dj->ioq, &dj->ring, ENGINE, dbr_uring_cqe, dj)) {
-		log_err("dbreplay: out of memory\n");
+		pack_log_err("dbreplay: out of memory\n");
 		return 1;
 	}
 	return 0;
@@ -472,7 +489,7 @@ static int dbr_init(struct thread_data *td)
 
 	dj->t = dbr_open_trace(dj, err, sizeof(err));
 	if (!dj->t) {
-		log_err("dbreplay: %s\n", err);
+		pack_log_err("dbreplay: %s\n", err);
 		return 1;
 	}
 	dj->h = dbtrace_header(dj->t);
@@ -480,20 +497,21 @@ static int dbr_init(struct thread_data *td)
 		return 1;
 	dj->unit_ns = dbtrace_time_unit_ns(dj->h->time_unit);
 	if (dj->timing != TM_ASAP && dj->h->time_unit == DBTRACE_TIME_NONE) {
-		log_err("dbreplay: %s is an order-only trace (timeunit none): dbr_timing=%s needs record times; use dbr_timing=asap\n",
+		pack_log_err(
+			"dbreplay: %s is an order-only trace (timeunit none): dbr_timing=%s needs record times; use dbr_timing=asap\n",
 			dj->trace_path, dj->timing == TM_ORIGINAL ? "original" : "scaled");
 		return 1;
 	}
 	if (dbfilter_parse(&dj->filter, dj->h, dj->o->ops, dj->o->streams, dj->o->files, err,
 			   sizeof(err))) {
-		log_err("dbreplay: %s\n", err);
+		pack_log_err("dbreplay: %s\n", err);
 		return 1;
 	}
 	for (i = 0; i < dj->h->nfiles; i++)
 		dj->direct_files += dj->h->files[i].direct;
 	dj->trace_direct = dj->direct_files && dj->o->direct_mode != DIRECT_OFF;
 	if (dj->h->version >= 2 && !(dj->depth = dbdepth_new())) {
-		log_err("dbreplay: out of memory\n");
+		pack_log_err("dbreplay: out of memory\n");
 		return 1;
 	}
 	if (check_trace(dj, &max_io))
@@ -513,13 +531,15 @@ static int dbr_init(struct thread_data *td)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 		if (rl.rlim_cur < dj->h->nfiles + 256) {
-			log_err("dbreplay: the trace has %u files, the descriptor limit is %llu (ulimit -n)\n",
+			pack_log_err(
+				"dbreplay: the trace has %u files, the descriptor limit is %llu (ulimit -n)\n",
 				dj->h->nfiles, (unsigned long long)rl.rlim_cur);
 			return 1;
 		}
 	}
 	if (dbr_make_buffers(dj, (size_t)max_io)) {
-		log_err("dbreplay: out of memory for %llu-byte buffers\n", (unsigned long long)max_io);
+		pack_log_err("dbreplay: out of memory for %llu-byte buffers\n",
+			     (unsigned long long)max_io);
 		return 1;
 	}
 	for (i = 0; i < dj->h->nfiles; i++)
@@ -552,7 +572,7 @@ static int dbr_init(struct thread_data *td)
 		: dj->uring ? (to->iodepth * 64 < 1024 ? 1024 : to->iodepth * 64) : 1;
 	dj->sched = dbsched_new(&sc);
 	if (!dj->sched) {
-		log_err("dbreplay: out of memory for a %u-record window\n", sc.capacity);
+		pack_log_err("dbreplay: out of memory for a %u-record window\n", sc.capacity);
 		return 1;
 	}
 	depth_notes(dj, to->iodepth, sc.capacity);
@@ -622,7 +642,8 @@ static void check_partial(struct thread_data *td, struct dbr_job *dj)
 	dj->partial_accepted = dj->partial && (dj->o->accept_partial || dj->user_time_based);
 	if (!dj->partial || dj->partial_accepted || !strcmp(dj->cut_short, "error"))
 		return; /* an error has said so and failed the job already */
-	log_err("dbreplay: %s: the replay was cut short by %s in loop %llu of %llu (%llu records replayed, the trace has %llu); a partial replay fails: set dbr_accept_partial=1 to accept it, or time_based=1 for a run of runtime='s length\n",
+	pack_log_err(
+		"dbreplay: %s: the replay was cut short by %s in loop %llu of %llu (%llu records replayed, the trace has %llu); a partial replay fails: set dbr_accept_partial=1 to accept it, or time_based=1 for a run of runtime='s length\n",
 		td->o.name,
 		!strcmp(dj->cut_short, "runtime")
 			? "runtime="
@@ -695,7 +716,7 @@ static void dbr_cleanup(struct thread_data *td)
 	errno = 0;
 	if ((r = dbr_close_record_log(dj))) {
 		/* lines of the log are lost: as the report file's, a failure of the job */
-		log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(-r));
+		pack_log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(-r));
 		if (!td->error)
 			td_verror(td, -r, "dbr_record_log");
 	}

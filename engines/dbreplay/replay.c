@@ -163,8 +163,8 @@ void dbr_disown(struct dbr_job *dj, const char *path, int log)
 
 		/* if this fails the next run refuses the path as the engine's: no worse than before */
 		if (NOINTR(writev(dj->manifest_fd, iov, 3)) < 0)
-			log_err("dbreplay: dbr_target %s: %s: %s\n", dj->root, MANIFEST,
-				strerror(errno));
+			pack_log_err("dbreplay: dbr_target %s: %s: %s\n", dj->root, MANIFEST,
+				     strerror(errno));
 	}
 }
 
@@ -343,7 +343,7 @@ void __attribute__((format(printf, 2, 3))) dbr_fidelity(struct dbr_job *dj, cons
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(dj->fidelity[0]), fmt, ap);
 	va_end(ap);
-	log_err("dbreplay: %s\n", line);
+	pack_log_err("dbreplay: %s\n", line);
 }
 
 /*
@@ -361,7 +361,8 @@ int dbr_direct_refused(struct dbr_job *dj, const char *where)
 			 dj->direct_files, where);
 		return 0;
 	}
-	log_err("dbreplay: %s refuses O_DIRECT, which %u file(s) of %s were captured with; replay on a file system that has it, or set dbr_direct=try (page cache, said in the report) or dbr_direct=off\n",
+	pack_log_err(
+		"dbreplay: %s refuses O_DIRECT, which %u file(s) of %s were captured with; replay on a file system that has it, or set dbr_direct=try (page cache, said in the report) or dbr_direct=off\n",
 		where, dj->direct_files, dj->trace_path);
 	return 1;
 }
@@ -394,7 +395,8 @@ int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd)
 		if (dfd < 0 && errno == EINVAL) {
 			/* tmpfs before Linux 6.6, ramfs: say so once, replay through the page cache */
 			if (dj->direct)
-				log_err("dbreplay: direct=1: %s does not support O_DIRECT; the replay goes through the page cache\n",
+				pack_log_err(
+					"dbreplay: direct=1: %s does not support O_DIRECT; the replay goes through the page cache\n",
 					dj->root);
 			dj->direct = 0;
 			return dbr_direct_refused(dj, dj->root) ? -EINVAL : 0;
@@ -682,11 +684,12 @@ void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64
 	if (err) {
 		/* with continue_on_error a full disk fails every later write: say it a few times */
 		if (dj->errors < MAX_ERROR_LINES && !pack_ioq_said(&dj->ioq, -err))
-			log_err("dbreplay: %s line %llu: %s %s: %s\n", dj->trace_path,
-				(unsigned long long)it->rec.line, dbtrace_op_name(it->rec.op),
-				path_of(dj, it->rec.file), strerror(-err));
+			pack_log_err("dbreplay: %s line %llu: %s %s: %s\n", dj->trace_path,
+				     (unsigned long long)it->rec.line, dbtrace_op_name(it->rec.op),
+				     path_of(dj, it->rec.file), strerror(-err));
 		else if (dj->errors == MAX_ERROR_LINES)
-			log_err("dbreplay: further errors are counted, not shown (the report has them per class)\n");
+			pack_log_err(
+				"dbreplay: further errors are counted, not shown (the report has them per class)\n");
 		dj->errors++;
 		dj->failed = 1;
 	}
@@ -755,11 +758,12 @@ int dbr_open_trace_file(struct dbr_job *dj)
 	/* O_NONBLOCK: opening a FIFO with no writer must not block */
 	dj->trace_fd = NOINTR(open(dj->trace_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
 	if (dj->trace_fd < 0) {
-		log_err("dbreplay: cannot open %s: %s\n", dj->trace_path, strerror(errno));
+		pack_log_err("dbreplay: cannot open %s: %s\n", dj->trace_path, strerror(errno));
 		return 1;
 	}
 	if (fstat(dj->trace_fd, &st) || !S_ISREG(st.st_mode)) {
-		log_err("dbreplay: dbr_trace %s is %s, not a regular file: the trace is read more than once (checked, then replayed)\n",
+		pack_log_err(
+			"dbreplay: dbr_trace %s is %s, not a regular file: the trace is read more than once (checked, then replayed)\n",
 			dj->trace_path, file_kind(st.st_mode));
 		return 1;
 	}
@@ -799,7 +803,7 @@ void dbr_start_reader(struct dbr_job *dj)
 		return;
 	dj->pf = dbprefetch_start(dj->t, 0, 0, err, sizeof(err));
 	if (!dj->pf) {
-		log_err("dbreplay: %s; the trace is read by the replaying thread\n", err);
+		pack_log_err("dbreplay: %s; the trace is read by the replaying thread\n", err);
 		dj->pf_failed = 1;
 	}
 }
@@ -820,7 +824,8 @@ int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel)
 		int ret = next_record(dj, &r);
 
 		if (ret < 0) {
-			log_err("dbreplay: %s\n", dj->pf ? dbprefetch_error(dj->pf) : dbtrace_error(dj->t));
+			pack_log_err("dbreplay: %s\n",
+				     dj->pf ? dbprefetch_error(dj->pf) : dbtrace_error(dj->t));
 			return -1;
 		}
 		if (ret == 0) {
@@ -837,7 +842,7 @@ int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel)
 		int depth = dj->depth ? dbdepth_next(dj->depth, &r) : 0;
 
 		if (depth < 0) {
-			log_err("dbreplay: out of memory for the trace's captured depths\n");
+			pack_log_err("dbreplay: out of memory for the trace's captured depths\n");
 			return -1;
 		}
 		dbsched_push_depth(dj->sched, &r, dj->files[r.file].decl->role, due, now_rel,
@@ -870,7 +875,7 @@ int dbr_next_loop(struct dbr_job *dj)
 	dbtrace_close(dj->t);
 	dj->t = dbr_open_trace(dj, err, sizeof(err));
 	if (!dj->t) {
-		log_err("dbreplay: %s\n", err);
+		pack_log_err("dbreplay: %s\n", err);
 		return -1;
 	}
 	dj->h = dbtrace_header(dj->t);

@@ -49,7 +49,8 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 
 	if (dj->o->report == REP_NONE)
 		return;
-	log_err("dbreplay: %s: %s: %llu records replayed (the trace has %llu) in %llu loop(s)%s, %llu errors, %.3f s (trace: %.3f s), timing %s",
+	pack_log_err(
+		"dbreplay: %s: %s: %llu records replayed (the trace has %llu) in %llu loop(s)%s, %llu errors, %.3f s (trace: %.3f s), timing %s",
 		td->o.name, dj->trace_path, (unsigned long long)dj->replayed,
 		(unsigned long long)dj->trace_records, (unsigned long long)dj->loop,
 		!dj->partial			    ? ""
@@ -59,20 +60,21 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 		(unsigned long long)dj->errors, dj->replay_ns_total / 1e9, dj->trace_ns_total / 1e9,
 		timing_name(dj->timing));
 	if (dj->timing != TM_ASAP)
-		log_err(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
-			dj->speed, lathist_percentile(&dj->lag, 50) / 1e6,
-			lathist_percentile(&dj->lag, 99) / 1e6, dj->lag.max / 1e6,
-			dj->behind_end_ns / 1e6);
-	log_err("\n");
+		pack_log_err(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
+			     dj->speed, lathist_percentile(&dj->lag, 50) / 1e6,
+			     lathist_percentile(&dj->lag, 99) / 1e6, dj->lag.max / 1e6,
+			     dj->behind_end_ns / 1e6);
+	pack_log_err("\n");
 	for (r = 0; r < (int)dj->nincomplete; r++)
-		log_err("dbreplay: %s: INCOMPLETE capture, the replay lacks: %s\n", td->o.name,
-			dj->incomplete[r]);
+		pack_log_err("dbreplay: %s: INCOMPLETE capture, the replay lacks: %s\n", td->o.name,
+			     dj->incomplete[r]);
 	for (r = 0; r < (int)dj->nfidelity; r++)
-		log_err("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, dj->fidelity[r]);
-	log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops", "errors",
-		"MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
+		pack_log_err("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, dj->fidelity[r]);
+	pack_log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops",
+		     "errors", "MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
 	while ((c = next_class(dj, &it)))
-		log_err("dbreplay: %-22s %10llu %7llu %12.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+		pack_log_err(
+			"dbreplay: %-22s %10llu %7llu %12.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
 			it.name, (unsigned long long)c->lat.n, (unsigned long long)c->errors,
 			c->bytes / 1048576.0, lathist_mean(&c->lat) / 1e3,
 			lathist_percentile(&c->lat, 50) / 1e3,
@@ -95,7 +97,7 @@ static int open_output(struct dbr_job *dj, const char *option, const char *path,
 		return 0;
 	*fd = jsonl_open(path, made, err, sizeof(err));
 	if (*fd < 0) {
-		log_err("dbreplay: %s %s\n", option, err);
+		pack_log_err("dbreplay: %s %s\n", option, err);
 		return 1;
 	}
 	return dbr_distinct_fd(dj, *fd, option, path);
@@ -133,7 +135,8 @@ int dbr_start_record_log(struct dbr_job *dj)
 	if (dj->rlog_fd < 0)
 		return 0;
 	if (NOINTR(ftruncate(dj->rlog_fd, 0)) || !(dj->rlog = fdopen(dj->rlog_fd, "a"))) {
-		log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log, strerror(errno));
+		pack_log_err("dbreplay: dbr_record_log %s: %s\n", dj->o->record_log,
+			     strerror(errno));
 		return 1;
 	}
 	dj->rlog_fd = -1; /* the FILE's now */
@@ -247,10 +250,11 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 	}
 	jsonl_close(&w);
 	if (jsonl_end(&w)) {
-		log_err("dbreplay: dbr_report_file %s: out of memory: the job's line is not written\n",
+		pack_log_err(
+			"dbreplay: dbr_report_file %s: out of memory: the job's line is not written\n",
 			dj->o->report_file);
 	} else if (jsonl_write(&w, dj->report_fd, dj->o->report_file, err, sizeof(err))) {
-		log_err("dbreplay: dbr_report_file %s\n", err);
+		pack_log_err("dbreplay: dbr_report_file %s\n", err);
 	} else {
 		dj->report_written = 1;
 	}

@@ -51,7 +51,8 @@ int dbr_distinct(struct dbr_job *dj, const struct stat *st, const char *what, co
 	if (same && !strcmp(same->what, what))
 		return 0; /* the same role again: the manifest read, then opened to append */
 	if (same) {
-		log_err("dbreplay: %s %s is the same file as %s %s; refusing to use one file for both\n",
+		pack_log_err(
+			"dbreplay: %s %s is the same file as %s %s; refusing to use one file for both\n",
 			what, path, same->what, same->path);
 		return 1;
 	}
@@ -70,7 +71,7 @@ int dbr_distinct_fd(struct dbr_job *dj, int fd, const char *what, const char *pa
 	struct stat st;
 
 	if (fstat(fd, &st)) {
-		log_err("dbreplay: %s %s: %s\n", what, path, strerror(errno));
+		pack_log_err("dbreplay: %s %s: %s\n", what, path, strerror(errno));
 		return 1;
 	}
 	return dbr_distinct(dj, &st, what, path);
@@ -195,7 +196,8 @@ int dbr_layout(struct dbr_job *dj, int first)
 			if (d->role != DBTRACE_ROLE_DIRECTORY && d->exists && dj->o->fill == FILL_DATA &&
 			    (ret = fill_range(dj, dj->devfd, dj->files[d->id].region,
 					      dj->files[d->id].region + d->size))) {
-				log_err("dbreplay: dbr_device %s: writing the region of %s: %s\n",
+				pack_log_err(
+					"dbreplay: dbr_device %s: writing the region of %s: %s\n",
 					dj->device, d->path, strerror(-ret));
 				return 1;
 			}
@@ -222,13 +224,15 @@ int dbr_layout(struct dbr_job *dj, int first)
 				continue;
 			ret = lay_file(dj, f);
 			if (ret == -EEXIST) {
-				log_err("dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it\n",
+				pack_log_err(
+					"dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it\n",
 					dj->root, d->path);
 				return 1;
 			}
 			if (ret) {
-				log_err("dbreplay: dbr_target %s: %s %s: %s\n", dj->root,
-					d->exists ? "creating" : "removing", d->path, strerror(-ret));
+				pack_log_err("dbreplay: dbr_target %s: %s %s: %s\n", dj->root,
+					     d->exists ? "creating" : "removing", d->path,
+					     strerror(-ret));
 				return 1;
 			}
 		}
@@ -258,12 +262,13 @@ static int read_manifest(struct dbr_job *dj)
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
-		log_err("dbreplay: dbr_target %s: %s: %s; refusing to use this directory\n",
-			dj->root, MANIFEST, errno == ELOOP ? "a symlink" : strerror(errno));
+		pack_log_err("dbreplay: dbr_target %s: %s: %s; refusing to use this directory\n",
+			     dj->root, MANIFEST, errno == ELOOP ? "a symlink" : strerror(errno));
 		return 1;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		log_err("dbreplay: dbr_target %s: %s is not a regular file; refusing to use this directory\n",
+		pack_log_err(
+			"dbreplay: dbr_target %s: %s is not a regular file; refusing to use this directory\n",
 			dj->root, MANIFEST);
 		close(fd);
 		return 1;
@@ -286,7 +291,8 @@ static int read_manifest(struct dbr_job *dj)
 				dj->manifest_torn = 1; /* the unfinished last line: cut below */
 				break;
 			}
-			log_err("dbreplay: dbr_target %s: %s line %lu is longer than a path (%d bytes); refusing to use this directory\n",
+			pack_log_err(
+				"dbreplay: dbr_target %s: %s line %lu is longer than a path (%d bytes); refusing to use this directory\n",
 				dj->root, MANIFEST, n, DBTRACE_MAX_PATH);
 			fclose(fp);
 			return 1;
@@ -301,14 +307,16 @@ static int read_manifest(struct dbr_job *dj)
 			continue;
 		/* a path the engine could have made: nothing else is ever removed */
 		if (dbtrace_path_check(line, DBTRACE_ROLE_DATA, why, sizeof(why)) || dbr_own_path(dj, line, 0)) {
-			log_err("dbreplay: dbr_target %s: %s line %lu is not a path the engine makes (%s); refusing to use this directory\n",
+			pack_log_err(
+				"dbreplay: dbr_target %s: %s line %lu is not a path the engine makes (%s); refusing to use this directory\n",
 				dj->root, MANIFEST, n, why);
 			fclose(fp);
 			return 1;
 		}
 	}
 	if (ferror(fp)) {
-		log_err("dbreplay: dbr_target %s: cannot read %s: %s; refusing to use this directory\n",
+		pack_log_err(
+			"dbreplay: dbr_target %s: cannot read %s: %s; refusing to use this directory\n",
 			dj->root, MANIFEST, strerror(errno));
 		fclose(fp);
 		return 1;
@@ -338,7 +346,7 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 
 		pack_job_dir_name(td, job, sizeof(job));
 		if (target_mkdtemp(ENGINE, job, dj->root, sizeof(dj->root), err, sizeof(err))) {
-			log_err("dbreplay: %s\n", err);
+			pack_log_err("dbreplay: %s\n", err);
 			return 1;
 		}
 		dj->tmproot = 1;
@@ -350,13 +358,14 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 		snprintf(dj->root, sizeof(dj->root), "%s/%s", dj->o->target, job);
 		lfd = NOINTR(open(dj->o->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		if (lfd < 0) {
-			log_err("dbreplay: dbr_target %s: %s\n", dj->o->target, strerror(errno));
+			pack_log_err("dbreplay: dbr_target %s: %s\n", dj->o->target,
+				     strerror(errno));
 			return 1;
 		}
 		dj->jobdir = 1;
 		ret = target_mkdir(lfd, job, &dj->jobdir_made);
 		if (ret) {
-			log_err("dbreplay: dbr_target %s: %s\n", dj->root, strerror(-ret));
+			pack_log_err("dbreplay: dbr_target %s: %s\n", dj->root, strerror(-ret));
 			close(lfd);
 			return 1;
 		}
@@ -367,16 +376,17 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 	}
 	dj->rootfd = NOINTR(open(dj->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow));
 	if (dj->rootfd < 0) {
-		log_err("dbreplay: dbr_target %s: %s\n", dj->root,
-			nofollow && (errno == ENOTDIR || errno == ELOOP)
-			? "a symlink or not a directory; refusing to follow it"
-			: errno == ENOTDIR ? "not a directory" : strerror(errno));
+		pack_log_err("dbreplay: dbr_target %s: %s\n", dj->root,
+			     nofollow && (errno == ENOTDIR || errno == ELOOP)
+				     ? "a symlink or not a directory; refusing to follow it"
+			     : errno == ENOTDIR ? "not a directory"
+						: strerror(errno));
 		return 1;
 	}
 	snprintf(dj->manifest_path, sizeof(dj->manifest_path), "%s/%s", dj->root, MANIFEST);
 	if (target_claim(dj->rootfd, dj->root, ENGINE, TARGET_WRITABLE | TARGET_LOCK,
 			 why, sizeof(why))) {
-		log_err("dbreplay: dbr_target %s %s\n", dj->root, why);
+		pack_log_err("dbreplay: dbr_target %s %s\n", dj->root, why);
 		return 1;
 	}
 	if (read_manifest(dj))
@@ -397,7 +407,8 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 			continue;
 		}
 		if (dfd < 0) {
-			log_err("dbreplay: dbr_target %s: %s: a parent is a symlink or not a directory (%s); refusing to follow it\n",
+			pack_log_err(
+				"dbreplay: dbr_target %s: %s: a parent is a symlink or not a directory (%s); refusing to follow it\n",
 				dj->root, d->path, strerror(-dfd));
 			return 1;
 		}
@@ -409,18 +420,21 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 		}
 		close(dfd);
 		if ((same = dbr_same_as(dj, &st))) {
-			log_err("dbreplay: dbr_target %s: %s is the same file as %s %s; refusing to replay over it\n",
+			pack_log_err(
+				"dbreplay: dbr_target %s: %s is the same file as %s %s; refusing to replay over it\n",
 				dj->root, d->path, same->what, same->path);
 			return 1;
 		}
 		if (!dbr_owned(dj, d->path)) {
-			log_err("dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it (use an empty directory)\n",
+			pack_log_err(
+				"dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it (use an empty directory)\n",
 				dj->root, d->path);
 			return 1;
 		}
 		if (d->role == DBTRACE_ROLE_DIRECTORY ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-			log_err("dbreplay: dbr_target %s: %s is not a %s\n", dj->root, d->path,
-				d->role == DBTRACE_ROLE_DIRECTORY ? "directory" : "regular file");
+			pack_log_err("dbreplay: dbr_target %s: %s is not a %s\n", dj->root, d->path,
+				     d->role == DBTRACE_ROLE_DIRECTORY ? "directory"
+								       : "regular file");
 			return 1;
 		}
 		if (d->role != DBTRACE_ROLE_DIRECTORY && d->max_size > (uint64_t)st.st_blocks * 512)
@@ -428,15 +442,16 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 	}
 	avail = fstatvfs(dj->rootfd, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : UINT64_MAX;
 	if (dj->o->fill == FILL_DATA && need > avail) {
-		log_err("dbreplay: dbr_target %s has %llu bytes free; the trace's files need %llu more (their max sizes; dbr_fill=sparse to skip writing them out)\n",
+		pack_log_err(
+			"dbreplay: dbr_target %s has %llu bytes free; the trace's files need %llu more (their max sizes; dbr_fill=sparse to skip writing them out)\n",
 			dj->root, (unsigned long long)avail, (unsigned long long)need);
 		return 1;
 	}
 	dj->manifest_fd = NOINTR(openat(dj->rootfd, MANIFEST,
 				 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
 	if (dj->manifest_fd < 0) {
-		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
-			strerror(errno));
+		pack_log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
+			     strerror(errno));
 		return 1;
 	}
 	if (dbr_distinct_fd(dj, dj->manifest_fd, "dbr_target's manifest", dj->manifest_path))
@@ -447,15 +462,15 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 	 * removed by the next run).
 	 */
 	if (dj->manifest_torn && NOINTR(ftruncate(dj->manifest_fd, (off_t)dj->manifest_len))) {
-		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
-			strerror(errno));
+		pack_log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
+			     strerror(errno));
 		return 1;
 	}
 	/* whole: a head cut short would take the first path into its comment line */
 	head = dj->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
 	if (!dj->nowned && target_write_all(dj->manifest_fd, head, strlen(head))) {
-		log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
-			strerror(errno));
+		pack_log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
+			     strerror(errno));
 		return 1;
 	}
 	dj->claimed = 1;
@@ -474,7 +489,8 @@ static int open_dev_direct(struct dbr_job *dj)
 	if (dj->dev_dfd < 0 && errno == EINVAL && !dj->direct)
 		return dbr_direct_refused(dj, dj->device);
 	if (dj->dev_dfd < 0) {
-		log_err("dbreplay: dbr_device %s: direct=1: %s\n", dj->device, strerror(errno));
+		pack_log_err("dbreplay: dbr_device %s: direct=1: %s\n", dj->device,
+			     strerror(errno));
 		return 1;
 	}
 	return 0;
@@ -501,10 +517,12 @@ static void device_busy(const struct dbr_job *dj, const struct stat *st)
 	if (fp)
 		fclose(fp);
 	if (*where)
-		log_err("dbreplay: dbr_device %s is mounted on %s: the replay would overwrite its file system; refusing it whatever dbr_overwrite_device and allow_mounted_write say\n",
+		pack_log_err(
+			"dbreplay: dbr_device %s is mounted on %s: the replay would overwrite its file system; refusing it whatever dbr_overwrite_device and allow_mounted_write say\n",
 			dj->device, where);
 	else
-		log_err("dbreplay: dbr_device %s is in use (held exclusively by a mounted file system, swap, RAID or LVM, or another program); refusing to overwrite it\n",
+		pack_log_err(
+			"dbreplay: dbr_device %s is in use (held exclusively by a mounted file system, swap, RAID or LVM, or another program); refusing to overwrite it\n",
 			dj->device);
 }
 
@@ -534,7 +552,8 @@ static int sidecar_check(struct dbr_job *dj, const char *sidecar, const struct s
 	/* O_NONBLOCK: a FIFO there must not block the job */
 	fd = NOINTR(open(sidecar, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 	if (fd < 0 && errno == ENOENT) {
-		log_err("dbreplay: dbr_device %s exists and was not created by dbreplay (no %s beside it); refusing to overwrite it\n",
+		pack_log_err(
+			"dbreplay: dbr_device %s exists and was not created by dbreplay (no %s beside it); refusing to overwrite it\n",
 			dj->device, sidecar);
 		return 1;
 	}
@@ -557,7 +576,8 @@ static int sidecar_check(struct dbr_job *dj, const char *sidecar, const struct s
 		close(fd);
 		return 0;
 	}
-	log_err("dbreplay: dbr_device %s: %s is not dbreplay's sidecar for it (%s); refusing to overwrite or remove either\n",
+	pack_log_err(
+		"dbreplay: dbr_device %s: %s is not dbreplay's sidecar for it (%s); refusing to overwrite or remove either\n",
 		dj->device, sidecar, why);
 refused:
 	if (fd >= 0)
@@ -576,15 +596,17 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 
 	if (dj->o->align && *dj->o->align &&
 	    (parse_size(dj->o->align, &align) || !align || (align & (align - 1)) || align > (1ULL << 30))) {
-		log_err("dbreplay: dbr_align=%s is not a power of two from 1 to 1g\n", dj->o->align);
+		pack_log_err("dbreplay: dbr_align=%s is not a power of two from 1 to 1g\n",
+			     dj->o->align);
 		return 1;
 	}
 	if (pack_clone_count(td) > 1) {
-		log_err("dbreplay: numjobs must be 1 with dbr_device (the jobs would share its regions); use one job per device\n");
+		pack_log_err(
+			"dbreplay: numjobs must be 1 with dbr_device (the jobs would share its regions); use one job per device\n");
 		return 1;
 	}
 	if (dbtrace_span(h, align, &dj->span)) {
-		log_err("dbreplay: the trace's files do not fit in 2^63 bytes\n");
+		pack_log_err("dbreplay: the trace's files do not fit in 2^63 bytes\n");
 		return 1;
 	}
 	for (i = 0; i < h->nfiles; i++) {
@@ -599,7 +621,8 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 	snprintf(sidecar, sizeof(sidecar), "%s%s", dj->device, SIDECAR_SUFFIX);
 	if (stat(dj->device, &st) == 0 && S_ISBLK(st.st_mode)) {
 		if (!dj->overwrite_device) {
-			log_err("dbreplay: dbr_device %s is a block device: the replay overwrites %llu bytes of it; set dbr_overwrite_device=1 to confirm\n",
+			pack_log_err(
+				"dbreplay: dbr_device %s is a block device: the replay overwrites %llu bytes of it; set dbr_overwrite_device=1 to confirm\n",
 				dj->device, (unsigned long long)dj->span);
 			return 1;
 		}
@@ -614,17 +637,19 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 			return 1;
 		}
 		if (dj->devfd < 0) {
-			log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
+			pack_log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
 			return 1;
 		}
 		if (dbr_distinct_fd(dj, dj->devfd, "dbr_device", dj->device))
 			return 1;
 		if (ioctl(dj->devfd, BLKGETSIZE64, &size)) {
-			log_err("dbreplay: dbr_device %s: cannot read its size: %s\n", dj->device, strerror(errno));
+			pack_log_err("dbreplay: dbr_device %s: cannot read its size: %s\n",
+				     dj->device, strerror(errno));
 			return 1;
 		}
 		if (size < dj->span) {
-			log_err("dbreplay: dbr_device %s has %llu bytes; the trace needs %llu (its files' max sizes, each aligned to %llu)\n",
+			pack_log_err(
+				"dbreplay: dbr_device %s has %llu bytes; the trace needs %llu (its files' max sizes, each aligned to %llu)\n",
 				dj->device, (unsigned long long)size, (unsigned long long)dj->span,
 				(unsigned long long)align);
 			return 1;
@@ -633,7 +658,9 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 	}
 	if (lstat(dj->device, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
-			log_err("dbreplay: dbr_device %s is neither a regular file nor a block device\n", dj->device);
+			pack_log_err(
+				"dbreplay: dbr_device %s is neither a regular file nor a block device\n",
+				dj->device);
 			return 1;
 		}
 		if (dbr_distinct(dj, &st, "dbr_device", dj->device) ||
@@ -656,7 +683,8 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 			snprintf(dir, sizeof(dir), ".");
 		if (statvfs(dir, &vfs) == 0 && dj->o->fill == FILL_DATA &&
 		    (uint64_t)vfs.f_bavail * vfs.f_frsize < dj->span) {
-			log_err("dbreplay: dbr_device %s: %s has %llu bytes free; the trace needs %llu\n",
+			pack_log_err(
+				"dbreplay: dbr_device %s: %s has %llu bytes free; the trace needs %llu\n",
 				dj->device, dir, (unsigned long long)vfs.f_bavail * vfs.f_frsize,
 				(unsigned long long)dj->span);
 			return 1;
@@ -664,8 +692,8 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 		/* the sidecar first: a run killed after it is refused, never one that overwrites */
 		fd = NOINTR(open(sidecar, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 		if (fd < 0) {
-			log_err("dbreplay: dbr_device %s: cannot create %s: %s\n", dj->device, sidecar,
-				strerror(errno));
+			pack_log_err("dbreplay: dbr_device %s: cannot create %s: %s\n", dj->device,
+				     sidecar, strerror(errno));
 			return 1;
 		}
 		dj->sidecar_made = 1;
@@ -676,8 +704,8 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 			if (fstat(dj->devfd, &st) == 0)
 				sidecar_text(text, sizeof(text), &st);
 			if (target_write_all(fd, text, strlen(text))) {
-				log_err("dbreplay: dbr_device %s: cannot write %s: %s\n",
-					dj->device, sidecar, strerror(errno));
+				pack_log_err("dbreplay: dbr_device %s: cannot write %s: %s\n",
+					     dj->device, sidecar, strerror(errno));
 				close(fd);
 				return 1;
 			}
@@ -685,7 +713,7 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 		close(fd);
 	}
 	if (dj->devfd < 0) {
-		log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
+		pack_log_err("dbreplay: dbr_device %s: %s\n", dj->device, strerror(errno));
 		return 1;
 	}
 	/* the file checked above, or the one just made: no report under another name */
@@ -693,8 +721,8 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 		return 1;
 	if (fstat(dj->devfd, &st) == 0 && (uint64_t)st.st_size < dj->span &&
 	    NOINTR(ftruncate(dj->devfd, (off_t)dj->span))) {
-		log_err("dbreplay: dbr_device %s: cannot size it to %llu bytes: %s\n", dj->device,
-			(unsigned long long)dj->span, strerror(errno));
+		pack_log_err("dbreplay: dbr_device %s: cannot size it to %llu bytes: %s\n",
+			     dj->device, (unsigned long long)dj->span, strerror(errno));
 		return 1;
 	}
 	return open_dev_direct(dj);

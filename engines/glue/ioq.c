@@ -162,7 +162,8 @@ int pack_ioq_submit(struct pack_ioq *q, unsigned wait_nr)
 		err = -ret;
 		/* once a ring and error: each operation given up fails with it too */
 		if (!gave_up++ && q->failed != err)
-			log_err("%s: io_uring_submit: %s (%u attempt%s in %llu ms): failing the %u request%s not submitted\n",
+			pack_log_err(
+				"%s: io_uring_submit: %s (%u attempt%s in %llu ms): failing the %u request%s not submitted\n",
 				q->engine, strerror(err), tries + 1, tries ? "s" : "",
 				(unsigned long long)(now_ms() - t0), pack_ioq_unsubmitted(q),
 				pack_ioq_unsubmitted(q) == 1 ? "" : "s");

@@ -87,7 +87,8 @@ void pm_advance(struct pm_data *pd, int stamp)
 			break;
 		case PM_OP_OUT_OF_FILES:
 			pd->out_of_files = 1;
-			log_err("postmark: out of files after %d transactions (every file was deleted); "
+			pack_log_err(
+				"postmark: out of files after %d transactions (every file was deleted); "
 				"PostMark would stop here without deleting or reporting: the engine goes on to the deletion phase\n",
 				pm_sim_counters(pd->sim)->transactions_done);
 			break;
@@ -209,7 +210,8 @@ static enum fio_q_status pm_queue(struct thread_data *td, struct io_u *io_u)
 		io_u->issue_time = pd->tx_start_ts;
 		pm_record(&pd->st[OC_TRANSACTION], now_ns() - pd->tx_start_ns, 0, ret);
 		if (ret)
-			log_err("postmark: transaction %d: fsync: %s\n", op->tx, strerror(-ret));
+			pack_log_err("postmark: transaction %d: fsync: %s\n", op->tx,
+				     strerror(-ret));
 	} else {
 		ret = pm_run_op(pd, op, &bytes);
 		pm_record(&pd->st[pm_class_of(op)], now_ns() - start, bytes, ret);
@@ -217,7 +219,7 @@ static enum fio_q_status pm_queue(struct thread_data *td, struct io_u *io_u)
 			char path[PATH_MAX + 32];
 
 			pm_file_path(pd, op, path, sizeof(path));
-			log_err("postmark: %s %s: %s\n", pm_op_name(op), path, strerror(-ret));
+			pack_log_err("postmark: %s %s: %s\n", pm_op_name(op), path, strerror(-ret));
 		}
 	}
 	if (ret) {
@@ -349,23 +351,27 @@ static int check_fio_options(struct thread_data *td)
 	struct thread_options *to = &td->o;
 
 	if (fio_option_is_set(to, size) || fio_option_is_set(to, io_size)) {
-		log_err("postmark: size= and io_size= do not apply; PostMark's run is pm_number files and pm_transactions transactions (or time_based with runtime=)\n");
+		pack_log_err(
+			"postmark: size= and io_size= do not apply; PostMark's run is pm_number files and pm_transactions transactions (or time_based with runtime=)\n");
 		return 1;
 	}
 	if (to->nr_files > 1) {
-		log_err("postmark: nrfiles must be 1 (the files are PostMark's; use pm_number)\n");
+		pack_log_err(
+			"postmark: nrfiles must be 1 (the files are PostMark's; use pm_number)\n");
 		return 1;
 	}
 	if (to->odirect) {
-		log_err("postmark: direct=1 is not supported (PostMark does buffered I/O of unaligned sizes)\n");
+		pack_log_err(
+			"postmark: direct=1 is not supported (PostMark does buffered I/O of unaligned sizes)\n");
 		return 1;
 	}
 	if (to->verify != 0) {
-		log_err("postmark: verify= is not supported by this engine\n");
+		pack_log_err("postmark: verify= is not supported by this engine\n");
 		return 1;
 	}
 	if (to->iodepth > 1 && ((struct pm_options *)td->eo)->io_api != API_IO_URING) {
-		log_err("postmark: iodepth must be 1: PostMark's operations depend on each other; use numjobs= for concurrency, or pm_io_api=io_uring\n");
+		pack_log_err(
+			"postmark: iodepth must be 1: PostMark's operations depend on each other; use numjobs= for concurrency, or pm_io_api=io_uring\n");
 		return 1;
 	}
 	return 0;
@@ -422,7 +428,8 @@ static void warn_postmark_limits(struct thread_data *td, struct pm_data *pd)
 	if (td->subjob_number)
 		return;
 	if (c->transactions < 10)
-		log_err("postmark: PostMark 1.53 dies of SIGFPE with fewer than 10 transactions (it divides by transactions / 10); the engine runs the %d\n",
+		pack_log_err(
+			"postmark: PostMark 1.53 dies of SIGFPE with fewer than 10 transactions (it divides by transactions / 10); the engine runs the %d\n",
 			c->transactions);
 	/* PostMark builds "location/sN/NAME" in an 81-byte buffer without a check */
 	n = (size_t)snprintf(tail, sizeof(tail), "%s%d", c->subdirs > 1 ? "/s0/" : "/",
@@ -433,7 +440,8 @@ static void warn_postmark_limits(struct thread_data *td, struct pm_data *pd)
 		if (strlen(c->loc[i].path) > longest)
 			longest = strlen(c->loc[i].path);
 	if (longest + n > 80)
-		log_err("postmark: file paths here reach %zu characters; PostMark 1.53 keeps them in an 81-byte buffer and would overrun it, the engine has no such limit\n",
+		pack_log_err(
+			"postmark: file paths here reach %zu characters; PostMark 1.53 keeps them in an 81-byte buffer and would overrun it, the engine has no such limit\n",
 			longest + n);
 }
 
@@ -457,7 +465,7 @@ static int check_outputs(struct pm_data *pd)
 		if (!out[i].used || !out[i].path || !*out[i].path)
 			continue;
 		if (jsonl_check_path(out[i].path, err, sizeof(err))) {
-			log_err("postmark: %s %s\n", out[i].option, err);
+			pack_log_err("postmark: %s %s\n", out[i].option, err);
 			return 1;
 		}
 	}
@@ -482,7 +490,7 @@ static int pm_init(struct thread_data *td)
 	for (i = 0; i < PM_MAX_LOCATIONS; i++)
 		pd->pool[i].fd = -1;
 	if (parse_pm_options(td, pd, err, sizeof(err))) {
-		log_err("postmark: %s\n", err);
+		pack_log_err("postmark: %s\n", err);
 		return 1;
 	}
 	if (check_fio_options(td) || check_outputs(pd))
@@ -504,7 +512,8 @@ static int pm_init(struct thread_data *td)
 		pd->tx_limit_ns = to->timeout * 1000ULL;
 	if (to->time_based) {
 		if (!to->timeout) {
-			log_err("postmark: time_based needs runtime= (the length of the transaction phase)\n");
+			pack_log_err(
+				"postmark: time_based needs runtime= (the length of the transaction phase)\n");
 			return 1;
 		}
 		pd->cfg.transactions = INT32_MAX - 1 - pd->cfg.number;
@@ -514,26 +523,26 @@ static int pm_init(struct thread_data *td)
 	to->time_based = 1;
 
 	if (pm_config_check(&pd->cfg, err, sizeof(err))) {
-		log_err("postmark: %s\n", err);
+		pack_log_err("postmark: %s\n", err);
 		return 1;
 	}
 	warn_postmark_limits(td, pd);
 	pd->sim = pm_sim_new(&pd->cfg, err, sizeof(err));
 	if (!pd->sim) {
-		log_err("postmark: %s\n", err);
+		pack_log_err("postmark: %s\n", err);
 		return 1;
 	}
 	if (pd->have_sizes)
 		pm_sim_set_sizer(pd->sim, pm_dist_size, pd);
 	pd->slot_rec = malloc(sizeof(int) * pm_sim_nslots(pd->sim));
 	if (!pd->slot_rec) {
-		log_err("postmark: out of memory for %d file table slots\n",
-			pm_sim_nslots(pd->sim));
+		pack_log_err("postmark: out of memory for %d file table slots\n",
+			     pm_sim_nslots(pd->sim));
 		return 1;
 	}
 	memset(pd->slot_rec, 0xff, sizeof(int) * pm_sim_nslots(pd->sim)); /* -1: none held */
 	if (make_buffers(pd)) {
-		log_err("postmark: out of memory for buffers\n");
+		pack_log_err("postmark: out of memory for buffers\n");
 		return 1;
 	}
 	if (pd->o->space_check && pm_check_room(td, pd))
@@ -621,7 +630,8 @@ static int write_report(struct thread_data *td, struct pm_data *pd)
 	if (fp && fclose(fp) && !err)
 		err = errno;
 	if (err)
-		log_err("postmark: pm_report_file %s: %s\n", pd->o->report_file, strerror(err));
+		pack_log_err("postmark: pm_report_file %s: %s\n", pd->o->report_file,
+			     strerror(err));
 	return err;
 }
 
@@ -688,11 +698,12 @@ static int write_opstats(struct thread_data *td, struct pm_data *pd)
 	jsonl_close(&w);
 	if (jsonl_end(&w)) {
 		ret = ENOMEM;
-		log_err("postmark: pm_opstats_file %s: out of memory for the report line, nothing written\n",
+		pack_log_err(
+			"postmark: pm_opstats_file %s: out of memory for the report line, nothing written\n",
 			pd->o->opstats_file);
 	} else if (jsonl_append(&w, pd->o->opstats_file, err, sizeof(err))) {
 		ret = EIO; /* the line names the reason */
-		log_err("postmark: pm_opstats_file %s\n", err);
+		pack_log_err("postmark: pm_opstats_file %s\n", err);
 	}
 	jsonl_free(&w);
 	return ret;
@@ -714,10 +725,12 @@ static void pm_cleanup(struct thread_data *td)
 
 			pack_fix_runtimes(td, pd->started ? (end - pd->t_ns[0] + 999999) / 1000000 : 0);
 			if (pd->table_full)
-				log_err("postmark: %llu creates found the file table (2 * pm_number slots) full and did nothing, as PostMark does silently\n",
+				pack_log_err(
+					"postmark: %llu creates found the file table (2 * pm_number slots) full and did nothing, as PostMark does silently\n",
 					(unsigned long long)pd->table_full);
 			if (pd->file_full)
-				log_err("postmark: %llu appends found their file at pm_size_high and did nothing, as PostMark does silently\n",
+				pack_log_err(
+					"postmark: %llu appends found their file at pm_size_high and did nothing, as PostMark does silently\n",
 					(unsigned long long)pd->file_full);
 			err = pd->finished ? write_report(td, pd) : 0;
 			ret = write_opstats(td, pd);

@@ -320,39 +320,44 @@ static int claim_pool(struct pm_data *pd, struct pool *p)
 	long n;
 
 	if (target_claim(p->fd, p->path, ENGINE, TARGET_LOCK, err, sizeof(err))) {
-		log_err("postmark: pm_location %s %s\n", p->path, err);
+		pack_log_err("postmark: pm_location %s %s\n", p->path, err);
 		return 1;
 	}
 	have = pmm_read(p->fd, &old, err, sizeof(err));
 	if (have < 0) {
-		log_err("postmark: pm_location %s: %s %s; refusing to touch the location (remove it if nothing there is the engine's)\n",
+		pack_log_err(
+			"postmark: pm_location %s: %s %s; refusing to touch the location (remove it if nothing there is the engine's)\n",
 			p->path, PMM_NAME, err);
 		return 1;
 	}
 	if (have && !(keys = listed_files(&old, &nkeys))) {
-		log_err("postmark: pm_location %s: out of memory for %s\n", p->path, PMM_NAME);
+		pack_log_err("postmark: pm_location %s: out of memory for %s\n", p->path, PMM_NAME);
 		goto fail;
 	}
 	/* look first, so that a location that is not all ours is not half cleaned */
 	if (scan_entries(p->fd, -1, keys, nkeys, bad, sizeof(bad))) {
-		log_err("postmark: pm_location %s holds '%s', named like PostMark's files but not the engine's%s; refusing to touch it\n",
+		pack_log_err(
+			"postmark: pm_location %s holds '%s', named like PostMark's files but not the engine's%s; refusing to touch it\n",
 			p->path, bad, have ? " (not in its marker)" : " (no marker)");
 		goto fail;
 	}
 	if (have && check_listed(p->fd, &old, bad, sizeof(bad), err, sizeof(err))) {
-		log_err("postmark: pm_location %s: '%s' is in %s but %s, not what the engine made; refusing to touch it\n",
+		pack_log_err(
+			"postmark: pm_location %s: '%s' is in %s but %s, not what the engine made; refusing to touch it\n",
 			p->path, bad, PMM_NAME, err);
 		goto fail;
 	}
 	if (have) {
 		n = remove_listed(p->fd, &old, bad, sizeof(bad));
 		if (n < 0) {
-			log_err("postmark: pm_location %s: cannot remove %s, which an interrupted run left: %s\n",
+			pack_log_err(
+				"postmark: pm_location %s: cannot remove %s, which an interrupted run left: %s\n",
 				p->path, bad, strerror(errno));
 			goto fail;
 		}
 		if (n > 0)
-			log_err("postmark: pm_location %s: removed %ld files an interrupted run left\n",
+			pack_log_err(
+				"postmark: pm_location %s: removed %ld files an interrupted run left\n",
 				p->path, n);
 		/* numjobs: the job directory that run made is this one's to remove */
 		p->made |= old.made_dir;
@@ -361,8 +366,8 @@ static int claim_pool(struct pm_data *pd, struct pool *p)
 		keys = NULL;
 		have = 0;
 		if (NOINTR(unlinkat(p->fd, PMM_NAME, 0))) {
-			log_err("postmark: pm_location %s: cannot remove the old %s: %s\n", p->path,
-				PMM_NAME, strerror(errno));
+			pack_log_err("postmark: pm_location %s: cannot remove the old %s: %s\n",
+				     p->path, PMM_NAME, strerror(errno));
 			return 1;
 		}
 	}
@@ -372,8 +377,8 @@ static int claim_pool(struct pm_data *pd, struct pool *p)
 	 */
 	ret = pmm_create(p->fd, &p->marker, marker_lines(pd, 0, 0), p->made);
 	if (ret) {
-		log_err("postmark: pm_location %s: cannot write %s: %s\n", p->path, PMM_NAME,
-			strerror(-ret));
+		pack_log_err("postmark: pm_location %s: cannot write %s: %s\n", p->path, PMM_NAME,
+			     strerror(-ret));
 		return 1;
 	}
 	p->marked = 1;
@@ -390,7 +395,7 @@ static int check_writable(const char *path, int fd)
 	char err[256];
 
 	if (target_claim(fd, path, ENGINE, TARGET_WRITABLE, err, sizeof(err))) {
-		log_err("postmark: pm_location %s %s\n", path, err);
+		pack_log_err("postmark: pm_location %s %s\n", path, err);
 		return 1;
 	}
 	return 0;
@@ -422,7 +427,7 @@ int pm_check_room(struct thread_data *td, struct pm_data *pd)
 	/* time_based: the number of transactions is the clock's; the initial pool at least */
 	if (pm_room(&pd->cfg, pd->have_sizes ? pm_dist_size : NULL, pd, block,
 		    pd->time_based_run, &room, err, sizeof(err))) {
-		log_err("postmark: %s\n", err);
+		pack_log_err("postmark: %s\n", err);
 		return 1;
 	}
 	for (i = 0; i < nloc; i++) {
@@ -453,13 +458,16 @@ int pm_check_room(struct thread_data *td, struct pm_data *pd)
 		have = (uint64_t)vfs[i].f_bavail * block[i];	/* df's Avail */
 		inodes = vfs[i].f_favail;
 		if (bytes > have) {
-			log_err("postmark: pm_location %s: the pool needs %.1f MB (%llu bytes) at its fullest for %llu files, the file system has %.1f MB (%llu bytes) free; use fewer or smaller files (pm_number, pm_size_high, pm_transactions) or a larger file system\n",
+			pack_log_err(
+				"postmark: pm_location %s: the pool needs %.1f MB (%llu bytes) at its fullest for %llu files, the file system has %.1f MB (%llu bytes) free; use fewer or smaller files (pm_number, pm_size_high, pm_transactions) or a larger file system\n",
 				path, (double)bytes / 1e6, (unsigned long long)bytes,
-				(unsigned long long)files, (double)have / 1e6, (unsigned long long)have);
+				(unsigned long long)files, (double)have / 1e6,
+				(unsigned long long)have);
 			return 1;
 		}
 		if (vfs[i].f_files && files + markers > inodes) {
-			log_err("postmark: pm_location %s: the pool needs %llu inodes at its fullest, the file system has %llu free; use fewer files (pm_number, pm_transactions) or a file system with more inodes\n",
+			pack_log_err(
+				"postmark: pm_location %s: the pool needs %llu inodes at its fullest, the file system has %llu free; use fewer files (pm_number, pm_transactions) or a file system with more inodes\n",
 				path, (unsigned long long)(files + markers),
 				(unsigned long long)inodes);
 			return 1;
@@ -482,7 +490,7 @@ int pm_open_pools(struct thread_data *td, struct pm_data *pd)
 		pack_job_dir_name(td, job, sizeof(job));
 		if (target_mkdtemp(ENGINE, job, pd->pool[0].path, sizeof(pd->pool[0].path),
 				   err, sizeof(err))) {
-			log_err("postmark: %s\n", err);
+			pack_log_err("postmark: %s\n", err);
 			return 1;
 		}
 		pd->pool[0].made = 1;
@@ -490,7 +498,7 @@ int pm_open_pools(struct thread_data *td, struct pm_data *pd)
 		pd->npools = 1;
 		pd->pool[0].fd = open(pd->pool[0].path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (pd->pool[0].fd < 0) {
-			log_err("postmark: %s: %s\n", pd->pool[0].path, strerror(errno));
+			pack_log_err("postmark: %s: %s\n", pd->pool[0].path, strerror(errno));
 			return 1;
 		}
 		return claim_pool(pd, &pd->pool[0]);
@@ -504,9 +512,10 @@ int pm_open_pools(struct thread_data *td, struct pm_data *pd)
 		lfd[i] = open(loc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (lfd[i] < 0) {
 			if (errno == ENOTDIR)
-				log_err("postmark: pm_location %s is not a directory\n", loc);
+				pack_log_err("postmark: pm_location %s is not a directory\n", loc);
 			else
-				log_err("postmark: pm_location %s: %s\n", loc, strerror(errno));
+				pack_log_err("postmark: pm_location %s: %s\n", loc,
+					     strerror(errno));
 			goto fail;
 		}
 		if (check_writable(loc, lfd[i])) {
@@ -531,20 +540,20 @@ int pm_open_pools(struct thread_data *td, struct pm_data *pd)
 			snprintf(p->path, sizeof(p->path), "%s/%s", loc, job);
 			ret = target_mkdir(lfd[i], job, &p->made);
 			if (ret) {
-				log_err("postmark: %s: %s\n", p->path, strerror(-ret));
+				pack_log_err("postmark: %s: %s\n", p->path, strerror(-ret));
 				goto fail_from;
 			}
 			p->fd = NOINTR(openat(lfd[i], job, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 			close(lfd[i]);
 			if (p->fd < 0) {
-				log_err("postmark: %s: %s\n", p->path, strerror(errno));
+				pack_log_err("postmark: %s: %s\n", p->path, strerror(errno));
 				i++;
 				goto fail_from;
 			}
 		}
 		lfd[i] = -1;
 		if (fstat(p->fd, &st[i])) {
-			log_err("postmark: %s: %s\n", p->path, strerror(errno));
+			pack_log_err("postmark: %s: %s\n", p->path, strerror(errno));
 			i++;
 			goto fail_from;
 		}
@@ -607,8 +616,8 @@ int pm_make_subdirs(struct pm_data *pd)
 			snprintf(name, sizeof(name), "s%d", s);
 			rec = pmm_add(&p->marker, &r);
 			if (rec < 0) {
-				log_err("postmark: %s/%s: cannot list it in %s: %s\n", p->path,
-					name, PMM_NAME, strerror(-rec));
+				pack_log_err("postmark: %s/%s: cannot list it in %s: %s\n", p->path,
+					     name, PMM_NAME, strerror(-rec));
 				return 1;
 			}
 			if (NOINTR(mkdirat(p->fd, name, 0700)) == 0) {
@@ -618,7 +627,8 @@ int pm_make_subdirs(struct pm_data *pd)
 			}
 			pmm_drop(&p->marker, rec);
 			if (errno != EEXIST) {
-				log_err("postmark: %s/%s: %s\n", p->path, name, strerror(errno));
+				pack_log_err("postmark: %s/%s: %s\n", p->path, name,
+					     strerror(errno));
 				return 1;
 			}
 		}
@@ -639,7 +649,8 @@ int pm_make_subdirs(struct pm_data *pd)
 			snprintf(name, sizeof(name), "s%d", s);
 			fd = NOINTR(openat(p->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 			if (fd < 0) {
-				log_err("postmark: %s/%s: %s\n", p->path, name, strerror(errno));
+				pack_log_err("postmark: %s/%s: %s\n", p->path, name,
+					     strerror(errno));
 				return 1;
 			}
 			pd->subfd[i * k + s] = fd;
@@ -695,7 +706,8 @@ static long remove_own(struct pm_data *pd, int i, char kind)
 			if (NOINTR(unlinkat(dfd, base, kind == 'd' ? AT_REMOVEDIR : 0))) {
 				if (errno != ENOTEMPTY || lists_files_in(&p->marker, r.subdir))
 					break;
-				log_err("postmark: pm_location %s: %s, which the run made, holds files it did not make; it stays\n",
+				pack_log_err(
+					"postmark: pm_location %s: %s, which the run made, holds files it did not make; it stays\n",
 					p->path, base);
 			} else {
 				n++;
@@ -733,7 +745,8 @@ void pm_delete_live(struct pm_data *pd)
 		if (!pd->pool[i].alias && pd->pool[i].marked)
 			n += remove_own(pd, i, 'f');
 	if (n)
-		log_err("postmark: the run did not finish; removed its %ld remaining files\n", n);
+		pack_log_err("postmark: the run did not finish; removed its %ld remaining files\n",
+			     n);
 }
 
 /* Leaves every location as the job found it. */
@@ -773,7 +786,8 @@ void pm_release_pools(struct pm_data *pd)
 			if (!left)
 				NOINTR(unlinkat(p->fd, PMM_NAME, 0));
 			else /* the directories left are those that hold the files */
-				log_err("postmark: pm_location %s: %u %s could not be removed; %s stays so that the next run removes them\n",
+				pack_log_err(
+					"postmark: pm_location %s: %u %s could not be removed; %s stays so that the next run removes them\n",
 					p->path, files ? files : left,
 					files ? "files" : "directories", PMM_NAME);
 			p->marked = 0;
@@ -781,6 +795,6 @@ void pm_release_pools(struct pm_data *pd)
 		close(p->fd);
 		p->fd = -1;
 		if (p->made && rmdir(p->path) && errno != ENOTEMPTY)
-			log_err("postmark: cannot remove %s: %s\n", p->path, strerror(errno));
+			pack_log_err("postmark: cannot remove %s: %s\n", p->path, strerror(errno));
 	}
 }

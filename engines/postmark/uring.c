@@ -405,7 +405,7 @@ void pm_uring_tx_begin(struct pm_data *pd, int txn)
 			tx = &pd->txs[i];
 	pd->cur_tx = tx;
 	if (!tx) {
-		log_err("postmark: internal error: no record for transaction %d\n", txn);
+		pack_log_err("postmark: internal error: no record for transaction %d\n", txn);
 		return;
 	}
 	memset(tx, 0, sizeof(*tx));
@@ -444,7 +444,8 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 		pm_record(&pd->st[OC_TRANSACTION], now - tx->start_ns, 0, rq->err);
 		if (rq->err && !(pd->failed && pd->stop_on_error) &&
 		    !pack_ioq_said(&pd->ioq, rq->err))
-			log_err("postmark: transaction %d: fsync: %s\n", rq->op.tx, strerror(rq->err));
+			pack_log_err("postmark: transaction %d: fsync: %s\n", rq->op.tx,
+				     strerror(rq->err));
 		/* fio's sync latency is measured from issue_time: the transaction's start */
 		if (io_u)
 			io_u->issue_time = tx->start_ts;
@@ -466,7 +467,8 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 			char path[PATH_MAX + 32];
 
 			pm_file_path(pd, &rq->op, path, sizeof(path));
-			log_err("postmark: %s %s: %s\n", pm_op_name(&rq->op), path, strerror(rq->err));
+			pack_log_err("postmark: %s %s: %s\n", pm_op_name(&rq->op), path,
+				     strerror(rq->err));
 		}
 		pd->ops_inflight--;
 		if (io_u)	/* fio before 3.31 has overwritten it since ->queue */
@@ -726,14 +728,15 @@ int pm_uring_init(struct thread_data *td, struct pm_data *pd)
 
 		/* stdio's buffer size, once: no fstat per file */
 		if (fstat(pd->pool[i].fd, &st)) {
-			log_err("postmark: %s: %s\n", pd->pool[i].path, strerror(errno));
+			pack_log_err("postmark: %s: %s\n", pd->pool[i].path, strerror(errno));
 			return 1;
 		}
 		pd->pool[i].bufsize = stdiosim_bufsize(st.st_blksize);
 	}
 	ret = pack_uring_queue_init(depth * 2 < 8 ? 8 : depth * 2, &pd->ring);
 	if (ret) {
-		log_err("postmark: pm_io_api=io_uring: io_uring_queue_init: %s\n", strerror(-ret));
+		pack_log_err("postmark: pm_io_api=io_uring: io_uring_queue_init: %s\n",
+			     strerror(-ret));
 		return 1;
 	}
 	pd->ring_ok = 1;
@@ -762,7 +765,7 @@ int pm_uring_init(struct thread_data *td, struct pm_data *pd)
 	pd->cur_phase = PM_PHASE_CREATE;
 	return 0;
 nomem:
-	log_err("postmark: out of memory for io_uring requests\n");
+	pack_log_err("postmark: out of memory for io_uring requests\n");
 	return 1;
 }
 

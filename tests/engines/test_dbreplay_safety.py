@@ -588,3 +588,21 @@ def test_file_made_by_someone_else_during_the_replay_is_left_alone(tmp_path, how
     res = run_fio(dbr_args(trace, dbr_target=target))
     assert_refused(res, "x exists and was not created by dbreplay")
     assert (target / "x").read_text() == "the user's"
+
+
+# ---------------------------------------------------------------------------
+# A control character in a value the user gave keeps the error one line
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["dbr_trace", "dbr_report_file", "dbr_record_log"])
+def test_newline_in_a_path_keeps_the_error_one_line(tmp_path, option):
+    """A missing path with a newline in it is printed with '?' for the
+    newline: the refusal is one line, and no line of stderr is its tail."""
+    trace = write(tmp_path / "db.trace", DOC_TRACE)
+    bad = tmp_path / "no\nsuch" / "x"
+    target = tmp_path / "target"
+    before = snapshot(tmp_path, content=True)
+    opts = {} if option == "dbr_trace" else {option: bad}
+    r = run_fio(dbr_args(bad if option == "dbr_trace" else trace, dbr_target=target, **opts))
+    assert_refused(r, f"{tmp_path}/no?such/x", (tmp_path, before))
+    assert not [l for l in r.stderr.splitlines() if l.startswith("such")], r.describe()

@@ -366,3 +366,22 @@ def test_report_that_cannot_be_written_at_the_end_fails_the_job(tmp_path, tmpfs_
         "No space left on device" in lines[0], err
     assert p.returncode != 0, err
     assert os.listdir(loc) == []
+
+
+# ---------------------------------------------------------------------------
+# A control character in a value the user gave keeps the error one line
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["pm_location", "pm_report_file", "pm_opstats_file"])
+def test_newline_in_a_path_keeps_the_error_one_line(tmp_path, option):
+    """A missing path with a newline in it is printed with '?' for the
+    newline: the refusal is one line, and no line of stderr is its tail."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    bad = tmp_path / "no\nsuch" / "x"
+    before = snapshot(tmp_path, content=True)
+    r = run_fio(pm(bad if option == "pm_location" else loc,
+                   **({} if option == "pm_location" else {option: bad}))
+                + ["--pm_report=verbose"])
+    assert_refused(r, f"{tmp_path}/no?such/x", (tmp_path, before))
+    assert not [l for l in r.stderr.splitlines() if l.startswith("such")], r.describe()
