@@ -98,10 +98,12 @@ int pmm_parse(const char *line, struct pmm_rec *r)
 	r->name = name;
 	r->ino = ino;
 	r->born_ns = born;
-	/* exactly what snprintf() writes (as pmm_format()), and nothing the engine cannot have made */
-	snprintf(text, sizeof(text), "%c %8d %10d %20" PRIu64 " %20" PRId64 "\n", r->kind, subdir,
-		 name, ino, born);
-	memcpy(again, text, PMM_REC_LEN);
+	/*
+	 * exactly what pmm_format() writes, and nothing the engine cannot have
+	 * made: a number wider than its field ("%8d" of 123456789 shifts the
+	 * rest of the line) is what no line of the engine's holds
+	 */
+	pmm_format(again, r);
 	if (memcmp(again, line, PMM_REC_LEN) || subdir < -1 ||
 	    (r->kind == 'f' ? name <= 0 : name != 0 || subdir < 0))
 		return -1;

@@ -75,6 +75,14 @@ TEST(pmmarker_lines_round_trip_and_only_the_engines_parse)
 	r = (struct pmm_rec){ 'f', -2, 3, 0, 5 };
 	pmm_format(bad, &r);
 	CHECK(pmm_parse(bad, &back) == -1);
+	/*
+	 * a number wider than its field, the others moved to keep 64 bytes
+	 * (found by fuzz_pmmarker): snprintf("%8d") would write it so, the
+	 * engine never does
+	 */
+	memcpy(bad, "f 123456789  872525477                   17                    0",
+	       PMM_REC_LEN);
+	CHECK(pmm_parse(bad, &back) == -1);
 }
 
 TEST(pmmarker_format_writes_what_snprintf_would)
