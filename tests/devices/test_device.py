@@ -503,7 +503,7 @@ def libfuse_path() -> str:
 
 
 BAD_UP = [
-    ("unknown-model", ["nosuch"], {}, (), "model: unknown model 'nosuch' (models: fixed)"),
+    ("unknown-model", ["nosuch"], {}, (), "model: unknown model 'nosuch' (models: fixed, "),
     ("channels-zero", ["fixed:channels=0,latency_us=100"], {}, (),
      "fixed: channels=0: must be at least 1"),
     ("negative-latency", ["fixed:channels=4,latency_us=-5"], {}, (),

@@ -23,6 +23,18 @@ static void refused(const char *spec, const char *want)
 	CHECK(!strchr(err, '\n'));
 }
 
+/* @spec is refused with a line that starts with @want (the list of models grows). */
+static void refused_start(const char *spec, const char *want)
+{
+	const struct dev_model_type *t = NULL;
+	struct dev_params p;
+	char err[512];
+
+	CHECK(parse(spec, &t, &p, err, sizeof(err)) == -1);
+	CHECK(!strncmp(err, want, strlen(want)));
+	CHECK(err[strlen(err) - 1] == ')' && !strchr(err, '\n'));
+}
+
 TEST(moddev_spec_fixed_as_written)
 {
 	const struct dev_model_type *t = NULL;
@@ -67,8 +79,9 @@ TEST(moddev_spec_bad_shapes)
 {
 	refused("fixed:channels=4,latency_us=1,foo=3",
 		"fixed: unknown key 'foo' (keys: channels, latency_us, write_latency_us, mbps)");
-	refused("ssd", "model: unknown model 'ssd' (models: fixed)");
-	refused("Fixed:channels=1,latency_us=1", "model: unknown model 'Fixed' (models: fixed)");
+	refused_start("nosuch", "model: unknown model 'nosuch' (models: fixed, hdd");
+	refused_start("Fixed:channels=1,latency_us=1",
+		      "model: unknown model 'Fixed' (models: fixed, ");
 	refused("", "model: empty spec");
 	refused(":channels=1", "model: no model name before ':'");
 	refused("fixed", "fixed: channels is required");

@@ -9,6 +9,7 @@ const char *const dev_op_names[DEV_NR_OPS] = { "read", "write", "flush" };
 /* A new model kind or named model is added here (docs/devices.md, "Adding a model"). */
 const struct dev_model_type *const dev_model_types[] = {
 	&dev_model_fixed,
+	&dev_model_hdd,
 	NULL,
 };
 

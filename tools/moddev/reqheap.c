@@ -8,19 +8,29 @@ static int before(const struct dev_req *a, const struct dev_req *b)
 	return a->done_ns < b->done_ns || (a->done_ns == b->done_ns && a->seq < b->seq);
 }
 
+int req_heap_reserve(struct req_heap *h, size_t n)
+{
+	size_t cap = h->cap ? h->cap : 64;
+	struct dev_req **a;
+
+	if (n <= h->cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	a = realloc(h->a, cap * sizeof(*a));
+	if (!a)
+		return -1;
+	h->a = a;
+	h->cap = cap;
+	return 0;
+}
+
 int req_heap_push(struct req_heap *h, struct dev_req *r)
 {
 	size_t i, parent;
 
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 64;
-		struct dev_req **a = realloc(h->a, cap * sizeof(*a));
-
-		if (!a)
-			return -1;
-		h->a = a;
-		h->cap = cap;
-	}
+	if (h->n == h->cap && req_heap_reserve(h, h->n + 1))
+		return -1;
 	for (i = h->n++; i > 0; i = parent) {
 		parent = (i - 1) / 2;
 		if (!before(r, h->a[parent]))

@@ -16,6 +16,11 @@ struct req_heap {
 
 /* 0, or -1 when it cannot grow (the heap is unchanged). */
 int req_heap_push(struct req_heap *h, struct dev_req *r);
+/*
+ * Room for @n requests in all: 0, or -1 (unchanged). A model reserves in
+ * submit() what it will push later in advance(), which cannot fail.
+ */
+int req_heap_reserve(struct req_heap *h, size_t n);
 /* The request that completes first (NULL when empty), and removing it. */
 static inline struct dev_req *req_heap_top(const struct req_heap *h)
 {

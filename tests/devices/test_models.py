@@ -1,0 +1,58 @@
+"""fio-pack device with the models of the field (tools/moddev/model_*.c,
+docs/devices.md "The models"): each kind brought up as a real device and
+run by the real fio for a few seconds.
+
+The models' own truths are held exactly by the unit tests, in simulated
+time (tests/unit/test_moddev_*.c). On this shared machine a device can only
+be slower than its model (other work delays fio, loop's worker and the
+daemon, never speeds them up), so what these tests hold is what a busy
+machine cannot fake: a device never faster than its model, and effects
+that only grow when requests wait longer (an HDD's queue reordering).
+"""
+import json
+
+import pytest
+
+import test_device
+from conftest import run_fio
+from test_device import describe, one_line, raw_fio
+
+pytestmark = [pytest.mark.mounts]
+
+lab = test_device.lab
+
+# a 10k rpm drive of the Raptor's class: a revolution is 6 ms
+DRIVE = ("hdd:rpm=10000,seek_track_ms=0.6,seek_avg_ms=4.5,seek_full_ms=10,outer_mbps=90,"
+         "inner_mbps=54,cache_segments=8")
+
+
+def rate(dev, seconds=2, **opts) -> dict:
+    return run_fio(raw_fio(dev, "m", ioengine="io_uring", runtime=seconds, time_based=1,
+                           **opts)).ok().job()
+
+
+def test_hdd_reorders_its_queue_and_is_never_faster_than_its_platter(lab):
+    dev = lab.up(DRIVE, size="256m", name="hdd")
+    one = rate(dev, rw="randread", bs="4k", iodepth=1)["read"]
+    deep = rate(dev, rw="randread", bs="4k", iodepth=32)["read"]
+    # average seek + half a revolution + 4 KiB at 90 MB/s: 132.5 a second
+    assert one["iops"] <= 1.15 * 132.5, one["iops"]
+    assert one["total_ios"] > 50, "the drive served almost nothing: the test tests nothing"
+    # reordering 32 requests by positioning time: as on NCQ drives
+    assert deep["iops"] >= 1.4 * one["iops"], (one["iops"], deep["iops"])
+    s = lab.stats(dev)
+    assert s["servers"] == 1 and s["in_flight"]["max"] >= 32
+    assert 0 < s["utilisation"] <= 1.0
+    lab.down(dev)
+
+
+def test_a_model_it_cannot_draw_is_refused_in_one_line(lab):
+    p = lab.cmd("up", DRIVE.replace("seek_avg_ms=4.5", "seek_avg_ms=3"), "--dir", lab.data,
+                "--size", "64m")
+    assert one_line(p).endswith("hdd: seek_avg_ms=3: must be from 3.74 to 5.53 with "
+                                "seek_track_ms=0.6 and seek_full_ms=10"), describe(p)
+    assert lab.list() == [] and lab.leftovers() == []
+    models = json.loads(lab.cmd("models", "--json").stdout)["models"]
+    hdd = next(m for m in models if m["name"] == "hdd")
+    assert [q["key"] for q in hdd["params"] if q["required"]] == [
+        "rpm", "seek_track_ms", "seek_avg_ms", "seek_full_ms", "outer_mbps"]
