@@ -46,6 +46,28 @@ def test_hdd_reorders_its_queue_and_is_never_faster_than_its_platter(lab):
     lab.down(dev)
 
 
+def test_ssd_is_never_faster_than_its_flash_and_a_flush_waits_for_its_buffer(lab):
+    # 2 units of 400 us: 5,000 reads a second at most; a page program takes 2 ms
+    dev = lab.up("ssd:channels=2,read_us=400,program_us=2000,buffer_kb=1024", size="64m",
+                 name="ssd")
+    r = rate(dev, rw="randread", bs="4k", iodepth=16)["read"]
+    assert r["iops"] <= 1.02 * 5000, r["iops"]
+    assert r["lat_ns"]["min"] >= 400e3, "a read served before the flash could"
+    assert r["total_ios"] > 500, "the device served almost nothing: the test tests nothing"
+    # each write is done in the buffer; each fsync waits for its page to be programmed
+    w = run_fio(raw_fio(dev, "w", rw="randwrite", bs="4k", number_ios=40, fsync=1,
+                        ioengine="psync")).ok().job()
+    # (fio syncs after every write but the last)
+    assert w["sync"]["total_ios"] == 39
+    # a write and its fsync take the program's 2 ms between them, however late the fsync
+    # came (on a busy machine it can come long after its write)
+    assert w["write"]["lat_ns"]["mean"] + w["sync"]["lat_ns"]["mean"] >= 2e6, w
+    assert w["write"]["lat_ns"]["min"] < 2e6, "every write waited for its page's program"
+    s = lab.stats(dev)
+    assert s["servers"] == 2 and s["flush"]["requests"] >= 39
+    lab.down(dev)
+
+
 def test_a_model_it_cannot_draw_is_refused_in_one_line(lab):
     p = lab.cmd("up", DRIVE.replace("seek_avg_ms=4.5", "seek_avg_ms=3"), "--dir", lab.data,
                 "--size", "64m")

@@ -60,8 +60,9 @@ static uint64_t next_offset(struct gen *g)
 		g->next = (g->next + g->load->bs) % (blocks * g->load->bs);
 		return off;
 	}
+	/* the high bits of the LCG, scaled to the range: its low bits repeat too soon */
 	g->seed = g->seed * 6364136223846793005ULL + 1442695040888963407ULL;
-	return ((g->seed >> 17) % blocks) * g->load->bs;
+	return (uint64_t)((double)(g->seed >> 11) / (double)(1ULL << 53) * blocks) * g->load->bs;
 }
 
 struct sim_result sim_closed_loop(const char *spec, uint64_t size, const struct sim_load *load)

@@ -10,6 +10,7 @@ const char *const dev_op_names[DEV_NR_OPS] = { "read", "write", "flush" };
 const struct dev_model_type *const dev_model_types[] = {
 	&dev_model_fixed,
 	&dev_model_hdd,
+	&dev_model_ssd,
 	NULL,
 };
 

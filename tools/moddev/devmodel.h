@@ -148,5 +148,6 @@ static inline void dev_model_destroy(struct dev_model *m)
 /* The model kinds (one file each). */
 extern const struct dev_model_type dev_model_fixed;
 extern const struct dev_model_type dev_model_hdd;
+extern const struct dev_model_type dev_model_ssd;
 
 #endif
