@@ -68,6 +68,20 @@ def test_ssd_is_never_faster_than_its_flash_and_a_flush_waits_for_its_buffer(lab
     lab.down(dev)
 
 
+def test_raid5_small_writes_read_before_they_write(lab):
+    # 4 members of 500 us: a 4 KiB write reads its data and parity, then writes them
+    dev = lab.up("raid5:members=4,stripe_kb=64,member=(fixed:channels=1,latency_us=500)",
+                 size="64m", name="raid5")
+    w = rate(dev, rw="randwrite", bs="4k", iodepth=1)["write"]
+    assert w["lat_ns"]["min"] >= 1e6, "a small write did not read its row first"
+    assert w["iops"] <= 1.02 * 1000 and w["total_ios"] > 100, w["iops"]
+    r = rate(dev, rw="randread", bs="4k", iodepth=1)["read"]
+    assert r["lat_ns"]["min"] >= 500e3 and r["iops"] <= 1.02 * 2000
+    s = lab.stats(dev)
+    assert s["servers"] == 4 and s["refused"] == 0 and s["in_flight"]["now"] == 0
+    lab.down(dev)
+
+
 def test_a_model_it_cannot_draw_is_refused_in_one_line(lab):
     p = lab.cmd("up", DRIVE.replace("seek_avg_ms=4.5", "seek_avg_ms=3"), "--dir", lab.data,
                 "--size", "64m")

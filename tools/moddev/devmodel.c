@@ -7,19 +7,31 @@
 const char *const dev_op_names[DEV_NR_OPS] = { "read", "write", "flush" };
 
 /* A new model kind or named model is added here (docs/devices.md, "Adding a model"). */
+/* clang-format off */
 const struct dev_model_type *const dev_model_types[] = {
 	&dev_model_fixed,
 	&dev_model_hdd,
 	&dev_model_ssd,
+	&dev_model_raid0,
+	&dev_model_raid1,
+	&dev_model_raid10,
+	&dev_model_raid5,
 	NULL,
 };
+/* clang-format on */
 
-struct dev_model *dev_model_create(const char *spec, uint64_t size, char *err, size_t errlen)
+struct dev_model *dev_model_create_n(const char *spec, size_t len, uint64_t size, char *err,
+				     size_t errlen)
 {
 	const struct dev_model_type *type;
 	struct dev_params p;
 
-	if (dev_spec_parse(dev_model_types, spec, strlen(spec), &type, &p, err, errlen))
+	if (dev_spec_parse(dev_model_types, spec, len, &type, &p, err, errlen))
 		return NULL;
 	return type->create(&p, size, err, errlen);
+}
+
+struct dev_model *dev_model_create(const char *spec, uint64_t size, char *err, size_t errlen)
+{
+	return dev_model_create_n(spec, strlen(spec), size, err, errlen);
 }

@@ -138,6 +138,9 @@ extern const struct dev_model_type *const dev_model_types[];
  * the model, the key or the value in @err.
  */
 struct dev_model *dev_model_create(const char *spec, uint64_t size, char *err, size_t errlen);
+/* The same for a spec of @len bytes (a member's, inside its parentheses). */
+struct dev_model *dev_model_create_n(const char *spec, size_t len, uint64_t size, char *err,
+				     size_t errlen);
 
 static inline void dev_model_destroy(struct dev_model *m)
 {
@@ -149,5 +152,9 @@ static inline void dev_model_destroy(struct dev_model *m)
 extern const struct dev_model_type dev_model_fixed;
 extern const struct dev_model_type dev_model_hdd;
 extern const struct dev_model_type dev_model_ssd;
+extern const struct dev_model_type dev_model_raid0;
+extern const struct dev_model_type dev_model_raid1;
+extern const struct dev_model_type dev_model_raid10;
+extern const struct dev_model_type dev_model_raid5;
 
 #endif
