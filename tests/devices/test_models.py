@@ -10,6 +10,9 @@ machine cannot fake: a device never faster than its model, and effects
 that only grow when requests wait longer (an HDD's queue reordering).
 """
 import json
+import os
+import signal
+import time
 
 import pytest
 
@@ -79,6 +82,35 @@ def test_raid5_small_writes_read_before_they_write(lab):
     assert r["lat_ns"]["min"] >= 500e3 and r["iops"] <= 1.02 * 2000
     s = lab.stats(dev)
     assert s["servers"] == 4 and s["refused"] == 0 and s["in_flight"]["now"] == 0
+    lab.down(dev)
+
+
+def test_write_back_cache_keeps_what_was_synced_across_a_sigkill(lab):
+    """A controller cache in front of a 2 ms member: fsync waits for the
+    destage, and what was synced is there after the daemon is killed, the
+    device taken down and brought up again."""
+    spec = "wbcache:size_mb=64,member=(fixed:channels=1,latency_us=2000)"
+    dev = lab.up(spec, size="64m", name="cached")
+    data = os.urandom(3 << 20)
+    fd = os.open(dev, os.O_WRONLY)
+    try:
+        os.pwrite(fd, data, 5 << 20)
+        t0 = time.monotonic()
+        os.fsync(fd)
+        synced = time.monotonic() - t0
+    finally:
+        os.close(fd)
+    assert synced >= 2e-3, "fsync returned before the cache could destage"
+    s = lab.stats(dev)
+    assert s["flush"]["requests"] >= 1 and s["write"]["bytes"] >= len(data)
+    os.kill(s["pid"], signal.SIGKILL)
+    test_device.wait_for(lambda: lab.record(dev)["state"] == "daemon died",
+                         what="the daemon to die")
+    lab.down(dev)
+    dev = lab.up(spec, size=None, name="cached")
+    with open(dev, "rb") as f:
+        f.seek(5 << 20)
+        assert f.read(len(data)) == data, "synced data lost across the SIGKILL"
     lab.down(dev)
 
 

@@ -16,6 +16,7 @@ const struct dev_model_type *const dev_model_types[] = {
 	&dev_model_raid1,
 	&dev_model_raid10,
 	&dev_model_raid5,
+	&dev_model_wbcache,
 	NULL,
 };
 /* clang-format on */

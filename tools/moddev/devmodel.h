@@ -156,5 +156,6 @@ extern const struct dev_model_type dev_model_raid0;
 extern const struct dev_model_type dev_model_raid1;
 extern const struct dev_model_type dev_model_raid10;
 extern const struct dev_model_type dev_model_raid5;
+extern const struct dev_model_type dev_model_wbcache;
 
 #endif

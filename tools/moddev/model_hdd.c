@@ -22,7 +22,10 @@
  * the segments it overlaps.
  *
  * Writes go to the media before they complete: the drive's write cache is
- * off (a flush has nothing to wait for).
+ * off (a flush has nothing to wait for). With write_cache_mb it is on: the
+ * write-back cache of model_wbcache.c in front of the drive, filled at the
+ * interface rate and destaged into the drive's queue (which reorders the
+ * destage writes as it does any), a flush waiting for it to empty.
  *
  * The device is the whole drive (its tracks spread over the full stroke),
  * unless capacity_gb gives the drive's size: then the device is its first
@@ -35,6 +38,7 @@
 #include "errmsg.h"
 #include "hddgeom.h"
 #include "reqheap.h"
+#include "wbcache.h"
 
 #define HDD_MAX_SEGMENTS 64
 /*
@@ -46,7 +50,7 @@
 
 /* clang-format off */
 enum { P_RPM, P_SEEK_TRACK, P_SEEK_AVG, P_SEEK_FULL, P_SEEK_AVG_WRITE, P_OUTER, P_INNER,
-       P_ZONES, P_CAPACITY, P_QUEUE, P_INTERFACE, P_SEGMENTS, P_SEGMENT_KB };
+       P_ZONES, P_CAPACITY, P_QUEUE, P_INTERFACE, P_SEGMENTS, P_SEGMENT_KB, P_WRITE_CACHE };
 
 static const struct dev_param hdd_params[] = {
 	[P_RPM]            = { "rpm", 1000, 30000, 0, 1, 1, 0,
@@ -78,6 +82,9 @@ static const struct dev_param hdd_params[] = {
 			       "read-ahead cache segments (0: no read cache)" },
 	[P_SEGMENT_KB]     = { "segment_kb", 4, 65536, 512, 0, 1, 0,
 			       "bytes a segment holds, in KiB" },
+	[P_WRITE_CACHE]    = { "write_cache_mb", 0, 4096, 0, 0, 0, 0,
+			       "the drive's write cache, in MiB (default 0: off, as servers run "
+			       "them)" },
 };
 /* clang-format on */
 
@@ -427,6 +434,18 @@ static struct dev_model *hdd_create(const struct dev_params *p, uint64_t size, c
 	h->nseg = (unsigned)p->v[P_SEGMENTS];
 	h->seg_bytes = (uint64_t)p->v[P_SEGMENT_KB] * 1024;
 	h->ra_seg = h->serving_seg = -1;
+	if (p->v[P_WRITE_CACHE] > 0) {
+		struct wbcache_params wp = {
+			.size_bytes = (uint64_t)(p->v[P_WRITE_CACHE] * 1048576),
+			.mbps = p->v[P_INTERFACE],
+			.destage_depth = h->queue_depth,
+		};
+		struct dev_model *cached = wbcache_wrap(&h->m, &wp, err, errlen);
+
+		if (!cached)
+			hdd_destroy(&h->m);
+		return cached;
+	}
 	return &h->m;
 }
 
