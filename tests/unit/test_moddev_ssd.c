@@ -71,6 +71,10 @@ TEST(moddev_ssd_buffer_absorbs_writes_and_drains_at_the_program_rate)
 
 	r = sim_closed_loop(spec, GIB, &w);
 	CHECK(sim_within("a buffered write's latency", r.mean_latency_ns, 4096 / 0.3, 0.001));
+	/* write_us adds to each write's latency, without holding the interface */
+	r = sim_closed_loop("ssd:channels=4,read_us=50,program_us=400,buffer_kb=1024,write_us=60",
+			    GIB, &w);
+	CHECK(sim_within("write_us", r.mean_latency_ns, 4096 / 0.3 + 60000, 0.001));
 	w.depth = 32;
 	w.total = 40000;
 	r = sim_closed_loop(spec, GIB, &w);

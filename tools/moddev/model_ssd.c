@@ -11,7 +11,8 @@
  * programming.
  *
  * A write crosses the interface first. With a write buffer (buffer_kb) it
- * completes as soon as it is in the buffer; the buffer drains at the
+ * completes once in the buffer (plus write_us, the controller's latency
+ * that does not hold the interface); the buffer drains at the
  * program rate: any free unit takes the oldest dirty unit of the FTL
  * (write_unit_kb, a page on a page-mapped FTL, an erase block on a
  * block-mapped one) and programs it (its pages at program_us each, the
@@ -35,7 +36,7 @@
 
 /* clang-format off */
 enum { P_CHANNELS, P_READ, P_PROGRAM, P_PAGE_KB, P_CHANNEL_MBPS, P_INTERFACE, P_COMMAND,
-       P_BUFFER_KB, P_UNIT_KB, P_ERASE };
+       P_BUFFER_KB, P_UNIT_KB, P_ERASE, P_WRITE };
 
 static const struct dev_param ssd_params[] = {
 	[P_CHANNELS]     = { "channels", 1, 256, 0, 1, 1, 0,
@@ -59,6 +60,9 @@ static const struct dev_param ssd_params[] = {
 			     "what the FTL programs at once, in KiB (default: page_kb)" },
 	[P_ERASE]        = { "erase_us", 0, 1e6, 0, 0, 0, 0,
 			     "erasing before a unit is programmed, in us (default 0)" },
+	[P_WRITE]        = { "write_us", 0, 1e6, 0, 0, 0, 0,
+			     "a buffered write's latency once in the buffer, in us (not one at a "
+			     "time; default 0)" },
 };
 /* clang-format on */
 
@@ -101,7 +105,8 @@ struct ssd {
 	struct dev_model m;
 	unsigned nch;
 	struct channel *ch;
-	uint64_t read_ns, program_ns, erase_ns, command_ns, page, unit_bytes, buffer_units;
+	uint64_t read_ns, program_ns, erase_ns, command_ns, write_ns, page, unit_bytes,
+		buffer_units;
 	double ch_ns_per_byte, if_ns_per_byte;
 	uint64_t if_free;		       /* the interface is busy until */
 	struct ssd_io *xfer_head, **xfer_tail; /* writes crossing the interface */
@@ -281,7 +286,7 @@ static int admit(struct ssd *s, struct ssd_io *io, uint64_t t)
 		io->spare = d->next;
 		free_list_put(&s->units, d);
 	}
-	done_at(s, r, t);
+	done_at(s, r, t + s->write_ns);
 	free_list_put(&s->ios, io);
 	kick(s, t);
 	return 1;
@@ -582,6 +587,7 @@ static struct dev_model *ssd_create(const struct dev_params *p, uint64_t size, c
 	s->program_ns = (uint64_t)(p->v[P_PROGRAM] * 1000 + 0.5);
 	s->erase_ns = (uint64_t)(p->v[P_ERASE] * 1000 + 0.5);
 	s->command_ns = (uint64_t)(p->v[P_COMMAND] * 1000 + 0.5);
+	s->write_ns = (uint64_t)(p->v[P_WRITE] * 1000 + 0.5);
 	s->page = (uint64_t)(page_kb * 1024);
 	s->unit_bytes = (uint64_t)(unit_kb * 1024);
 	s->ch_ns_per_byte = p->v[P_CHANNEL_MBPS] > 0 ? 1000.0 / p->v[P_CHANNEL_MBPS] : 0;
