@@ -38,7 +38,8 @@ LIB_UNITS := $(LIB_SRCS:engines/lib/%.c=%)
 # and the engines/lib units it links.
 MODDEV_UNITS := devmodel devspec devsched reqheap model_fixed
 # the models of issue 24's phase 2, each with its helpers
-MODDEV_UNITS += hddgeom model_hdd freelist model_ssd members model_raid model_wbcache
+MODDEV_UNITS += hddgeom model_hdd freelist model_ssd members model_raid model_wbcache \
+	models_named
 MODDEV_LIB := errmsg jsonl lathist
 # fio-dependent code shared by the engines (built with fio's headers); the
 # dispatcher is built without them

@@ -114,6 +114,41 @@ def test_write_back_cache_keeps_what_was_synced_across_a_sigkill(lab):
     lab.down(dev)
 
 
+# the named hard disks and what their datasheets give (docs/devices.md)
+DATASHEET_DRIVES = [("wd740adfd", 4.5, 10000, 90), ("mba3147rc", 3.1, 15000, 171)]
+
+
+@pytest.mark.parametrize("name,avg_seek_ms,rpm,outer_mbps", DATASHEET_DRIVES,
+                         ids=[d[0] for d in DATASHEET_DRIVES])
+def test_named_drive_is_never_faster_than_its_datasheet(lab, name, avg_seek_ms, rpm,
+                                                        outer_mbps):
+    dev = lab.up(name, size="256m", name=name)
+    bound = 1e3 / (avg_seek_ms + 30e3 / rpm + 4096 / (outer_mbps * 1e3))
+    one = rate(dev, rw="randread", bs="4k", iodepth=1)["read"]
+    assert one["iops"] <= 1.15 * bound, (one["iops"], bound)
+    assert one["total_ios"] > 50
+    deep = rate(dev, rw="randread", bs="4k", iodepth=32)["read"]
+    assert deep["iops"] >= 1.4 * one["iops"], (one["iops"], deep["iops"])
+    seq = rate(dev, rw="read", bs="1m", iodepth=1)["read"]
+    assert seq["bw_bytes"] <= 1.05 * outer_mbps * 1e6, seq["bw_bytes"]
+    lab.down(dev)
+
+
+def test_models_lists_the_named_models_with_their_sources(lab):
+    models = {m["name"]: m for m in json.loads(lab.cmd("models", "--json").stdout)["models"]}
+    for name in ("mtron-7035", "mtron-7025", "mtron-mobi3000", "wd740adfd", "raptor-raid5x8",
+                 "mtron-raid5x4-arc1220", "mba3147rc", "sas-raid10x8", "intel320",
+                 "intel320-raid0x2", "raptor-arc1280ml", "mobi3000-arc1280ml"):
+        assert models[name]["spec"] and models[name]["sources"], name
+    assert models["raptor-raid5x8"]["spec"] == "raid5:members=8,stripe_kb=64,member=(wd740adfd)"
+    p = lab.cmd("models")
+    assert "wd740adfd: WD Raptor WD740ADFD" in p.stdout and "    is hdd:rpm=10000," in p.stdout
+    # a named model takes no parameters: its spec is what to copy and change
+    p = lab.cmd("up", "wd740adfd:rpm=7200", "--dir", lab.data, "--size", "64m")
+    assert "wd740adfd: a named model takes no parameters (it is hdd:rpm=10000," in one_line(p)
+    assert lab.list() == [] and lab.leftovers() == []
+
+
 def test_a_model_it_cannot_draw_is_refused_in_one_line(lab):
     p = lab.cmd("up", DRIVE.replace("seek_avg_ms=4.5", "seek_avg_ms=3"), "--dir", lab.data,
                 "--size", "64m")

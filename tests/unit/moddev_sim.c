@@ -6,6 +6,7 @@
 
 #include "devsched.h"
 #include "moddev_sim.h"
+#include "test.h"
 
 struct dev_model *sim_model(const char *spec, uint64_t size)
 {
@@ -133,4 +134,26 @@ int sim_within(const char *what, double got, double want, double tol)
 		return 1;
 	printf("  %s: %.6g, want %.6g within %g%%\n", what, got, want, tol * 100);
 	return 0;
+}
+
+void sim_hdd_datasheet_truths(const char *spec, uint64_t size, double avg_seek_ms, double rpm,
+			      double outer_mbps)
+{
+	struct sim_load rnd = { DEV_READ, 4096, 1, 3000, 0, 0, 0 };
+	struct sim_load seq = { DEV_READ, 1 << 20, 1, 300, 1, 0, 0 };
+	struct sim_result one, deep, stream;
+	double rev_ms = 60e3 / rpm, want;
+
+	one = sim_closed_loop(spec, size, &rnd);
+	/* average seek + half a revolution + the transfer (at the outer rate: the bound) */
+	want = 1e3 / (avg_seek_ms + rev_ms / 2 + 4096 / (outer_mbps * 1e3));
+	CHECK(sim_within("random 4 KiB reads at depth 1, IOPS", one.iops, want, 0.10));
+	rnd.depth = 32;
+	rnd.total = 6000;
+	deep = sim_closed_loop(spec, size, &rnd);
+	CHECK(deep.iops >= 1.4 * one.iops);
+	/* from the start of the device: the outer zone */
+	seq.span = 64ULL << 20;
+	stream = sim_closed_loop(spec, size, &seq);
+	CHECK(sim_within("sequential 1 MiB reads at depth 1, MB/s", stream.mbps, outer_mbps, 0.10));
 }

@@ -46,6 +46,15 @@ struct sim_result {
 /* Runs @load on the model of @spec (a device of @size bytes). */
 struct sim_result sim_closed_loop(const char *spec, uint64_t size, const struct sim_load *load);
 
+/*
+ * The issue's datasheet truths for a drive (a CHECK each): random 4 KiB
+ * reads at depth 1 within 10% of 1 / (average seek + half a revolution +
+ * transfer), sequential 1 MiB reads at depth 1 within 10% of the outer
+ * media rate, depth 32 at least 1.4x depth 1.
+ */
+void sim_hdd_datasheet_truths(const char *spec, uint64_t size, double avg_seek_ms, double rpm,
+			      double outer_mbps);
+
 /* |got / want - 1| <= tol, printing both when not. */
 int sim_within(const char *what, double got, double want, double tol);
 

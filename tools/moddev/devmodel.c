@@ -17,6 +17,20 @@ const struct dev_model_type *const dev_model_types[] = {
 	&dev_model_raid10,
 	&dev_model_raid5,
 	&dev_model_wbcache,
+	/* the seeds' devices */
+	&dev_model_mtron_7035,
+	&dev_model_mtron_7025,
+	&dev_model_mtron_mobi3000,
+	&dev_model_intel320,
+	&dev_model_intel320_raid0x2,
+	&dev_model_wd740adfd,
+	&dev_model_wd740adfd_wce,
+	&dev_model_raptor_raid5x8,
+	&dev_model_mba3147rc,
+	&dev_model_sas_raid10x8,
+	&dev_model_mtron_raid5x4_arc1220,
+	&dev_model_raptor_arc1280ml,
+	&dev_model_mobi3000_arc1280ml,
 	NULL,
 };
 /* clang-format on */

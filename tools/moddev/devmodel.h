@@ -158,4 +158,19 @@ extern const struct dev_model_type dev_model_raid10;
 extern const struct dev_model_type dev_model_raid5;
 extern const struct dev_model_type dev_model_wbcache;
 
+/* The named models: the seeds' devices (models_named.c, docs/devices.md). */
+extern const struct dev_model_type dev_model_mtron_7035;
+extern const struct dev_model_type dev_model_mtron_7025;
+extern const struct dev_model_type dev_model_mtron_mobi3000;
+extern const struct dev_model_type dev_model_intel320;
+extern const struct dev_model_type dev_model_intel320_raid0x2;
+extern const struct dev_model_type dev_model_wd740adfd;
+extern const struct dev_model_type dev_model_wd740adfd_wce;
+extern const struct dev_model_type dev_model_raptor_raid5x8;
+extern const struct dev_model_type dev_model_mba3147rc;
+extern const struct dev_model_type dev_model_sas_raid10x8;
+extern const struct dev_model_type dev_model_mtron_raid5x4_arc1220;
+extern const struct dev_model_type dev_model_raptor_arc1280ml;
+extern const struct dev_model_type dev_model_mobi3000_arc1280ml;
+
 #endif

@@ -212,7 +212,7 @@ static int parse_at(const struct dev_model_type *const *types, const char *spec,
 	const char *colon = memchr(spec, ':', len);
 	size_t nlen = colon ? (size_t)(colon - spec) : len;
 	const struct dev_model_type *t;
-	char names[256];
+	char names[1024]; /* every model's name: the kinds and the named ones */
 	unsigned i;
 
 	memset(p, 0, sizeof(*p));
