@@ -132,6 +132,29 @@ TEST(moddev_wbcache_paced_destage_and_a_full_cache)
 	CHECK(b.r[0].done_ns == 0 && w->done_ns == MS);
 }
 
+TEST(moddev_wbcache_a_waiting_write_whose_cached_lines_are_evicted)
+{
+	struct bench b;
+	struct dev_req *a, *c, *w3;
+
+	/*
+	 * 256 lines. Line 0 written and destaged (clean by 1 ms); 255 more
+	 * fill the cache; C (2 lines) and then W3 (line 0, cached, and line
+	 * 1) wait for room. When the 255 are destaged C goes in and evicts
+	 * the least recently used clean line, line 0: W3 then needs 2 new
+	 * lines, not the 1 it needed when it came.
+	 */
+	if (!bench_up(&b, "wbcache:size_mb=1,destage_depth=1,member=" FLAT))
+		return;
+	a = at(&b, 0, DEV_WRITE, 0, 4096);
+	at(&b, 1500 * US, DEV_WRITE, 10 * 4096, 255 * 4096);
+	c = at(&b, 1600 * US, DEV_WRITE, 300 * 4096, 2 * 4096);
+	w3 = at(&b, 1700 * US, DEV_WRITE, 0, 2 * 4096);
+	bench_down(&b);
+	CHECK(a->done_ns == 0);
+	CHECK(c->done_ns == 2500 * US && w3->done_ns == 2500 * US);
+}
+
 TEST(moddev_wbcache_hits_misses_and_sustained_writes)
 {
 	struct sim_load w = { DEV_WRITE, 4096, 32, 20000, 0, 0, 0 };

@@ -476,7 +476,7 @@ static void touch(struct wbcache *c, const struct dev_req *r)
 static int wb_submit(struct dev_model *m, struct dev_req *r)
 {
 	struct wbcache *c = wb_of(m);
-	uint64_t t = r->arrival_ns, i, fresh = 0;
+	uint64_t t = r->arrival_ns, fresh;
 	struct waiter *w;
 	struct child *ch;
 	struct line *l;
@@ -525,9 +525,11 @@ static int wb_submit(struct dev_model *m, struct dev_req *r)
 		flushes(c, t);
 		return 0;
 	}
-	for (i = first_line(r); i < end_line(r); i++)
-		fresh += !lookup(c, i);
-	for (; fresh; fresh--) {
+	/*
+	 * A line for every line it covers, not only those not cached now: while
+	 * it waits for room, its cached lines may be evicted by others.
+	 */
+	for (fresh = end_line(r) - first_line(r); fresh; fresh--) {
 		l = free_list_get(&c->lines);
 		if (!l) {
 			while ((l = w->spare)) {
@@ -644,7 +646,7 @@ struct dev_model *wbcache_wrap(struct dev_model *member, const struct wbcache_pa
 	c->ns_per_byte = p->mbps > 0 ? 1000.0 / p->mbps : 0;
 	c->destage_ns_per_byte = p->destage_mbps > 0 ? 1000.0 / p->destage_mbps : 0;
 	c->depth = p->destage_depth;
-	while (buckets < c->capacity && buckets < (1u << 22))
+	while (buckets < c->capacity && buckets < (1u << 20))
 		buckets *= 2;
 	c->hash = calloc(buckets, sizeof(*c->hash));
 	c->hash_mask = buckets - 1;
