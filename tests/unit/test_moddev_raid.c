@@ -188,3 +188,25 @@ TEST(moddev_raid_flushes_every_member_and_members_are_any_model)
 				sizeof(err)));
 	CHECK_STREQ(err, "raid1: unknown key 'stripe_kb' (keys: members, member)");
 }
+
+TEST(moddev_members_of_members_are_bounded)
+{
+	struct dev_model *m;
+	char err[256] = "";
+
+	/* 32 arrays of 32 would be 1,057 models: refused in one line, nothing left made */
+	CHECK(!dev_model_create("raid0:members=32,member=(raid0:members=32,member=" FLAT ")", GIB,
+				err, sizeof(err)));
+	CHECK_STREQ(err, "model: more than 256 models in one spec (members of members)");
+	CHECK(!dev_model_create("raid0:members=16,member=(raid0:members=15,member=" FLAT ")", GIB,
+				err, sizeof(err)));
+	/* 1 + 15 + 225 is within; and every spec counts from nothing */
+	m = dev_model_create("raid0:members=15,member=(raid0:members=15,member=" FLAT ")", GIB, err,
+			     sizeof(err));
+	CHECK(m && m->servers == 225);
+	dev_model_destroy(m);
+	m = dev_model_create("raid0:members=15,member=(raid0:members=15,member=" FLAT ")", GIB, err,
+			     sizeof(err));
+	CHECK(m != NULL);
+	dev_model_destroy(m);
+}

@@ -3,6 +3,7 @@
 
 #include "devmodel.h"
 #include "devspec.h"
+#include "errmsg.h"
 
 const char *const dev_op_names[DEV_NR_OPS] = { "read", "write", "flush" };
 
@@ -35,15 +36,35 @@ const struct dev_model_type *const dev_model_types[] = {
 };
 /* clang-format on */
 
+/*
+ * Members of members multiply (an array of 32 arrays of 32 ...): one spec
+ * makes at most this many models, so that a typo cannot make a million.
+ */
+#define MAX_MODELS_PER_SPEC 256
+
 struct dev_model *dev_model_create_n(const char *spec, size_t len, uint64_t size, char *err,
 				     size_t errlen)
 {
+	/* the models made by the outermost call in progress (members are made inside it) */
+	static __thread unsigned depth, made;
 	const struct dev_model_type *type;
 	struct dev_params p;
+	struct dev_model *m;
 
 	if (dev_spec_parse(dev_model_types, spec, len, &type, &p, err, errlen))
 		return NULL;
-	return type->create(&p, size, err, errlen);
+	if (!depth)
+		made = 0;
+	if (++made > MAX_MODELS_PER_SPEC) {
+		pack_errf(err, errlen,
+			  "model: more than %d models in one spec (members of members)",
+			  MAX_MODELS_PER_SPEC);
+		return NULL;
+	}
+	depth++;
+	m = type->create(&p, size, err, errlen);
+	depth--;
+	return m;
 }
 
 struct dev_model *dev_model_create(const char *spec, uint64_t size, char *err, size_t errlen)
