@@ -2,9 +2,10 @@
  * libFuzzer target for the model specs of the modeled-device daemon
  * (tools/moddev/devspec.h) and the models they make. The input is a spec.
  * The parser must never crash, and an error is one line starting with
- * "NAME: " (the model or "model"). Parsed against a table that also has a
- * kind with a member-model parameter and a named model, so that nesting and
- * aliases are fuzzed before a model uses them. A spec the daemon accepts
+ * "NAME: " (the model or "model"). Parsed against every model the daemon
+ * knows (the kinds, the arrays and the cache with their member models in
+ * parentheses, the named models) and two made-up ones, a kind with a member
+ * and a named model. A spec the daemon accepts
  * makes a model that then serves requests in simulated time, and must
  * keep the interface's promises (devmodel.h): every request completes, no
  * earlier than it arrived and no later than next_event said, in
@@ -44,7 +45,20 @@ static const struct dev_model_type named = {
 	.name = "named",
 	.alias_of = "fixed:channels=2,latency_us=80",
 };
-static const struct dev_model_type *const table[] = { &dev_model_fixed, &pair, &named, NULL };
+/* every model the daemon knows, and the two above */
+static const struct dev_model_type *table[64];
+
+static void fill_table(void)
+{
+	unsigned n = 0;
+
+	if (table[0])
+		return;
+	for (; dev_model_types[n] && n < 61; n++)
+		table[n] = dev_model_types[n];
+	table[n++] = &pair;
+	table[n++] = &named;
+}
 
 #define NREQ 48
 
@@ -119,7 +133,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	spec[size] = '\0';
 	for (i = 0; i < size; i++)
 		seed = seed * 31 + data[i];
-	if (dev_spec_parse(table, spec, size, &type, &p, err, sizeof(err)))
+	fill_table();
+	if (dev_spec_parse((const struct dev_model_type *const *)table, spec, size, &type, &p, err,
+			   sizeof(err)))
 		check_err(err);
 	if (!memchr(data, '\0', size))
 		serve(spec, seed);
