@@ -10,7 +10,9 @@
  * free, serves the one it reaches first (seek + rotation from where the
  * head and the platter are then: shortest positioning time first), ties by
  * arrival. Requests beyond the queue depth wait in arrival order, as they
- * would in the host.
+ * would in the host. An idle drive takes its command overhead (overhead_us)
+ * before the head moves, and what arrives meanwhile is part of its choice;
+ * a busy one overlaps it with the request on the head.
  *
  * The segment cache (cache_segments x segment_kb, 0 segments: none): a read
  * served from the media leaves its data in a segment, and while nothing is
@@ -50,7 +52,8 @@
 
 /* clang-format off */
 enum { P_RPM, P_SEEK_TRACK, P_SEEK_AVG, P_SEEK_FULL, P_SEEK_AVG_WRITE, P_OUTER, P_INNER,
-       P_ZONES, P_CAPACITY, P_QUEUE, P_INTERFACE, P_SEGMENTS, P_SEGMENT_KB, P_WRITE_CACHE };
+       P_ZONES, P_CAPACITY, P_QUEUE, P_INTERFACE, P_SEGMENTS, P_SEGMENT_KB, P_WRITE_CACHE,
+       P_OVERHEAD };
 
 static const struct dev_param hdd_params[] = {
 	[P_RPM]            = { "rpm", 1000, 30000, 0, 1, 1, 0,
@@ -85,6 +88,9 @@ static const struct dev_param hdd_params[] = {
 	[P_WRITE_CACHE]    = { "write_cache_mb", 0, 4096, 0, 0, 0, 0,
 			       "the drive's write cache, in MiB (default 0: off, as servers run "
 			       "them)" },
+	[P_OVERHEAD]       = { "overhead_us", 0, 100000, 0, 0, 0, 0,
+			       "command overhead of an idle drive before the head moves, in us; "
+			       "commands arriving meanwhile are part of the choice (default 0)" },
 };
 /* clang-format on */
 
@@ -102,6 +108,8 @@ struct hdd {
 	struct dev_req *qhead, **qtail; /* arrival order */
 	unsigned qlen;
 	struct req_heap done;
+	/* an idle drive takes its command overhead before it picks (DEV_NEVER: none pending) */
+	uint64_t overhead_ns, pick_at;
 	/* the request on the head (NULL: the head is free), from where its transfer starts */
 	struct dev_req *serving;
 	uint64_t serving_from;
@@ -352,7 +360,11 @@ static int hdd_submit(struct dev_model *m, struct dev_req *r)
 	*h->qtail = r;
 	h->qtail = &r->next;
 	h->qlen++;
-	if (!h->serving) {
+	if (!h->serving && h->pick_at == DEV_NEVER) {
+		if (h->overhead_ns) {
+			h->pick_at = t + h->overhead_ns;
+			return 0;
+		}
 		ra_stop(h, t);
 		pick(h, t);
 	}
@@ -361,17 +373,30 @@ static int hdd_submit(struct dev_model *m, struct dev_req *r)
 
 static uint64_t hdd_next_event(const struct dev_model *m)
 {
-	const struct dev_req *r = req_heap_top(&hdd_of(m)->done);
+	const struct hdd *h = hdd_of(m);
+	const struct dev_req *r = req_heap_top(&h->done);
 
-	return r ? r->done_ns : DEV_NEVER;
+	return r && r->done_ns < h->pick_at ? r->done_ns : h->pick_at;
 }
 
 static void hdd_advance(struct dev_model *m, uint64_t now, dev_done_fn done, void *arg)
 {
 	struct hdd *h = hdd_of(m);
 	struct dev_req *r;
+	uint64_t t;
 
-	while ((r = req_heap_top(&h->done)) && r->done_ns <= now) {
+	for (;;) {
+		r = req_heap_top(&h->done);
+		if (h->pick_at <= now && (!r || h->pick_at < r->done_ns)) {
+			/* the command overhead is over: the head goes */
+			t = h->pick_at;
+			h->pick_at = DEV_NEVER;
+			ra_stop(h, t);
+			pick(h, t);
+			continue;
+		}
+		if (!r || r->done_ns > now)
+			break;
 		req_heap_pop(&h->done);
 		if (r == h->serving)
 			head_done(h, r, r->done_ns);
@@ -434,6 +459,8 @@ static struct dev_model *hdd_create(const struct dev_params *p, uint64_t size, c
 	h->nseg = (unsigned)p->v[P_SEGMENTS];
 	h->seg_bytes = (uint64_t)p->v[P_SEGMENT_KB] * 1024;
 	h->ra_seg = h->serving_seg = -1;
+	h->overhead_ns = (uint64_t)(p->v[P_OVERHEAD] * 1000 + 0.5);
+	h->pick_at = DEV_NEVER;
 	if (p->v[P_WRITE_CACHE] > 0) {
 		struct wbcache_params wp = {
 			.size_bytes = (uint64_t)(p->v[P_WRITE_CACHE] * 1048576),

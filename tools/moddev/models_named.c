@@ -71,7 +71,7 @@ NAMED(intel320_raid0x2, "intel320-raid0x2", "2 Intel SSD 320 (160 GB) in RAID-0"
 #define RAPTOR                                                                             \
 	"hdd:rpm=10000,seek_track_ms=0.6,seek_avg_ms=4.5,seek_avg_write_ms=5.9,"           \
 	"seek_full_ms=10.5,outer_mbps=90,inner_mbps=54,interface_mbps=150,queue_depth=32," \
-	"cache_segments=8,segment_kb=1024"
+	"cache_segments=8,segment_kb=1024,overhead_us=200"
 #define RAPTOR_SOURCES                                                                            \
 	"WD Raptor WD740GD specifications, the ADFD's predecessor (techreport.com/review/6390): " \
 	"10,000 rpm, 4.5/5.9 ms average read/write seek, 72 MB/s average sustained, 150 MB/s "    \
@@ -79,7 +79,7 @@ NAMED(intel320_raid0x2, "intel320-raid0x2", "2 Intel SSD 320 (160 GB) in RAID-0"
 		"tomshw.it, La Storia del Raptor: the WD740ADFD has 16 MB of cache and NCQ",      \
 		"assumed from the class (docs/devices.md): track-to-track 0.6 ms, full stroke "   \
 		"10.5 ms (IBM Ultrastar 146Z10, 10,000 rpm), outer/inner 90/54 MB/s around the "  \
-		"average, 8 read-ahead segments of 1 MiB"
+		"average, 8 read-ahead segments of 1 MiB, a command overhead of 0.2 ms"
 
 NAMED(wd740adfd, "wd740adfd", "WD Raptor WD740ADFD: 74 GB, 10,000 rpm SATA, write cache off",
       RAPTOR, RAPTOR_SOURCES);
@@ -95,7 +95,7 @@ NAMED(raptor_raid5x8, "raptor-raid5x8", "8 WD Raptor WD740ADFD in RAID-5",
 NAMED(mba3147rc, "mba3147rc", "Fujitsu MBA3147RC: 147 GB, 15,000 rpm SAS",
       "hdd:rpm=15000,seek_track_ms=0.2,seek_avg_ms=3.1,seek_avg_write_ms=3.6,seek_full_ms=7,"
       "outer_mbps=171,inner_mbps=112,interface_mbps=300,queue_depth=64,cache_segments=8,"
-      "segment_kb=1024",
+      "segment_kb=1024,overhead_us=200",
       "Fujitsu MBA3300RC/MBA3147RC/MBA3073RC product manual C141-E252-01EN (June 2007): "
       "15,000 rpm, 16 MB buffer, SAS (its specification table was not readable here)",
       "Seagate Cheetah 15K.6 SAS product manual (the same class, 2008): sustained 112-171 "
@@ -103,7 +103,7 @@ NAMED(mba3147rc, "mba3147rc", "Fujitsu MBA3147RC: 147 GB, 15,000 rpm SAS",
       "Hitachi Ultrastar 15K450 specification (the same class, 300 GB): 3.1/3.6 ms average "
       "read/write seek",
       "assumed from the class (docs/devices.md): track-to-track 0.2 ms, full stroke 7 ms, "
-      "TCQ depth 64, 8 read-ahead segments of 1 MiB");
+      "TCQ depth 64, 8 read-ahead segments of 1 MiB, a command overhead of 0.2 ms");
 
 NAMED(sas_raid10x8, "sas-raid10x8", "8 Fujitsu MBA3147RC 15k SAS disks in RAID-10",
       "raid10:members=8,stripe_kb=64,member=(mba3147rc)",
