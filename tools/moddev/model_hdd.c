@@ -19,9 +19,11 @@
  * queued the head goes on reading what follows into it (read-ahead), up to
  * segment_kb past the last byte read from it. A read found whole in a
  * segment is served from the buffer at the interface rate without the
- * head; one that starts in it is served from where the segment ends. So a
- * sequential stream keeps the media rate even at depth 1. A write empties
- * the segments it overlaps.
+ * head; one that starts in it is served from where the segment ends; one a
+ * little ahead of the head (within segment_kb) may be reached by reading
+ * on, which the choice weighs against seeking. So a sequential stream
+ * keeps the media rate even at depth 1, even when its requests reach the
+ * drive out of order. A write empties the segments it overlaps.
  *
  * Writes go to the media before they complete: the drive's write cache is
  * off (a flush has nothing to wait for). With write_cache_mb it is on: the
@@ -240,11 +242,17 @@ static void ra_extend(struct hdd *h, uint64_t t, uint64_t limit)
 	ra_start(h, t);
 }
 
-/* Seek and rotation to the start of what @r needs from the media, from @t. */
+/*
+ * How long from @t until the head reaches the start of what @r needs from
+ * the media: a seek and the platter's rotation, or, for a read a little
+ * ahead of the head (within a segment's length), reading on to it, as a
+ * drive's read-ahead does; whichever is sooner. The start in *@from, the
+ * segment the data goes into in *@segi (-1: a new one).
+ */
 static double positioning(const struct hdd *h, const struct dev_req *r, uint64_t t, uint64_t *from,
 			  int *segi)
 {
-	double seek = 0, tracks;
+	double seek = 0, tracks, cost, on;
 
 	*segi = -1;
 	*from = r->op == DEV_READ && h->nseg ? cached_to(h, r->offset, r->len, t, segi) : r->offset;
@@ -256,44 +264,79 @@ static double positioning(const struct hdd *h, const struct dev_req *r, uint64_t
 			seek = hdd_seek_ns(&h->g, tracks) +
 			       (r->op == DEV_WRITE ? h->write_extra_ns : 0);
 	}
-	return seek + rot_wait(h, *from, t + seek);
-}
-
-/* The free head takes, at @t, the queued request it reaches first. */
-static void pick(struct hdd *h, uint64_t t)
-{
-	struct dev_req **pp, **best = NULL, *r;
-	double cost, best_cost = 0;
-	uint64_t from, best_from = 0, end;
-	int segi, best_seg = -1;
-	unsigned n = 0;
-
-	for (pp = &h->qhead; *pp && n < h->queue_depth; pp = &(*pp)->next, n++) {
-		cost = positioning(h, *pp, t, &from, &segi);
-		if (!best || cost < best_cost) {
-			best = pp;
-			best_cost = cost;
-			best_from = from;
-			best_seg = segi;
+	cost = seek + rot_wait(h, *from, t + seek);
+	if (r->op == DEV_READ && h->nseg && *from > h->head_pos &&
+	    *from - h->head_pos <= h->seg_bytes) {
+		/*
+		 * A seek that lands before the data comes round costs the same
+		 * as reading on (the platter turns either way): a tie reads on,
+		 * and keeps what it passes.
+		 */
+		on = rot_wait(h, h->head_pos, t) + xfer_ns(h, h->head_pos, *from);
+		if (on <= cost + UNDER_HEAD_NS) {
+			cost = on;
+			/* what it reads on the way goes into the segment that ends there */
+			*segi = h->ra_seg >= 0 && h->seg[h->ra_seg].hi == h->head_pos ? h->ra_seg
+										      : -1;
 		}
 	}
-	r = *best;
-	*best = r->next;
-	if (h->qtail == &r->next)
-		h->qtail = best;
-	h->qlen--;
-	end = r->offset + r->len;
-	r->start_ns = t;
-	if (best_from == end) {
-		r->done_ns = t + (uint64_t)(r->len * h->if_ns_per_byte + 0.5);
-	} else {
+	return cost;
+}
+
+/*
+ * The free head takes, at @t, the queued request it reaches first. One
+ * that read-ahead has brought into the buffer meanwhile is served from it
+ * without the head, which then takes the next, or reads on.
+ */
+static void pick(struct hdd *h, uint64_t t)
+{
+	struct dev_req **pp, **best, *r;
+	double cost, best_cost;
+	uint64_t from, best_from, end;
+	int segi, best_seg;
+	unsigned n;
+
+	for (;;) {
+		best = NULL;
+		best_cost = 0;
+		best_from = 0;
+		best_seg = -1;
+		for (pp = &h->qhead, n = 0; *pp && n < h->queue_depth; pp = &(*pp)->next, n++) {
+			cost = positioning(h, *pp, t, &from, &segi);
+			if (!best || cost < best_cost) {
+				best = pp;
+				best_cost = cost;
+				best_from = from;
+				best_seg = segi;
+			}
+		}
+		if (!best)
+			return;
+		r = *best;
+		*best = r->next;
+		if (h->qtail == &r->next)
+			h->qtail = best;
+		h->qlen--;
+		end = r->offset + r->len;
+		r->start_ns = t;
+		if (best_from == end) {
+			r->done_ns = t + (uint64_t)(r->len * h->if_ns_per_byte + 0.5);
+			req_heap_push(&h->done, r); /* reserved by submit */
+			h->seg[best_seg].used = ++h->lru;
+			if (best_seg == h->ra_seg)
+				ra_extend(h, t, end + h->seg_bytes);
+			if (!h->qlen)
+				ra_start(h, t);
+			continue;
+		}
 		r->done_ns = t + (uint64_t)(best_cost + xfer_ns(h, best_from, end) + 0.5);
 		h->head_pos = end;
+		h->serving = r;
+		h->serving_from = best_from;
+		h->serving_seg = best_seg;
+		req_heap_push(&h->done, r); /* reserved by submit */
+		return;
 	}
-	h->serving = r;
-	h->serving_from = best_from;
-	h->serving_seg = best_seg;
-	req_heap_push(&h->done, r); /* reserved by submit */
 }
 
 static int least_used_segment(const struct hdd *h)
