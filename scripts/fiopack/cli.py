@@ -33,6 +33,8 @@ COMMANDS = {
                  "cold small-file reads against what the block device serves"),
         "device": ("fiopack.bench.device",
                    "how well a modeled device keeps to its model (fio-pack device)"),
+        "models": ("fiopack.bench.models",
+                   "the named hard disks of fio-pack device against their datasheets"),
     },
     "gen": {
         "iozone-grid": ("fiopack.gen.iozone_grid",
