@@ -513,7 +513,7 @@ BAD_UP = [
     ("bad-size", [QUICK, "--size", "12q"], {}, (), "--size 12q: not a size"),
     ("small-size", [QUICK, "--size", "100k"], {}, (), "--size 100k: must be at least 1m"),
     ("bad-name", [QUICK, "--name", "../x"], {}, (), "--name ../x: letters, digits"),
-    ("bad-backdate", [QUICK, "--backdate-us", "-1"], {}, (), "--backdate-us -1: from 0 to"),
+    ("bad-backdate", [QUICK, "--backdate-us", "-1"], {}, (), "--backdate-us: '-1': must be at least 0"),
     ("not-built", [QUICK], {"FIO_PACK_MODDEV": "/nonexistent/moddev"}, (),
      "/nonexistent/moddev is not built: install fuse3 libfuse3-dev"),
     ("not-root", [QUICK], {}, ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),

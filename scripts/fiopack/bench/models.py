@@ -20,6 +20,7 @@ from fiopack import REPO
 from fiopack.bench import harness
 from fiopack.bench.device import device_stats, med_range
 from fiopack.bench.harness import Report, log, machine_info
+from fiopack.options import number
 from fiopack.device import lifecycle
 from fiopack.device.state import Error
 
@@ -85,8 +86,8 @@ def parse_args(argv):
     p = harness.parser("models", DESCRIPTION, EPILOG)
     p.add_argument("--quick", action="store_true",
                    help="one round of 2-second runs (default: 3 rounds of 5 s)")
-    p.add_argument("--repeats", type=int, help="rounds (default 3, --quick 1)")
-    p.add_argument("--runtime", type=int, help="seconds per fio run (default 5, --quick 2)")
+    p.add_argument("--repeats", type=number(int, low=1), help="rounds (default 3, --quick 1)")
+    p.add_argument("--runtime", type=number(int, low=1), help="seconds per fio run (default 5, --quick 2)")
     p.add_argument("--size", default="1g", help="each device's size (default 1g)")
     p.add_argument("--dir", default="/var/tmp",
                    help="where the private directory of backing files goes (default /var/tmp)")
