@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,12 +73,30 @@ class Lab:
         self.mnt.mkdir()
         self.env = {"FIO_PACK_RUN_DIR": str(self.run), "FIO_PACK_MODDEV": str(MODDEV)}
         self.back_devs = set()
+        self.nobody = None
         self.loops_before = {lo["name"] for lo in loops()}
 
     def cmd(self, *args, env=None, prefix=(), timeout=60) -> subprocess.CompletedProcess:
-        return subprocess.run([*prefix, *FIO_PACK, "device", *map(str, args)],
+        command = FIO_PACK
+        if prefix and prefix[0] == "setpriv":
+            command = self.nobodys_fio_pack()
+        return subprocess.run([*prefix, *command, "device", *map(str, args)],
                               capture_output=True, text=True, timeout=timeout,
                               env=fio_env({**self.env, **(env or {})}))
+
+    def nobodys_fio_pack(self) -> list:
+        """The command in a copy an unprivileged user can read: the
+        checkout may sit where it cannot look (CI's clone is in a 0700
+        directory, Debian's /root is 0700)."""
+        if self.nobody is None:
+            # pytest's own directories are 0700 too: a directory of its own
+            self.nobody = Path(tempfile.mkdtemp(prefix="fio-pack-nobody.", dir="/tmp"))
+            shutil.copytree(REPO / "scripts", self.nobody / "scripts",
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            for d in [self.nobody, *self.nobody.rglob("*")]:
+                d.chmod(0o755 if d.is_dir() or os.access(d, os.X_OK) else 0o644)
+        copy = self.nobody
+        return [sys.executable, str(copy / "scripts" / "fio-pack")]
 
     def up(self, spec=QUICK, *args, size="64m", name=None, env=None) -> str:
         extra = ["--size", size] if size else []
@@ -150,6 +169,8 @@ class Lab:
                 subprocess.run(["umount", mp], capture_output=True)
         for d in self.list() if (self.run / "devices").is_dir() else []:
             self.cmd("down", d["device"])
+        if self.nobody is not None:
+            shutil.rmtree(self.nobody)
 
 
 @pytest.fixture
