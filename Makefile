@@ -55,7 +55,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
 LINK_LIBS := -Wl,--as-needed -luring -lm -lz -pthread
 
-.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-fio-dir print-fio-source fuzz bench pm-sim quick
+.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-fio-dir print-fio-source fuzz bench pm-sim quick pg18
 
 all: engines $(BUILD)/pmrc2fio iocap moddev
 
@@ -72,6 +72,7 @@ help:
 	@echo 'make quick           the unit tests and each engine through fio, in under a minute'
 	@echo 'make check-engines   the engine tests alone (FIO_SRC=DIR: against that fio)'
 	@echo 'make check-second-fio  build for fio 3.41 from upstream, run the engine tests on it'
+	@echo 'make pg18            PostgreSQL 18 from its upstream tarball, in build/ (the capture tests)'
 	@echo 'make demo            run jobs/smallfile-mail.fio on a temporary directory'
 	@echo 'make bench           the small-file benchmark (scripts/fio-pack bench --help: the others)'
 	@echo 'make install         the engines, pmrc2fio, the job files and fio-pack (LIBDIR, DATADIR, BINDIR)'
@@ -85,7 +86,7 @@ help:
 # Debian package's, from apt-get source). scripts/fio-source.sh finds both,
 # checks that the versions agree, and stops with one line if anything is
 # wrong, before anything is built. Goals that need no fio skip it.
-NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap moddev \
+NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap pg18 moddev \
 	moddev-asan $(BUILD)/moddev $(BUILD)/moddev-asan \
 	$(BUILD)/dbtrace-check $(BUILD)/bench/minloop \
 	$(BUILD)/bench/dbtrace-bench $(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
@@ -244,7 +245,7 @@ lint: $(TEST_DEPS_STAMP)
 	esac
 .PHONY: lint
 
-check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so iocap moddev
+check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so iocap moddev pg18
 	$(TEST_ENV) $(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
@@ -263,6 +264,30 @@ check-second-fio:
 	src=$$(sh scripts/fio-upstream-source.sh $(SECOND_FIO) $(BUILD)) && \
 		$(MAKE) --no-print-directory check-engines FIO_SRC=$$src FIO=
 .PHONY: check-second-fio
+
+# PostgreSQL 18, the server the capture tests hold against its own pg_stat_io
+# in each I/O method (tests/capture/test_dbcapture_pg18.py): its upstream
+# tarball from the Debian archive (scripts/upstream-source.sh), built once per
+# checkout into build/postgresql-VERSION/ with io_uring (Debian 12's liburing
+# 2.3 is enough); distclean removes it. No rpath: the tests run it as user
+# postgres from a copy that user can reach, with LD_LIBRARY_PATH. The tarball
+# carries no generated parsers, hence bison and flex (install-deps.sh --test);
+# its generated headers are made first, as its own top level would (it makes
+# them only when it is make's first level).
+PG18_VERSION ?= 18.6
+PG18 := $(BUILD)/postgresql-$(PG18_VERSION)
+pg18: $(PG18)/.pack-built
+$(PG18)/.pack-built: | $(TEST_DEPS_STAMP)
+	rm -f $@
+	src=$$(sh scripts/upstream-source.sh --expect src/include/pg_config.h.in \
+		postgresql-18 $(PG18_VERSION) $(BUILD)) && cd $$src && \
+	{ [ -f config.status ] || ./configure -q --prefix=$(abspath $(PG18)) --with-liburing \
+		--without-icu --disable-rpath >/dev/null; } && \
+	$(MAKE) -s -C src/backend generated-headers >/dev/null && \
+	$(MAKE) -s -j2 >/dev/null && $(MAKE) -s install >/dev/null
+	@LD_LIBRARY_PATH=$(PG18)/lib $(PG18)/bin/postgres --version | grep -q ' $(PG18_VERSION)$$' || \
+		{ echo "pg18: $(PG18)/bin/postgres is not PostgreSQL $(PG18_VERSION)" >&2; exit 1; }
+	touch $@
 
 # The BPF capture tool (tools/iocap; scripts/fio-pack capture --tracer bpf), in
 # the shape of the kernel's libbpf-tools: vmlinux.h from the running

@@ -11,6 +11,8 @@
 # peer the PostMark engine is checked against, blktrace (blkparse) for
 # the trace importer tests, and sqlite3, postgresql, mariadb-server and
 # sysbench for the live database captures of tests/capture/test_dbcapture_databases.py,
+# bison, flex (its tarball carries no generated parsers), libreadline-dev and
+# pkg-config (liburing) for the PostgreSQL 18 of make pg18,
 # valgrind for the memcheck runs of tests/engines/test_reliability_load.py, and
 # pyflakes3 and clang-format for make lint.
 set -eu
@@ -18,7 +20,7 @@ set -eu
 pkgs="gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 clang libbpf-dev bpftool fuse3 libfuse3-dev pkg-config"
 case "${1:-}" in
 --test)
-	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql mariadb-server sysbench valgrind pyflakes3 clang-format" ;;
+	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql mariadb-server sysbench bison flex libreadline-dev pkg-config valgrind pyflakes3 clang-format" ;;
 --fio)	# the fio to build for, when the user names none and has none
 	pkgs="fio" ;;
 esac
