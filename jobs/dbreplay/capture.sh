@@ -2,12 +2,12 @@
 # Re-captures the shipped database traces of jobs/dbreplay/traces/ on this
 # machine: every server runs from a data directory in a temporary directory,
 # on a unix socket only, and is stopped at the end. Run as root from the
-# repository root (Debian 12):
+# repository root ($distro):
 #
 #   jobs/dbreplay/capture.sh sqlite-load|pgbench|mariadb-load|mariadb-dump|all [OUTDIR]
 #
 # OUTDIR defaults to jobs/dbreplay/traces. Needs strace, sqlite3, postgresql
-# (15), mariadb-server (10.11): apt-get install -y strace sqlite3 postgresql
+# (any major: the newest installed), mariadb-server (10.11): apt-get install -y strace sqlite3 postgresql
 # mariadb-server. The exact commands are also in jobs/dbreplay/README.md.
 # mariadb-dump loads the same database as mariadb-load first (not captured).
 set -euo pipefail
@@ -18,6 +18,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 cap="/usr/bin/python3 $repo/scripts/fio-pack capture"
 gen="/usr/bin/python3 $repo/scripts/fio-pack gen dbreplay-dump"
 mkdir -p "$out"
+# the system the sources name ("Debian 12")
+distro=$(. /etc/os-release && echo "${NAME%% *} ${VERSION_ID:-}")
 work=$(mktemp -d /tmp/dbcapture-work.XXXXXX)
 chmod 755 "$work"
 server_stop=""
@@ -34,13 +36,16 @@ sqlite_load() {
 	$gen --dialect sqlite -o "$work/dump-sqlite.sql"
 	mkdir "$work/sqlite"
 	$cap run --datadir "$work/sqlite" --db sqlite -o "$out/sqlite-load.trace.gz" \
-		--source "SQLite $v (Debian 12 sqlite3 shell), bulk load of scripts/fio-pack gen dbreplay-dump --dialect sqlite (3 tables, 74923 rows, one INSERT of 500 rows per transaction, rollback journal), ext4" \
+		--source "SQLite $v ($distro sqlite3 shell), bulk load of scripts/fio-pack gen dbreplay-dump --dialect sqlite (3 tables, 74923 rows, one INSERT of 500 rows per transaction, rollback journal), ext4" \
 		-- sqlite3 "$work/sqlite/load.db" < "$work/dump-sqlite.sql"
 }
 
-# --- PostgreSQL 15: pgbench scale 1, 2 clients, 3 s, cold shared buffers ---
+# --- PostgreSQL: pgbench scale 1, 2 clients, 3 s, cold shared buffers ---
 pgbench_run() {
-	local bin=/usr/lib/postgresql/15/bin pgd="$work/pg" v pid
+	local bin pgd="$work/pg" v pid
+	# the newest major Debian installed (/usr/lib/postgresql/MAJOR/bin)
+	bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	[ -x "$bin/initdb" ] || { echo "capture.sh: no PostgreSQL server (apt-get install postgresql)" >&2; exit 1; }
 	v=$($bin/postgres --version | awk '{print $3}')
 	mkdir "$pgd" && chown postgres: "$pgd"
 	runuser -u postgres -- $bin/initdb -D "$pgd/data" -A trust -U postgres >/dev/null
@@ -54,7 +59,7 @@ pgbench_run() {
 	rm -f "$work/ready"
 	$cap attach --datadir "$pgd/data" --db postgresql --pid "$pid" --ready "$work/ready" \
 		-o "$out/pgbench.trace.gz" \
-		--source "PostgreSQL $v (Debian 12), shared_buffers=32MB, restarted after pgbench -i -s 1; pgbench -c 2 -j 2 -T 3 (TPC-B-like) then psql -c CHECKPOINT, ext4" &
+		--source "PostgreSQL $v ($distro), shared_buffers=32MB, restarted after pgbench -i -s 1; pgbench -c 2 -j 2 -T 3 (TPC-B-like) then psql -c CHECKPOINT, ext4" &
 	local c=$!
 	while [ ! -e "$work/ready" ]; do sleep 0.1; kill -0 $c; done
 	runuser -u postgres -- pgbench -h "$pgd" -c 2 -j 2 -T 3 postgres
@@ -105,7 +110,7 @@ mariadb_load() {
 	rm -f "$work/ready"
 	$cap attach --datadir "$d/data" --db mariadb --pid "$(cat "$d/mariadbd.pid")" \
 		--ready "$work/ready" -o "$out/mariadb-load.trace.gz" \
-		--source "MariaDB $v (Debian 12) InnoDB, innodb_use_native_aio=0 innodb_log_file_size=16M innodb_buffer_pool_size=8M (smaller than the data: pages are written back during the load), flush method O_DIRECT (the default), binlog off; load of scripts/fio-pack gen dbreplay-dump (mysqldump-style, 3 tables, 74923 rows, 500-row INSERTs) with mariadb test < dump.sql, then innodb_max_dirty_pages_pct=0 until no page is dirty, ext4" &
+		--source "MariaDB $v ($distro) InnoDB, innodb_use_native_aio=0 innodb_log_file_size=16M innodb_buffer_pool_size=8M (smaller than the data: pages are written back during the load), flush method O_DIRECT (the default), binlog off; load of scripts/fio-pack gen dbreplay-dump (mysqldump-style, 3 tables, 74923 rows, 500-row INSERTs) with mariadb test < dump.sql, then innodb_max_dirty_pages_pct=0 until no page is dirty, ext4" &
 	local c=$!
 	while [ ! -e "$work/ready" ]; do sleep 0.1; kill -0 $c; done
 	mariadb --socket="$d/sock" -uroot test < "$work/dump.sql"
@@ -135,7 +140,7 @@ mariadb_dump() {
 	rm -f "$work/ready"
 	$cap attach --datadir "$d/data" --db mariadb --pid "$(cat "$d/mariadbd.pid")" \
 		--ready "$work/ready" -o "$out/mariadb-dump.trace.gz" \
-		--source "MariaDB $v (Debian 12) InnoDB, innodb_use_native_aio=0 innodb_buffer_pool_size=8M, restarted (buffer pool not loaded, page cache dropped) after loading scripts/fio-pack gen dbreplay-dump; mariadb-dump --all-databases > /dev/null, ext4" &
+		--source "MariaDB $v ($distro) InnoDB, innodb_use_native_aio=0 innodb_buffer_pool_size=8M, restarted (buffer pool not loaded, page cache dropped) after loading scripts/fio-pack gen dbreplay-dump; mariadb-dump --all-databases > /dev/null, ext4" &
 	local c=$!
 	while [ ! -e "$work/ready" ]; do sleep 0.1; kill -0 $c; done
 	mariadb-dump --socket="$d/sock" -uroot --all-databases > /dev/null

@@ -21,14 +21,15 @@ from pathlib import Path
 import pytest
 
 from conftest import DBR_ENGINE, run_fio
-from fiopack.capture import procs, rules
+from fiopack.capture import postgres, procs, rules
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
 DBTRACE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "trace"]
 TRACES = REPO / "jobs" / "dbreplay" / "traces"
 IS_ROOT = os.geteuid() == 0
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
+# the PostgreSQL Debian installed, whichever major it is (None: none)
+PG = postgres.installed()
 
 # Pure Python plus strace: nothing for the sanitizer pass to add.
 pytestmark = pytest.mark.nosan

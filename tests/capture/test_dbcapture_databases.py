@@ -1,8 +1,8 @@
 """fio-pack capture of live databases, each held against the database's
-own counters: a PostgreSQL 15 server in a temporary directory under pgbench
-(strace and BPF; with the BPF capture, pg_stat_database.blks_read,
-pg_stat_bgwriter's buffers and pg_stat_wal's writes and syncs, exactly
-equal) and Debian's MariaDB 10.11 under sysbench oltp_read_write against
+own counters: the PostgreSQL server Debian installed (whichever major it
+is) in a temporary directory under pgbench (strace and BPF; with the BPF
+capture, pg_stat_database.blks_read, the checkpointer's and bgwriter's
+buffers and the WAL's writes and syncs, exactly equal) and Debian's MariaDB 10.11 under sysbench oltp_read_write against
 InnoDB's counters (exactly equal with innodb_use_native_aio=0; in the
 default configuration, io_uring, a strace trace that says it lacks the
 writes, and a BPF trace that has them). As root, with the databases
@@ -23,7 +23,7 @@ import pytest
 import test_dbcapture
 from conftest import DBR_ENGINE, free_port, run_fio
 from fiopack.capture import procs
-from test_dbcapture import (DBTRACE, IS_ROOT, PG_BIN, TOOL, c_check, py_check, read_trace,
+from test_dbcapture import (DBTRACE, IS_ROOT, PG, TOOL, c_check, py_check, read_trace,
                             tool_env)
 
 # the C parser of a trace, built once (a fixture of test_dbcapture)
@@ -37,11 +37,17 @@ pytestmark = pytest.mark.nosan
 # (4) PostgreSQL: pgbench under fio-pack capture attach
 # ---------------------------------------------------------------------------
 
-def attach_postgresql(data, pid, ready, source, out, tracer="auto"):
+def need_installed_postgresql():
+    if PG is None or not shutil.which("pgbench"):
+        pytest.fail("PostgreSQL is not installed (scripts/install-deps.sh --test installs it)",
+                    pytrace=False)
+
+
+def attach_postgresql(data, pid, ready, source, out, tracer="auto", *extra):
     """fio-pack capture attach to the postmaster @pid, once the tracer is attached."""
     cap = subprocess.Popen([*TOOL, "attach", "--datadir", str(data),
                             "--db", "postgresql", "--pid", str(pid), "--ready", str(ready),
-                            "--source", source, "-o", str(out), "--tracer", tracer],
+                            "--source", source, "-o", str(out), "--tracer", tracer, *extra],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env=tool_env())
     t0 = time.monotonic()
@@ -57,9 +63,7 @@ def attach_postgresql(data, pid, ready, source, out, tracer="auto"):
 def test_postgresql_live_capture(checker, tracer):
     if tracer == "bpf" and not os.path.exists("/sys/kernel/btf/vmlinux"):
         pytest.skip("this kernel has no BTF: no BPF capture")
-    if not (PG_BIN / "initdb").exists() or not shutil.which("pgbench"):
-        pytest.fail("PostgreSQL 15 is not installed (scripts/install-deps.sh --test installs it)",
-                    pytrace=False)
+    need_installed_postgresql()
     base = Path(tempfile.mkdtemp(prefix="dbcapture-pg.", dir="/tmp"))
     os.chmod(base, 0o755)
     shutil.chown(base, "postgres")
@@ -72,20 +76,20 @@ def test_postgresql_live_capture(checker, tracer):
         # cwd: the postgres user may not reach the checkout (a 0700 /root)
         run = lambda *c: subprocess.run([*pg, *map(str, c)], capture_output=True,  # noqa: E731
                                         text=True, timeout=120, cwd=str(base))
-        r = run(PG_BIN / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
+        r = run(PG.bindir / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
         assert r.returncode == 0, r.stderr
-        r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
+        r = run(PG.bindir / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
         assert r.returncode == 0, r.stderr + (base / "log").read_text()
         started = True
         r = run("pgbench", "-h", base, "-i", "-s", "1", "-q", "postgres")
         assert r.returncode == 0, r.stderr
-        r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
+        r = run(PG.bindir / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
                 "-w", "restart")
         assert r.returncode == 0, r.stderr
         pid = int((data / "postmaster.pid").read_text().split()[0])
         out = base / "pg.trace.gz"
         ready = base / "ready"
-        cap = attach_postgresql(data, pid, ready, "PostgreSQL 15 pgbench test", out, tracer)
+        cap = attach_postgresql(data, pid, ready, f"PostgreSQL {PG.major} pgbench test", out, tracer)
         r = run("pgbench", "-h", base, "-c", "2", "-j", "2", "-T", "2", "postgres")
         assert r.returncode == 0, r.stderr
         r = run("psql", "-h", base, "-c", "CHECKPOINT", "postgres")
@@ -98,7 +102,7 @@ def test_postgresql_live_capture(checker, tracer):
         py_check(out)
         head, files, streams, recs = read_trace(out)
         assert head["pagesize"] == "8192" and head["timeunit"] == "us"
-        assert head["source"].startswith("PostgreSQL 15 pgbench test; capture: "
+        assert head["source"].startswith(f"PostgreSQL {PG.major} pgbench test; capture: "
                                          + ("strace -f" if tracer == "strace" else "iocap -p"))
         assert "incomplete" not in head
         assert f"-p {pid}" in head["source"]
@@ -126,19 +130,19 @@ def test_postgresql_live_capture(checker, tracer):
             cap.kill()
             cap.wait()
         if started:
-            subprocess.run([*pg, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate",
+            subprocess.run([*pg, str(PG.bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
                             "-w", "stop"], capture_output=True, timeout=120)
         shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="creates a Debian PostgreSQL cluster (needs root)")
 def test_postgresql_debian_cluster_roles(checker, tmp_path):
-    """Debian's clusters set cluster_name ('15/NAME'), so the process titles
+    """Debian's clusters set cluster_name ('MAJOR/NAME'), so the process titles
     are 'postgres: 15/NAME: checkpointer': the roles are still recognised,
     in a capture of a cluster made by Debian's own pg_createcluster, and a
     replay can pick the WAL writer's stream by name."""
-    if not shutil.which("pg_createcluster") or not (PG_BIN / "initdb").exists():
-        pytest.fail("PostgreSQL 15 with postgresql-common is not installed "
+    if not shutil.which("pg_createcluster") or PG is None:
+        pytest.fail("PostgreSQL with postgresql-common is not installed "
                     "(scripts/install-deps.sh --test installs it)", pytrace=False)
     name = f"fiopack{os.getpid()}"
     base = Path(tempfile.mkdtemp(prefix="dbcapture-pgc.", dir="/tmp"))
@@ -152,20 +156,20 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
         cwd=str(base))
     cap = None
     try:
-        r = run("pg_createcluster", "15", name, "-d", data, "-s", sock, "-p", port,
+        r = run("pg_createcluster", str(PG.major), name, "-d", data, "-s", sock, "-p", port,
                 "-o", "listen_addresses=", "-o", "shared_buffers=16MB",
                 # the WAL writer then writes WAL itself (every 200 ms)
                 "-o", "synchronous_commit=off", "--", "--no-sync",
                 user=False)
         assert r.returncode == 0, r.stdout + r.stderr
-        conf = Path(f"/etc/postgresql/15/{name}/postgresql.conf").read_text()
-        assert re.search(rf"^cluster_name = '15/{name}'", conf, re.M), conf
-        r = run("pg_ctlcluster", "15", name, "start", user=False)
+        conf = Path(f"/etc/postgresql/{PG.major}/{name}/postgresql.conf").read_text()
+        assert re.search(rf"^cluster_name = '{PG.major}/{name}'", conf, re.M), conf
+        r = run("pg_ctlcluster", str(PG.major), name, "start", user=False)
         assert r.returncode == 0, r.stdout + r.stderr
         pid = int((data / "postmaster.pid").read_text().split()[0])
         titles = subprocess.run(["ps", "-o", "args=", "--ppid", str(pid)], capture_output=True,
                                 text=True).stdout
-        assert f"postgres: 15/{name}: checkpointer" in titles, titles
+        assert f"postgres: {PG.major}/{name}: checkpointer" in titles, titles
         children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
                                   text=True).stdout.split()
         labels = {procs.task_label(int(c), int(c)) for c in children}
@@ -188,7 +192,7 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
         for role in ("checkpointer", "walwriter"):
             assert any(n.startswith(role + "-") for n in names), (role, names)
         assert any(n.startswith("backend-") for n in names), names
-        assert not any(n.startswith(("15/", name)) for n in names), names
+        assert not any(n.startswith((f"{PG.major}/", name)) for n in names), names
         ckpt = [i for i, n in streams.items() if n.startswith("checkpointer-")]
         assert any(r[1] in ckpt and r[3] == "fsync" for r in recs)
         # the replay picks the WAL writer by its name
@@ -206,7 +210,7 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
         if cap is not None:
             cap.kill()
             cap.wait()
-        subprocess.run(["pg_dropcluster", "--stop", "15", name], capture_output=True,
+        subprocess.run(["pg_dropcluster", "--stop", str(PG.major), name], capture_output=True,
                        timeout=120)
         shutil.rmtree(base, ignore_errors=True)
 
@@ -215,7 +219,7 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
 # (4a) PostgreSQL: pgbench under the BPF capture, against PostgreSQL's counters
 # ---------------------------------------------------------------------------
 
-# What PostgreSQL 15 counts, by file (paths relative to the data directory):
+# What PostgreSQL counts, by file (paths relative to the data directory):
 # relations (every fork, and their 1 GiB segments) under base/DBOID/ and
 # global/; the SLRUs whose writes queue a sync request for the checkpointer
 # (SlruPhysicalWritePage, sync_handler != SYNC_HANDLER_NONE: pg_xact,
@@ -224,12 +228,38 @@ PG_REL = re.compile(r"(?:base/(\d+)|global)/\d+(_fsm|_vm|_init)?(\.\d+)?")
 PG_SYNCED_SLRU = re.compile(r"(pg_xact|pg_multixact/offsets|pg_multixact/members|pg_commit_ts)/"
                             r"[0-9A-F]+")
 PG_WAL = re.compile(r"pg_wal/(?!archive_status/)[^/]+")
-PG_COUNTERS = ("blks_read", "shared_blks_read", "buffers_checkpoint", "buffers_clean",
-               "buffers_backend", "wal_write", "wal_sync")
-PG_SNAPSHOT = ("SELECT d.blks_read, s.blks_read, b.buffers_checkpoint, b.buffers_clean, "
-               "b.buffers_backend, w.wal_write, w.wal_sync, b.checkpoints_req "
-               "FROM pg_stat_database d, pg_stat_database s, pg_stat_bgwriter b, pg_stat_wal w "
-               "WHERE d.datname = current_database() AND s.datid = 0")
+
+
+def pg_snapshot(major: int) -> tuple:
+    """(names, query) of the counters the server of @major has, where it
+    keeps them: 17 moved the checkpointer's to pg_stat_checkpointer and
+    dropped buffers_backend (pg_stat_io has the writes, not the sync
+    requests it counted); 18 moved the WAL's writes and syncs to pg_stat_io
+    (object wal; context normal: its init context is the zero-fill of new
+    segments, which wal_write never counted). checkpoints_req last: not a
+    count of I/O, for settled() only."""
+    cols = {"blks_read": "d.blks_read", "shared_blks_read": "s.blks_read"}
+    src = ["pg_stat_database d", "pg_stat_database s", "pg_stat_bgwriter b"]
+    if major >= 17:
+        cols["buffers_checkpoint"] = "c.buffers_written"
+        src.append("pg_stat_checkpointer c")
+    else:
+        cols["buffers_checkpoint"] = "b.buffers_checkpoint"
+    cols["buffers_clean"] = "b.buffers_clean"
+    if major < 17:
+        cols["buffers_backend"] = "b.buffers_backend"
+    if major >= 18:
+        cols["wal_write"] = "w.writes"
+        cols["wal_sync"] = "w.fsyncs"
+        src.append("(SELECT sum(writes) AS writes, sum(fsyncs) AS fsyncs FROM pg_stat_io "
+                   "WHERE object = 'wal' AND context = 'normal') w")
+    else:
+        cols["wal_write"] = "w.wal_write"
+        cols["wal_sync"] = "w.wal_sync"
+        src.append("pg_stat_wal w")
+    cols["checkpoints_req"] = "c.num_requested" if major >= 17 else "b.checkpoints_req"
+    return tuple(cols), (f"SELECT {', '.join(cols.values())} FROM {', '.join(src)} "
+                         "WHERE d.datname = current_database() AND s.datid = 0")
 
 
 class PgSession:
@@ -238,10 +268,11 @@ class PgSession:
     read nothing, and what the session did is flushed to the counters
     before each reading (pg_stat_force_next_flush())."""
 
-    def __init__(self, pg, sock):
-        self.proc = subprocess.Popen([*pg, "psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+    def __init__(self, pg, sock, major, psql="psql", env=None):
+        self.names, self.snapshot = pg_snapshot(major)
+        self.proc = subprocess.Popen([*pg, psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
                                       "-h", str(sock), "postgres"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd=str(sock))
+                                     stdout=subprocess.PIPE, text=True, cwd=str(sock), env=env)
 
     def query(self, sql):
         """The rows of @sql, each a list of its fields."""
@@ -260,8 +291,8 @@ class PgSession:
         pg_stat_force_next_flush() takes effect when the session goes idle
         after it, i.e. before the next statement."""
         self.query("SELECT pg_stat_force_next_flush()")
-        row = self.query(PG_SNAPSHOT)[0]
-        return dict(zip(PG_COUNTERS + ("checkpoints_req",), map(int, row)))
+        row = self.query(self.snapshot)[0]
+        return dict(zip(self.names, (int(x or 0) for x in row)))
 
     def settled(self, checkpoints_req=None) -> dict:
         """The counters once everything is published: with @checkpoints_req,
@@ -304,7 +335,8 @@ class PgSession:
 
 
 def pg_counts(path, dboid: int, wal_method: str) -> dict:
-    """The trace counted as PostgreSQL 15 counts (source: 15.18).
+    """The trace counted as PostgreSQL counts (source: 15.18; the counters'
+    new homes in 17 and 18 count the same: pg_snapshot()).
 
     blks_read (pg_stat_database; relations of the database) and the shared
     relations' (global/, datid 0): ReadBufferExtended() counts a fetch,
@@ -351,7 +383,8 @@ def pg_counts(path, dboid: int, wal_method: str) -> dict:
     wal = {i for i, f in files.items() if PG_WAL.fullmatch(f["path"]) and f["role"] == "log"}
     size = {i: f["size"] or 0 for i, f in files.items()}
     new_wal = {i for i in wal if files[i]["size"] is None}     # made during the capture
-    c = dict.fromkeys(PG_COUNTERS, 0)
+    c = dict.fromkeys(("blks_read", "shared_blks_read", "buffers_checkpoint", "buffers_clean",
+                       "buffers_backend", "wal_write", "wal_sync"), 0)
     # how they are made up (not PostgreSQL's counters)
     c.update(dict.fromkeys(("_extensions", "_backend_creates", "_backend_truncates",
                             "_backend_slru", "_new_wal_segments", "_wal_fills",
@@ -424,15 +457,14 @@ def pg_counts(path, dboid: int, wal_method: str) -> dict:
 @pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
                     reason="this kernel has no BTF (/sys/kernel/btf/vmlinux): no BPF capture")
 def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
-    """PostgreSQL 15 under pgbench, captured with the BPF tracer: over the
-    capture, the trace's data-file reads equal pg_stat_database.blks_read,
-    its page writes by the checkpointer, the bgwriter and the other processes
-    pg_stat_bgwriter's buffers_checkpoint, buffers_clean and buffers_backend,
-    its WAL writes and syncs pg_stat_wal's wal_write and wal_sync; and the
-    replay replays every record."""
-    if not (PG_BIN / "initdb").exists() or not shutil.which("pgbench"):
-        pytest.fail("PostgreSQL 15 is not installed (scripts/install-deps.sh --test installs it)",
-                    pytrace=False)
+    """The installed PostgreSQL under pgbench, captured with the BPF tracer:
+    over the capture, the trace's data-file reads equal
+    pg_stat_database.blks_read, its page writes by the checkpointer, the
+    bgwriter and the other processes buffers_checkpoint, buffers_clean and
+    (up to 16) buffers_backend, its WAL writes and syncs wal_write and
+    wal_sync (pg_snapshot(): where each major keeps them); and the replay
+    replays every record."""
+    need_installed_postgresql()
     base = Path(tempfile.mkdtemp(prefix="dbcapture-pgc.", dir="/tmp"))
     os.chmod(base, 0o755)
     shutil.chown(base, "postgres")
@@ -450,18 +482,18 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
     try:
         run = lambda *c: subprocess.run([*pg, *map(str, c)], capture_output=True,  # noqa: E731
                                         text=True, timeout=120, cwd=str(base))
-        r = run(PG_BIN / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
+        r = run(PG.bindir / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
         assert r.returncode == 0, r.stderr
-        r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
+        r = run(PG.bindir / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
         assert r.returncode == 0, r.stderr + (base / "log").read_text()
         started = True
         r = run("pgbench", "-h", base, "-i", "-s", "1", "-q", "postgres")
         assert r.returncode == 0, r.stderr
-        r = run(PG_BIN / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
+        r = run(PG.bindir / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
                 "-w", "restart")
         assert r.returncode == 0, r.stderr
         pid = int((data / "postmaster.pid").read_text().split()[0])
-        sess = PgSession(pg, base)
+        sess = PgSession(pg, base, PG.major)
         dboid = int(sess.query("SELECT oid FROM pg_database "
                                "WHERE datname = current_database()")[0][0])
         wal_method = sess.query("SHOW wal_sync_method")[0][0]
@@ -470,7 +502,7 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
             out, ready = base / "pg.trace.gz", base / "ready"
             ready.unlink(missing_ok=True)
             quiet = sess.checkpoint()
-            cap = attach_postgresql(data, pid, ready, "PostgreSQL 15 pgbench counters test", out,
+            cap = attach_postgresql(data, pid, ready, f"PostgreSQL {PG.major} pgbench counters test", out,
                                     "bpf")
             before = sess.counters()
             r = run("pgbench", "-h", base, "-n", "-c", "2", "-j", "2", "-T", "3", "postgres")
@@ -490,19 +522,19 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
             print(f"PostgreSQL moved at the window's edges: {quiet} {before} / {after} {later}")
         else:
             pytest.fail("PostgreSQL's counters moved at the capture's edges, three times")
-        truth = {k: after[k] - before[k] for k in PG_COUNTERS}
+        truth = {k: after[k] - before[k] for k in sess.names[:-1]}
         head, files, streams, recs = read_trace(out)
         assert "incomplete" not in head, head
         assert "capture: iocap -p" in head["source"]
         n = c_check(checker, out)
         py_check(out)
         seen = pg_counts(out, dboid, wal_method)
-        print(f"PostgreSQL 15 pgbench, BPF capture: PostgreSQL's counters over the capture "
+        print(f"PostgreSQL {PG.version} pgbench, BPF capture: PostgreSQL's counters over the capture "
               f"{truth}, the trace {seen}")
         parts = {k: seen.pop(k) for k in list(seen) if k.startswith("_")}
-        assert seen == truth, (seen, truth, parts)
+        assert {k: seen[k] for k in truth} == truth, (seen, truth, parts)
         for k in ("blks_read", "buffers_checkpoint", "buffers_backend", "wal_write", "wal_sync"):
-            assert truth[k] > 0, (k, truth)
+            assert truth.get(k, 1) > 0, (k, truth)
         if attempt == 0:        # a retry may fit pgbench_history's rows in its last page
             assert parts["_extensions"] > 0, parts
         # the replay replays every record
@@ -524,7 +556,7 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
             cap.kill()
             cap.wait()
         if started:
-            subprocess.run([*pg, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate",
+            subprocess.run([*pg, str(PG.bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
                             "-w", "stop"], capture_output=True, timeout=120)
         shutil.rmtree(base, ignore_errors=True)
 

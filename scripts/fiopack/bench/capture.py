@@ -8,9 +8,9 @@ SYNOPSIS
     scripts/fio-pack bench capture --combine FILE.json... [--output FILE.md]
 
 DESCRIPTION
-    Starts a private database server (PostgreSQL 15: initdb in a temporary
-    directory; MariaDB: mariadb-install-db, Debian's defaults, so io_uring
-    on), no TCP listener, loads a benchmark's tables, then runs N rounds.
+    Starts a private database server (PostgreSQL, whichever major Debian
+    installed: initdb in a temporary directory; MariaDB: mariadb-install-db,
+    Debian's defaults, so io_uring on), no TCP listener, loads a benchmark's tables, then runs N rounds.
     Each round runs the benchmark alone and under each tracer's capture
     (scripts/fio-pack capture attach --tracer T on the server's process), in an
     order that rotates from round to round, as a DBA would capture
@@ -41,7 +41,7 @@ DESCRIPTION
     and reports their rounds together. The server is removed at the end.
 
     A benchmark, not a test: the machine is shared; run it on a quiet one.
-    Needs root, and Debian's postgresql-15 or mariadb-server and sysbench.
+    Needs root, and Debian's postgresql (any major) or mariadb-server and sysbench.
 """
 import argparse
 import gzip
@@ -61,11 +61,11 @@ from pathlib import Path
 
 import fiopack
 from fiopack import UserError, documents, outputs
+from fiopack.capture import postgres
 from fiopack.capture.bpf import IOCAP
 from fiopack.capture.procs import tasks_of
 from fiopack.options import Parser, number
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
 AS_PG = ["runuser", "-u", "postgres", "--"]
 
 
@@ -77,21 +77,23 @@ def run(cmd, cwd, check=True):
 
 
 class PostgreSQL:
-    name = "PostgreSQL 15"
+    name = "PostgreSQL"
 
     def __init__(self, base: Path, a):
         self.base, self.a = base, a
+        self.pg = postgres.installed()
+        if self.pg is None:
+            sys.exit("fio-pack bench capture: no PostgreSQL (apt-get install postgresql)")
+        self.name = f"PostgreSQL {self.pg.major}"
         os.chmod(base, 0o755)
         shutil.chown(base, "postgres")
         self.data = base / "data"
         opts = f"-k {base} -c listen_addresses= -c shared_buffers=128MB"
-        self.ctl = [*AS_PG, str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l",
+        self.ctl = [*AS_PG, self.pg.bin("pg_ctl"), "-D", str(self.data), "-o", opts, "-l",
                     str(base / "log")]
-        if not (PG_BIN / "initdb").exists():
-            sys.exit("fio-pack bench capture: no PostgreSQL 15 (apt-get install postgresql)")
 
     def start(self):
-        run([*AS_PG, str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U",
+        run([*AS_PG, self.pg.bin("initdb"), "-D", str(self.data), "-A", "trust", "-U",
              "postgres"], self.base)
         run([*self.ctl, "-w", "start"], self.base)
         run([*AS_PG, "pgbench", "-h", str(self.base), "-i", "-s", str(self.a.scale), "-q",
@@ -112,7 +114,7 @@ class PostgreSQL:
         run([*self.ctl, "-m", "immediate", "-w", "stop"], self.base, check=False)
 
     def setup_text(self):
-        return (f"PostgreSQL 15, initdb defaults but shared_buffers=128MB, pgbench -i -s "
+        return (f"PostgreSQL {self.pg.version}, initdb defaults but shared_buffers=128MB, pgbench -i -s "
                 f"{self.a.scale}; the benchmark `pgbench -c {self.a.clients} -j "
                 f"{self.a.clients} -T {self.a.seconds}`")
 
