@@ -696,6 +696,33 @@ def test_watcher_sample_is_cheap_and_still_finds_every_task(process_tree, monkey
     assert reads.count(root) == w.ALL_CHILDREN_EVERY
 
 
+@pytest.mark.parametrize("title,label", [
+    ("postgres: io worker 0", "ioworker"),
+    ("postgres: 18/main: io worker 2", "ioworker"),
+    ("postgres: walsummarizer", "walsummarizer"),
+    ("postgres: slotsync worker", "slotsync-worker"),
+    ("postgres: 15/main: checkpointer", "checkpointer"),
+    ("postgres: postgres postgres [local] idle", "backend")])
+def test_postgresql_titles_name_the_streams(title, label, tmp_path):
+    """A PostgreSQL process is named by its title (ps): the auxiliary
+    processes by their role, up to PostgreSQL 18's I/O workers, which issue
+    the backends' reads with io_method=worker and must not pass for
+    backends (dbr_streams=backend would take them); any other is a backend."""
+    # a process whose comm is "postgres" and whose command line is the title
+    postgres = tmp_path / "postgres"
+    shutil.copy(shutil.which("sleep"), postgres)
+    p = subprocess.Popen(["bash", "-c", f'exec -a "{title}" {postgres} 30'])
+    try:
+        t0 = time.monotonic()
+        while not Path(f"/proc/{p.pid}/cmdline").read_bytes().startswith(b"postgres:"):
+            assert time.monotonic() - t0 < 10
+            time.sleep(0.01)
+        assert procs.task_label(p.pid, p.pid) == label
+    finally:
+        p.kill()
+        p.wait()
+
+
 def test_usage_errors_and_manual(tmp_path):
     r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace")
     assert r.returncode == 2 and "put the COMMAND after '--'" in r.stderr

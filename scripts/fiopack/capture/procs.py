@@ -83,10 +83,20 @@ def write_procinfo(path: str, info: Dict[int, dict]):
                     f.write(f"{tid} {k} {info[tid][k]}\n")
 
 
-PG_AUX = ("checkpointer", "background writer", "walwriter", "autovacuum launcher",
-          "autovacuum worker", "logical replication launcher", "startup", "archiver",
-          "walreceiver", "walsender", "logical replication worker", "parallel worker",
-          "stats collector", "bgworker")
+# PostgreSQL's auxiliary processes by their titles (GetBackendTypeDesc() and
+# the background workers' names), up to 18, and the stream name each gets
+# ("ROLE-TID"): a title not here is a backend. PostgreSQL 18's I/O workers
+# issue the reads of io_method=worker on the backends' behalf: named apart, so
+# that dbr_streams=backend does not take them and their share shows.
+PG_AUX = {"checkpointer": "checkpointer", "background writer": "background-writer",
+          "walwriter": "walwriter", "autovacuum launcher": "autovacuum-launcher",
+          "autovacuum worker": "autovacuum-worker",
+          "logical replication launcher": "logical-replication-launcher",
+          "startup": "startup", "archiver": "archiver", "walreceiver": "walreceiver",
+          "walsender": "walsender", "logical replication worker": "logical-replication-worker",
+          "parallel worker": "parallel-worker", "stats collector": "stats-collector",
+          "bgworker": "bgworker", "io worker": "ioworker", "walsummarizer": "walsummarizer",
+          "slotsync worker": "slotsync-worker", "logger": "logger"}
 
 
 def task_label(pid: int, tid: int) -> Optional[str]:
@@ -108,9 +118,9 @@ def task_label(pid: int, tid: int) -> Optional[str]:
             # "postgres: [CLUSTER_NAME: ]ACTIVITY": Debian sets cluster_name
             # ("15/main"), so the role may follow a second ": "
             rest = title.split(": ", 1)[1] if ": " in title else ""
-            for aux in PG_AUX:
+            for aux, label in PG_AUX.items():
                 if title.startswith(aux) or rest.startswith(aux):
-                    return aux.replace(" ", "-")
+                    return label
             return "backend" if comm == "postgres" else title.split(" ")[0]
     return comm
 
