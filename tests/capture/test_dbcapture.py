@@ -289,9 +289,10 @@ def test_converter_on_known_program(tmp_path, prog, checker):
     n = c_check(checker, out)
     head, files, streams, recs = read_trace(out)
     assert n == len(recs)
-    a, b, pre, top = (by_path(files, p) for p in ("a.dat", "b.dat", "pre.dat", "."))
+    # b.dat is renamed c.dat: the trace names it by its new name
+    a, b, pre, top = (by_path(files, p) for p in ("a.dat", "c.dat", "pre.dat", "."))
     assert files[a] == {"role": "other", "size": None, "max": 40 * 8192, "path": "a.dat"}
-    assert files[b] == {"role": "other", "size": None, "max": 40 * 4096, "path": "b.dat"}
+    assert files[b] == {"role": "other", "size": None, "max": 40 * 4096, "path": "c.dat"}
     assert files[pre] == {"role": "other", "size": 12288, "max": 12288, "path": "pre.dat"}
     assert files[top] == {"role": "directory", "size": 0, "max": 0, "path": "."}
     assert len(files) == 4 and len(streams) == 2
@@ -405,6 +406,62 @@ def test_converter_exact_on_synthetic_capture(tmp_path, checker):
                 "dropped 1 calls still unfinished at the end of the capture",
                 "1 renames", "1 fdatasyncs of directories, recorded as fsync"):
         assert why in r.stderr, r.stderr
+
+
+# PostgreSQL makes each new WAL segment as pg_wal/xlogtemp.PID, zero-filled
+# and synced, then renames it into place (XLogFileInitInternal,
+# InstallXLogFileSegment), twice here under the same temporary name; its
+# statistics file (15) is written as a temporary file renamed over the old one.
+WAL_SEGMENTS = """\
+300  2000.000000 openat(AT_FDCWD</pg>, "pg_wal/xlogtemp.300", O_RDWR|O_CREAT|O_EXCL, 0600) = 3</pg/pg_wal/xlogtemp.300>
+300  2000.000010 pwrite64(3</pg/pg_wal/xlogtemp.300>, ""..., 8192, 0) = 8192
+300  2000.000020 fsync(3</pg/pg_wal/xlogtemp.300>) = 0
+300  2000.000030 close(3</pg/pg_wal/xlogtemp.300>) = 0
+300  2000.000040 rename("/pg/pg_wal/xlogtemp.300", "/pg/pg_wal/000000010000000000000002") = 0
+300  2000.000050 openat(AT_FDCWD</pg>, "pg_wal/000000010000000000000002", O_RDWR) = 3</pg/pg_wal/000000010000000000000002>
+300  2000.000060 pwrite64(3</pg/pg_wal/000000010000000000000002>, ""..., 8192, 0) = 8192
+300  2000.000070 fdatasync(3</pg/pg_wal/000000010000000000000002>) = 0
+300  2000.000080 openat(AT_FDCWD</pg>, "pg_wal/xlogtemp.300", O_RDWR|O_CREAT|O_EXCL, 0600) = 4</pg/pg_wal/xlogtemp.300>
+300  2000.000090 pwrite64(4</pg/pg_wal/xlogtemp.300>, ""..., 8192, 0) = 8192
+300  2000.000100 rename("/pg/pg_wal/xlogtemp.300", "/pg/pg_wal/000000010000000000000003") = 0
+300  2000.000110 pwrite64(4</pg/pg_wal/000000010000000000000003>, ""..., 8192, 8192) = 8192
+301  2000.000120 openat(AT_FDCWD</pg>, "pg_stat_tmp/global.tmp", O_WRONLY|O_CREAT|O_TRUNC, 0600) = 5</pg/pg_stat_tmp/global.tmp>
+301  2000.000130 write(5</pg/pg_stat_tmp/global.tmp>, ""..., 100) = 100
+301  2000.000140 close(5</pg/pg_stat_tmp/global.tmp>) = 0
+301  2000.000150 rename("/pg/pg_stat_tmp/global.tmp", "/pg/pg_stat_tmp/global.stat") = 0
+301  2000.000160 openat(AT_FDCWD</pg>, "pg_stat_tmp/global.tmp", O_WRONLY|O_CREAT|O_TRUNC, 0600) = 5</pg/pg_stat_tmp/global.tmp>
+301  2000.000170 write(5</pg/pg_stat_tmp/global.tmp>, ""..., 100) = 100
+301  2000.000180 close(5</pg/pg_stat_tmp/global.tmp>) = 0
+301  2000.000190 rename("/pg/pg_stat_tmp/global.tmp", "/pg/pg_stat_tmp/global.stat") = 0
+"""
+
+
+def test_converter_names_a_renamed_file_by_its_new_name(tmp_path, checker):
+    """A file made under a temporary name and renamed into place is declared
+    under the name it is renamed to: PostgreSQL's new WAL segments are
+    pg_wal/0000..., as a DBA counting WAL by path expects, not
+    pg_wal/xlogtemp.PID~N. A file renamed over one the trace has keeps its
+    name, and the two stay two files, not one more each time."""
+    raw = tmp_path / "wal.strace"
+    raw.write_text(WAL_SEGMENTS)
+    (tmp_path / "listing").write_text("d 0 pg_wal\nd 0 pg_stat_tmp\nf 100 pg_stat_tmp/global.stat\n")
+    out = tmp_path / "wal.trace"
+    ok(tool("convert", raw, "--datadir", "/pg", "--db", "postgresql", "--listing",
+            tmp_path / "listing", "-o", out))
+    c_check(checker, out)
+    _, files, _, recs = read_trace(out)
+    paths = sorted(f["path"] for f in files.values())
+    assert paths == ["pg_stat_tmp/global.stat", "pg_stat_tmp/global.tmp",
+                     "pg_stat_tmp/global.tmp~1", "pg_wal/000000010000000000000002",
+                     "pg_wal/000000010000000000000003"], paths
+    seg2, seg3 = by_path(files, "pg_wal/000000010000000000000002"), \
+        by_path(files, "pg_wal/000000010000000000000003")
+    assert files[seg2] == {"role": "log", "size": None, "max": 8192,
+                           "path": "pg_wal/000000010000000000000002"}
+    assert [r[3] for r in recs if r[2] == seg2] == ["create", "write", "fsync", "write",
+                                                     "fdatasync"]
+    assert [r[3:] for r in recs if r[2] == seg3] == [("create",), ("write", 0, 8192),
+                                                      ("write", 8192, 8192)]
 
 
 def test_converter_drops_calls_strace_detached_from(tmp_path, checker):

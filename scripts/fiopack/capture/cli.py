@@ -692,11 +692,13 @@ MAPPING
                  non-empty file -> truncate 0; unlink, unlinkat -> unlink;
                  mkdir, mkdirat -> create of a directory; rmdir,
                  unlinkat(AT_REMOVEDIR) -> unlink of a directory. rename,
-                 renameat, renameat2 have no equivalent: a renamed file keeps
-                 its first name in the trace and the name it replaced (if
-                 any) gets an unlink; a name used again after an unlink is
-                 the same trace file (a journal made anew each transaction:
-                 create, writes, unlink, create, ...).
+                 renameat, renameat2 have no equivalent: a renamed file is
+                 named by its new name in the trace (a WAL segment made as
+                 pg_wal/xlogtemp.PID is its segment), unless another file of
+                 the trace has that name (then it keeps its first), and the
+                 name it replaced (if any) gets an unlink; a name used again
+                 after an unlink is the same trace file (a journal made anew
+                 each transaction: create, writes, unlink, create, ...).
     I/O          pread64, preadv, preadv2 -> read; pwrite64, pwritev,
                  pwritev2 -> write (at their offset); read, readv, write,
                  writev -> read/write at the file position (tracked through

@@ -28,7 +28,7 @@ class TFile:
     """A file of the trace: one path, one declaration; successive files of
     the same name (a journal created and removed per transaction) share it."""
     __slots__ = ("path", "existed", "size0", "extent", "is_dir", "owner", "id", "ops", "bad",
-                 "order", "direct", "buffered")
+                 "order", "direct", "buffered", "shared")
 
     def __init__(self, path, existed, size0, is_dir, order):
         self.path = path
@@ -43,6 +43,7 @@ class TFile:
         self.order = order
         self.direct = 0             # reads and writes through O_DIRECT descriptors
         self.buffered = 0           # and through others
+        self.shared = False         # held by more than one object (a name made anew)
 
 
 class Obj:
@@ -321,6 +322,7 @@ class Converter:
                 path.lstrip("/")
         tf = self.tfiles.get(r)
         if tf is not None and tf.is_dir == is_dir and (tf.owner is None or tf.owner.dead):
+            tf.shared = tf.shared or tf.owner is not None
             tf.owner = o                  # the same name again (a journal made anew)
         else:
             if tf is not None:
@@ -641,7 +643,8 @@ class Converter:
 
     # names
     def _rename(self, seq, pid, t, old, new, flags=""):
-        self.mapped.add("renames (a renamed file keeps its first name in the trace)")
+        self.mapped.add("renames (a renamed file has its new name in the trace, unless another "
+                        "file of the trace has it)")
         self.touched.add(old)
         self.touched.add(new)
         src = self.ns.pop(old, None)
@@ -669,6 +672,7 @@ class Converter:
             self.gone[new] = victim
         self.ns[new] = src
         src.path = new
+        self.take_name(src)
         # a directory renamed: the names below it move with it
         pre = old + "/"
         moved = [p for p in self.ns if p.startswith(pre)]
@@ -678,6 +682,30 @@ class Converter:
             self.ns[o.path] = o
             self.touched.add(p)
             self.touched.add(o.path)
+
+    def take_name(self, o: Obj):
+        """A renamed file is named in the trace by its new name: what a
+        database makes under a temporary name and renames into place (a
+        PostgreSQL WAL segment made as pg_wal/xlogtemp.PID) is known by the
+        name it then has. Not when another file of the trace has that name
+        (a file renamed over another, as PostgreSQL 15's statistics file
+        each time): the two stay apart, and a name made anew each time does
+        not become a new file each time; nor for a name several files had in
+        turn, or a directory (the names below it keep theirs)."""
+        tf = o.tf
+        if tf is None or tf.owner is not o or tf.shared or tf.is_dir or o.is_dir:
+            return
+        r = self.rel(o.path)
+        if r is None:
+            if self.outside != "keep":
+                return
+            r = f"{self.outside_prefix}/{o.path.lstrip('/')}" if self.outside_prefix else \
+                o.path.lstrip("/")
+        if r in self.tfiles or dt.path_check(r, "data"):
+            return
+        del self.tfiles[tf.path]
+        tf.path, tf.bad = r, None
+        self.tfiles[r] = tf
 
     def c_rename(self, seq, pid, t, args, res):
         self._rename(seq, pid, t, self.resolve(pid, None, self._str(args, 0)),
