@@ -464,6 +464,52 @@ def test_converter_names_a_renamed_file_by_its_new_name(tmp_path, checker):
                                                       ("write", 8192, 8192)]
 
 
+# MariaDB's sort files: open(TMPDIR, O_TMPFILE) gives a file with no name.
+# iocap names its descriptor by the directory (the path it was opened with),
+# strace -yy by "DIR/#INODE (deleted)"; two at once, and a descriptor of one
+# made before the capture (iocap: the directory's path).
+UNNAMED = """\
+400 3000.000000 openat(AT_FDCWD, "/db/tmp", O_RDWR|O_CLOEXEC|O_TMPFILE|O_DIRECTORY) = 7</db/tmp> <0.000010>
+400 3000.000020 pwrite64(7</db/tmp>, ""..., 1048576, 0) = 1048576 <0.000100>
+401 3000.000030 openat(AT_FDCWD</db>, "tmp", O_RDWR|O_TMPFILE, 0660) = 8</db/tmp/#1234 (deleted)> <0.000010>
+401 3000.000040 pwrite64(8</db/tmp/#1234 (deleted)>, ""..., 4096, 0) = 4096 <0.000010>
+400 3000.000200 pread64(7</db/tmp>, ""..., 1048576, 0) = 1048576 <0.000100>
+400 3000.000300 fsync(7</db/tmp>) = 0 <0.000010>
+400 3000.000400 close(7</db/tmp>) = 0 <0.000001>
+401 3000.000500 pread64(8</db/tmp/#1234 (deleted)>, ""..., 4096, 0) = 4096 <0.000010>
+402 3000.000600 pread64(9</db/tmp>, ""..., 4096, 0) = 4096 <0.000010>
+"""
+
+
+def test_converter_records_files_without_a_name(tmp_path, checker):
+    """I/O on files made with O_TMPFILE (MariaDB's index sort spills there)
+    is recorded: each such file is a file of the trace, role temp, created
+    and unlinked where it was opened, its reads, writes and syncs its own.
+    It used to vanish without a word (the open was taken for a directory's,
+    O_TMPFILE carrying O_DIRECTORY, and I/O on a directory was not counted):
+    what still has no file to go to, a descriptor of one opened before the
+    capture, makes the trace incomplete."""
+    raw = tmp_path / "unnamed.out"
+    raw.write_text(UNNAMED)
+    (tmp_path / "listing").write_text("d 0 tmp\n")
+    out = tmp_path / "unnamed.trace"
+    r = tool("convert", raw, "--datadir", "/db", "--db", "mariadb", "--listing",
+             tmp_path / "listing", "-o", out)
+    assert r.returncode == 3, r.stderr
+    c_check(checker, out)
+    head, files, _, recs = read_trace(out)
+    assert head["incomplete"] == ["1 pread64 calls on descriptors that name a directory (files "
+                                  "made with O_TMPFILE before the capture)"], head
+    one, two = by_path(files, "tmp/#tmpfile.1"), by_path(files, "tmp/#tmpfile.2")
+    assert files[one] == {"role": "temp", "size": None, "max": 1 << 20, "path": "tmp/#tmpfile.1"}
+    assert files[two] == {"role": "temp", "size": None, "max": 4096, "path": "tmp/#tmpfile.2"}
+    assert [r[3:] for r in recs if r[2] == one] == [
+        ("create",), ("unlink",), ("write", 0, 1 << 20), ("read", 0, 1 << 20), ("fsync",)]
+    assert [r[3:] for r in recs if r[2] == two] == [
+        ("create",), ("unlink",), ("write", 0, 4096), ("read", 0, 4096)]
+    assert len(files) == 2, files
+
+
 def test_converter_drops_calls_strace_detached_from(tmp_path, checker):
     """strace ends a call it detaches from in the middle (the capture's end)
     with '<detached ...>', fresh or resumed: the call is dropped and counted

@@ -8,6 +8,7 @@ default configuration, io_uring, a strace trace that says it lacks the
 writes, and a BPF trace that has them). As root, with the databases
 installed (scripts/install-deps.sh --test). The converter's own tests and
 the shipped traces are in test_dbcapture.py, whose helpers these share."""
+import collections
 import json
 import os
 import re
@@ -712,10 +713,11 @@ def run_and_capture(db: MariaDB, out: Path, opts, *extra):
         db.stop()
 
 
-def innodb_counts(path):
-    """What the trace holds, as InnoDB counts it."""
+def innodb_counts(path, extra_space=()):
+    """What the trace holds, as InnoDB counts it (@extra_space: more files
+    whose I/O it counts with the tablespaces', its sort files)."""
     _, files, _, recs = read_trace(path)
-    space = {i for i, f in files.items() if INNODB_SPACE.search(f["path"])}
+    space = {i for i, f in files.items() if INNODB_SPACE.search(f["path"])} | set(extra_space)
     log = {i for i, f in files.items() if INNODB_LOG.search(f["path"])}
     c = dict.fromkeys(INNODB_STATUS[:6], 0)
     c["log_wraps"] = 0
@@ -839,3 +841,86 @@ def test_mariadb_default_configuration_with_bpf(mariadb, checker):
     read = seen.pop("Innodb_data_read"), truth.pop("Innodb_data_read")
     assert_innodb_equal(seen, truth)
     assert read[1] <= read[0] <= read[1] * 1.002, read
+
+
+# InnoDB's sort files of an index build, made with O_TMPFILE in tmpdir
+INNODB_SORT = re.compile(r"(^|/)#tmpfile\.\d+$")
+
+
+@pytest.mark.skipif(not IS_ROOT or not os.path.exists("/sys/kernel/btf/vmlinux"),
+                    reason="the BPF capture needs root and a kernel with BTF")
+def test_mariadb_dump_reload_records_the_sort_files(checker, tmp_path):
+    """A dump reloaded into MariaDB 10.11 as Debian ships it (its default
+    innodb_sort_buffer_size, 1 MiB), then an index added to its largest
+    table: InnoDB builds the index by sorting, and the sort spills to files
+    made with O_TMPFILE in tmpdir, which have no name. The trace has them
+    (role temp), and its reads, writes and fsyncs equal InnoDB's counters,
+    which count the sort files' operations with the tablespaces' (and their
+    bytes apart: the bytes of the tablespaces' equal InnoDB's)."""
+    if not (shutil.which("mariadbd") and shutil.which("mariadb")):
+        pytest.fail("mariadb-server is not installed (scripts/install-deps.sh --test installs "
+                    "it)", pytrace=False)
+    dump = tmp_path / "dump.sql"
+    r = subprocess.run([*DBTRACE[:-1], "gen", "dbreplay-dump", "--scale", "2", "-o", str(dump)],
+                       capture_output=True, text=True, env=tool_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    db = MariaDB(Path(tempfile.mkdtemp(prefix="dbcapture-mariadb-sort.", dir="/tmp")))
+    cap = None
+    try:
+        (db.data / "tmp").mkdir()
+        # no statistics recalculated in the background: InnoDB reads the new
+        # indexes for it up to 10 s after the load (dict_stats' recalc
+        # interval), after the window this test can close on quiet counters
+        db.start(f"--tmpdir={db.data / 'tmp'}", "--innodb-stats-auto-recalc=OFF")
+        db.sql("CREATE DATABASE test")
+        out, ready = db.base / "reload.trace.gz", db.base / "ready"
+        db.quiesce()
+        cap = subprocess.Popen([*TOOL, "attach", "--datadir", str(db.data), "--db", "mariadb",
+                                "--pid", str(db.proc.pid), "--ready", str(ready), "--tracer",
+                                "bpf", "--source", "MariaDB dump reload", "-o", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=tool_env())
+        t0 = time.monotonic()
+        while not ready.exists():
+            assert cap.poll() is None, cap.communicate()[1]
+            assert time.monotonic() - t0 < 60, "the capture did not attach within 60 s"
+            time.sleep(0.05)
+        before = db.status()
+        with open(dump) as f:
+            r = subprocess.run(["mariadb", f"--socket={db.sock}", "-uroot", "test"], stdin=f,
+                               capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        # an index built on the loaded table: InnoDB sorts its entries, and
+        # 90,000 of them overflow the sort buffer
+        db.sql("ALTER TABLE test.order_items ADD INDEX idx_qty_price (qty, price), "
+               "ALGORITHM=INPLACE")
+        after = db.quiesce()
+        cap.send_signal(signal.SIGINT)
+        _, err = cap.communicate(timeout=300)
+        rc, cap = cap.returncode, None
+        assert db.status() == after, "InnoDB did I/O as the capture stopped"
+    finally:
+        if cap is not None:
+            cap.kill()
+            cap.wait()
+        db.stop()
+    assert rc == 0, err
+    truth = {k: after[k] - before[k] for k in INNODB_STATUS[:5]}
+    c_check(checker, out)
+    head, files, streams, recs = read_trace(out)
+    assert "incomplete" not in head, head
+    sort = {i for i, f in files.items() if INNODB_SORT.search(f["path"])}
+    assert sort and all(files[i]["role"] == "temp" and files[i]["path"].startswith("tmp/")
+                        for i in sort), [f["path"] for f in files.values() if f["role"] != "data"]
+    sort_io = collections.Counter(r[3] for r in recs if r[2] in sort)
+    assert sort_io["read"] > 0 and sort_io["write"] > 0, sort_io
+    # the counts of operations take the sort files in (os_file_read/write
+    # count every file operation of InnoDB); its counts of bytes do not (the
+    # tablespaces' page I/O adds them, row0merge.cc's own does not): 4 MiB
+    # apart here, 4 reads and 4 writes of 1 MiB
+    seen = innodb_counts(out, extra_space=sort)
+    pages = innodb_counts(out)
+    print(f"MariaDB dump reload: InnoDB {truth}, the trace {seen}, the sort files {sort_io}")
+    ops, size = INNODB_STATUS[:3], INNODB_STATUS[3:5]
+    assert {k: seen[k] for k in ops} == {k: truth[k] for k in ops}, (seen, truth)
+    assert {k: pages[k] for k in size} == {k: truth[k] for k in size}, (pages, truth)

@@ -689,7 +689,10 @@ MAPPING
                  count (--outside). A path the format cannot hold (blanks,
                  control characters, over 1024 bytes) is dropped with a count.
     Names        open with O_CREAT of an absent name -> create; O_TRUNC of a
-                 non-empty file -> truncate 0; unlink, unlinkat -> unlink;
+                 non-empty file -> truncate 0; open(DIR, O_TMPFILE), a file
+                 with no name (sort files) -> a file DIR/#tmpfile.N of role
+                 temp, created and unlinked at once, its I/O recorded on
+                 it; unlink, unlinkat -> unlink;
                  mkdir, mkdirat -> create of a directory; rmdir,
                  unlinkat(AT_REMOVEDIR) -> unlink of a directory. rename,
                  renameat, renameat2 have no equivalent: a renamed file is

@@ -28,7 +28,7 @@ class TFile:
     """A file of the trace: one path, one declaration; successive files of
     the same name (a journal created and removed per transaction) share it."""
     __slots__ = ("path", "existed", "size0", "extent", "is_dir", "owner", "id", "ops", "bad",
-                 "order", "direct", "buffered", "shared")
+                 "order", "direct", "buffered", "shared", "temp")
 
     def __init__(self, path, existed, size0, is_dir, order):
         self.path = path
@@ -44,11 +44,12 @@ class TFile:
         self.direct = 0             # reads and writes through O_DIRECT descriptors
         self.buffered = 0           # and through others
         self.shared = False         # held by more than one object (a name made anew)
+        self.temp = False           # a file without a name (O_TMPFILE): role temp
 
 
 class Obj:
     """A file or directory of the capture (follows renames)."""
-    __slots__ = ("path", "tf", "dead", "cur", "bumpable", "is_dir", "why")
+    __slots__ = ("path", "tf", "dead", "cur", "bumpable", "is_dir", "why", "unnamed")
 
     def __init__(self, path):
         self.path = path            # current absolute path
@@ -58,6 +59,7 @@ class Obj:
         self.bumpable = False       # existed before the capture and never shrunk
         self.is_dir = False
         self.why = None             # why it is not in the trace (outside, ...)
+        self.unnamed = False        # made by open(DIR, O_TMPFILE): no name ever
 
 
 class Ofd:
@@ -124,6 +126,7 @@ class Converter:
         self.warned = set()
         self.line = 0
         self.first_pid = None
+        self.ntmpfiles = 0                # files made with O_TMPFILE
         # the current call's duration in us (strace -T, iocap: issue to
         # completion), None if not known: becomes its records' +LATENCY
         self.lat = None
@@ -411,8 +414,10 @@ class Converter:
                 self.ignored.add(f"{what} on sockets, pipes and devices")
                 return None
             return ofd
-        if ofd is not None and ofd.obj is not None and ofd.obj.path == fd.path \
-                and ofd.obj.dead == fd.deleted:
+        if ofd is not None and ofd.obj is not None and (ofd.obj.unnamed or (
+                ofd.obj.path == fd.path and ofd.obj.dead == fd.deleted)):
+            # (a file made with O_TMPFILE has no path: iocap shows its
+            # directory's, strace "DIR/#INODE (deleted)")
             return ofd
         if fd.deleted:
             obj = self.gone.get(fd.path)
@@ -520,6 +525,9 @@ class Converter:
             self.ignored.add("opens of devices and /proc, /sys files")
             return
         fl = set(flags.split("|"))
+        if "O_TMPFILE" in fl:
+            self._open_unnamed(seq, pid, t, self.resolve(pid, dirfd, path), res.value, fl)
+            return
         creat = "O_CREAT" in fl
         excl = "O_EXCL" in fl
         obj = self.ns.get(ab)
@@ -552,6 +560,22 @@ class Converter:
             obj.cur = 0
             self.emit(seq, t, pid, obj, "truncate", 0)
         tab[res.value] = Ofd(obj, 0, "O_APPEND" in fl, "O_DIRECT" in fl)
+
+    def _open_unnamed(self, seq, pid, t, d: str, fd: int, fl: set):
+        """open(DIR, O_TMPFILE): a file with no name in DIR, gone at its last
+        close (MariaDB's and InnoDB's sort and temporary files). A file of
+        its own in the trace, role temp, named DIR/#tmpfile.N (N counts them),
+        created and unlinked at once: the replay does its I/O on the open
+        file, as the database did."""
+        self.ntmpfiles += 1
+        o = self.new_obj(os.path.join(d, f"#tmpfile.{self.ntmpfiles}"), False, 0, in_ns=False)
+        o.unnamed = True
+        if o.tf is not None:
+            o.tf.temp = True
+        self.emit(seq, t, pid, o, "create")
+        self.emit(seq, t, pid, o, "unlink")
+        o.dead = True
+        self.table(pid)[fd] = Ofd(o, 0, "O_APPEND" in fl, "O_DIRECT" in fl)
 
     def c_open(self, seq, pid, t, args, res):
         self._open(seq, pid, t, None, self._str(args, 0), args[1], res)
@@ -822,6 +846,11 @@ class Converter:
             return
         obj = ofd.obj
         if obj.is_dir:
+            # a descriptor that names a directory and reads or writes data: a
+            # file made with O_TMPFILE before the capture (iocap names it by
+            # its directory), whose I/O has no file to go to
+            self.lost(f"{what} calls on descriptors that name a directory (files made "
+                      "with O_TMPFILE before the capture)")
             return
         if n > MAX_CALL:
             # the record is split into MAX_IO pieces below: a corrupt length
@@ -1011,7 +1040,7 @@ class Converter:
             if tf.is_dir:
                 role, size0, mx = "directory", (0 if tf.existed else None), 0
             else:
-                role = role_of(tf.path, rules)
+                role = "temp" if tf.temp else role_of(tf.path, rules)
                 size0 = tf.size0 if tf.existed else None
                 mx = max(tf.extent, size0 or 0)
             direct = bool(tf.direct) and not tf.is_dir
