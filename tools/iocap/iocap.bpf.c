@@ -354,21 +354,26 @@ static __always_inline int sys_enter(unsigned int op, const unsigned long *p)
 	case IOC_RMDIR: case IOC_CHDIR:
 		user_path(ev->path, p1, ev);
 		ev->a[0] = p2;
+		ev->a[2] = p1;
 		break;
 	case IOC_RENAME:
 		user_path(ev->path, p1, ev);
 		user_path(ev->path2, p2, ev);
+		ev->a[2] = p1;
+		ev->a[3] = p2;
 		break;
 	case IOC_OPENAT: case IOC_OPENAT2: case IOC_UNLINKAT: case IOC_MKDIRAT:
 	case IOC_RENAMEAT: case IOC_RENAMEAT2:
 		ev->fd = (int)p1;
 		user_path(ev->path, p2, ev);
 		ev->a[0] = p3;
+		ev->a[2] = p2;
 		if (op == IOC_OPENAT2)
 			read_user(&ev->a[0], sizeof(ev->a[0]), (void *)p3); /* how->flags */
 		if (op == IOC_RENAMEAT || op == IOC_RENAMEAT2) {
 			ev->fd2 = (int)p3;
 			user_path(ev->path2, p4, ev);
+			ev->a[3] = p4;
 			ev->a[0] = op == IOC_RENAMEAT2 ? p5 : 0;
 			file_info(fd_file((int)p3), &ev->dir2);
 		}
@@ -466,6 +471,18 @@ static __always_inline int sys_exit(unsigned int op, long ret)
 	/* from here on @op, not ev->op: a per-call program keeps only its case */
 	ev->ret = ret;
 	ev->te = bpf_ktime_get_ns();
+	/*
+	 * A path the entry could not read (its page not yet in the process's
+	 * memory: a program can read, not fault in) is read again: the call
+	 * itself has brought the page in (a[2], a[3]: where the paths are).
+	 */
+	if (ev->cut & IOCAP_PATH_UNREAD) {
+		ev->cut &= ~IOCAP_PATH_UNREAD;
+		if (ev->a[2])
+			user_path(ev->path, ev->a[2], ev);
+		if (ev->a[3])
+			user_path(ev->path2, ev->a[3], ev);
+	}
 	switch (op) {
 	case IOC_IO_GETEVENTS:
 		if (ret > 0)
