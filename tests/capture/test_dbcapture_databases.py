@@ -269,8 +269,8 @@ class PgSession:
     read nothing, and what the session did is flushed to the counters
     before each reading (pg_stat_force_next_flush())."""
 
-    def __init__(self, pg, sock, major, psql="psql", env=None):
-        self.names, self.snapshot = pg_snapshot(major)
+    def __init__(self, pg, sock, major, psql="psql", env=None, snapshot=None):
+        self.names, self.snapshot = snapshot or pg_snapshot(major)
         self.proc = subprocess.Popen([*pg, psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
                                       "-h", str(sock), "postgres"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, cwd=str(sock), env=env)
