@@ -243,3 +243,40 @@ def test_postgresql_18_capture_matches_pg_stat_io(pg18, checker, io_method):
                            capture_output=True, timeout=120, env=pg18.env())
         shutil.rmtree(base, ignore_errors=True)
 
+
+def test_postgresql_18_bad_input(pg18, tmp_path):
+    """One line, exit 2, nothing written, nothing attached: a --datadir that
+    is not the data directory of the server attached; io_method=io_uring
+    under strace, which cannot see its I/O (unless --accept-incomplete,
+    which takes a trace without it: the capture then says what it lacks)."""
+    base = Path(tempfile.mkdtemp(prefix="dbcapture-pg18.", dir="/tmp"))
+    os.chmod(base, 0o755)
+    shutil.chown(base, "postgres")
+    started = False
+    try:
+        _, _, data, _ = start_pg18(pg18, base, "io_uring")
+        started = True
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        other = tmp_path / "other"
+        other.mkdir()
+        out = tmp_path / "x.trace"
+        cases = [
+            (["--datadir", other, "--tracer", "bpf"],
+             f"--datadir {other}: process {pid} is the PostgreSQL server of {data} "
+             f"(postmaster {pid}), not of this directory"),
+            (["--datadir", data, "--tracer", "strace"],
+             f"--tracer strace: the PostgreSQL server {pid} runs with io_method=io_uring, "
+             "whose reads and writes strace cannot see")]
+        for args, want in cases:
+            r = subprocess.run([*TOOL, "attach", "--db", "postgresql", "--pid", str(pid),
+                                "--duration", "1", "-o", str(out), *map(str, args)],
+                               capture_output=True, text=True, env=tool_env(), timeout=120)
+            assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+            assert r.stderr.startswith(f"fio-pack capture: {want}"), r.stderr
+            assert not out.exists() and os.listdir(other) == []
+    finally:
+        if started:
+            subprocess.run(["runuser", "-u", "postgres", "--", pg18.bin("pg_ctl"), "-D",
+                            str(base / "data"), "-m", "immediate", "-w", "stop"],
+                           capture_output=True, timeout=120, env=pg18.env())
+        shutil.rmtree(base, ignore_errors=True)

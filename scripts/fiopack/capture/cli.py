@@ -392,6 +392,55 @@ def check_attach(a) -> None:
         a.cgroup = os.path.realpath(a.cgroup)
 
 
+def postmaster_of(pid: int):
+    """(postmaster pid, its data directory) of the PostgreSQL process @pid
+    is or descends from, or None: a postmaster runs in its data directory,
+    whose postmaster.pid names it first."""
+    p = pid
+    while p > 1:
+        try:
+            d = os.path.realpath(f"/proc/{p}/cwd")
+            with open(os.path.join(d, "postmaster.pid")) as f:
+                if f.readline().strip() == str(p):
+                    return p, d
+        except (OSError, ValueError):
+            pass
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                st = f.read()
+            p = int(st[st.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+    return None
+
+
+def check_postgresql(a, tracer: str) -> None:
+    """A PostgreSQL capture's refusals, before anything starts: a --datadir
+    that is not the data directory of the server attached (the trace would
+    hold nothing, or another cluster's files); an io_method whose I/O the
+    tracer cannot see (strace and io_uring), unless --accept-incomplete."""
+    for pid in a.pid or []:
+        got = postmaster_of(pid)
+        if got is None:
+            continue
+        pm, d = got
+        if d != a.datadir:
+            raise Error(f"--datadir {a.datadir}: process {pid} is the PostgreSQL server of {d} "
+                        f"(postmaster {pm}), not of this directory")
+        if tracer != "strace" or a.accept_incomplete:
+            continue
+        try:
+            rings = any(os.readlink(f"/proc/{pm}/fd/{fd}") == "anon_inode:[io_uring]"
+                        for fd in os.listdir(f"/proc/{pm}/fd"))
+        except OSError:
+            rings = False
+        if rings:
+            raise Error(f"--tracer strace: the PostgreSQL server {pm} runs with "
+                        "io_method=io_uring, whose reads and writes strace cannot see (they are "
+                        "not system calls): capture it with --tracer bpf, or pass "
+                        "--accept-incomplete for a trace without them")
+
+
 def snapshot_tasks(w, pids) -> None:
     """What the capture cannot see start: each task's name and working
     directory, each process's files open with O_DIRECT."""
@@ -475,6 +524,8 @@ def cmd_attach(a) -> int:
     tracer = cgroup_tracer(a) if a.cgroup else pick_tracer(a)
     if tracer == "strace":
         strace_binary(a)        # refused before anything starts
+    if db == "postgresql":
+        check_postgresql(a, tracer)
     # a cgroup's processes are whatever is in it at each moment
     roots = cgroup_procs(a.cgroup) if a.cgroup else list(dict.fromkeys(a.pid))
     pids = list(roots)
