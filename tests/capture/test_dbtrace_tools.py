@@ -160,6 +160,9 @@ def test_help_pages():
         for section in ("SYNOPSIS", "DESCRIPTION"):
             assert section in r.stdout
         assert ok(tool("help", cmd)).stdout == r.stdout
+    # every exit status a command can give is on the top page
+    assert "; 3 (check) every\n    trace is valid and at least one is incomplete" in \
+        ok(tool("--help")).stdout
     r = tool("import-log", "x")
     assert r.returncode == 2 and "unknown command" in r.stderr
     r = tool("import-blkparse", "x", "--event", "X")

@@ -51,7 +51,9 @@ COMMANDS
 
 EXIT STATUS
     0 success; 2 bad input (a malformed line, named as "FILE line N: reason"),
-    a bad option, or a file that cannot be read or written.
+    a bad option, or a file that cannot be read or written; 3 (check) every
+    trace is valid and at least one is incomplete: its capture could not see
+    some of the I/O (its "incomplete" lines).
 """
 import argparse
 import sys
