@@ -154,19 +154,100 @@ def _expected_ops(acts):
 def test_help_pages():
     r = ok(tool("--help"))
     assert r.stdout.startswith("NAME") and "SYNOPSIS" in r.stdout
-    for cmd in ("import-iolog", "import-blkparse", "export-iolog", "check"):
+    for cmd in ("import-iolog", "import-blkparse", "export-iolog", "check", "summary"):
         r = ok(tool(cmd, "--help"))
         assert r.stdout.startswith("NAME\n    fio-pack trace " + cmd), r.stdout[:200]
         for section in ("SYNOPSIS", "DESCRIPTION"):
             assert section in r.stdout
         assert ok(tool("help", cmd)).stdout == r.stdout
     # every exit status a command can give is on the top page
-    assert "; 3 (check) every\n    trace is valid and at least one is incomplete" in \
+    assert "; 3 (check,\n    summary) every trace is valid and at least one is incomplete" in \
         ok(tool("--help")).stdout
     r = tool("import-log", "x")
     assert r.returncode == 2 and "unknown command" in r.stderr
     r = tool("import-blkparse", "x", "--event", "X")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--event" in r.stderr
+
+
+# A PostgreSQL 18 capture in small: a backend, an I/O worker reading for
+# it (io_method=worker), the WAL writer, a sort file.
+SUMMARY_TRACE = """\
+dbtrace 2
+pagesize 8192
+timeunit us
+source PostgreSQL 18 (test)
+incomplete 2 things not seen
+file 0 data 65536 65536 base/5/16384
+file 1 log 16777216 16777216 pg_wal/000000010000000000000001
+file 2 temp - 8192 base/pgsql_tmp/pgsql_tmp42.0
+stream 0 backend-4262
+stream 1 ioworker-4255
+stream 2 walwriter-4250
+0 0 0 read p0 8192 +5
+10 1 0 read p1 p3 +20
+12 1 0 read p4 p2 +20
+20 0 1 write 0 4096 +7
+30 2 1 write 4096 4096 +3
+31 2 1 fdatasync +100
+40 0 2 create
+41 0 2 write p0 8192
+1000000 0 2 unlink
+end 9
+"""
+
+
+@pytest.mark.nofio
+def test_summary_per_role_operation_and_stream(tmp_path):
+    """fio-pack trace summary: counts and bytes per file role and operation
+    (the way a database's counters are kept), per stream with --streams,
+    the I/O workers' share of the data reads, in text and JSON; exit 3 for
+    an incomplete trace, as check."""
+    t = tmp_path / "s.trace"
+    t.write_text(SUMMARY_TRACE)
+    r = tool("summary", t, "--streams")
+    assert r.returncode == 3, r.stderr
+    assert r.stdout.splitlines() == [
+        f"{t}: 9 records, 3 files, 3 streams, 1.000 s",
+        "  ROLE       OPERATION           RECORDS         BYTES",
+        "  data       read                      3         49152",
+        "  log        fdatasync                 1             0",
+        "  log        write                     2          8192",
+        "  temp       create                    1             0",
+        "  temp       unlink                    1             0",
+        "  temp       write                     1          8192",
+        "  stream backend-4262",
+        "    data       read                      1          8192",
+        "    log        write                     1          4096",
+        "    temp       create                    1             0",
+        "    temp       unlink                    1             0",
+        "    temp       write                     1          8192",
+        "  stream ioworker-4255",
+        "    data       read                      2         40960",
+        "  stream walwriter-4250",
+        "    log        fdatasync                 1             0",
+        "    log        write                     1          4096",
+        f"{t}: I/O workers: 2 of the 3 data reads (66.7%), 40960 of the 49152 bytes (83.3%)",
+        f"{t}: incomplete: 2 things not seen"]
+    r = tool("summary", "--json", t)
+    assert r.returncode == 3
+    got = json.loads(r.stdout)
+    assert got["roles"]["data"] == {"read": {"records": 3, "bytes": 49152}}
+    assert got["ioworkers"] == {"reads": 2, "read_bytes": 40960, "data_reads": 3,
+                                "data_read_bytes": 49152}
+    assert got["duration_s"] == 1.0 and got["incomplete"] == ["2 things not seen"]
+    assert "by_stream" not in got
+    # a complete trace without I/O workers: no such line, exit 0
+    t.write_text(SUMMARY_TRACE.replace("incomplete 2 things not seen\n", "")
+                 .replace("ioworker-4255", "backend-4255"))
+    r = tool("summary", t)
+    assert r.returncode == 0 and "I/O workers" not in r.stdout and len(r.stdout.splitlines()) == 8
+    assert json.loads(ok(tool("summary", "--json", t)).stdout)["ioworkers"] is None
+    # bad input: one line
+    r = tool("summary", tmp_path / "none.trace")
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    r = tool("summary")
+    assert r.returncode == 2 and r.stderr == ("fio-pack trace: summary: no TRACE given (see "
+                                              "fio-pack trace summary --help)\n")
 
 
 def test_iolog_v3_import_export_replay(fio_log, tmp_path):

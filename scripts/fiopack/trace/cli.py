@@ -13,6 +13,7 @@ SYNOPSIS
                                [--iolog-unit us|ms|ns]
                                [--sync-file-range drop|datasync] [--quiet]
     fio-pack trace check           TRACE...
+    fio-pack trace summary         TRACE... [--streams] [--json]
     fio-pack trace help [COMMAND]
 
 DESCRIPTION
@@ -26,6 +27,8 @@ DESCRIPTION
                        order-only trace), for fio --read_iolog
       check            read traces with this tool's parser and print what
                        they hold (the same checks as the C parser)
+      summary          counts and bytes per file role and operation (and
+                       per stream), text or JSON
 
     Traces are written and read exactly as docs/dbtrace-format.md says. Every
     line written is first run through the reader's own checks, so the tool
@@ -51,9 +54,9 @@ COMMANDS
 
 EXIT STATUS
     0 success; 2 bad input (a malformed line, named as "FILE line N: reason"),
-    a bad option, or a file that cannot be read or written; 3 (check) every
-    trace is valid and at least one is incomplete: its capture could not see
-    some of the I/O (its "incomplete" lines).
+    a bad option, or a file that cannot be read or written; 3 (check,
+    summary) every trace is valid and at least one is incomplete: its
+    capture could not see some of the I/O (its "incomplete" lines).
 """
 import argparse
 import sys
@@ -64,6 +67,7 @@ from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.trace.dbtrace import Error, PROG, read_trace
 from fiopack.trace import blkparse, iolog
+from fiopack.trace import summary as trace_summary
 from fiopack.trace.blkparse import cmd_import_blkparse
 from fiopack.trace.iolog import cmd_export_iolog, cmd_import_iolog
 
@@ -72,7 +76,7 @@ from fiopack.trace.iolog import cmd_export_iolog, cmd_import_iolog
 # check
 # ---------------------------------------------------------------------------
 
-MANUAL = {**iolog.MANUAL, **blkparse.MANUAL}
+MANUAL = {**iolog.MANUAL, **blkparse.MANUAL, **trace_summary.MANUAL}
 MANUAL["check"] = dict(description="""\
 NAME
     fio-pack trace check - read traces and say what they hold
@@ -134,7 +138,8 @@ class _Parser(ManParser):
 SUMMARY = {"import-iolog": "fio iologs (versions 2 and 3) as a dbtrace trace",
            "import-blkparse": "blkparse text output as a dbtrace trace",
            "export-iolog": "a dbtrace trace as a fio iolog",
-           "check": "read traces and say what they hold"}
+           "check": "read traces and say what they hold",
+           "summary": "counts and bytes per file role and operation"}
 
 OUTPUT_HELP = ("the trace (.gz: compressed); default standard output\n"
                "(a file is replaced whole, a device or FIFO written\n"
@@ -202,11 +207,17 @@ def parser(cmd=None) -> argparse.ArgumentParser:
         else:
             ap.add_argument("inputs", nargs="*", metavar="TRACE",
                             help="traces, plain or gzip (\"-\": standard input)")
+        if name == "summary":
+            ap.add_argument("--streams", action="store_true",
+                            help="also per stream, by its name")
+            ap.add_argument("--json", action="store_true",
+                            help="one JSON object per trace, one line each")
     return subs[cmd] if cmd else top
 
 
 COMMANDS = {"import-iolog": cmd_import_iolog, "import-blkparse": cmd_import_blkparse,
-            "export-iolog": cmd_export_iolog, "check": cmd_check}
+            "export-iolog": cmd_export_iolog, "check": cmd_check,
+            "summary": trace_summary.cmd_summary}
 
 
 def pick_command(argv, doc, prog, commands):
