@@ -603,11 +603,10 @@ HOLES = """\
 200  2000.000060 fsync(3</db/t.ibd>) = 0
 """
 HOLE_LINES = [   # in the order of their text
-    "incomplete 3 io_submit requests strace did not print (native AIO: "
-    "innodb_use_native_aio=0 for a full capture)",
+    "incomplete 3 io_submit requests strace did not print (the BPF capture, --tracer bpf, "
+    "sees them)",
     "incomplete 2 io_uring_enter calls: the reads, writes and syncs submitted through "
-    "io_uring are invisible to strace and none is in the trace (InnoDB: "
-    "innodb_use_native_aio=0; PostgreSQL 18: io_method=worker)",
+    "io_uring are invisible to strace and none is in the trace (capture with --tracer bpf)",
     "incomplete 1 pwrite64s on descriptors opened before the capture (no -y path)",
 ]
 
@@ -842,6 +841,18 @@ def test_usage_errors_and_manual(tmp_path):
     r = ok(tool("--help"))
     assert "SYNOPSIS" in r.stdout and "convert STRACE_OUT" in r.stdout
     assert "pg_wal/*" in ok(tool("help", "convert")).stdout
+    # the tracer is the BPF capture, strace where it cannot run: no page says
+    # the capture is strace's, nor tells to configure the database for it
+    pages = {cmd: ok(tool(cmd, "--help")).stdout for cmd in ("run", "attach", "convert")}
+    pages["top"] = r.stdout
+    assert "The tracer is the BPF capture, build/iocap" in r.stdout
+    assert "then captures each PID" in pages["attach"] and "the BPF capture, build/iocap" in \
+        pages["attach"]
+    assert "held until\n    the BPF capture (build/iocap" in pages["run"]
+    for name, page in pages.items():
+        for old in ("with strace and\n", "attach strace to", "start COMMAND under strace",
+                    "then attaches\n", "innodb_use_native_aio=0", "without io_uring"):
+            assert old not in page, (name, old)
 
 
 # ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """NAME
-    fio-pack capture - capture the file I/O of a real database with strace and
-    write it as a dbtrace trace for the page-replay engine
+    fio-pack capture - capture the file I/O of a real database (BPF, or strace)
+    and write it as a dbtrace trace for the page-replay engine
 
 SYNOPSIS
     fio-pack capture run     --datadir DIR --db DB -o OUT.trace[.gz] [OPTIONS] -- COMMAND...
@@ -15,17 +15,24 @@ DESCRIPTION
     Turns what a database process really did to its files into a trace in the
     dbtrace format (docs/dbtrace-format.md), which the page-replay engine
     replays on the device under test. docs/dbcapture.md says how to capture
-    from PostgreSQL, MariaDB/InnoDB and SQLite, and what strace costs.
+    from PostgreSQL, MariaDB/InnoDB and SQLite, and what each tracer costs.
 
-      run      start COMMAND under strace -f (the database server, or a
-               program embedding the database such as sqlite3), wait for it to
-               end, convert what it did
-      attach   attach strace to running processes (a server's main process
-               and, by default, its existing child processes; new threads and
-               processes are followed), capture for --duration seconds or
-               until SIGINT (Ctrl-C) or SIGTERM, detach, convert
-      convert  convert the output of an earlier strace run (written with
-               strace -f -ttt -yy -o FILE, one file in time order, not -ff)
+    The tracer is the BPF capture, build/iocap (--tracer auto, the default,
+    where it can run: built, a kernel with BTF, root): it sees the system
+    calls, io_uring and libaio requests, for a few percent of the database's
+    speed. Where it cannot run, strace (system calls only, and the database
+    runs several times slower), with a note saying why.
+
+      run      start COMMAND captured (the database server, or a program
+               embedding the database such as sqlite3), wait for it to end,
+               convert what it did
+      attach   capture running processes (a server's main process and, by
+               default, its existing child processes; new threads and
+               processes are followed), for --duration seconds or until
+               SIGINT (Ctrl-C) or SIGTERM, stop, convert
+      convert  convert the output of an earlier capture (strace -f -ttt -yy
+               -o FILE, one file in time order, not -ff; or iocap's, the same
+               text)
 
     run and attach list the data directory (every regular file with its size,
     every directory) just before strace starts: the files that exist then are
@@ -621,23 +628,24 @@ RULES_TEXT = "\n".join(
 MANUAL = {}
 MANUAL["run"] = dict(description="""\
 NAME
-    fio-pack capture run - start a command under strace and convert its file I/O
+    fio-pack capture run - start a command captured and convert its file I/O
 
 SYNOPSIS
     fio-pack capture run --datadir DIR --db DB -o OUT.trace[.gz] [OPTIONS] -- COMMAND...
 
 DESCRIPTION
-    Lists DIR (the sizes the trace declares), then runs
+    Lists DIR (the sizes the trace declares), then starts COMMAND held until
+    the BPF capture (build/iocap, the default where it can run) has attached
+    to it, and lets it run captured from the kernel, with every thread and
+    process it starts; when COMMAND ends, the capture is converted (see
+    convert). Where BPF cannot run (or with --tracer strace) it runs
 
       strace -f -ttt -yy -qq -s 0 -T --seccomp-bpf -e trace=CALLS -o strace.out -- COMMAND...
 
-    (CALLS: the calls "fio-pack capture help convert" lists), follows every
-    thread and process COMMAND starts, and when COMMAND ends converts the
-    output (see convert). COMMAND's standard input, output and error are
-    fio-pack capture's own; SIGINT (Ctrl-C) goes to COMMAND only. A COMMAND that
-    exits with a non-zero status is an error: no trace is written. With
-    --tracer bpf (the default where it can run), COMMAND starts held until
-    build/iocap has attached to it, then runs captured from the kernel.
+    instead (CALLS: the calls "fio-pack capture help convert" lists).
+    COMMAND's standard input, output and error are fio-pack capture's own;
+    SIGINT (Ctrl-C) goes to COMMAND only. A COMMAND that exits with a
+    non-zero status is an error: no trace is written.
 
     Streams are named after the threads' names (comm) or, for PostgreSQL, the
     process titles, sampled from /proc while the capture runs, plus the
@@ -658,27 +666,27 @@ SYNOPSIS
                         [--duration SECONDS] [--no-children] [--ready FILE] [OPTIONS]
 
 DESCRIPTION
-    Lists DIR (the sizes the trace declares), then attaches
+    Lists DIR (the sizes the trace declares), then captures each PID and
+    (unless --no-children) every process descending from it at that moment:
+    a PostgreSQL postmaster's checkpointer, WAL writer, I/O workers and
+    backends; MariaDB's mariadbd has threads only, all captured through its
+    PID. Threads and processes started later are followed. The tracer is
+    the BPF capture, build/iocap (the default where it can run): it follows
+    the processes from the kernel (eBPF on tracepoints) and sees their
+    system calls, io_uring and libaio requests; what it could not see goes
+    into the trace's header as "incomplete" lines. Where it cannot run (or
+    with --tracer strace) strace takes its place,
 
       strace -f -ttt -yy -qq -s 0 -T -e trace=CALLS -o strace.out -p PID -p CHILD...
 
-    to each PID and (unless --no-children) every process descending from it
-    at that moment: a PostgreSQL postmaster's checkpointer, WAL writer and
-    backends; MariaDB's mariadbd has threads only, all attached through its
-    PID. Threads and processes started later are followed (-f). Once strace
-    has attached to every thread, a line "attached to ..." goes to stderr and
-    --ready FILE is written; the capture then lasts --duration SECONDS, or
-    until fio-pack capture gets SIGINT (Ctrl-C) or SIGTERM, or (with --pid) the
-    processes end.
-    strace then detaches (the database keeps running) and the output is
-    converted (see convert). Calls still in progress when strace detaches are
-    dropped.
-
-    With --tracer bpf (the default where it can run) build/iocap takes
-    strace's place: it follows the same processes from the kernel (eBPF on
-    tracepoints), also sees io_uring and libaio requests, and writes the same
-    text, converted the same way; what it could not see goes into the
-    trace's header as "incomplete" lines.
+    which sees system calls only. Once the tracer sees every thread, a line
+    "attached to ..." goes to stderr and --ready FILE is written; the
+    capture then lasts --duration SECONDS, or until fio-pack capture gets
+    SIGINT (Ctrl-C) or SIGTERM, or (with --pid) the processes end. The
+    tracer then stops (the database keeps running) and its output is
+    converted (see convert). Calls still in progress at the start and the
+    end are dropped. A PostgreSQL server whose data directory is not DIR is
+    refused, as is io_method=io_uring under strace (it cannot see it).
 
     --cgroup CGROUP (BPF only) captures every process of the cgroup v2
     directory CGROUP instead, for instance a systemd service's
@@ -686,8 +694,8 @@ DESCRIPTION
     cgroup, so processes that join it later are captured from their first
     call, and those of its sub-cgroups are not.
 
-    ptrace stops every traced thread twice per traced system call: under
-    strace the database runs slower while attached (docs/dbcapture.md has
+    strace's ptrace stops every traced thread twice per traced system call:
+    under strace the database runs slower while attached (docs/dbcapture.md has
     numbers). --seccomp-bpf, which makes run cheaper, cannot be used when
     attaching.
 """, epilog="""\
@@ -768,12 +776,13 @@ MAPPING
     Durability   fsync, fdatasync -> fsync, fdatasync (an fdatasync of a
                  directory -> fsync); sync_file_range -> sync_file_range (any
                  flags; clipped to the file's size).
-    Async I/O    io_submit: its requests are recorded at submission with
-                 their requested lengths when strace prints them (a warning:
-                 completion is not visible; InnoDB must run with
-                 innodb_use_native_aio=0 for a faithful capture);
-                 io_uring_enter: a warning, its I/O is invisible. Both make
-                 the trace incomplete (below).
+    Async I/O    iocap's output has each io_uring and libaio request with
+                 its completion, as a call. In strace's, io_submit: its
+                 requests are recorded at submission with their requested
+                 lengths when strace prints them (a warning: completion is
+                 not visible); io_uring_enter: a warning, its I/O is
+                 invisible. Both make the trace incomplete (below): capture
+                 with the BPF tracer, which sees them.
     Incomplete   I/O of the data directory that the trace cannot hold is
                  counted, and each class becomes an "incomplete" line of the
                  trace's header, "incomplete N WHAT": io_uring_enter calls,
@@ -817,7 +826,7 @@ class _Parser(ManParser):
 
 
 # what `fio-pack capture --help` lists beside each command
-SUMMARY = {"run": "start a command under strace and convert its file I/O",
+SUMMARY = {"run": "start a command captured and convert its file I/O",
            "attach": "capture the file I/O of running processes",
            "convert": "strace output as a dbtrace trace"}
 
@@ -876,7 +885,7 @@ only, a third to a fifth of its speed). auto
 with BTF, root), else strace with a note saying
 why; bpf: an error where it cannot""")
     ap.add_argument("--keep", metavar="DIR", help=(
-        "keep strace's output, the listing and the process\nnames in DIR"
+        "keep the tracer's output, the listing and the\nprocess names in DIR"
         + (" (for fio-pack capture convert)" if cmd == "run" else "")))
     ap.add_argument("--strace", default="strace", metavar="PATH",
                     help="the strace binary (default strace)")

@@ -939,8 +939,8 @@ class Converter:
         self._warn("io_submit", "io_submit (Linux native AIO): requests are recorded when "
                    "submitted, with their requested length; strace cannot see their "
                    "completion, and requests it does not print (strace -s too small) are "
-                   "lost. Turn native AIO off in the database for a faithful capture "
-                   "(InnoDB: innodb_use_native_aio=0).")
+                   "lost. The BPF capture (--tracer bpf) sees each request and its "
+                   "completion.")
         if res.value is None or res.value < 0:
             self.lost("io_submit calls that failed or whose result strace did not see")
             return
@@ -973,16 +973,16 @@ class Converter:
             else:
                 self.lost(f"io_submit requests IOCB_CMD_{kind}")
         if res.value > done:
-            self.lost("io_submit requests strace did not print (native AIO: "
-                      "innodb_use_native_aio=0 for a full capture)", res.value - done)
+            self.lost("io_submit requests strace did not print (the BPF capture, "
+                      "--tracer bpf, sees them)", res.value - done)
 
     def c_io_uring_enter(self, seq, pid, t, args, res):
         self._warn("io_uring", "io_uring_enter: the I/O submitted through io_uring is "
-                   "invisible to strace and missing from the trace (configure the database "
-                   "without io_uring)")
+                   "invisible to strace and missing from the trace (the BPF capture, "
+                   "--tracer bpf, sees it)")
         self.lost("io_uring_enter calls: the reads, writes and syncs submitted through "
-                  "io_uring are invisible to strace and none is in the trace (InnoDB: "
-                  "innodb_use_native_aio=0; PostgreSQL 18: io_method=worker)")
+                  "io_uring are invisible to strace and none is in the trace (capture with "
+                  "--tracer bpf)")
 
     def c_copy_file_range(self, seq, pid, t, args, res):
         self.lost("copy_file_range calls (no equivalent in the format)")
