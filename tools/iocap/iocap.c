@@ -269,12 +269,23 @@ static void result(char *dst, size_t len, long long ret)
 
 static void emit(const struct iocap_event *ev, const char *call, const char *res)
 {
+	/*
+	 * Issue and completion each cut to the microsecond, the latency their
+	 * difference: a latency rounded on its own could end a call after the
+	 * next call of its thread was issued in the same microsecond, a request
+	 * in flight that never was. (The test build's IOCAP_TEST_TIME_DIV=N
+	 * runs the clock N times slower, so that calls meet in a microsecond.)
+	 */
+	long slow = test_hook("IOCAP_TEST_TIME_DIV");
+	unsigned long long div = slow > 1 ? (unsigned long long)slow : 1;
+	unsigned long long us = ev->ts / div / 1000, end = ev->te / div / 1000;
+	unsigned long long lat = end > us ? end - us : 0;
 	char *text;
 
 	if (ev->early) /* before the start: its names were all it was sent for */
 		return;
-	if (asprintf(&text, "%u %llu.%06llu %s = %s <%.6f>\n", ev->tid, ev->ts / 1000000000ULL,
-		     ev->ts % 1000000000ULL / 1000, call, res, (ev->te - ev->ts) / 1e9) < 0)
+	if (asprintf(&text, "%u %llu.%06llu %s = %s <%llu.%06llu>\n", ev->tid, us / 1000000,
+		     us % 1000000, call, res, lat / 1000000, lat % 1000000) < 0)
 		die("out of memory");
 	hpush(ev->ts, text);
 }

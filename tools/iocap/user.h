@@ -20,7 +20,9 @@ void *xmalloc(size_t n);
  * environment variable: IOCAP_TEST_TARGETS_MAX=N, a table of N traced
  * processes instead of 8192; IOCAP_TEST_POLL_ERROR=N, the N-th read of the
  * ring buffer fails with EIO; IOCAP_TEST_NO_CHILDREN_LIST=1, /proc's lists
- * of child processes cannot be read. The normal build has none of them.
+ * of child processes cannot be read; IOCAP_TEST_TIME_DIV=N, times written N
+ * times slower (calls a fraction of a microsecond apart then meet in one).
+ * The normal build has none of them.
  */
 static inline long test_hook(const char *name)
 {
