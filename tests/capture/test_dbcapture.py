@@ -825,6 +825,24 @@ def test_postgresql_titles_name_the_streams(title, label, tmp_path):
         p.wait()
 
 
+def test_finding_the_installed_postgresql_under_the_asan_preload():
+    """make check's second pass runs pytest with libasan preloaded, and this
+    module asks the installed PostgreSQL its version when it is imported:
+    postgres run under that preload hung, and the whole pass with it."""
+    if PG is None:
+        pytest.skip("no PostgreSQL installed")
+    asan = subprocess.run(["cc", "-print-file-name=libasan.so"], capture_output=True,
+                          text=True).stdout.strip()
+    if not os.path.isabs(asan):
+        pytest.skip("no libasan")
+    env = dict(os.environ, LD_PRELOAD=asan, ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
+               PYTHONPATH=str(REPO / "scripts"))
+    r = subprocess.run([sys.executable, "-c", "from fiopack.capture import postgres; "
+                        "print(postgres.installed().major)"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == str(PG.major), r.stderr
+
+
 def test_usage_errors_and_manual(tmp_path):
     r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace")
     assert r.returncode == 2 and "put the COMMAND after '--'" in r.stderr

@@ -22,8 +22,13 @@ class Server:
     def __init__(self, bindir: Path, libdir: Optional[Path] = None):
         self.bindir = Path(bindir)
         self.libdir = Path(libdir) if libdir else None
-        r = subprocess.run([str(self.bindir / "postgres"), "--version"], capture_output=True,
-                           text=True, env=self.env())
+        # never under the tests' LD_PRELOAD (libasan): postgres hangs there
+        env = {k: v for k, v in self.env().items() if k != "LD_PRELOAD"}
+        try:
+            r = subprocess.run([str(self.bindir / "postgres"), "--version"],
+                               capture_output=True, text=True, env=env, timeout=60)
+        except subprocess.TimeoutExpired:
+            raise OSError(f"{self.bindir / 'postgres'} --version did not answer in 60 s")
         # "postgres (PostgreSQL) 15.19 (Debian 15.19-0+deb12u1)"
         m = re.search(r"\(PostgreSQL\) (\d+)(?:\.(\d+))?", r.stdout)
         if r.returncode or not m:
