@@ -713,10 +713,11 @@ def run_and_capture(db: MariaDB, out: Path, opts, *extra):
         db.stop()
 
 
-def innodb_counts(path, extra_space=()):
+def innodb_counts(path=None, extra_space=(), recs=None):
     """What the trace holds, as InnoDB counts it (@extra_space: more files
-    whose I/O it counts with the tablespaces', its sort files)."""
-    _, files, _, recs = read_trace(path)
+    whose I/O it counts with the tablespaces', its sort files; @recs: the
+    trace's (files, records), already read)."""
+    files, recs = recs if recs is not None else read_trace(path)[1::2]
     space = {i for i, f in files.items() if INNODB_SPACE.search(f["path"])} | set(extra_space)
     log = {i for i, f in files.items() if INNODB_LOG.search(f["path"])}
     c = dict.fromkeys(INNODB_STATUS[:6], 0)
@@ -899,15 +900,16 @@ def test_mariadb_dump_reload_records_the_sort_files(checker, tmp_path):
         _, err = cap.communicate(timeout=300)
         rc, cap = cap.returncode, None
         assert db.status() == after, "InnoDB did I/O as the capture stopped"
+        assert rc == 0, err
+        truth = {k: after[k] - before[k] for k in INNODB_STATUS[:5]}
+        c_check(checker, out)
+        head, files, streams, recs = read_trace(out)
     finally:
         if cap is not None:
             cap.kill()
             cap.wait()
         db.stop()
-    assert rc == 0, err
-    truth = {k: after[k] - before[k] for k in INNODB_STATUS[:5]}
-    c_check(checker, out)
-    head, files, streams, recs = read_trace(out)
+        shutil.rmtree(db.base, ignore_errors=True)
     assert "incomplete" not in head, head
     sort = {i for i, f in files.items() if INNODB_SORT.search(f["path"])}
     assert sort and all(files[i]["role"] == "temp" and files[i]["path"].startswith("tmp/")
@@ -918,8 +920,8 @@ def test_mariadb_dump_reload_records_the_sort_files(checker, tmp_path):
     # count every file operation of InnoDB); its counts of bytes do not (the
     # tablespaces' page I/O adds them, row0merge.cc's own does not): 4 MiB
     # apart here, 4 reads and 4 writes of 1 MiB
-    seen = innodb_counts(out, extra_space=sort)
-    pages = innodb_counts(out)
+    seen = innodb_counts(recs=(files, recs), extra_space=sort)
+    pages = innodb_counts(recs=(files, recs))
     print(f"MariaDB dump reload: InnoDB {truth}, the trace {seen}, the sort files {sort_io}")
     ops, size = INNODB_STATUS[:3], INNODB_STATUS[3:5]
     assert {k: seen[k] for k in ops} == {k: truth[k] for k in ops}, (seen, truth)
