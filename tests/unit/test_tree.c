@@ -1,7 +1,9 @@
 /* Tests of tree shape arithmetic (tree.h). */
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test.h"
 #include "tree.h"
@@ -212,6 +214,85 @@ TEST(tree_buffer_too_small)
 	CHECK(tree_tmp_path(&t, 12345, 12, buf, 23) == -1);
 	CHECK(tree_tmp_path(&t, 12345, 12, buf, 24) == 23);
 	CHECK(tree_leaf_path(&t, 3, NULL, 0) == -1);
+}
+
+/*
+ * What a path function writes into buffers of every length up to one byte
+ * more than @want needs: @want whole, or -1 with nothing written past the
+ * buffer's end. 1 if so.
+ */
+static int fits_or_fails(const struct tree_shape *t, uint64_t i, unsigned writer,
+			 int (*fn)(const struct tree_shape *, uint64_t, unsigned, char *, size_t),
+			 const char *want)
+{
+	int n = (int)strlen(want), len, ok = 1;
+	char got[128];
+
+	for (len = 0; len <= n + 1; len++) {
+		memset(got, 'x', sizeof(got));
+		ok &= fn(t, i, writer, got, (size_t)len) == (len > n ? n : -1);
+		ok &= got[len] == 'x';
+		ok &= len <= n || !strcmp(got, want);
+	}
+	return ok;
+}
+
+static int file_path(const struct tree_shape *t, uint64_t i, unsigned w, char *buf, size_t len)
+{
+	return tree_file_path(t, i, buf, len);
+}
+
+static int file_name(const struct tree_shape *t, uint64_t i, unsigned w, char *buf, size_t len)
+{
+	return tree_file_name(t, i, buf, len);
+}
+
+/* fits_or_fails() of file @i's path, name and staging paths against printf's. */
+static int paths_are_printfs(const struct tree_shape *t, uint64_t i)
+{
+	static const unsigned writers[] = { 0, 7, 10, UINT_MAX };
+	int width = (int)t->name_width, ok = 1;
+	char dir[64], want[128];
+	size_t w;
+
+	if (tree_file_dir(t, i, dir, sizeof(dir)) < 0)
+		return 0;
+	snprintf(want, sizeof(want), "%s%sf%0*llu", dir, *dir ? "/" : "", width,
+		 (unsigned long long)i);
+	ok &= fits_or_fails(t, i, 0, file_path, want);
+	snprintf(want, sizeof(want), "f%0*llu", width, (unsigned long long)i);
+	ok &= fits_or_fails(t, i, 0, file_name, want);
+	for (w = 0; t->maildir && w < sizeof(writers) / sizeof(writers[0]); w++) {
+		/* dir is "<leaf>/new" */
+		snprintf(want, sizeof(want), "%.*stmp/f%0*llu.w%u", (int)strlen(dir) - 3, dir,
+			 width, (unsigned long long)i, writers[w]);
+		ok &= fits_or_fails(t, i, writers[w], tree_tmp_path, want);
+	}
+	return ok;
+}
+
+/*
+ * The hand-built paths (no snprintf) are printf's "%s/f%0*llu" and
+ * "%s/f%0*llu.w%u" for every width and number, and a buffer too short
+ * gets -1 and nothing written past its end.
+ */
+TEST(tree_paths_are_printfs)
+{
+	static const uint64_t nfiles[] = { 1, 10, 12345, 10000000001ULL, UINT64_MAX };
+	static const uint64_t ids[] = {
+		0, 1, 9, 10, 99, 12345, 9999999999ULL, 10000000000ULL, UINT64_MAX - 1,
+	};
+	struct tree_shape t;
+	size_t a, b;
+	int maildir;
+
+	for (maildir = 0; maildir < 2; maildir++) {
+		for (a = 0; a < sizeof(nfiles) / sizeof(nfiles[0]); a++) {
+			CHECK(shape(&t, nfiles[a], 16, 2, 0, maildir) == 0);
+			for (b = 0; b < sizeof(ids) / sizeof(ids[0]); b++)
+				CHECK(paths_are_printfs(&t, ids[b] % nfiles[a]));
+		}
+	}
 }
 
 /* Parses a leaf path back into a leaf number. */
