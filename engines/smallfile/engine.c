@@ -113,15 +113,23 @@ static enum fio_q_status sf_queue(struct thread_data *td, struct io_u *io_u)
 
 	pack_ddir_restore(td, sd->saved_td_ddir);
 	count_issue(td, sd);
-	clock_gettime(CLOCK_MONOTONIC, &rq->start);
+	/*
+	 * An operation's latency is on fio's clock, from fio's issue time:
+	 * in sync mode fio has just stamped it (FIO_SYNCIO) unless the job
+	 * turned fio's latencies off; io_uring mode stamps it here
+	 * (PACK_ASYNCIO_SETS_ISSUE_TIME). One clock reading an operation,
+	 * not two, and where fio reads the CPU's time stamp counter a few
+	 * nanoseconds, not a clock_gettime().
+	 */
+	if (sd->o->io_api == API_IO_URING || !fio_fill_issue_time(td))
+		fio_gettime(&io_u->issue_time, NULL);
+	rq->start = io_u->issue_time;
 	if (!sd->issued_any) {
 		sd->issued_any = 1;
 		sd->t_first = rq->start;
 	}
 
 	if (sd->o->io_api == API_IO_URING) {
-		fio_gettime(&io_u->issue_time, NULL);	/* PACK_ASYNCIO_SETS_ISSUE_TIME */
-		rq->issue_ts = io_u->issue_time;
 		rq->step = sf_first_step(rq->op);
 		if (sf_uring_prep_step(sd, rq)) {
 			finish_io_u(sd, rq);
@@ -167,7 +175,7 @@ static void sf_uring_cqe(void *data, void *user_data, int res)
 	if (sf_uring_complete(sd, user_data, res, &rq)) {
 		finish_io_u(sd, rq);
 		/* fio before 3.31 stamped its own after ->queue */
-		rq->io_u->issue_time = rq->issue_ts;
+		rq->io_u->issue_time = rq->start;
 		pack_ioq_completed(&sd->ioq, rq->io_u);
 	}
 }

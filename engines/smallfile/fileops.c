@@ -33,7 +33,7 @@ void sf_account(struct sf_data *sd, struct sf_req *rq)
 	struct timespec now;
 	uint64_t ns;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	fio_gettime(&now, NULL); /* the clock of rq->start (sf_queue) */
 	sd->t_last = now;
 	ns = sf_ns_between(&rq->start, &now);
 	s->ops++;

@@ -145,9 +145,8 @@ struct sf_req {
 	/* io_uring, US_READ_CLOSE: the two completions, each once in */
 	unsigned linked_in; /* LINKED_READ_IN | LINKED_CLOSE_IN */
 	int read_res, close_res;
-	int reopened; /* io_uring: longer than its model size, opened again */
-	struct timespec start;
-	struct timespec issue_ts;	/* io_uring: fio's issue_time, given back at completion */
+	int reopened;	       /* io_uring: longer than its model size, opened again */
+	struct timespec start; /* fio's issue_time (io_uring: given back at completion) */
 	struct statx stx;
 	char path[PATH_MAX];
 	char tmp[PATH_MAX];

@@ -595,6 +595,27 @@ def test_mix_counts_and_opstats(tree_dir, tmp_path):
     assert not list(tree_dir.glob("**/tmp/*")), "staging files left in tmp/"
 
 
+@pytest.mark.parametrize("api", ["sync", "io_uring"])
+@pytest.mark.parametrize("fio_latencies", ["on", "off"])
+def test_opstats_latencies_with_fio_latencies_on_and_off(tree_dir, tmp_path, api, fio_latencies):
+    """The engine's latencies start at fio's issue time, which fio stamps
+    only while it keeps latencies itself: with them off the engine stamps
+    it, so no operation's latency runs from a stale or zero time."""
+    opstats = tmp_path / "ops.jsonl"
+    layout(tree_dir, 200, **SHAPE_OPTS)
+    off = dict(disable_clat=1, disable_slat=1, disable_lat=1, disable_bw_measurement=1)
+    r = run_fio(sf_args(tree_dir, name="lat", tree_files=200, tree_file_op="read",
+                        rw="randread", number_ios=300, tree_io_api=api, iodepth=4,
+                        tree_opstats_file=opstats, **SHAPE_OPTS,
+                        **(off if fio_latencies == "off" else {}))).ok()
+    assert r.job()["read"]["total_ios"] == 300
+    ops = read_opstats(opstats)[0]["ops"]["read"]
+    assert ops["ops"] == 300 and ops["errors"] == 0
+    assert 0 < ops["lat_min_ns"] <= ops["lat_mean_ns"] <= ops["lat_max_ns"], ops
+    # a start from the wrong clock or from zero would be ages, not seconds
+    assert ops["lat_max_ns"] < 60 * 10**9, ops
+
+
 def test_mix_is_repeatable_with_randseed(tmp_path):
     results = []
     for k in range(2):
