@@ -523,6 +523,68 @@ TEST(dbtrace_record_errors)
 	BAD(HDR "end\nend\n", "t line 13: 'end' after the 'end' line");
 }
 
+/*
+ * The control-character check looks at eight bytes a step: every control
+ * character at every place of a line (first byte, the middle of a word,
+ * the tail after the last whole word) is found and named, and what is no
+ * control character (a tab, 0x80 to 0xff, 0x20 to 0x7e) is not, wherever
+ * it sits.
+ */
+TEST(dbtrace_control_characters_anywhere)
+{
+	static const unsigned char bad[] = { 0x00, 0x01, 0x08, 0x0a, 0x0b, 0x1f, 0x7f };
+	static const unsigned char fine[] = { '\t', ' ', '~', 0x80, 0xc3, 0xa9, 0xff };
+	char text[512], want[128];
+	size_t k, at, hlen = strlen(HDR);
+
+	for (at = 0; at < 24; at++) {
+		for (k = 0; k < sizeof(bad); k++) {
+			/* a comment line of 23 bytes: "#" and 22 x's, one of them replaced */
+			memcpy(text, HDR, hlen);
+			memset(text + hlen, 'x', 23);
+			text[hlen] = '#';
+			text[hlen + 1 + at % 22] = (char)bad[k];
+			memcpy(text + hlen + 23, "\nend\n", 6);
+			if (bad[k] == '\n') /* ends the line: what follows it is no line */
+				continue;
+			snprintf(want, sizeof(want),
+				 "t line 12: control character 0x%02x in the line", bad[k]);
+			CHECK(parse_n(text, hlen + 28) == -1);
+			CHECK_STREQ(err, want);
+		}
+		for (k = 0; k < sizeof(fine); k++) {
+			memcpy(text, HDR, hlen);
+			memset(text + hlen, 'x', 23);
+			text[hlen] = '#';
+			text[hlen + 1 + at % 22] = (char)fine[k];
+			memcpy(text + hlen + 23, "\nend\n", 6);
+			CHECK(parse_n(text, hlen + 28) == 0);
+		}
+	}
+	/* in a record: a control character in any field, tabs between them */
+	BAD(HDR "12\t0\t0\tread\tp1\t8192\x7f\n", "t line 12: control character 0x7f in the line");
+	BAD(HDR "1234567\x1f 0 0 read p1 8192\n", "t line 12: control character 0x1f in the line");
+	CHECK(parse(HDR "12\t0\t0\tread\tp1\t8192\nend\n") == 1);
+}
+
+/* Numbers up to 2^63 - 1 and no further, without a division a digit. */
+TEST(dbtrace_numbers_at_the_limit)
+{
+	CHECK(parse(HDR "9223372036854775807 0 0 fsync\nend\n") == 1);
+	BAD(HDR "9223372036854775808 0 0 fsync\n",
+	    "t line 12: time '9223372036854775808' is beyond 2^63-1");
+	BAD(HDR "9223372036854775810 0 0 fsync\n",
+	    "t line 12: time '9223372036854775810' is beyond 2^63-1");
+	BAD(HDR "92233720368547758070 0 0 fsync\n",
+	    "t line 12: time '92233720368547758070' is beyond 2^63-1");
+	CHECK(parse(HDR "0922337203685477580 0 0 fsync\nend\n") == 1);
+	BAD(HDR "12x 0 0 fsync\n", "t line 12: bad time '12x'");
+	BAD(HDR "12 0 0 read p1 8192:\n",
+	    "t line 12: bad length '8192:' (bytes, or pN for N pages)");
+	BAD(HDR "12 0 0 read p1 /8192\n",
+	    "t line 12: bad length '/8192' (bytes, or pN for N pages)");
+}
+
 TEST(dbtrace_line_errors)
 {
 	char *big = malloc(6000);
