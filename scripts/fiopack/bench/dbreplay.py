@@ -126,6 +126,13 @@ DESCRIPTION
     The ratio is dbreplay records/s / read_iolog records/s of each pair; the
     report gives min / median / max of the rates and of the pairwise ratios.
     Goal: >= 1.0 (printed, not asserted).
+    After each pair, fio's null engine runs a job of the same shape
+    (--ioengine=null --rw=randrw, 8 KiB, the trace's share of reads, syncs
+    counted as I/Os, the pair's iodepth, at least 5M I/Os so that its CPU
+    figures are more than rounding): fio's own CPU an I/O. The CPU tables
+    give microseconds per record of each side's job (the replaying thread,
+    fio's usr_cpu + sys_cpu), of each whole fio process (getrusage), of the
+    null job, and the differences: what each replay costs beyond fio.
 
     B. Parse rate. build/bench/dbtrace-bench parse TRACE: dbtrace_open and
     dbtrace_next over the whole trace, nothing else; CLOCK_MONOTONIC around
@@ -407,6 +414,22 @@ class Runner:
             ok = self.check("%s (read_iolog)" % label, c, want)
         return self._result("read_iolog", job, c, wall, cpu, other, ok, cmd, want, tail=tail)
 
+    def null(self, want, depth):
+        """fio's null engine with the replay's shape: the trace's records as
+        8 KiB I/Os (syncs counted as I/Os), its share of reads, random offsets
+        over its two files, @depth in flight. CPU us per I/O of the job."""
+        reads, writes = want["read"], want["write"] + want["sync"]
+        n = max(reads + writes + want["trim"], harness.NULL_MIN_OPS)
+        cmd = harness.fio_null_cmd(self.a.fio, "randrw", 8192, sum(s for _, s in FILES), n,
+                                   ["--rwmixread=%d" % round(100.0 * reads / (reads + writes)),
+                                    "--norandommap=1", "--iodepth=%d" % depth])
+        out, _, _, _, _ = self._run(cmd, quiet=False)
+        job = fio_json(out)
+        done = job["read"]["total_ios"] + job["write"]["total_ios"]
+        if done != n:
+            raise RuntimeError("null engine did %d I/Os, not %d" % (done, n))
+        return harness.job_cpu_s(job) * 1e6 / n
+
     @staticmethod
     def _result(prog, job, c, wall, cpu, other, ok, cmd, want, replay_ns=None, tail=0):
         # every record of the trace, once the counts are checked (see --help)
@@ -455,6 +478,7 @@ def part_a(a, rn, where, trace, counts, target, iolog):
                     x["other_cpus"], "" if x["counts_ok"] else "  COUNT MISMATCH",
                     "  (%d unreaped)" % x["unreaped"] if x["unreaped"] else ""))
             got["first"] = order[0]
+            got["null_us"] = rn.null(want, fio_depth(dargs))
             res.setdefault(name, []).append(got)
     return res, secs
 
@@ -566,6 +590,42 @@ def secondary_rows(res):
                          "%.2f" % statistics.median(x["cpu"] for x in xs),
                          "%.2f" % max(x["other_cpus"] for x in xs)])
     return rows
+
+
+def cpu_tables(rep, res):
+    """Per pair kind: CPU us per record of each side and of fio's null engine."""
+    rep.add("CPU per record, per pair kind. *Job*: fio's usr_cpu + sys_cpu of the job "
+            "(getrusage of the replaying thread over job_runtime; dbreplay's reader "
+            "thread, which parses the trace ahead, is not in it: part B's CPU "
+            "ns/record is what it does). *Whole process*: every thread and process of "
+            "the fio run (dbreplay's check pass and reader thread, read_iolog's loading "
+            "of its log). *fio null engine*: a job of the same shape with "
+            "--ioengine=null (8 KiB I/Os, the trace's read share, syncs as I/Os, the "
+            "pair's iodepth): fio's own cost an I/O, no system call. What is left of "
+            "a side once the null engine is taken away is the replay's: its system "
+            "calls and its engine.")
+    rep.add()
+    for name, title, _, _ in PAIRS:
+        pairs = res.get(name)
+        if not pairs:
+            continue
+        rep.add("*%s*" % title)
+        rep.add()
+
+        def us(prog, key):
+            return [p[prog][key] * 1e6 / p[prog]["records"] for p in pairs]
+        harness.cpu_per_op_table(rep, [
+            ("dbreplay, job", us("dbreplay", "job_cpu")),
+            ("read_iolog, job", us("read_iolog", "job_cpu")),
+            ("fio null engine, job", [p.get("null_us") for p in pairs]),
+            ("dbreplay, whole process", us("dbreplay", "cpu")),
+            ("read_iolog, whole process", us("read_iolog", "cpu"))], [
+            ("dbreplay's own, job", [(1, "dbreplay, job"), (-1, "fio null engine, job")]),
+            ("read_iolog's own, job", [(1, "read_iolog, job"), (-1, "fio null engine, job")]),
+            ("dbreplay beyond read_iolog, job", [(1, "dbreplay, job"),
+                                                 (-1, "read_iolog, job")]),
+            ("dbreplay beyond read_iolog, whole process",
+             [(1, "dbreplay, whole process"), (-1, "read_iolog, whole process")])])
 
 
 def runs_rows(res):
@@ -888,6 +948,7 @@ def part_a_report(rep, a, where, target, res):
     rep.table(["pair", "side", "job_runtime ms", "wall s", "job CPU s",
                "job CPU us/record", "process CPU s", "other CPUs (max)"],
               secondary_rows(res))
+    cpu_tables(rep, res)
     rep.add("<details><summary>Every run</summary>")
     rep.add()
     rep.table(["pair", "#", "side (in order)", "records", "job_runtime ms",

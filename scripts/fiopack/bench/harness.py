@@ -235,6 +235,52 @@ def fmt_rate(x):
     return "{:,.0f}".format(x)
 
 
+# ---------------------------------------------------------------- CPU per operation
+
+def job_cpu_s(job):
+    """CPU seconds of a fio job: its usr_cpu + sys_cpu, percentages of its
+    job_runtime (getrusage of the job's process, all of its threads)."""
+    return (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * job["job_runtime"] / 1000.0
+
+
+# fio's null engine costs about 0.15 us an I/O: 5M I/Os are a job of most of a
+# second, whose usr_cpu and sys_cpu mean something (a job of milliseconds shows 0)
+NULL_MIN_OPS = 5000000
+
+
+def fio_null_cmd(fio, rw, bs, span, ops, extra=()):
+    """fio's null engine with a job's shape (its rw=, bs=, the span of its
+    offsets, its operation count): what fio itself costs an I/O, without a
+    system call. The floor under every fio engine's figure."""
+    return [fio, "--output-format=json", "--name=null", "--ioengine=null", "--rw=" + rw,
+            "--bs=%d" % bs, "--size=%d" % span, "--io_size=%d" % (ops * bs),
+            "--number_ios=%d" % ops] + list(extra)
+
+
+def cpu_per_op_table(rep, sides, diffs):
+    """CPU microseconds per operation: @sides [(label, [us per op of each
+    run])], then @diffs [(label, [(sign, side label), ...])], each a sum of
+    the sides' medians: what is left of one side once the others are taken
+    away."""
+    med = {}
+    rows = []
+    for label, xs in sides:
+        s = stats(xs)
+        if s:
+            med[label] = s[1]
+        rows.append([label, "%.3f" % s[1] if s else "-",
+                     "%.3f / %.3f / %.3f" % s if s else "-",
+                     len([x for x in xs if x is not None])])
+    for label, terms in diffs:
+        if all(t in med for _, t in terms):
+            v = sum(sign * med[t] for sign, t in terms)
+            rows.append([label, "**%.3f**" % v, " ".join(
+                ("" if i == 0 and sign > 0 else "+ " if sign > 0 else "- ") + t
+                for i, (sign, t) in enumerate(terms)), "-"])
+    rep.table(["CPU per operation", "us (median)", "min / median / max, or what it is", "runs"],
+              rows)
+
+
 # ---------------------------------------------------------------- report
 
 class Report:

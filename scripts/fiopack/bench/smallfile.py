@@ -64,6 +64,12 @@ DESCRIPTION
         which a busy shared machine disturbs much less than elapsed time.
         Goal: engine/minloop
         >= 0.8.
+        Each engine run is followed by fio's null engine with the same job
+        shape (rw=write, bs=4k, the tree's span, one operation a file): what
+        fio itself costs an I/O. The CPU table gives CPU microseconds per file
+        of the engine's job, of minloop's process and of the null job, and the
+        engine's own: engine - null - minloop (minloop makes the engine's
+        system calls and builds its paths, nothing else).
         For contrast, fio's builtin filecreate engine (--ioengine=filecreate
         --create_on_open=1 --openfiles=1 --nrfiles=N --filesize=4k, all files
         in one directory) at --filecreate-sizes, each run capped by
@@ -74,9 +80,12 @@ DESCRIPTION
     B2  Random whole-file reads on the warm tree left by the last engine
         layout of B1: the engine (tree_file_op=read rw=randread norandommap=1
         number_ios=M) against `minloop read` (same count, uniform xorshift
-        choice), interleaved, --repeats each. Goal: engine/minloop >= 0.9.
-        Then the engine's tree_io_api=io_uring at iodepth 1, 4, 16 and 32 against
-        tree_io_api=sync, interleaved, files/s each and the ratio to sync.
+        choice), interleaved, --repeats each, and fio's null engine with the
+        same job shape (rw=randread norandommap=1 bs=4k, M operations), with
+        the CPU table of B1. Goal: engine/minloop >= 0.9.
+        Then the engine's tree_io_api=io_uring at iodepth 1, 4, 8, 16 and 32
+        against tree_io_api=sync, interleaved, files/s each, the job's CPU
+        microseconds per file and both ratios to sync.
 
     B3  Peak memory: max RSS of fio running a read job with fio's `thread`
         option, so the job runs inside the one fio process and
@@ -90,7 +99,7 @@ DESCRIPTION
         fio's own baseline.
 
     With --disk-dir DIR, B1 (engine and minloop, no filecreate) and B2 (the
-    engine/minloop pair) are also run in a private directory made below DIR
+    engine/minloop pair and the io_uring depths) are also run in a private directory made below DIR
     with --disk-files files (page cache warm, nothing is dropped; a `sync`
     runs before each layout, untimed). Everything created there is removed.
 
@@ -218,6 +227,19 @@ class Bench:
         j = json.loads(out[out.index("{"):])
         return j["jobs"][0], wall, rss
 
+    def null_run(self, files, ops, rw, extra=()):
+        """fio's null engine with the engine job's shape (rw=, bs=4k, a span
+        of files x 4 KiB): CPU microseconds per operation. At least
+        harness.NULL_MIN_OPS operations, @ops if more: fio's CPU figures of
+        a job of a few milliseconds are 0."""
+        ops = max(ops, harness.NULL_MIN_OPS)
+        job, _, _ = self._fio(harness.fio_null_cmd(self.fio, rw, 4096, files * 4096, ops,
+                                                   extra))
+        done = job["read" if "read" in rw else "write"]["total_ios"]
+        if done != ops:
+            raise RuntimeError("null engine did %d operations, not %d" % (done, ops))
+        return harness.job_cpu_s(job) * 1e6 / ops
+
     def minloop_run(self, mode, tree, files, ios=None, seed=1):
         cmd = [self.minloop, mode, "--dir", tree, "--files", str(files)]
         if ios is not None:
@@ -239,6 +261,12 @@ def cpu_rate(job, ddir):
     reports usr_cpu and sys_cpu as percentages of the job's run time."""
     cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * job["job_runtime"] / 1000.0
     return job[ddir]["total_ios"] / cpu if cpu > 0 else None
+
+
+def us_per_op(job, ddir):
+    """CPU microseconds per file operation of the job (its usr_cpu + sys_cpu)."""
+    n = job[ddir]["total_ios"]
+    return harness.job_cpu_s(job) * 1e6 / n if n else None
 
 
 def fmt_triplet(xs, f=fmt_rate):
@@ -276,7 +304,8 @@ def b1_layout(b, rep, sc, disk=None):
     files = a.disk_files if disk else a.files
     tmpfs_size = files * 4096 * 3 // 2 + (512 << 20)
     res = {"engine": [], "engine_wall": [], "minloop": [], "minloop_wall": [],
-           "engine_cpu": [], "minloop_cpu": [], "files": files}
+           "engine_cpu": [], "minloop_cpu": [], "engine_us": [], "minloop_us": [],
+           "null_us": [], "files": files}
     # M E | E M | M E ... : ends with an engine run whose tree B2 reuses.
     order = []
     for r in range(a.repeats):
@@ -300,6 +329,8 @@ def b1_layout(b, rep, sc, disk=None):
                 res["engine"].append(rate(job, "write"))
                 res["engine_wall"].append(files / wall)
                 res["engine_cpu"].append(cpu_rate(job, "write"))
+                res["engine_us"].append(us_per_op(job, "write"))
+                res["null_us"].append(b.null_run(files, files, "write"))
                 log("B1%s layout engine  %d files: %s files/s (wall %s)" % (
                     " disk" if disk else "", files, fmt_rate(res["engine"][-1]),
                     fmt_rate(res["engine_wall"][-1])))
@@ -308,6 +339,7 @@ def b1_layout(b, rep, sc, disk=None):
                 res["minloop"].append(out["files_per_s"])
                 res["minloop_wall"].append(files / wall)
                 res["minloop_cpu"].append(files / out["cpu_s"] if out["cpu_s"] else None)
+                res["minloop_us"].append(out["cpu_s"] * 1e6 / files)
                 log("B1%s layout minloop %d files: %s files/s (wall %s)" % (
                     " disk" if disk else "", files, fmt_rate(res["minloop"][-1]),
                     fmt_rate(res["minloop_wall"][-1])))
@@ -347,12 +379,16 @@ def b1_filecreate(b, sc):
 
 def b2_reads(b, tree, files, ios, repeats, label=""):
     res = {"engine": [], "minloop": [], "engine_wall": [], "minloop_wall": [],
-           "engine_cpu": [], "minloop_cpu": []}
+           "engine_cpu": [], "minloop_cpu": [], "engine_us": [], "minloop_us": [],
+           "null_us": []}
     # warm-up pass (dentries, page cache), untimed
     b.minloop_run("read", tree, files, ios=min(ios, files), seed=99)
     for r in range(repeats):
         order = ["minloop", "engine"] if r % 2 == 0 else ["engine", "minloop"]
-        for tool in order:
+        for tool in order + ["null"]:
+            if tool == "null":
+                res["null_us"].append(b.null_run(files, ios, "randread", ["--norandommap=1"]))
+                continue
             if tool == "engine":
                 job, wall, _ = b.fio_engine(tree, files, [
                     "--tree_file_op=read", "--rw=randread", "--norandommap=1",
@@ -362,21 +398,25 @@ def b2_reads(b, tree, files, ios, repeats, label=""):
                 res["engine"].append(rate(job, "read"))
                 res["engine_wall"].append(ios / wall)
                 res["engine_cpu"].append(cpu_rate(job, "read"))
+                res["engine_us"].append(us_per_op(job, "read"))
             else:
                 out, wall = b.minloop_run("read", tree, files, ios=ios, seed=r + 1)
                 res["minloop"].append(out["files_per_s"])
                 res["minloop_wall"].append(ios / wall)
                 res["minloop_cpu"].append(ios / out["cpu_s"] if out["cpu_s"] else None)
+                res["minloop_us"].append(out["cpu_s"] * 1e6 / ios)
             log("B2%s read %-7s %d ios: %s files/s" % (label, tool, ios, fmt_rate(res[tool][-1])))
     return res
 
 
-URING_DEPTHS = [1, 4, 16, 32]
+URING_DEPTHS = [1, 4, 8, 16, 32]
 
 
-def b2_uring(b, tree, files, ios, repeats):
+def b2_uring(b, tree, files, ios, repeats, label=""):
+    """files/s of each tree_io_api (res[c]) and the job's CPU us per file (res[c + "_us"])."""
     configs = ["sync"] + ["uring%d" % d for d in URING_DEPTHS]
     res = {c: [] for c in configs}
+    res.update({c + "_us": [] for c in configs})
     for r in range(repeats):
         # rotate the order each repeat so no config always runs first
         order = configs[r % len(configs):] + configs[:r % len(configs)]
@@ -391,7 +431,8 @@ def b2_uring(b, tree, files, ios, repeats):
             if job["error"]:
                 raise RuntimeError("engine read (%s) error %d" % (c, job["error"]))
             res[c].append(rate(job, "read"))
-            log("B2 %-7s %d ios: %s files/s" % (c, ios, fmt_rate(res[c][-1])))
+            res[c + "_us"].append(us_per_op(job, "read"))
+            log("B2%s %-7s %d ios: %s files/s" % (label, c, ios, fmt_rate(res[c][-1])))
     return res
 
 
@@ -526,6 +567,23 @@ def vs_minloop_tables(rep, r, goal):
         ["engine/minloop (wall clock)", wr, ws, "-"],
         ["engine/minloop (per CPU-second)", cr, cs, "-"],
     ])
+    cpu_table(rep, r)
+
+
+def cpu_table(rep, r):
+    """CPU us per file: the engine, minloop, fio's null engine, and what is the engine's."""
+    rep.add("CPU per file: the engine's job (fio's usr_cpu + sys_cpu), minloop's process "
+            "(getrusage), fio's null engine with the engine job's shape (rw=, bs=4k, the "
+            "same span and count; fio's own cost an I/O, no system call). minloop makes the "
+            "engine's system calls and builds its paths, nothing more, so what is left of "
+            "the engine once fio's null engine and minloop are taken away is the engine's "
+            "own.")
+    rep.add()
+    harness.cpu_per_op_table(rep, [
+        ("engine", r["engine_us"]), ("minloop", r["minloop_us"]),
+        ("fio null engine", r["null_us"])], [
+        ("the engine's own", [(1, "engine"), (-1, "fio null engine"), (-1, "minloop")]),
+        ("fio's and the engine's", [(1, "engine"), (-1, "minloop")])])
 
 
 def b1_report(rep, r, fc, where):
@@ -556,18 +614,21 @@ def b2_report(rep, r, ios, files, where):
     vs_minloop_tables(rep, r, ">= 0.9")
 
 
-def b2_uring_report(rep, ru):
+def b2_uring_report(rep, ru, where="tmpfs"):
     """The io_uring table of B2: each depth against the sync reads."""
-    rep.add("#### tree_io_api=io_uring vs tree_io_api=sync (same job otherwise)")
+    rep.add("#### tree_io_api=io_uring vs tree_io_api=sync (same job otherwise), %s" % where)
     rep.add()
     rows = []
     for c in ["sync"] + ["uring%d" % d for d in URING_DEPTHS]:
         med, s = fmt_triplet(ru[c])
         name = "sync" if c == "sync" else "io_uring iodepth=%s" % c[5:]
         rr, rs = ratio_cell(ru[c], ru["sync"])
-        rows.append([name, med, s, rr, rs])
+        us = stats(ru.get(c + "_us", []))
+        cr, _ = ratio_cell(ru.get("sync_us", []), ru.get(c + "_us", []))
+        rows.append([name, med, s, rr, rs, "%.3f" % us[1] if us else "-", cr])
     rep.table(["tree_io_api", "files/s median", "min / median / max",
-               "ratio to sync (medians)", "pairwise min / median / max"], rows)
+               "ratio to sync (medians)", "pairwise min / median / max",
+               "job CPU us/file (median)", "files per CPU-second, ratio to sync"], rows)
 
 
 def b3_report(rep, r3, a):
@@ -615,6 +676,9 @@ def disk_runs(b, a, sc, disk, rep, results):
     rr = b2_reads(b, kept[1], a.disk_files, a.read_ios, a.repeats, label=" disk")
     results["disk_B2"] = rr
     b2_report(rep, rr, a.read_ios, a.disk_files, "disk (page cache warm)")
+    ru = b2_uring(b, kept[1], a.disk_files, a.read_ios, a.repeats, label=" disk")
+    results["disk_B2_uring"] = ru
+    b2_uring_report(rep, ru, "disk (page cache warm)")
     disk.remove(kept[1])
 
 
