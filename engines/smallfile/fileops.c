@@ -19,6 +19,9 @@ uint64_t sf_next_rand(struct sf_data *sd)
 /* The size the tree's arithmetic gives the file of @slot (the layout's). */
 uint64_t sf_file_size(struct sf_data *sd, uint64_t slot)
 {
+	/* a fixed size needs no hash of the slot: two mix64 rounds a file fewer */
+	if (sd->sizes.kind == SIZE_FIXED)
+		return sd->sizes.lo;
 	return size_dist_sample(&sd->sizes, hash_item(sd->seed, STREAM_SIZE, slot));
 }
 
