@@ -301,8 +301,9 @@ static unsigned align_index(unsigned align)
 
 static int unaligned(const struct dbr_job *dj, const struct dbtrace_rec *r)
 {
-	return dbr_misaligned_at(r) <= align_index(dj->dio_align) &&
-	       file_direct(dj, dj->files[r->file].decl);
+	/* most replays have no O_DIRECT file: that answer costs less than the alignment's */
+	return file_direct(dj, dj->files[r->file].decl) &&
+	       dbr_misaligned_at(r) <= align_index(dj->dio_align);
 }
 
 /* Records done through a buffered descriptor: unaligned ones of O_DIRECT files. */
@@ -558,11 +559,14 @@ int dbr_run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err)
 	}
 }
 
-/* A whole read or write with pread/pwrite: short transfers and EINTR continue. */
-static int rw_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes)
+/*
+ * A whole read or write with pread/pwrite on @fd from @off (dbr_io_target's):
+ * short transfers and EINTR continue.
+ */
+static int rw_sync(struct dbr_job *dj, const struct dbtrace_rec *r, int fd, uint64_t off,
+		   uint64_t *bytes)
 {
-	uint64_t off, done = 0;
-	int fd = dbr_io_target(dj, r, &off);
+	uint64_t done = 0;
 
 	while (done < r->len) {
 		ssize_t n = r->op == DBTRACE_READ
@@ -600,7 +604,7 @@ int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *byte
 	switch (r->op) {
 	case DBTRACE_READ:
 	case DBTRACE_WRITE:
-		return rw_sync(dj, r, bytes);
+		return rw_sync(dj, r, fd, off, bytes);
 	case DBTRACE_FSYNC:
 		return NOINTR(fsync(fd)) ? -errno : 0;
 	case DBTRACE_FDATASYNC:
