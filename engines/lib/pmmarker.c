@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "decimal.h"
 #include "errmsg.h"
 #include "pmmarker.h"
 #include "sysutil.h"
@@ -39,15 +40,22 @@ static void format_head(char *head, int made_dir)
 	head[PMM_HEAD_LEN] = '\0';
 }
 
-/* @u (negated if @neg) right-aligned in the @width bytes at @dst, as "%*lld" prints it. */
+/*
+ * @u (negated if @neg) right-aligned in the @width bytes at @dst, as "%*lld"
+ * prints it; of a wider number, its last @width digits (pmm_parse's check
+ * of a line then fails, as it must).
+ */
 static void put_num(char *dst, int width, uint64_t u, int neg)
 {
-	char *p = dst + width;
+	char digits[20], *end = digits + sizeof(digits), *q = dec_write(end, u), *p;
+	int n = (int)(end - q);
 
-	do {
-		*--p = '0' + u % 10;
-		u /= 10;
-	} while (u && p > dst);
+	if (n > width) {
+		q += n - width;
+		n = width;
+	}
+	p = dst + width - n;
+	memcpy(p, q, n);
 	if (neg && p > dst)
 		*--p = '-';
 	memset(dst, ' ', p - dst);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "errmsg.h"
 #include "tree.h"
 
@@ -200,27 +201,9 @@ static int path_append(char *buf, size_t len, int at, const char *s)
 /* @v in decimal, zero-padded to at least @width digits, at @p (room for 20 or @width); its length. */
 static unsigned put_decimal(char *p, uint64_t v, unsigned width)
 {
-	/* two digits a step: half the divisions of one a step */
-	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-				    "25262728293031323334353637383940414243444546474849"
-				    "50515253545556575859606162636465666768697071727374"
-				    "75767778798081828384858687888990919293949596979899";
-	char digits[20], *q = digits + sizeof(digits);
-	unsigned n, len;
+	char digits[20], *end = digits + sizeof(digits), *q = dec_write(end, v);
+	unsigned n = (unsigned)(end - q), len = n < width ? width : n;
 
-	while (v >= 100) {
-		q -= 2;
-		memcpy(q, pairs + 2 * (v % 100), 2);
-		v /= 100;
-	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, pairs + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	n = (unsigned)(digits + sizeof(digits) - q);
-	len = n < width ? width : n;
 	memset(p, '0', len - n);
 	memcpy(p + len - n, q, n);
 	return len;

@@ -1,4 +1,5 @@
 /* PostMark's file operations as plain system calls (see pmengine.h). */
+#include "decimal.h"
 #include "pmengine.h"
 
 /* ------------------------------------------------------------------ */
@@ -279,9 +280,9 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 {
 	int buffered = pd->cfg.buffered, tmp, dfd, fd, ret = 0, cret, rec;
 	uint64_t key, ino = 0;
-	char name[16];
+	char name[24];
 
-	snprintf(name, sizeof(name), "%d", op->name);
+	dec_i64(name, op->name);
 	dfd = pm_dir_of(pd, op, &tmp);
 	if (dfd < 0)
 		return -errno;

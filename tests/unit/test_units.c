@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "decimal.h"
 #include "units.h"
 
 static int size_is(const char *s, uint64_t want)
@@ -131,4 +132,32 @@ TEST(units_option_ranges)
 	CHECK(opt_bad(" 1", 0, 9, "o= 1 is not a whole number (0..9)"));
 	/* the user's text is quoted on one line */
 	CHECK(opt_bad("1\n2", 0, 9, "o=1?2 is not a whole number (0..9)"));
+}
+
+/* engines/lib/decimal.h: the same bytes as printf, every length of number */
+TEST(decimal_writes_what_printf_would)
+{
+	char got[32], want[32], digits[20], *end = digits + sizeof(digits), *q;
+	uint64_t p = 1;
+	int i, d;
+
+	for (i = 0; i < 20; i++, p *= 10) {
+		const uint64_t us[] = { p - 1, p, p + 1, p * 9 + 7 };
+
+		for (d = 0; d < 4; d++) {
+			int64_t v = (int64_t)us[d];
+
+			snprintf(want, sizeof(want), "%llu", (unsigned long long)us[d]);
+			q = dec_write(end, us[d]);
+			CHECK(end - q == (long)strlen(want) && !memcmp(q, want, end - q));
+			snprintf(want, sizeof(want), "%lld", (long long)v);
+			CHECK(dec_i64(got, v) == strlen(want) && !strcmp(got, want));
+			snprintf(want, sizeof(want), "%lld", (long long)-v);
+			CHECK(dec_i64(got, -v) == strlen(want) && !strcmp(got, want));
+		}
+	}
+	q = dec_write(end, UINT64_MAX);
+	CHECK(end - q == 20 && !memcmp(q, "18446744073709551615", 20));
+	CHECK(dec_i64(got, INT64_MIN) == 20 && !strcmp(got, "-9223372036854775808"));
+	CHECK(dec_i64(got, INT64_MAX) == 19 && !strcmp(got, "9223372036854775807"));
 }
