@@ -7,15 +7,16 @@ count), and the report is (Ir(2N) - Ir(N)) / N: start-up, option parsing,
 a trace's check pass and fio's clock calibration cancel out, what is left
 is what one more operation costs. Instruction counts do not depend on the
 machine's load, so this is the measure to work with on a busy machine
-(docs/benchmarks.md, "Instructions per operation"). The kernel's side of a
+(docs/benchmarks-cpu.md). The kernel's side of a
 system call is not counted (callgrind sees user space only).
 
     bench/ir-per-op.py [--top K] [--fresh BASE] N COMMAND ARGS...
 
 @DIR@ in ARGS is a new empty directory below BASE (--fresh) for each of
 the two runs (a layout that must start from nothing), removed afterwards.
---top K also lists the K functions whose instructions grow most per
-operation. valgrind 3.19 does not know openat2: the engines and minloop
+--top K also lists the instructions per operation of each program and
+library (fio's own share beside the engine's and libc's) and the K
+functions whose instructions grow most per operation. valgrind 3.19 does not know openat2: the engines and minloop
 then open with openat (their path for kernels before 5.6), which changes
 no instruction count of their own that matters here.
 
@@ -93,6 +94,16 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     per = {k: (big.get(k, 0) - small.get(k, 0)) / a.n for k in set(small) | set(big)}
     print("%.0f instructions per operation (N=%d)" % (sum(per.values()), a.n))
+    if a.top:
+        # by program or library: fio's own share beside the engine's and libc's
+        objs = {}
+        for k, v in per.items():
+            m = re.search(r"\[([^\]]+)\]\s*$", k)
+            o = os.path.basename(m.group(1)) if m else "(inlined, object not named)"
+            objs[o] = objs.get(o, 0) + v
+        for o, v in sorted(objs.items(), key=lambda kv: -abs(kv[1])):
+            if abs(v) >= 1:
+                print("%9.1f  [%s]" % (v, o))
     for k, v in sorted(per.items(), key=lambda kv: -abs(kv[1]))[:a.top]:
         print("%9.1f  %s" % (v, k))
 
