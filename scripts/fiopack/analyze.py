@@ -94,7 +94,6 @@ EXIT STATUS
 """
 import argparse
 import json
-import math
 import re
 import sys
 from pathlib import Path
@@ -104,17 +103,15 @@ from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.results import axes as fioaxes
 from fiopack.results import hosts as fiohosts
+from fiopack.results import plots
 from fiopack.results import report as fioreport
-from fiopack.results.data import (AnalysisError, DEFAULT_FIGURES, Dataset, FIELDS, load,
-                                  sort_key, text_of)
-from fiopack.results.metrics import (COMBINE, Metric, SIMPLE, Stats, ambiguity, dim_value,
-                                     check_homogeneous, check_names, parse_metric,
-                                     parse_where, per_run_values, select)
-from fiopack.results.tables import (csv_val, order, order_keys, build_table, key_text,
-                                    provenance, provenance_line, render_csv, render_html,
-                                    render_markdown, rows_json, rows_table)
-from fiopack.results.figures import (devices, load_figures, pair_metrics, resolve_maps,
-                                     unit_factor)
+from fiopack.results.data import AnalysisError, DEFAULT_FIGURES, Dataset, FIELDS, load, text_of
+from fiopack.results.metrics import (COMBINE, SIMPLE, check_names, parse_where, select,
+                                     split_dims)
+from fiopack.results.tables import (csv_val, order, build_table, provenance, provenance_line,
+                                    render_csv, render_html, render_markdown, rows_json,
+                                    rows_table)
+from fiopack.results.figures import load_figures
 from fiopack.results.regress import compare, key_label, parse_threshold, varying_keys
 
 PROG = "fio-pack analyze"
@@ -637,10 +634,6 @@ def emit(a, text: str) -> None:
         sys.stdout.write(text)
 
 
-def split_dims(text) -> list:
-    return [d.strip() for d in text.split(",") if d.strip()] if text else []
-
-
 def default_rows(ds) -> list:
     names = []
     for run in ds.runs:
@@ -759,326 +752,36 @@ def cmd_table(a) -> int:
 # plot
 # ---------------------------------------------------------------------------
 
-def _pyplot():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        # SVG text stays text: labels can be searched, edited and read back
-        matplotlib.rcParams["svg.fonttype"] = "none"
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise AnalysisError("plot needs matplotlib: apt-get install python3-matplotlib "
-                               "(scripts/install-deps.sh --test installs it)")
-    return plt
-
-
-def _x_positions(values):
-    """(numeric?, {value: position}, tick labels)."""
-    vals = order(values)
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
-        return True, {v: v for v in vals}, None
-    return False, {v: i for i, v in enumerate(vals)}, [text_of(v) for v in vals]
-
-
-def series_label(dims, key, names=None) -> str:
-    """A legend entry: the target alone, "target, host" by default with several
-    hosts (hosts by name), else NAME=VALUE pairs."""
-    key = fiohosts.show(dims, key, names or {})
-    if set(dims) <= {"target", "host"}:
-        return key_text(key)
-    return ", ".join(f"{d}={text_of(v)}" for d, v in zip(dims, key))
-
-
 def cmd_plot(a) -> int:
     if not a.output:
         raise Usage(f"{PROG} plot: give -o FILE.png or -o FILE.svg")
     for o in a.output:
         if Path(o).suffix.lower() not in (".png", ".svg"):
             raise Usage(f"-o {o}: plot writes .png or .svg files")
-    plt = _pyplot()
+    plt, fig, data, desc, ds = make_plot(a)
+    prov = provenance(ds, [PROG] + ARGV, {"plot": desc,
+                                                     "outputs": [str(o) for o in a.output]})
+    plots.save_plot(fig, a.output, prov, data)
+    plt.close(fig)
+    return 0
+
+
+def make_plot(a):
+    """(pyplot, the figure, its data, its description, the data set) of the
+    plot command @a: what cmd_plot saves, and what the tests look into."""
+    plt = plots.pyplot()
     if a.percentiles:
         if a.metric or a.x:
             raise Usage(f"{PROG} plot --percentiles draws latency percentiles: "
                         f"no --metric or --x")
         ds = load_inputs(a, a.results, keep_bins=True)
-        fig, data, desc = plot_percentiles(plt, ds, a)
+        fig, data, desc = plots.plot_percentiles(plt, ds, a)
     else:
         if len(a.metric) != 1 or not a.x:
             raise Usage(f"{PROG} plot: give one --metric and --x PARAM (or --percentiles)")
         ds = load_inputs(a, a.results, exprs=exprs_of(a.metric))
-        fig, data, desc = plot_metric(plt, ds, a)
-    prov = provenance(ds, [PROG] + ARGV, {"plot": desc,
-                                                     "outputs": [str(o) for o in a.output]})
-    save_plot(fig, a.output, prov, data)
-    plt.close(fig)
-    return 0
-
-
-def save_plot(fig, paths, prov, data) -> None:
-    meta_json = json.dumps(prov, separators=(",", ":"), default=str)
-    title = prov["plot"].get("title", "fio-pack plot")
-    software = f"fio-pack analyze {prov['pack_version']}"
-    summary = (f"{title}; {prov['runs']} runs; fio {', '.join(prov['fio_versions']) or '?'}; "
-               f"inputs: {', '.join(prov['arguments'])}; command: {prov['command']}")
-    for o in paths:
-        if o.lower().endswith(".png"):
-            md = {"Title": title, "Software": software, "Description": summary,
-                  "Source": ", ".join(prov["arguments"]), "fio-pack provenance": meta_json}
-            md = {k: v.encode("latin-1", "replace").decode("latin-1") for k, v in md.items()}
-        else:
-            md = {"Title": title, "Creator": software, "Description": meta_json,
-                  "Source": ", ".join(prov["arguments"]),
-                  "Keywords": ["fio"] + prov["fio_versions"]}
-        with outputs.Output(o, "-o") as out:
-            fig.savefig(out.file, format=Path(o).suffix.lower()[1:], metadata=md)
-        side = dict(prov, output=str(o), data=data)
-        outputs.write_output(str(o) + ".json", json.dumps(side, indent=1, default=str) + "\n",
-                             "-o")
-
-
-def plot_metric(plt, ds, a):
-    where = parse_where(a.where)
-    rows = select(ds.rows, where)
-    names = fiohosts.host_names(rows)
-    series_d = split_dims(a.series) if a.series is not None else \
-        fiohosts.default_dims(rows, ["target"], [a.x])
-    check_names(ds.rows, series_d + [a.x], "plot by")
-    if not rows:
-        raise AnalysisError("no rows left after --where")
-    metric = parse_metric(a.metric[0], ds, rows)
-    dims = series_d + [a.x]
-    per = per_run_values(metric, rows, dims, a.combine,
-                            any_op=any(w[0] == "op" for w in where))
-    if not per:
-        raise AnalysisError(f"metric {metric.text}: no row of the selected results has it")
-    check_homogeneous(per, dims, metric)
-    ns = len(series_d)
-    series = {}
-    for key, runs in per.items():
-        series.setdefault(key[:ns], {})[key[ns]] = Stats([v for v, _ in runs.values()],
-                                                            list(runs))
-    numeric, pos, labels = _x_positions([k[ns] for k in per])
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
-    data = {"x": a.x, "metric": metric.text, "unit": metric.unit,
-            "definition": metric.describe(), "series": [], "published": []}
-    colours = {}
-    for skey in order_keys(list(series)):
-        pts = series[skey]
-        xs = sorted(pts, key=sort_key)
-        med = [pts[x].median for x in xs]
-        lo = [pts[x].median - pts[x].min for x in xs]
-        hi = [pts[x].max - pts[x].median for x in xs]
-        label = series_label(series_d, skey, names) or metric.text
-        px = [pos[x] for x in xs]
-        if any(pts[x].n > 1 for x in xs):
-            line = ax.errorbar(px, med, yerr=[lo, hi], marker="o", capsize=3, label=label)
-            colour = line[0].get_color()
-        else:
-            (line,) = ax.plot(px, med, marker="o", label=label)
-            colour = line.get_color()
-        colours[skey] = colour
-        data["series"].append({"label": label, "key": dict(zip(series_d, skey)), "points": [
-            {"x": x, "median": pts[x].median, "min": pts[x].min, "max": pts[x].max,
-             "n": pts[x].n, "cv": pts[x].cv, "runs": pts[x].runs} for x in xs]})
-    if a.reference:
-        _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, data)
-    elif a.map or a.all_published:
-        raise Usage("--map and --all-published need --reference FIGURES")
-    xscale = "log2" if a.logx else a.xscale
-    if not numeric:
-        if xscale != "auto":
-            raise Usage(f"--xscale {xscale}: {a.x} is not numeric (its values are placed "
-                        f"in order)")
-        ax.set_xticks(list(range(len(labels))))
-        ax.set_xticklabels(labels)
-    else:
-        xscale = fioaxes.set_x_axis(ax, list(pos.values()) + [
-            pt["x"] for pub in data["published"] for pt in pub["points"]], xscale, a.x)
-    fioaxes.set_y_axis(ax, [v for s in data["series"] for pt in s["points"]
-                            for v in (pt["min"], pt["max"])]
-                       + [pt["value"] for pub in data["published"] for pt in pub["points"]],
-                       log=a.logy)
-    sc = sorted({r["scenario"] for r in rows if r["scenario"]})
-    title = a.title or ((" / ".join(sc) + ": ") if sc else "") + f"{metric.text} vs {a.x}"
-    ax.set_title(title)
-    ax.set_xlabel(a.x)
-    ax.set_ylabel(metric.label)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    desc = {"kind": "metric", "title": title, "metric": metric.text, "unit": metric.unit,
-            "definition": metric.describe(), "x": a.x, "xscale": xscale if numeric else "order",
-            "series": series_d, "where": a.where, "reference": a.reference, "map": a.map}
-    return fig, data, desc
-
-
-def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, data):
-    doc = load_figures(a.reference)
-    sids = sorted({r["scenario"] for r in rows if r["scenario"]})
-    if len(sids) != 1:
-        raise AnalysisError("--reference: the results must hold one scenario "
-                               f"(they hold {', '.join(sids) or 'none'}); use --where or "
-                               f"--scenario")
-    if metric.kind != "cat":
-        raise AnalysisError(f"--reference: {metric.text} is not a catalogue metric of "
-                               f"{sids[0]}; published figures pair with those "
-                               f"({', '.join(m['name'] for m in ds.scenarios[sids[0]].get('metrics') or [])})")
-    sc = ds.scenarios[sids[0]]
-    figs = [f for f in doc["figures"] if f.get("scenario") == sids[0]]
-    pairing = pair_metrics(sc, figs, {})
-    fms = [fm for fm, cm in pairing.items() if cm == metric.text]
-    figs_m = [f for f in figs if f["metric"] in fms and f.get("kind") == "measured"
-              and a.x in (f.get("params") or {})]
-    if not figs_m:
-        raise AnalysisError(f"{a.reference}: no published {metric.text} of {sids[0]} "
-                               f"against {a.x}")
-    targets = {r["target"] for r in rows}
-    mapping = resolve_maps(a.map, figs, targets)
-    devs = devices(figs_m)
-    chosen = [(d, t) for d, t in mapping if d in devs]
-    if a.all_published:
-        chosen += [(d, None) for d in devs if d not in dict(chosen)]
-    if not chosen:
-        raise AnalysisError("--reference: say which published devices to draw with "
-                               "--map DEVICE=TARGET or --all-published (devices: "
-                               + ", ".join(f"{k} ({v})" for k, v in devs.items()) + ")")
-    src = doc.get("sources", {}).get(sc.get("source"), {})
-    for d, t in chosen:
-        pts = []
-        for f in figs_m:
-            if f.get("device_id") != d or f.get("value") is None:
-                continue
-            x = f["params"][a.x]
-            if isinstance(x, str) and re.fullmatch(r"-?\d+", x):
-                x = int(x)
-            if x not in pos and not numeric:
-                continue
-            fac = unit_factor(f.get("unit_normalised"), metric.unit)
-            if fac is None:
-                continue
-            pts.append((x, f["value"] * fac, f["id"]))
-        pts.sort(key=lambda p: sort_key(p[0]))
-        if not pts:
-            continue
-        colour = None
-        if t is not None and series_d[:1] == ["target"]:
-            colour = next((c for k, c in colours.items() if k[0] == t), None)
-        label = f"{devs[d]} (published {sc.get('source')}" + (f", vs {t})" if t else ")")
-        ax.plot([pos.get(x, x) for x, _, _ in pts], [v for _, v, _ in pts], linestyle="--",
-                marker="o", markerfacecolor="none", color=colour, label=label)
-        data["published"].append({"device_id": d, "device": devs[d], "target": t,
-                                  "source": sc.get("source"), "title": src.get("title"),
-                                  "points": [{"x": x, "value": v, "figure": i}
-                                             for x, v, i in pts]})
-
-
-NINES = (50, 90, 99, 99.9, 99.99, 99.999, 99.9999)
-
-
-def _nines(p):
-    return -math.log10(max(1e-12, 1 - p / 100.0))
-
-
-# long: one figure, its axes, series, reference lines and provenance in order
-def plot_percentiles(plt, ds, a):
-    where = parse_where(a.where)
-    rows = select(ds.rows, where)
-    names = fiohosts.host_names(rows)
-    series_d = split_dims(a.series) if a.series is not None else \
-        fiohosts.default_dims(rows, ["target"])
-    check_names(ds.rows, series_d, "plot by")
-    cand = [r for r in rows if r["direction"] not in ("total",) and not r["op"]]
-    if a.direction:
-        cand = [r for r in cand if r["direction"] == a.direction]
-    else:
-        dirs = sorted({r["direction"] for r in cand})
-        if len(dirs) > 1:
-            raise AnalysisError(f"the results have latencies for {', '.join(dirs)}: "
-                                   f"choose with --direction")
-    if not cand:
-        raise AnalysisError("no latency in the selected results"
-                               + (f" for direction {a.direction}" if a.direction else ""))
-    kind = "lat" if cand[0]["direction"] == "sync" else "clat"
-    groups = {}
-    for r in cand:
-        skey = tuple(dim_value(r, d) for d in series_d)
-        groups.setdefault(skey, {}).setdefault(r["run"], []).append(r)
-    fake = Metric(f"{cand[0]['direction']}.{kind} percentiles", "gen", f"{kind}_percentiles",
-                     "ms", qual=cand[0]["direction"])
-    for skey, runs in groups.items():
-        for run, rs in runs.items():
-            if len(rs) > 1:
-                raise AnalysisError(ambiguity(fake, skey, series_d, run,
-                                                     [(r, 0) for r in rs]))
-    check_homogeneous({k: {run: (0, rs) for run, rs in v.items()} for k, v in groups.items()},
-                         series_d, fake)
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
-    data = {"direction": cand[0]["direction"], "latency": kind, "unit": "ms", "series": []}
-    fallback = False
-    for skey in order_keys(list(groups)):
-        runs = groups[skey]
-        bins = {}
-        have_bins = all(r.get(f"{kind}_bins") for rs in runs.values() for r in rs)
-        if have_bins:
-            for rs in runs.values():
-                for k, c in rs[0][f"{kind}_bins"].items():
-                    bins[int(k)] = bins.get(int(k), 0) + c
-            items = sorted(bins.items())
-            total = sum(c for _, c in items)
-            xs, ys, cum = [], [], 0
-            for v, c in items:
-                cum += c
-                p = 100.0 * cum / total
-                if p > a.x_max and xs:
-                    break
-                xs.append(p)
-                ys.append(v / 1e6)
-            source = "json+ histogram (clat_ns.bins)" if kind == "clat" else \
-                "json+ histogram (lat_ns.bins)"
-        else:
-            fallback = True
-            if len(runs) > 1:
-                raise AnalysisError(
-                    f"series {key_text(skey)}: {len(runs)} runs without json+ histograms "
-                    f"cannot be pooled: run fio with --output-format=json+ or pick one run "
-                    f"with --where run=ID")
-            r = next(iter(runs.values()))[0]
-            pts = sorted((float(k.split("_p")[1][:-3]), v) for k, v in r.items()
-                         if k.startswith(f"{kind}_p") and k.endswith("_ns"))
-            if not pts:
-                raise AnalysisError(f"series {key_text(skey)}: no {kind} percentiles "
-                                       f"in {r['source']}")
-            xs = [p for p, _ in pts if p <= a.x_max]
-            ys = [v / 1e6 for p, v in pts if p <= a.x_max]
-            total = r.get(f"{kind}_N")
-            source = "fio's percentile list (no json+ histogram)"
-        label = series_label(series_d, skey, names) or data["direction"]
-        ax.plot([_nines(p) for p in xs], ys, marker="." if not have_bins else None,
-                label=f"{label} ({total} I/Os)")
-        data["series"].append({"label": label, "key": dict(zip(series_d, skey)),
-                               "runs": sorted(runs), "samples": total, "source": source,
-                               "points": [{"percentile": p, "latency_ms": y}
-                                          for p, y in zip(xs, ys)]})
-    ticks = [n for n in NINES if n <= a.x_max]
-    ax.set_xticks([_nines(n) for n in ticks])
-    ax.set_xticklabels([text_of(n) for n in ticks])
-    ax.set_yscale("log")
-    ax.set_xlabel("percentile")
-    ax.set_ylabel(f"{data['direction']} {'completion ' if kind == 'clat' else ''}latency (ms)")
-    sc = sorted({r["scenario"] for r in rows if r["scenario"]})
-    title = a.title or ((" / ".join(sc) + ": ") if sc else "") + \
-        f"{data['direction']} latency percentiles"
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    if fallback:
-        print(f"{PROG}: note: no json+ histograms: drew fio's percentile list "
-              f"(run fio with --output-format=json+ for full curves)", file=sys.stderr)
-    desc = {"kind": "percentiles", "title": title, "direction": data["direction"],
-            "latency": kind, "series": series_d, "where": a.where,
-            "from": "json+ histograms" if not fallback else "fio percentile list"}
-    return fig, data, desc
+        fig, data, desc = plots.plot_metric(plt, ds, a)
+    return plt, fig, data, desc, ds
 
 
 # ---------------------------------------------------------------------------

@@ -330,3 +330,8 @@ def check_homogeneous(cell_runs: dict, dims, metric) -> None:
 
 
 # ---------------------------------------------------------------------------
+
+
+def split_dims(text) -> list:
+    """"target,host" -> ["target", "host"]: the names of --rows, --cols, --series."""
+    return [d.strip() for d in text.split(",") if d.strip()] if text else []
