@@ -6,6 +6,7 @@ import json
 import math
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 from fiopack import outputs
@@ -49,6 +50,60 @@ def series_label(dims, key, names=None) -> str:
     if set(dims) <= {"target", "host"}:
         return key_text(key)
     return ", ".join(f"{d}={text_of(v)}" for d, v in zip(dims, key))
+
+
+# the conditions a reader needs to judge a plotted figure, when the results
+# give them; each is left out of the caption when it is a plotted dimension
+CONDITIONS = ("size", "bs", "runtime", "direct")
+
+
+def _condition(name, vals) -> str:
+    shown = [text_of(v) for v in order(vals)]
+    text = "/".join(shown)
+    if name == "runtime":
+        return f"runtime {text} s" if all(re.fullmatch(r"\d+", t) for t in shown) \
+            else f"runtime {text}"
+    if name == "direct":
+        return f"direct={text}"
+    return f"{name} {text}"
+
+
+def caption(rows, dims, where, point=None) -> str:
+    """The subtitle under a plot's title: the conditions of the rows drawn
+    (size, bs, runtime, direct; several values joined by /), what a point
+    and a bar are, and the --where filter, so that the picture sent on
+    alone still says what was measured."""
+    parts = []
+    for name in CONDITIONS:
+        if name in dims:
+            continue
+        vals = {r["params"].get(name) for r in rows} - {None, ""}
+        if name == "runtime":
+            vals -= {0, "0"}
+        if vals:
+            parts.append(_condition(name, vals))
+    text = ", ".join(parts)
+    if point:
+        text += ("; " if text else "") + point
+    if where:
+        text += ("; " if text else "") + "where " + " ".join(where)
+    return textwrap.fill(text, 110)
+
+
+def repeats_text(stats) -> str:
+    """"point: median of 3 repeats, bar: min-max", from the points' Stats."""
+    ns = sorted({st.n for st in stats})
+    if not ns or ns[-1] == 1:
+        return "point: one run"
+    n = str(ns[-1]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+    return f"point: median of {n} repeats, bar: min–max"
+
+
+def finish(fig, ax, title, subtitle) -> None:
+    """Title above, the conditions under it."""
+    fig.suptitle(title)
+    ax.set_title(subtitle, fontsize="small")
+    ax.legend(fontsize="small")
 
 
 def save_plot(fig, paths, prov, data) -> None:
@@ -95,7 +150,7 @@ def plot_metric(plt, ds, a):
         series.setdefault(key[:ns], {})[key[ns]] = Stats([v for v, _ in runs.values()],
                                                             list(runs))
     numeric, pos, labels = _x_positions([k[ns] for k in per])
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=100, layout="constrained")
     data = {"x": a.x, "metric": metric.text, "unit": metric.unit,
             "definition": metric.describe(), "series": [], "published": []}
     colours = {}
@@ -137,13 +192,14 @@ def plot_metric(plt, ds, a):
                        log=a.logy)
     sc = sorted({r["scenario"] for r in rows if r["scenario"]})
     title = a.title or ((" / ".join(sc) + ": ") if sc else "") + f"{metric.text} vs {a.x}"
-    ax.set_title(title)
+    drawn = [r for runs in per.values() for _, rs in runs.values() for r in rs]
+    subtitle = caption(drawn, dims, a.where,
+                       repeats_text([st for pts in series.values() for st in pts.values()]))
     ax.set_xlabel(a.x)
     ax.set_ylabel(metric.label)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    desc = {"kind": "metric", "title": title, "metric": metric.text, "unit": metric.unit,
+    finish(fig, ax, title, subtitle)
+    desc = {"kind": "metric", "title": title, "caption": subtitle, "metric": metric.text, "unit": metric.unit,
             "definition": metric.describe(), "x": a.x, "xscale": xscale if numeric else "order",
             "series": series_d, "where": a.where, "reference": a.reference, "map": a.map}
     return fig, data, desc
@@ -249,7 +305,7 @@ def plot_percentiles(plt, ds, a):
                                                      [(r, 0) for r in rs]))
     check_homogeneous({k: {run: (0, rs) for run, rs in v.items()} for k, v in groups.items()},
                          series_d, fake)
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=100, layout="constrained")
     data = {"direction": cand[0]["direction"], "latency": kind, "unit": "ms", "series": []}
     fallback = False
     for skey in order_keys(list(groups)):
@@ -305,14 +361,17 @@ def plot_percentiles(plt, ds, a):
     sc = sorted({r["scenario"] for r in rows if r["scenario"]})
     title = a.title or ((" / ".join(sc) + ": ") if sc else "") + \
         f"{data['direction']} latency percentiles"
-    ax.set_title(title)
+    nruns = sorted({len(s["runs"]) for s in data["series"]})
+    subtitle = caption(cand, series_d, a.where,
+                       ("curve: fio's percentile list of one run" if fallback else
+                        f"curve: json+ histogram of {'/'.join(map(str, nruns))} "
+                        f"run{'s' if nruns[-1] > 1 else ''} pooled"))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
+    finish(fig, ax, title, subtitle)
     if fallback:
         print(f"{PROG}: note: no json+ histograms: drew fio's percentile list "
               f"(run fio with --output-format=json+ for full curves)", file=sys.stderr)
-    desc = {"kind": "percentiles", "title": title, "direction": data["direction"],
+    desc = {"kind": "percentiles", "title": title, "caption": subtitle, "direction": data["direction"],
             "latency": kind, "series": series_d, "where": a.where,
             "from": "json+ histograms" if not fallback else "fio percentile list"}
     return fig, data, desc

@@ -1,0 +1,78 @@
+"""fio-pack analyze plot as a storage engineer sends it on (issue 25, item 4):
+the conditions under the title, a log y axis when the lines span decades,
+the legend beside the data, one name per published device, colour by
+target and line style by host.
+
+Each test draws the plot the command draws (analyze.make_plot, the
+function `analyze plot` saves) and reads its matplotlib objects: the
+axes' scale, the tick labels' text, the legend's box against the axes'
+box, the caption's text. The data are real fio results: the 002 study
+(sysbench-rndrd) run by `fio-pack study` on two directories, and the
+stored outputs of tests/fixtures/fio-json (json+, two fio servers)."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ENGINE_DIR, FIO, REPO
+from fiopack import analyze
+
+STORED = REPO / "tests" / "fixtures" / "fio-json"
+FIGURES = REPO / "reference" / "figures.json"
+STUDY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "study"]
+
+# Python analysis code: the sanitizer run adds nothing here
+pytestmark = pytest.mark.nosan
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """sysbench-rndrd at 1 and 4 threads on two directories, twice over."""
+    base = tmp_path_factory.mktemp("plots")
+    args = []
+    for label in ("ssd", "raid"):
+        (base / label).mkdir()
+        args += ["--target", f"{label}={base / label}"]
+    p = subprocess.run([*STUDY, "sysbench-rndrd", "--sweep", "threads=1,4", *args,
+                        "--set", "runtime=1", "--set", "size=4m", "--repeats", "2",
+                        "--fio", FIO, "--engine-dir", ENGINE_DIR, "--out", base / "study",
+                        "--quiet"], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    return base / "study"
+
+
+def figure(*args):
+    """(figure, axes, data, description) of `fio-pack analyze plot ARGS`."""
+    a = analyze.parser("plot").parse_args([str(x) for x in args] + ["-o", "unused.png"])
+    plt, fig, data, desc, _ = analyze.make_plot(a)
+    return fig, fig.axes[0], data, desc
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+def test_caption_says_the_conditions(study):
+    fig, ax, _, desc = figure(study, "--metric", "throughput", "--x", "threads",
+                              "--where", "threads!=2")
+    assert fig._suptitle.get_text() == "sysbench-rndrd: throughput vs threads"
+    cap = ax.get_title()
+    for part in ("size 4m", "bs 16k", "runtime 1 s", "direct=1",
+                 "point: median of 2 repeats, bar: min–max", "where threads!=2"):
+        assert part in cap, (part, cap)
+    assert desc["caption"] == cap
+    # a plotted dimension is not a condition: size on the x axis
+    fig, ax, _, _ = figure(study, "--metric", "throughput", "--x", "size", "--where",
+                           "threads=1")
+    assert "size" not in ax.get_title() and "runtime 1 s" in ax.get_title()
+    # the percentile curves say what a curve is
+    fig, ax, _, _ = figure(STORED / "local-multi.out", "--percentiles", "--direction",
+                           "write", "--series", "job")
+    assert ax.get_title().startswith("size 1m, bs 4k")
+    assert "curve: json+ histogram of 1 run pooled" in ax.get_title()
+    fig, ax, _, _ = figure(STORED / "local-multi-plain.out", "--percentiles", "--direction",
+                           "write", "--series", "job")
+    assert "curve: fio's percentile list of one run" in ax.get_title()
