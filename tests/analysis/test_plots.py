@@ -76,3 +76,26 @@ def test_caption_says_the_conditions(study):
     fig, ax, _, _ = figure(STORED / "local-multi-plain.out", "--percentiles", "--direction",
                            "write", "--series", "job")
     assert "curve: fio's percentile list of one run" in ax.get_title()
+
+
+def boxes(fig, ax):
+    """The legend's and the axes' boxes as drawn (pixels), and the figure's."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    return ax.get_legend().get_window_extent(r), ax.get_window_extent(r), fig.bbox
+
+
+@pytest.mark.parametrize("kind", ["metric", "published", "percentiles"])
+def test_legend_beside_the_data(study, kind):
+    """The legend covered the published RAID line: it goes right of the
+    axes, whole inside the picture."""
+    args = {"metric": [study, "--metric", "throughput", "--x", "threads"],
+            "published": [study, "--metric", "throughput", "--x", "threads", "--reference",
+                          FIGURES, "--map", "intel320=ssd", "--map", "raid10-8sas=raid"],
+            "percentiles": [STORED / "local-multi.out", "--percentiles", "--direction",
+                            "read", "--series", "job"]}[kind]
+    fig, ax, data, _ = figure(*args)
+    leg, axes, whole = boxes(fig, ax)
+    assert leg.x0 >= axes.x1, (leg, axes)
+    assert whole.x0 <= leg.x0 and leg.x1 <= whole.x1 and leg.y0 >= whole.y0
+    assert len(ax.get_legend().get_texts()) == len(data["series"]) + len(data.get("published", []))

@@ -100,10 +100,12 @@ def repeats_text(stats) -> str:
 
 
 def finish(fig, ax, title, subtitle) -> None:
-    """Title above, the conditions under it."""
+    """Title above, the conditions under it, the legend to the right of the
+    data (never over a line)."""
     fig.suptitle(title)
     ax.set_title(subtitle, fontsize="small")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0)
 
 
 def save_plot(fig, paths, prov, data) -> None:
@@ -150,7 +152,7 @@ def plot_metric(plt, ds, a):
         series.setdefault(key[:ns], {})[key[ns]] = Stats([v for v, _ in runs.values()],
                                                             list(runs))
     numeric, pos, labels = _x_positions([k[ns] for k in per])
-    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=100, layout="constrained")
+    fig, ax = plt.subplots(figsize=(10, 5.5), dpi=100, layout="constrained")
     data = {"x": a.x, "metric": metric.text, "unit": metric.unit,
             "definition": metric.describe(), "series": [], "published": []}
     colours = {}
@@ -305,7 +307,7 @@ def plot_percentiles(plt, ds, a):
                                                      [(r, 0) for r in rs]))
     check_homogeneous({k: {run: (0, rs) for run, rs in v.items()} for k, v in groups.items()},
                          series_d, fake)
-    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=100, layout="constrained")
+    fig, ax = plt.subplots(figsize=(10, 5.5), dpi=100, layout="constrained")
     data = {"direction": cand[0]["direction"], "latency": kind, "unit": "ms", "series": []}
     fallback = False
     for skey in order_keys(list(groups)):
