@@ -13,7 +13,8 @@ SYNOPSIS
                        [--precision N] [-o FILE] [INPUT OPTIONS]
     fio-pack analyze plot    RESULTS... --metric NAME --x PARAM [--series P[,P]]
                        [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
-                       [--xscale auto|linear|log2] -o FILE.png|FILE.svg [-o ...]
+                       [--xscale auto|linear|log2] [--yscale auto|linear|log]
+                       -o FILE.png|FILE.svg [-o ...]
                        [INPUT OPTIONS]
     fio-pack analyze plot    RESULTS... --percentiles [--direction DIR] [--series P[,P]]
                        -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
@@ -236,8 +237,9 @@ NAME
 SYNOPSIS
     fio-pack analyze plot RESULTS... --metric NAME --x PARAM [--series P[,P]]
                     [--reference FIGURES [--map DEVICE=TARGET]... [--all-published]]
-                    [--combine HOW] [--xscale auto|linear|log2] [--logx] [--logy]
-                    [--title TEXT] -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
+                    [--combine HOW] [--xscale auto|linear|log2] [--logx]
+                    [--yscale auto|linear|log] [--logy] [--title TEXT]
+                    -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
     fio-pack analyze plot RESULTS... --percentiles [--direction DIR] [--series P[,P]]
                     [--x-max PCT] -o FILE.png|FILE.svg [-o ...] [INPUT OPTIONS]
 
@@ -255,8 +257,11 @@ DESCRIPTION
     iodepth, numjobs: 1 2 4 8 ...) gets a log2 axis with a tick at each
     value, labelled 1 2 4 8; other whole numbers get whole-number ticks on a
     linear axis. A linear y axis starts at zero, for rates (IOPS, MiB/s,
-    files/s, tx/s) and times alike, with plain numbers as labels. SVG text
-    stays text (labels can be searched, edited and read back).
+    files/s, tx/s) and times alike, with plain numbers as labels. When the
+    lines drawn span more than ~1.5 decades (an SSD's 0.5 ms beside a RAID's
+    47 ms) the y axis is logarithmic instead, ticked 1 2 5 10 20 50 in plain
+    numbers (--yscale chooses). SVG text stays text (labels can be searched,
+    edited and read back).
 
     The second form draws latency percentile curves (x: percentile on a
     "nines" scale, y: completion latency in ms, logarithmic) from json+
@@ -473,8 +478,12 @@ auto (default: log2 when every x value is a power
 of two, else linear), linear or log2; ticks are
 labelled as numbers (1 2 4 8) either way.""")
     ap.add_argument("--logx", action="store_true", help="--xscale log2.")
-    ap.add_argument("--logy", action="store_true",
-                    help="a logarithmic y axis (else linear, from zero).")
+    ap.add_argument("--yscale", choices=fioaxes.YSCALES, default="auto", metavar="SCALE",
+                    help="""\
+auto (default: log when every value is positive and
+they span more than ~1.5 decades, else linear from
+zero), linear or log; log ticks are 1 2 5 10 20 50.""")
+    ap.add_argument("--logy", action="store_true", help="--yscale log.")
     ap.add_argument("--title", metavar="TEXT",
                     help="the title (default: scenario and metric).")
 

@@ -9,6 +9,7 @@ axes' scale, the tick labels' text, the legend's box against the axes'
 box, the caption's text. The data are real fio results: the 002 study
 (sysbench-rndrd) run by `fio-pack study` on two directories, and the
 stored outputs of tests/fixtures/fio-json (json+, two fio servers)."""
+import re
 import subprocess
 import sys
 
@@ -99,3 +100,49 @@ def test_legend_beside_the_data(study, kind):
     assert leg.x0 >= axes.x1, (leg, axes)
     assert whole.x0 <= leg.x0 and leg.x1 <= whole.x1 and leg.y0 >= whole.y0
     assert len(ax.get_legend().get_texts()) == len(data["series"]) + len(data.get("published", []))
+
+
+def y_labels(fig, ax) -> list:
+    """The y tick labels drawn (inside the axis' limits), as text."""
+    fig.canvas.draw()
+    lo, hi = ax.get_ylim()
+    return [t.get_text() for t, v in zip(ax.get_yticklabels(), ax.get_yticks())
+            if lo <= v <= hi and t.get_text()]
+
+
+def one_two_five(labels) -> bool:
+    """Every label a plain number whose leading digit is 1, 2 or 5."""
+    return all(re.fullmatch(r"\d+(\.\d+)?", t) and t.strip("0.")[0] in "125" for t in labels)
+
+
+def test_log_y_when_the_lines_span_decades(study):
+    """The published RAID10's 6-47 ms beside the measured p95 of a fraction
+    of a millisecond: on a linear axis the measured lines lie flat on
+    zero. A log axis, ticked 1 2 5 in plain numbers."""
+    fig, ax, data, desc = figure(study, "--metric", "response time p95", "--x", "threads",
+                                 "--reference", FIGURES, "--map", "intel320=ssd",
+                                 "--map", "raid10-8sas=raid")
+    vals = [pt["median"] for s in data["series"] for pt in s["points"]] + \
+        [pt["value"] for p in data["published"] for pt in p["points"]]
+    assert max(vals) / min(vals) > 10 ** 1.5
+    assert ax.get_yscale() == "log" and desc["yscale"] == "log"
+    labels = y_labels(fig, ax)
+    assert len(labels) >= 4 and one_two_five(labels), labels
+    assert "50" in labels or "20" in labels
+    # what the data do not span stays linear, from zero
+    fig, ax, data, desc = figure(study, "--metric", "response time p95", "--x", "threads")
+    vals = [v for s in data["series"] for pt in s["points"] for v in (pt["min"], pt["max"])]
+    assert max(vals) / min(vals) < 10 ** 1.5
+    assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
+    # the user's choice wins either way
+    fig, ax, _, _ = figure(study, "--metric", "response time p95", "--x", "threads",
+                           "--reference", FIGURES, "--map", "raid10-8sas=raid",
+                           "--yscale", "linear")
+    assert ax.get_yscale() == "linear"
+    fig, ax, _, _ = figure(study, "--metric", "throughput", "--x", "threads", "--logy")
+    assert ax.get_yscale() == "log"
+    # percentile curves: log always, the same plain 1-2-5 labels
+    fig, ax, _, _ = figure(STORED / "local-multi.out", "--percentiles", "--direction",
+                           "read", "--series", "job")
+    labels = y_labels(fig, ax)
+    assert ax.get_yscale() == "log" and len(labels) >= 4 and one_two_five(labels), labels

@@ -5,7 +5,8 @@ Threads, queue depths and job counts are swept in powers of two (1, 2, 4, 8,
 8, never 2^0 2^1 or 1.5. Other whole-number parameters get whole-number ticks
 on a linear axis. A linear y axis starts at zero, for rates and times alike,
 so that heights compare as ratios; its labels are plain numbers (no offset,
-no 1e6 factor above the axis). See docs/analysis.md, Plots.
+no 1e6 factor above the axis). Lines that span more than ~1.5 decades get a
+log y axis ticked 1 2 5 10 20 50. See docs/analysis.md, Plots.
 """
 import math
 
@@ -62,12 +63,51 @@ def set_x_axis(ax, values, scale="auto", name="x") -> str:
     return scale
 
 
-def set_y_axis(ax, values, log=False) -> None:
-    """A linear y axis from zero (when nothing drawn is negative), plain labels."""
-    if log:
-        ax.set_yscale("log")
-        return
+YSCALES = ("auto", "linear", "log")
+
+# a linear axis flattens the lower of two lines that differ by more than this
+# (about 1.5 decades: an SSD's 0.5 ms beside a RAID's 47 ms); a log axis
+# shows both
+LOG_SPAN = 10 ** 1.5
+
+
+def choose_yscale(values, scale="auto") -> str:
+    """auto: log when every value is positive and they span more than ~1.5
+    decades, else linear."""
+    if scale != "auto":
+        return scale
+    vals = [v for v in values if v is not None]
+    if vals and min(vals) > 0 and max(vals) / min(vals) > LOG_SPAN:
+        return "log"
+    return "linear"
+
+
+def set_log_y(ax, values) -> None:
+    """A log10 y axis ticked at 1, 2 and 5 of each decade (1 and 10 alone over
+    more than five decades), labelled as plain numbers: 0.2 0.5 1 2 5 10,
+    never 10^0 or 2x10^-1."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    vals = [v for v in values if v is not None and v > 0]
+    decades = math.log10(max(vals) / min(vals)) if vals else 0
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 5
+                                          else (1.0,)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: plain(float(f"{v:.3g}"))))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def set_y_axis(ax, values, scale="auto") -> str:
+    """A linear y axis from zero (when nothing drawn is negative), plain labels,
+    or a log one (set_log_y) when asked or when the values span decades;
+    returns the scale used."""
+    scale = choose_yscale(values, scale)
+    if scale == "log":
+        if any(v <= 0 for v in values if v is not None):
+            raise AnalysisError("--yscale log: the plot has values that are not positive")
+        set_log_y(ax, values)
+        return scale
     if values and min(values) >= 0:
         top = max(ax.get_ylim()[1], max(values) * 1.05)     # room above the highest point
         ax.set_ylim(0, top if top > 0 else 1)
     ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+    return scale

@@ -188,10 +188,11 @@ def plot_metric(plt, ds, a):
     else:
         xscale = fioaxes.set_x_axis(ax, list(pos.values()) + [
             pt["x"] for pub in data["published"] for pt in pub["points"]], xscale, a.x)
-    fioaxes.set_y_axis(ax, [v for s in data["series"] for pt in s["points"]
-                            for v in (pt["min"], pt["max"])]
-                       + [pt["value"] for pub in data["published"] for pt in pub["points"]],
-                       log=a.logy)
+    yscale = fioaxes.set_y_axis(ax, [v for s in data["series"] for pt in s["points"]
+                                     for v in (pt["min"], pt["max"])]
+                                + [pt["value"] for pub in data["published"]
+                                   for pt in pub["points"]],
+                                "log" if a.logy else a.yscale)
     sc = sorted({r["scenario"] for r in rows if r["scenario"]})
     title = a.title or ((" / ".join(sc) + ": ") if sc else "") + f"{metric.text} vs {a.x}"
     drawn = [r for runs in per.values() for _, rs in runs.values() for r in rs]
@@ -203,6 +204,7 @@ def plot_metric(plt, ds, a):
     finish(fig, ax, title, subtitle)
     desc = {"kind": "metric", "title": title, "caption": subtitle, "metric": metric.text, "unit": metric.unit,
             "definition": metric.describe(), "x": a.x, "xscale": xscale if numeric else "order",
+            "yscale": yscale,
             "series": series_d, "where": a.where, "reference": a.reference, "map": a.map}
     return fig, data, desc
 
@@ -357,7 +359,7 @@ def plot_percentiles(plt, ds, a):
     ticks = [n for n in NINES if n <= a.x_max]
     ax.set_xticks([_nines(n) for n in ticks])
     ax.set_xticklabels([text_of(n) for n in ticks])
-    ax.set_yscale("log")
+    fioaxes.set_log_y(ax, [pt["latency_ms"] for s in data["series"] for pt in s["points"]])
     ax.set_xlabel("percentile")
     ax.set_ylabel(f"{data['direction']} {'completion ' if kind == 'clat' else ''}latency (ms)")
     sc = sorted({r["scenario"] for r in rows if r["scenario"]})
