@@ -146,3 +146,31 @@ def test_log_y_when_the_lines_span_decades(study):
                            "read", "--series", "job")
     labels = y_labels(fig, ax)
     assert ax.get_yscale() == "log" and len(labels) >= 4 and one_two_five(labels), labels
+
+
+def test_one_name_per_published_device(study):
+    """The article calls its RAID "RAID10" in the throughput chart and "RAID"
+    in the response-time chart: the plots and the report show each device
+    by one name, the first the article gives it."""
+    names = {}
+    for metric in ("throughput", "response time p95"):
+        fig, ax, data, _ = figure(study, "--metric", metric, "--x", "threads",
+                                  "--reference", FIGURES, "--all-published")
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        for pub in data["published"]:
+            names.setdefault(pub["device_id"], set()).add(pub["device"])
+            assert any(t.startswith(pub["device"] + " (published") for t in legend)
+    assert {"intel320", "raid10-8sas"} <= set(names)
+    assert all(len(v) == 1 for v in names.values()), names
+    # the report: the section columns name the devices as the mapping line does
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "fio-pack"), "analyze",
+                        "report", str(study), "--map", "intel320=ssd",
+                        "--map", "raid10-8sas=raid"], capture_output=True, text=True,
+                       timeout=120, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    heads = [h for h in re.findall(r"^\| threads \|.*$", p.stdout, re.M) if "ssd/published" in h]
+    assert len(heads) >= 2
+    for did in ("intel320", "raid10-8sas"):
+        (name,) = names[did]
+        assert f"= {name} ({did})" in p.stdout
+        assert all(f"| {name} (published) |" in h for h in heads), (name, heads)

@@ -82,13 +82,20 @@ def pair_metrics(sc: dict, figs: list, pairs: dict) -> dict:
     return out
 
 
-def devices(figs) -> dict:
-    """device_id -> display name (the first name the article gives it)."""
+def devices(figs, among=None) -> dict:
+    """device_id -> display name: the first name the article gives it in any
+    measured figure of @figs (a scenario's figures, all of them: an article
+    that says "RAID10" in one chart and "RAID" in the next names one device,
+    and every plot and table shows it by one name). among: only the devices
+    of these figures (one metric's), still named from all of @figs."""
     out = {}
     for f in figs:
         did = f.get("device_id") or f.get("device")
         if did and did not in out and f.get("kind") == "measured":
             out[did] = f.get("device")
+    if among is not None:
+        ids = {f.get("device_id") or f.get("device") for f in among}
+        out = {k: v for k, v in out.items() if k in ids}
     return out
 
 

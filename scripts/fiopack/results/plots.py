@@ -231,7 +231,7 @@ def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, da
                                f"against {a.x}")
     targets = {r["target"] for r in rows}
     mapping = resolve_maps(a.map, figs, targets)
-    devs = devices(figs_m)
+    devs = devices(figs, among=figs_m)
     chosen = [(d, t) for d, t in mapping if d in devs]
     if a.all_published:
         chosen += [(d, None) for d in devs if d not in dict(chosen)]

@@ -156,7 +156,7 @@ def _metric_section(ctx, m):
         pub[(pt, f.get("device_id"))] = f
     points = sorted({pt for pt, _, _ in meas} | {pt for pt, _ in pub},
                     key=lambda t: tuple(sort_key(v) for v in t))
-    devs = devices(pfigs)
+    devs = devices(figs, among=pfigs)
     header, body, csv_rows = _section_table(ctx, m, keys, points, pub, meas, col_keys,
                                              factors, devs)
     notes = []
