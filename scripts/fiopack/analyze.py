@@ -248,10 +248,11 @@ DESCRIPTION
     threads, ...) with one line per series (default: one per target, or per
     target and host when the results hold several hosts, named by host); each
     point is the median over repeats with a bar from the minimum to the
-    maximum. With --reference the published values of the results' scenario
-    are drawn as dashed lines with open markers, converted to the metric's
-    unit: the devices mapped with --map (in the colour of their target), or
-    every published device with --all-published.
+    maximum. A line's colour is its target's, its style its host's. With
+    --reference the published values of the results' scenario are drawn as
+    dotted lines with open markers, converted to the metric's unit: the
+    devices mapped with --map (in the colour of their target), or every
+    published device with --all-published.
 
     Axes: an x parameter whose values are all powers of two (threads,
     iodepth, numjobs: 1 2 4 8 ...) gets a log2 axis with a tick at each

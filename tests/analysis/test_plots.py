@@ -174,3 +174,38 @@ def test_one_name_per_published_device(study):
         (name,) = names[did]
         assert f"= {name} ({did})" in p.stdout
         assert all(f"| {name} (published) |" in h for h in heads), (name, heads)
+
+
+def line_of(ax, label):
+    """The line drawn for legend entry @label (an errorbar's data line too)."""
+    handles, labels = ax.get_legend_handles_labels()
+    h = handles[labels.index(label)]
+    return h.lines[0] if hasattr(h, "lines") else h
+
+
+def test_colour_by_target_line_style_by_host(study):
+    """Two hosts measuring one directory: one colour, a line style each;
+    two targets on one host: a colour each, one style; a published device
+    in its mapped target's colour, dotted apart from every host."""
+    fig, ax, data, _ = figure(STORED / "client-server.out", "--metric", "iops", "--x", "job")
+    lines = [line_of(ax, s["label"]) for s in data["series"]]
+    assert len(lines) == 2 and len({s["key"]["host"] for s in data["series"]}) == 2
+    assert len({ln.get_color() for ln in lines}) == 1
+    assert len({ln.get_linestyle() for ln in lines}) == 2
+    fig, ax, data, _ = figure(STORED / "client-server.out", "--percentiles", "--direction",
+                              "write")
+    lines = [ln for ln in ax.get_lines()]
+    assert len(lines) == 2 and len({ln.get_color() for ln in lines}) == 1
+    assert len({ln.get_linestyle() for ln in lines}) == 2
+    fig, ax, data, _ = figure(study, "--metric", "throughput", "--x", "threads",
+                              "--reference", FIGURES, "--map", "intel320=ssd",
+                              "--map", "raid10-8sas=raid")
+    measured = {s["key"]["target"]: line_of(ax, s["label"]) for s in data["series"]}
+    assert len({ln.get_color() for ln in measured.values()}) == 2
+    assert {ln.get_linestyle() for ln in measured.values()} == {"-"}
+    handles, labels = ax.get_legend_handles_labels()
+    for pub in data["published"]:
+        (label,) = [t for t in labels if t.startswith(pub["device"] + " (published")]
+        ln = line_of(ax, label)
+        assert ln.get_color() == measured[pub["target"]].get_color()
+        assert ln.get_linestyle() == ":"

@@ -52,6 +52,46 @@ def series_label(dims, key, names=None) -> str:
     return ", ".join(f"{d}={text_of(v)}" for d, v in zip(dims, key))
 
 
+# a host's lines: solid, dashed, dash-dot, then a long dash; the published
+# figures are dotted with open markers, apart from all of them
+HOST_STYLES = ("-", "--", "-.", (0, (8, 2)))
+PUBLISHED_STYLE = ":"
+
+
+class SeriesStyles:
+    """Colour by target, line style by host: the same device keeps its colour
+    on every host and beside its published figures, and one host's lines
+    share a style. Series without a target dimension take a colour each."""
+
+    def __init__(self, dims, keys):
+        import matplotlib
+        self.palette = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+        self.dims = list(dims)
+        self.colours, self.styles = {}, {}
+        for k in keys:
+            self.colours.setdefault(self._colour_key(k), None)
+            if "host" in self.dims:
+                self.styles.setdefault(k[self.dims.index("host")], None)
+        for i, c in enumerate(self.colours):
+            self.colours[c] = self.palette[i % len(self.palette)]
+        for i, h in enumerate(self.styles):
+            self.styles[h] = HOST_STYLES[i % len(HOST_STYLES)]
+
+    def _colour_key(self, key):
+        if "target" in self.dims:
+            return key[self.dims.index("target")]
+        return tuple(v for d, v in zip(self.dims, key) if d != "host")
+
+    def of(self, key) -> dict:
+        """matplotlib's color and linestyle of series @key."""
+        host = key[self.dims.index("host")] if "host" in self.dims else None
+        return {"color": self.colours[self._colour_key(key)],
+                "linestyle": self.styles.get(host, "-")}
+
+    def of_target(self, target):
+        return self.colours.get(target) if "target" in self.dims else None
+
+
 # the conditions a reader needs to judge a plotted figure, when the results
 # give them; each is left out of the caption when it is a plotted dimension
 CONDITIONS = ("size", "bs", "runtime", "direct")
@@ -155,7 +195,7 @@ def plot_metric(plt, ds, a):
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=100, layout="constrained")
     data = {"x": a.x, "metric": metric.text, "unit": metric.unit,
             "definition": metric.describe(), "series": [], "published": []}
-    colours = {}
+    styles = SeriesStyles(series_d, order_keys(list(series)))
     for skey in order_keys(list(series)):
         pts = series[skey]
         xs = sorted(pts, key=sort_key)
@@ -165,17 +205,15 @@ def plot_metric(plt, ds, a):
         label = series_label(series_d, skey, names) or metric.text
         px = [pos[x] for x in xs]
         if any(pts[x].n > 1 for x in xs):
-            line = ax.errorbar(px, med, yerr=[lo, hi], marker="o", capsize=3, label=label)
-            colour = line[0].get_color()
+            ax.errorbar(px, med, yerr=[lo, hi], marker="o", capsize=3, label=label,
+                        **styles.of(skey))
         else:
-            (line,) = ax.plot(px, med, marker="o", label=label)
-            colour = line.get_color()
-        colours[skey] = colour
+            ax.plot(px, med, marker="o", label=label, **styles.of(skey))
         data["series"].append({"label": label, "key": dict(zip(series_d, skey)), "points": [
             {"x": x, "median": pts[x].median, "min": pts[x].min, "max": pts[x].max,
              "n": pts[x].n, "cv": pts[x].cv, "runs": pts[x].runs} for x in xs]})
     if a.reference:
-        _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, data)
+        _plot_reference(ax, ds, rows, metric, a, pos, numeric, styles, data)
     elif a.map or a.all_published:
         raise AnalysisError("--map and --all-published need --reference FIGURES")
     xscale = "log2" if a.logx else a.xscale
@@ -209,7 +247,7 @@ def plot_metric(plt, ds, a):
     return fig, data, desc
 
 
-def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, data):
+def _plot_reference(ax, ds, rows, metric, a, pos, numeric, styles, data):
     doc = load_figures(a.reference)
     sids = sorted({r["scenario"] for r in rows if r["scenario"]})
     if len(sids) != 1:
@@ -257,11 +295,9 @@ def _plot_reference(ax, ds, rows, metric, a, pos, numeric, colours, series_d, da
         pts.sort(key=lambda p: sort_key(p[0]))
         if not pts:
             continue
-        colour = None
-        if t is not None and series_d[:1] == ["target"]:
-            colour = next((c for k, c in colours.items() if k[0] == t), None)
+        colour = styles.of_target(t) if t is not None else None
         label = f"{devs[d]} (published {sc.get('source')}" + (f", vs {t})" if t else ")")
-        ax.plot([pos.get(x, x) for x, _, _ in pts], [v for _, v, _ in pts], linestyle="--",
+        ax.plot([pos.get(x, x) for x, _, _ in pts], [v for _, v, _ in pts], linestyle=PUBLISHED_STYLE,
                 marker="o", markerfacecolor="none", color=colour, label=label)
         data["published"].append({"device_id": d, "device": devs[d], "target": t,
                                   "source": sc.get("source"), "title": src.get("title"),
@@ -312,6 +348,7 @@ def plot_percentiles(plt, ds, a):
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=100, layout="constrained")
     data = {"direction": cand[0]["direction"], "latency": kind, "unit": "ms", "series": []}
     fallback = False
+    styles = SeriesStyles(series_d, order_keys(list(groups)))
     for skey in order_keys(list(groups)):
         runs = groups[skey]
         bins = {}
@@ -351,7 +388,7 @@ def plot_percentiles(plt, ds, a):
             source = "fio's percentile list (no json+ histogram)"
         label = series_label(series_d, skey, names) or data["direction"]
         ax.plot([_nines(p) for p in xs], ys, marker="." if not have_bins else None,
-                label=f"{label} ({total} I/Os)")
+                label=f"{label} ({total} I/Os)", **styles.of(skey))
         data["series"].append({"label": label, "key": dict(zip(series_d, skey)),
                                "runs": sorted(runs), "samples": total, "source": source,
                                "points": [{"percentile": p, "latency_ms": y}
