@@ -231,6 +231,7 @@ STUDY = dict(STUDY_RESULTS, **{
     "job_files": Required([{"path": Required(STR), "sha256": Required(STR)}]),
     "set": Required([(OPTION_NAME, STR)]), "targets": Required([TARGET]), "servers": Required([SERVER]),
     "repeats": Required(INT), "engines": [STR], "engine_dir": Required(STR),
+    "output_format": Opt(Text(r"json\+?", "json or json+")),
     "remote_engine_dir": Opt(STR), "remote_repo": Opt(STR),
     "variables": Required(Map(STR)), "resumed": [Map(ANY)]})
 RUN_META = {"run": Required(INT), "scenario": Required(STR), "ok": Required(BOOL),

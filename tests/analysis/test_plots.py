@@ -9,6 +9,7 @@ axes' scale, the tick labels' text, the legend's box against the axes'
 box, the caption's text. The data are real fio results: the 002 study
 (sysbench-rndrd) run by `fio-pack study` on two directories, and the
 stored outputs of tests/fixtures/fio-json (json+, two fio servers)."""
+import json
 import re
 import subprocess
 import sys
@@ -209,3 +210,28 @@ def test_colour_by_target_line_style_by_host(study):
         ln = line_of(ax, label)
         assert ln.get_color() == measured[pub["target"]].get_color()
         assert ln.get_linestyle() == ":"
+
+
+def test_study_asks_fio_for_json_plus(tmp_path):
+    """--output-format json+: recorded, given to fio, and the percentile plot
+    then draws the histogram of every repeat pooled, not fio's list."""
+    (tmp_path / "ssd").mkdir()
+    out = tmp_path / "study"
+    p = subprocess.run([*STUDY, "sysbench-rndrd", "--sweep", "threads=2", "--target",
+                        f"ssd={tmp_path / 'ssd'}", "--set", "runtime=1", "--set", "size=2m",
+                        "--repeats", "2", "--output-format", "json+", "--fio", FIO,
+                        "--engine-dir", ENGINE_DIR, "--out", out, "--quiet"],
+                       capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "study.json").read_text())["output_format"] == "json+"
+    for n in (1, 2):
+        meta = json.loads((out / "runs" / f"{n:04d}.meta.json").read_text())
+        assert "--output-format=json+" in meta["command"]
+        (job,) = [j for j in json.loads((out / "runs" / f"{n:04d}.json").read_text())["jobs"]
+                  if j["jobname"] == "sysbench-rndrd"]
+        assert job["read"]["clat_ns"]["bins"]
+    fig, ax, data, desc = figure(out, "--percentiles", "--where", "job=sysbench-rndrd")
+    (s,) = data["series"]
+    assert s["source"].startswith("json+ histogram") and len(s["runs"]) == 2
+    assert desc["from"] == "json+ histograms"
+    assert "curve: json+ histogram of 2 runs pooled" in ax.get_title()

@@ -3,7 +3,8 @@
 SYNOPSIS
     fio-pack study [run] SCENARIO --target LABEL=PATH [--target LABEL=PATH ...]
              [--sweep PARAM=V1,V2,...]... [--set OPTION=VALUE]... [--repeats N]
-             [--order interleaved|grouped] [--server HOST[:PORT]]...
+             [--order interleaved|grouped] [--output-format json|json+]
+             [--server HOST[:PORT]]...
              [--confirm-overwrite DEVICE] [--out DIR] [--catalogue FILE]
              [--fio PATH] [--engine-dir DIR] [--remote-engine-dir DIR]
              [--remote-repo DIR] [--dry-run] [--quiet]
@@ -52,11 +53,13 @@ DESCRIPTION
 
 RESULTS
     DIR/study.json         the command, the scenario entry, sweep, --set
-                           options, targets, servers, repeats, order, plan,
+                           options, targets, servers, repeats, order, fio's
+                           output format (json or json+), plan,
                            pack version (git describe), start and end.
     DIR/runs/NNNN.fio      the derived job file of run NNNN.
-    DIR/runs/NNNN.json     fio's JSON output exactly as printed (from its
-                           first line "{"), absent if fio printed none.
+    DIR/runs/NNNN.json     fio's JSON (or json+) output exactly as printed
+                           (from its first line "{"), absent if fio printed
+                           none.
     DIR/runs/NNNN.stdout   fio's whole standard output, only when it held
                            no JSON document.
     DIR/runs/NNNN.meta.json  run number, scenario, job file and hashes,
@@ -135,6 +138,14 @@ a fixed fio option for every run (runtime=60,
 size=4g, ...), set in every job section. Repeatable.""")
     g.add_argument("--repeats", type=number(int, low=1), metavar="N",
                    help="runs of every sweep point on every target (default 1).")
+    g.add_argument("--output-format", choices=("json", "json+"), metavar="json|json+",
+                   help="""\
+fio's output format for every run (default json).
+json+ adds each job's full latency histogram
+(clat_ns.bins), so that `fio-pack analyze plot
+--percentiles` draws the real curve, pooled over
+repeats, instead of fio's list of 17 percentiles.
+Recorded in study.json.""")
     g.add_argument("--order", choices=("interleaved", "grouped"), metavar="interleaved|grouped",
                    help="""\
 interleaved (default): for each repeat, for each
@@ -269,7 +280,7 @@ def prepare_resume(a, argv, fio) -> tuple:
     """prepare() for --resume DIR: the study of DIR/study.json, refused when
     a job file changed since or a server cannot run it now."""
     given = [n for n in ("scenario", "target", "sweep", "sets", "server", "out", "catalogue",
-                         "repeats", "order", "confirm_overwrite", "engine_dir",
+                         "repeats", "order", "output_format", "confirm_overwrite", "engine_dir",
                          "remote_engine_dir", "remote_repo") if getattr(a, n)]
     if given:
         raise StudyError(f"--resume takes the study from DIR/study.json; do not give "
@@ -424,6 +435,7 @@ def prepare(a, argv) -> tuple:
         "servers": servers,
         "repeats": repeats,
         "order": a.order or "interleaved",
+        "output_format": a.output_format or "json",
         "engines": engines,
         "engine_dir": engine_dir,
         "remote_engine_dir": remote_engine_dir,

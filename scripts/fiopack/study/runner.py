@@ -148,7 +148,8 @@ class Study:
         return text, variables
 
     def command(self, run: dict, jobfile: Path) -> list:
-        cmd = [self.fio, "--output-format=json"]
+        # json+ (--output-format): the histograms the percentile plots draw
+        cmd = [self.fio, f"--output-format={self.cfg.get('output_format', 'json')}"]
         if run["host"] != "local":
             cmd.append(f"--client={self.servers[run['host']]['client']}")
         if not self.sc.get("writes_target"):
