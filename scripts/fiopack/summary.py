@@ -82,6 +82,9 @@ def parser():
 def main(argv=None):
     a = parser().parse_args(argv)
     result = load(a.result)
+    # every input is read and checked before a line is printed: a refusal is
+    # one line, not a summary cut short
+    ops_records = opstats_lines(a.opstats) if a.opstats else None
     jobs = result.get("jobs") or result.get("client_stats") or []
     global_engine = result.get("global options", {}).get("ioengine", "")
     failed = False
@@ -107,10 +110,10 @@ def main(argv=None):
                 label, st.get("iops", 0.0), unit, human_bytes(st.get("bw_bytes", 0)),
                 pct(clat, "50.000000"), pct(clat, "99.000000"),
                 st.get("total_ios", 0), human_bytes(st.get("io_bytes", 0))))
-    if a.opstats:
+    if ops_records is not None:
         totals = {}
         warm = []
-        for rec in opstats_lines(a.opstats):
+        for rec in ops_records:
             if rec.get("read_passes", 0) > 1 and not rec.get("file_drop_cache"):
                 warm.append("%s: %.2f passes over the tree" % (rec.get("job"),
                                                               rec["read_passes"]))

@@ -1,0 +1,50 @@
+"""fio-pack summary knows the scenario (issue 25, item 5): one entry per job
+(its clones merged), PostMark's and the catalogue's headlines, the re-read
+note only where a cold test was asked for, and refusals in one line
+before anything is printed.
+
+On the stored outputs of tests/fixtures/fio-json (real fio 3.33 and the
+pack's engines; marked nofio) and, where a case needs a fresh run, on a
+real fio run here."""
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+STORED = REPO / "tests" / "fixtures" / "fio-json"
+SUMMARY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "summary"]
+
+pytestmark = pytest.mark.nosan
+
+
+def summary(*args):
+    return subprocess.run(SUMMARY + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def doc_of(path):
+    text = path.read_text()
+    return json.loads(text[re.search(r"^\{\s*$", text, re.M).start():])
+
+
+@pytest.mark.nofio
+def test_refusal_before_any_line(tmp_path):
+    """A bad opstats file was refused after the jobs were printed: the
+    refusal is one line on stderr and nothing on stdout."""
+    bad = tmp_path / "ops.jsonl"
+    bad.write_text("not json\n")
+    p = summary(STORED / "smallfile.json", bad)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.splitlines() == [f"fio-pack summary: {bad} line 1: not a JSON line "
+                                      f"(Expecting value: line 1 column 1 (char 0))"]
+    for args, what in (([tmp_path / "none.json"], "cannot read: No such file or directory"),
+                       ([tmp_path], "cannot read: Is a directory"),
+                       ([bad], "not fio JSON output")):
+        p = summary(*args)
+        assert p.returncode == 2 and p.stdout == ""
+        (line,) = p.stderr.splitlines()
+        assert line.startswith(f"fio-pack summary: {args[0]}: {what}"), line
