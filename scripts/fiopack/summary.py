@@ -2,7 +2,10 @@
 
 Prints, for every job in fio's --output-format=json result, the operations
 per second, bandwidth and latency percentiles of each direction that did
-work. For jobs of the pack's small-file engine the directions are named by
+work. A job's clones (numjobs= without group_reporting) are one entry,
+merged as group_reporting merges them (percentiles from json+ histograms;
+without them the mean and maximum latency); with several fio servers, one
+entry per job and host. For jobs of the pack's small-file engine the directions are named by
 the file operations they hold (read = whole-file reads and stats, write =
 creates/deliveries/appends/layout, trim = deletes); if an opstats file
 (the engine's tree_opstats_file, JSON lines) is given, the per-operation counts
@@ -15,7 +18,9 @@ import json
 
 from fiopack import UserError, documents
 from fiopack.options import Parser
+from fiopack.results import data as results
 from fiopack.results.data import parse_fio_text
+from fiopack.results.hosts import host_names
 
 SMALLFILE_NAMES = {"read": "read/stat", "write": "write (create/deliver/append/layout)",
                    "trim": "delete"}
@@ -79,37 +84,71 @@ def parser():
     return ap
 
 
+def job_errors(doc) -> dict:
+    """{(host, job name): fio's error code} of the entries that report one."""
+    out = {}
+    for e in doc.get("jobs") or doc.get("client_stats") or []:
+        if e.get("error"):
+            host = f"{e['hostname']}:{e['port']}" if "port" in e else "local"
+            out.setdefault((host, e.get("jobname", "?")), e["error"])
+    return out
+
+
+def entries(ds) -> list:
+    """[(host, job, [its rows])] in fio's order: one per job and host, its
+    clones merged as group_reporting merges them (fiopack.results.data), the
+    "All clients" sum left out."""
+    out = {}
+    for r in ds.rows:
+        if r.get("aggregate"):
+            continue
+        out.setdefault((r["host"], r["job"], r["groupid"]), []).append(r)
+    return [(h, j, rows) for (h, j, _), rows in out.items()]
+
+
+def latency_text(r) -> str:
+    """p50 and p99 where fio (or the merged json+ histograms) gave them, else
+    the mean and the maximum (clones merged from fio's coarse list)."""
+    kind = "clat" if r.get("clat_N") else "lat"
+    if r.get(f"{kind}_p50_ns") is not None:
+        return "lat p50 %8.1f us  p99 %8.1f us" % (r[f"{kind}_p50_ns"] / 1000.0,
+                                                 r.get(f"{kind}_p99_ns", float("nan")) / 1000.0)
+    return "lat mean %7.1f us  max %8.1f us" % (r.get(f"{kind}_mean_ns", float("nan")) / 1000.0,
+                                                r.get(f"{kind}_max_ns", float("nan")) / 1000.0)
+
+
 def main(argv=None):
     a = parser().parse_args(argv)
-    result = load(a.result)
+    doc = load(a.result)
     # every input is read and checked before a line is printed: a refusal is
     # one line, not a summary cut short
     ops_records = opstats_lines(a.opstats) if a.opstats else None
-    jobs = result.get("jobs") or result.get("client_stats") or []
-    global_engine = result.get("global options", {}).get("ioengine", "")
-    failed = False
-    for job in jobs:
-        name = job.get("jobname", "?")
-        if name == "All clients":
-            continue
-        opts = job.get("job options", {})
-        engine = opts.get("ioengine", global_engine)
-        small = "smallfile" in str(engine)
-        err = job.get("error", 0)
-        failed |= bool(err)
-        line = "%s%s" % (name, " (error %d)" % err if err else "")
-        print(line)
+    ds = results.load([a.result], include_failed=True)
+    errors = job_errors(doc)
+    engine_of = {}
+    for e in doc.get("jobs") or doc.get("client_stats") or []:
+        engine_of[e.get("jobname")] = e.get("job options", {}).get(
+            "ioengine", doc.get("global options", {}).get("ioengine", ""))
+    jobs = entries(ds)
+    several_hosts = len({h for h, _, _ in jobs}) > 1
+    names = host_names(ds.rows)
+    failed = bool(errors)
+    for host, name, rows in jobs:
+        small = "smallfile" in str(engine_of.get(name, ""))
+        clones = max(r.get("clones") or 1 for r in rows)
+        err = errors.get((host, name))
+        print(name + (f" on {names.get(host) or host}" if several_hosts else "")
+              + (f" ({clones} clones merged)" if clones > 1 else "")
+              + (f" (error {err})" if err else ""))
         for d in ("read", "write", "trim"):
-            st = job.get(d, {})
-            if not st.get("total_ios"):
+            st = next((r for r in rows if r["direction"] == d and not r["op"]), None)
+            if not st or not st.get("ios"):
                 continue
-            clat = st.get("clat_ns", {})
             label = SMALLFILE_NAMES[d] if small else d
             unit = "files/s" if small else "IOPS"
-            print("  %-38s %10.0f %s  %10s/s  lat p50 %8.1f us  p99 %8.1f us  (%d ops, %s)" % (
-                label, st.get("iops", 0.0), unit, human_bytes(st.get("bw_bytes", 0)),
-                pct(clat, "50.000000"), pct(clat, "99.000000"),
-                st.get("total_ios", 0), human_bytes(st.get("io_bytes", 0))))
+            print("  %-38s %10.0f %s  %10s/s  %s  (%d ops, %s)" % (
+                label, st.get("iops") or 0.0, unit, human_bytes(st.get("bw_bytes") or 0),
+                latency_text(st), st["ios"], human_bytes(st.get("io_bytes") or 0)))
     if ops_records is not None:
         totals = {}
         warm = []
@@ -134,4 +173,3 @@ def main(argv=None):
         for w in warm:
             print("note: %s: reads after the first pass may come from the page cache" % w)
     return 1 if failed else 0
-

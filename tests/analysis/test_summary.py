@@ -32,6 +32,28 @@ def doc_of(path):
 
 
 @pytest.mark.nofio
+def test_clones_are_one_job():
+    """numjobs=2 without group_reporting: fio prints two entries; the
+    summary one, with the clones' I/Os added (the 002 precondition printed
+    16 times at 16 threads)."""
+    path = STORED / "local-multi-plain.out"
+    clones = [j for j in doc_of(path)["jobs"] if j["jobname"] == "seqread"]
+    assert len(clones) == 2
+    p = summary(path)
+    assert p.returncode == 0, p.stderr
+    heads = [l for l in p.stdout.splitlines() if l.startswith("seqread")]
+    assert heads == ["seqread (2 clones merged)"]
+    read = p.stdout.split("seqread (2 clones merged)\n", 1)[1].splitlines()[0]
+    assert f"({sum(c['read']['total_ios'] for c in clones)} ops" in read
+    # two servers: a job per host, said which
+    p = summary(STORED / "client-server.out")
+    ports = sorted({e["port"] for e in doc_of(STORED / "client-server.out")["client_stats"]
+                    if "port" in e})
+    for port in ports:
+        assert re.search(rf"^cs-read on \S+:{port} \(2 clones merged\)$", p.stdout, re.M)
+
+
+@pytest.mark.nofio
 def test_refusal_before_any_line(tmp_path):
     """A bad opstats file was refused after the jobs were printed: the
     refusal is one line on stderr and nothing on stdout."""
