@@ -2,7 +2,9 @@
 
 Prints, for every job in fio's --output-format=json result, the operations
 per second, bandwidth and latency percentiles of each direction that did
-work. A job's clones (numjobs= without group_reporting) are one entry,
+work, and its fsyncs. A PostMark job (the pack's postmark engine) starts
+with PostMark's own headline: transactions per second, the elapsed time,
+and the files created, appended to, read and deleted. A job's clones (numjobs= without group_reporting) are one entry,
 merged as group_reporting merges them (percentiles from json+ histograms;
 without them the mean and maximum latency); with several fio servers, one
 entry per job and host. For jobs of the pack's small-file engine the directions are named by
@@ -24,6 +26,8 @@ from fiopack.results.hosts import host_names
 
 SMALLFILE_NAMES = {"read": "read/stat", "write": "write (create/deliver/append/layout)",
                    "trim": "delete"}
+POSTMARK_NAMES = {"read": "read (file reads)", "write": "write (creates, appends)",
+                  "trim": "delete"}
 
 
 def pct(clat, p):
@@ -117,6 +121,24 @@ def latency_text(r) -> str:
                                                 r.get(f"{kind}_max_ns", float("nan")) / 1000.0)
 
 
+def elapsed_text(ms) -> str:
+    return "%.3f s" % (ms / 1000.0) if ms < 10000 else "%.1f s" % (ms / 1000.0)
+
+
+def postmark_headline(rows) -> str:
+    """PostMark's own figures: its transactions per second over the job's
+    elapsed time, and the files it created, appended to, read and deleted
+    (the engine's operations: write.prios, sync)."""
+    ops = {r["op"]: r for r in rows if r["op"]}
+    tx = ops["transaction"]
+    ms = max(r.get("runtime_ms") or 0 for r in rows)
+    counts = ", ".join("%d %s" % (ops[op]["ios"], word) for op, word in
+                       (("create", "creates"), ("append", "appends"), ("read", "reads"),
+                        ("delete", "deletes")) if op in ops)
+    return "PostMark: %d transactions in %s: %.0f transactions/s; %s" % (
+        tx["ios"], elapsed_text(ms), tx.get("iops") or 0.0, counts or "no file operations")
+
+
 def main(argv=None):
     a = parser().parse_args(argv)
     doc = load(a.result)
@@ -140,11 +162,21 @@ def main(argv=None):
         print(name + (f" on {names.get(host) or host}" if several_hosts else "")
               + (f" ({clones} clones merged)" if clones > 1 else "")
               + (f" (error {err})" if err else ""))
-        for d in ("read", "write", "trim"):
+        postmark = any(r["op"] == "transaction" for r in rows)
+        if postmark:
+            print("  " + postmark_headline(rows))
+        for d in ("read", "write", "trim", "sync"):
             st = next((r for r in rows if r["direction"] == d and not r["op"]), None)
             if not st or not st.get("ios"):
                 continue
-            label = SMALLFILE_NAMES[d] if small else d
+            if d == "sync":
+                # fsyncs; the PostMark engine's transactions (docs/postmark.md)
+                label = "transactions" if postmark else "sync (fsync)"
+                print("  %-38s %10.0f %-7s  %12s  %s  (%d %s)" % (
+                    label, st.get("iops") or 0.0, "/s", "", latency_text(st), st["ios"],
+                    "transactions" if postmark else "syncs"))
+                continue
+            label = SMALLFILE_NAMES[d] if small else POSTMARK_NAMES[d] if postmark else d
             unit = "files/s" if small else "IOPS"
             print("  %-38s %10.0f %s  %10s/s  %s  (%d ops, %s)" % (
                 label, st.get("iops") or 0.0, unit, human_bytes(st.get("bw_bytes") or 0),

@@ -70,3 +70,32 @@ def test_refusal_before_any_line(tmp_path):
         assert p.returncode == 2 and p.stdout == ""
         (line,) = p.stderr.splitlines()
         assert line.startswith(f"fio-pack summary: {args[0]}: {what}"), line
+
+
+@pytest.mark.nofio
+def test_postmark_headline_and_sync():
+    """PostMark: its transactions per second, the elapsed time, the files
+    created and appended to; the transactions (fio's sync direction) were
+    dropped, as were every job's fsyncs."""
+    path = STORED / "postmark.json"
+    (job,) = doc_of(path)["jobs"]
+    p = summary(path)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    m = re.fullmatch(r"  PostMark: (\d+) transactions in ([\d.]+) s: (\d+) transactions/s; "
+                     r"(\d+) creates, (\d+) appends, (\d+) reads, (\d+) deletes", lines[1])
+    assert m, lines[1]
+    tx, secs, rate, creates, appends, reads, deletes = m.groups()
+    assert int(tx) == job["sync"]["total_ios"] == 150       # pm_transactions=150
+    ms = job["read"]["runtime"]            # the job's, in every direction
+    assert float(secs) == ms / 1000
+    assert int(rate) == round(job["sync"]["total_ios"] * 1000 / ms)
+    assert int(creates) + int(appends) == job["write"]["total_ios"]
+    assert (int(reads), int(deletes)) == (job["read"]["total_ios"], job["trim"]["total_ios"])
+    assert re.search(rf"^  transactions .* \({tx} transactions\)$", p.stdout, re.M)
+    # a plain job's fsyncs (fsync=8 in the randwrite job)
+    path = STORED / "local-multi-plain.out"
+    (rw,) = [j for j in doc_of(path)["jobs"] if j["jobname"] == "randwrite"]
+    p = summary(path)
+    n = rw["sync"]["lat_ns"]["N"]
+    assert n and re.search(rf"^  sync \(fsync\) .* \({n} syncs\)$", p.stdout, re.M), p.stdout
