@@ -2,7 +2,10 @@
 
 Prints, for every job in fio's --output-format=json result, the operations
 per second, bandwidth and latency percentiles of each direction that did
-work, and its fsyncs. A PostMark job (the pack's postmark engine) starts
+work, and its fsyncs. A job of a catalogue scenario (jobs/catalogue.json,
+recognised as fio-pack analyze recognises it) starts with the scenario's
+metrics, the figures its article published (sysbench-rndrd: throughput
+in MiB/s and the 95th percentile response time). A PostMark job (the pack's postmark engine) starts
 with PostMark's own headline: transactions per second, the elapsed time,
 and the files created, appended to, read and deleted. A job's clones (numjobs= without group_reporting) are one entry,
 merged as group_reporting merges them (percentiles from json+ histograms;
@@ -121,6 +124,27 @@ def latency_text(r) -> str:
                                                 r.get(f"{kind}_max_ns", float("nan")) / 1000.0)
 
 
+def figure_text(v) -> str:
+    """A headline figure as a person reads it: 1214, 96.31, 0.322."""
+    if v is None:
+        return "-"
+    return "%.0f" % v if abs(v) >= 1000 else "%.2f" % v if abs(v) >= 1 else "%.3g" % v
+
+
+def scenario_headline(ds, rows):
+    """"sysbench-rndrd: throughput 96.31 MiB/s, response time p95 0.322 ms":
+    the catalogue metrics of the result's scenario (jobs/catalogue.json) that
+    this job gives, the figures its article published; None for other jobs."""
+    total = next((r for r in rows if r["direction"] == "total"), None)
+    sid = total and total.get("scenario")
+    if not sid or sid not in ds.scenarios:
+        return None
+    shown = ["%s %s %s" % (m["name"], figure_text(total.get("m:" + m["name"])),
+                           m.get("unit", "")) for m in ds.scenarios[sid].get("metrics") or []
+             if "m:" + m["name"] in total]
+    return f"{sid}: " + ", ".join(s.strip() for s in shown) if shown else None
+
+
 def elapsed_text(ms) -> str:
     return "%.3f s" % (ms / 1000.0) if ms < 10000 else "%.1f s" % (ms / 1000.0)
 
@@ -162,6 +186,9 @@ def main(argv=None):
         print(name + (f" on {names.get(host) or host}" if several_hosts else "")
               + (f" ({clones} clones merged)" if clones > 1 else "")
               + (f" (error {err})" if err else ""))
+        headline = scenario_headline(ds, rows)
+        if headline:
+            print("  " + headline)
         postmark = any(r["op"] == "transaction" for r in rows)
         if postmark:
             print("  " + postmark_headline(rows))

@@ -99,3 +99,31 @@ def test_postmark_headline_and_sync():
     p = summary(path)
     n = rw["sync"]["lat_ns"]["N"]
     assert n and re.search(rf"^  sync \(fsync\) .* \({n} syncs\)$", p.stdout, re.M), p.stdout
+
+
+def test_sysbench_headline(tmp_path):
+    """The 002 study's run at 4 threads: the scenario's throughput and p95
+    response time under the measured job, the precondition once."""
+    from conftest import ENGINE_DIR, FIO
+    (tmp_path / "t").mkdir()
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "fio-pack"), "study",
+                        "sysbench-rndrd", "--sweep", "threads=4", "--target",
+                        f"t={tmp_path / 't'}", "--set", "runtime=1", "--set", "size=2m",
+                        "--fio", FIO, "--engine-dir", ENGINE_DIR, "--out", tmp_path / "s",
+                        "--quiet"], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    result = tmp_path / "s" / "runs" / "0001.json"
+    (job,) = [j for j in json.loads(result.read_text())["jobs"]
+              if j["jobname"] == "sysbench-rndrd"]
+    p = summary(result)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert sum(1 for l in lines if l.startswith("precondition")) == 1
+    i = lines.index("sysbench-rndrd")
+    m = re.fullmatch(r"  sysbench-rndrd: throughput ([\d.]+) MiB/s, "
+                     r"response time p95 ([\d.]+) ms", lines[i + 1])
+    assert m, lines[i + 1]
+    tp = job["read"]["bw_bytes"] / 2 ** 20
+    p95 = job["read"]["clat_ns"]["percentile"]["95.000000"] / 1e6
+    assert float(m.group(1)) == pytest.approx(tp, rel=0.005, abs=0.005)
+    assert float(m.group(2)) == pytest.approx(p95, rel=0.005)
