@@ -127,3 +127,58 @@ def test_sysbench_headline(tmp_path):
     p95 = job["read"]["clat_ns"]["percentile"]["95.000000"] / 1e6
     assert float(m.group(1)) == pytest.approx(tp, rel=0.005, abs=0.005)
     assert float(m.group(2)) == pytest.approx(p95, rel=0.005)
+
+
+def reread(tree, out, name, **opts):
+    """A smallfile read job over @tree's 40 files, 3 passes, 2 clones: its
+    fio JSON and opstats file in @out."""
+    from conftest import ENGINE, FIO
+    args = [f"--name={name}", f"--ioengine=external:{ENGINE}", f"--tree_dir={tree}",
+            "--tree_files=40", "--tree_file_op=read", "--rw=randread", "--number_ios=120",
+            "--numjobs=2", f"--tree_opstats_file={out / (name + '.jsonl')}",
+            "--output-format=json"] + [f"--{k}={v}" for k, v in opts.items()]
+    p = subprocess.run([str(FIO)] + args, capture_output=True, text=True, timeout=120,
+                       cwd=out)
+    assert p.returncode == 0, p.stderr
+    (out / (name + ".json")).write_text(p.stdout)
+    return out / (name + ".json"), out / (name + ".jsonl")
+
+
+def notes(result, ops):
+    p = summary(result, ops)
+    assert p.returncode == 0, p.stderr
+    return [l for l in p.stdout.splitlines() if l.startswith("note:")]
+
+
+@pytest.mark.parametrize("where", ["disk", "tmpfs"])
+def test_reread_note_only_where_cold_was_asked(where, tmp_path, request):
+    """The mail and web jobs re-read a hot spool on purpose: no note. A job
+    that asks for a cold test (tree_drop_cache, caches dropped before it,
+    a description that says cold) gets one line, not one per clone, with
+    the job's figure. On tmpfs, none: every read there is from memory."""
+    from conftest import ENGINE, FIO
+    from fiopack.mounts import fs_type
+    tree = request.getfixturevalue("tmpfs_dir") if where == "tmpfs" else tmp_path / "tree"
+    tree.mkdir(exist_ok=True)
+    assert (fs_type(tree) == "tmpfs") == (where == "tmpfs")
+    subprocess.run([str(FIO), "--name=layout", f"--ioengine=external:{ENGINE}",
+                    f"--tree_dir={tree}", "--tree_files=40", "--tree_file_op=layout",
+                    "--rw=write"], capture_output=True, check=True, timeout=120)
+    assert notes(*reread(tree, tmp_path, "warm")) == []
+    cold = notes(*reread(tree, tmp_path, "cold", description="cold read of the tree"))
+    dropped = notes(*reread(tree, tmp_path, "dropped", tree_drop_cache=1))
+    if where == "tmpfs":
+        assert cold == dropped == []
+        return
+    passes = [json.loads(l)["read_passes"]
+              for l in (tmp_path / "cold.jsonl").read_text().splitlines()]
+    assert len(passes) == 2
+    assert cold == [f"note: cold: {sum(passes) / 2:.2f} passes over the tree: reads after the "
+                    "first pass may come from the page cache (for a cold test: number_ios= at "
+                    "most tree_files, or tree_drop_cache=1)"]
+    # dropping the caches before the job declares it cold too (not run here:
+    # it would empty the page cache of everything else on the machine)
+    from fiopack.summary import declared_cold
+    assert declared_cold({"exec_prerun": "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'"})
+    assert not declared_cold({"exec_prerun": "sync", "description": "the mail spool"})
+    assert len(dropped) == 1 and "inodes, dentries and directory blocks" in dropped[0]
