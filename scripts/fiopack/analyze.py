@@ -856,13 +856,14 @@ def cmd_compare(a) -> int:
         ch = r["change"]
         chs = "-" if ch is None else (f"{ch * 100:+.1f}%" if r["relative"]
                                       else f"{ch:+.4g} {r['unit']}")
+        o, n = r["old"], r["new"]
         lines.append({"metric": r["metric"], "unit": r["unit"], "key": key_label(r["key"], varying),
-                      "old": r["old"].median if r["old"] else None,
-                      "old_n": r["old"].n if r["old"] else 0,
-                      "old_cv": r["old"].cv if r["old"] else None,
-                      "new": r["new"].median if r["new"] else None,
-                      "new_n": r["new"].n if r["new"] else 0,
-                      "new_cv": r["new"].cv if r["new"] else None,
+                      "old": o.median if o else None, "old_min": o.min if o else None,
+                      "old_max": o.max if o else None, "old_n": o.n if o else 0,
+                      "old_cv": o.cv if o else None,
+                      "new": n.median if n else None, "new_min": n.min if n else None,
+                      "new_max": n.max if n else None, "new_n": n.n if n else 0,
+                      "new_cv": n.cv if n else None,
                       "change": ch, "change_text": chs, "limit": lim, "verdict": r["verdict"]})
     bad = [l for l in lines if l["verdict"] == "REGRESSION"
            or (l["verdict"] == "missing in new" and not a.allow_missing)]
@@ -879,19 +880,23 @@ def cmd_compare(a) -> int:
             w.writerow({k: "" if v is None else csv_val(v) for k, v in l.items()})
         emit(a, buf.getvalue())
     else:
-        def cell(v, n, cv):
+        def num(v):
+            return f"{v:.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+
+        def cell(l, side):
+            """"11733 (10667–12800, n=2)": the median, and the range of the
+            repeats a reader judges a change against."""
+            v, n = l[side], l[side + "_n"]
             if v is None:
                 return "-"
-            s = f"{v:.0f}" if abs(v) >= 1000 else f"{v:.4g}"
-            if n > 1:
-                s += f" (n={n}" + (f", CV {cv * 100:.1f}%" if cv is not None else "") + ")"
-            return s
-        out = ["| metric | measurement | old | new | change | limit | verdict |",
-               "|---|---|---:|---:|---:|---:|---|"]
+            if n == 1:
+                return num(v)
+            return f"{num(v)} ({num(l[side + '_min'])}–{num(l[side + '_max'])}, n={n})"
+        out = ["| metric | measurement | old (min–max) | new (min–max) | change | limit "
+               "| verdict |", "|---|---|---:|---:|---:|---:|---|"]
         for l in lines:
-            out.append(f"| {l['metric']} | {l['key']} | {cell(l['old'], l['old_n'], l['old_cv'])} "
-                       f"| {cell(l['new'], l['new_n'], l['new_cv'])} | {l['change_text']} "
-                       f"| {l['limit']} | {l['verdict']} |")
+            out.append(f"| {l['metric']} | {l['key']} | {cell(l, 'old')} | {cell(l, 'new')} "
+                       f"| {l['change_text']} | {l['limit']} | {l['verdict']} |")
         emit(a, "\n".join(out) + "\n")
     reg = sum(1 for l in lines if l["verdict"] == "REGRESSION")
     miss = sum(1 for l in lines if l["verdict"] == "missing in new")

@@ -1,0 +1,56 @@
+"""fio-pack analyze compare knows noise (issue 25, item 6): the old and new
+min-max beside the medians, a change within the old runs' own spread not
+called a regression, a hint when the result sets align only once a
+parameter is ignored, and no key said twice.
+
+On the stored queue-depth sweep of tests/fixtures/fio-json (qd/first.json
+and qd/second.json: the same job file run twice, so the directory is two
+repeats of every point; qd-slow.json: the same with rate_iops=200), and on
+the 002 study run here."""
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+STORED = REPO / "tests" / "fixtures" / "fio-json"
+ANALYZE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "analyze"]
+
+pytestmark = pytest.mark.nosan
+
+
+def compare(*args):
+    return subprocess.run(ANALYZE + ["compare"] + [str(a) for a in args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def iops_of(path) -> dict:
+    """{job name: read IOPS} of a stored fio JSON file."""
+    return {j["jobname"]: j["read"]["iops"] for j in json.loads(path.read_text())["jobs"]}
+
+
+@pytest.mark.nofio
+def test_old_and_new_min_max():
+    first, second = STORED / "qd" / "first.json", STORED / "qd" / "second.json"
+    a, b = iops_of(first), iops_of(second)
+    p = compare(STORED / "qd", STORED / "qd", "--threshold", "read.iops=5%", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)["comparisons"]
+    assert len(rows) == len(a) == 9
+    for r in rows:
+        job = re.search(r"job=(\S+)", r["key"]).group(1)
+        for side in ("old", "new"):
+            assert (r[side + "_min"], r[side + "_max"], r[side + "_n"]) == \
+                (min(a[job], b[job]), max(a[job], b[job]), 2)
+    p = compare(STORED / "qd", second, "--threshold", "read.iops=5%")
+    head, rule, *body = p.stdout.splitlines()
+    assert "| old (min–max) | new (min–max) |" in head
+    for line in body:
+        job = re.search(r"job=(\S+)", line).group(1)
+        lo, hi = min(a[job], b[job]), max(a[job], b[job])
+        old, new = line.split(" | ")[2:4]
+        assert re.fullmatch(rf"\d+ \({lo:.0f}–{hi:.0f}, n=2\)", old), old
+        assert new == f"{b[job]:.0f}"        # one run: its value alone
