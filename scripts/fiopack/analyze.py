@@ -113,7 +113,8 @@ from fiopack.results.tables import (csv_val, order, build_table, provenance, pro
                                     render_csv, render_html, render_markdown, rows_json,
                                     rows_table)
 from fiopack.results.figures import load_figures
-from fiopack.results.regress import compare, key_label, parse_threshold, varying_keys
+from fiopack.results.regress import (NOISE, compare, key_label, parse_threshold,
+                                     varying_keys)
 
 PROG = "fio-pack analyze"
 
@@ -353,8 +354,10 @@ DESCRIPTION
     "clat_p99_ms=10%" when the p99 latency rose by more than 10 %,
     "clat_p99_ms=0.5" when it rose by more than 0.5 ms. Whether higher or
     lower is better follows the metric's unit (times and CPU: lower), unless
-    --higher-is-better/--lower-is-better say otherwise. A measurement in OLD
-    that NEW lacks is a failure too.
+    --higher-is-better/--lower-is-better say otherwise. A change past the
+    limit whose new median lies within the old repeats' own min-max is
+    marked "within old spread" and is not a failure: the old runs already
+    varied that much. A measurement in OLD that NEW lacks is a failure too.
 
     Results go to standard output (or -o) as a table; one summary line goes
     to standard error.
@@ -900,7 +903,10 @@ def cmd_compare(a) -> int:
         emit(a, "\n".join(out) + "\n")
     reg = sum(1 for l in lines if l["verdict"] == "REGRESSION")
     miss = sum(1 for l in lines if l["verdict"] == "missing in new")
+    noise = sum(1 for l in lines if l["verdict"] == NOISE)
     summary = f"{PROG} compare: {len(lines)} comparisons, {reg} regression(s), {miss} missing in NEW"
+    if noise:
+        summary += f", {noise} past the limit but within the old runs' spread"
     if bad:
         first = bad[0]
         summary += f"; first: {first['metric']} {first['key']}: {first['verdict']}" + (

@@ -54,3 +54,24 @@ def test_old_and_new_min_max():
         old, new = line.split(" | ")[2:4]
         assert re.fullmatch(rf"\d+ \({lo:.0f}–{hi:.0f}, n=2\)", old), old
         assert new == f"{b[job]:.0f}"        # one run: its value alone
+
+
+@pytest.mark.nofio
+def test_change_within_the_old_spread_is_not_a_regression():
+    """NEW is one of OLD's own runs: every change stays within OLD's
+    min-max, and none is a regression however tight the limit."""
+    second = STORED / "qd" / "second.json"
+    p = compare(STORED / "qd", second, "--threshold", "read.iops=1%", "--format", "json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = json.loads(p.stdout)["comparisons"]
+    past = [r for r in rows if abs(r["change"]) > 0.01]
+    assert past, "the stored runs differ: some change passes 1%"
+    assert all(r["verdict"] == "within old spread" for r in past)
+    assert all(r["old_min"] <= r["new"] <= r["old_max"] for r in rows)
+    assert f"0 regression(s), 0 missing in NEW, {len(past)} past the limit but within " \
+        "the old runs' spread" in p.stderr
+    # one old run has no spread: the same change is a regression
+    p = compare(STORED / "qd" / "first.json", second, "--threshold", "read.iops=1%",
+                "--format", "json")
+    assert p.returncode == 1
+    assert "within old spread" not in {r["verdict"] for r in json.loads(p.stdout)["comparisons"]}

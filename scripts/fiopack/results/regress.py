@@ -50,8 +50,21 @@ def compare(old, new, thresholds, where=None, ignore=(), sense=None):
                     worse = (change > lim) if lower else (change < -lim)
                     better = (change < -lim) if lower else (change > lim)
                     res["verdict"] = "REGRESSION" if worse else "improved" if better else "ok"
+                    if (worse or better) and within_spread(res["old"], n):
+                        # the old runs already spanned this median: noise, not a change
+                        res["verdict"] = NOISE
             results.append(res)
     return results
+
+
+# the verdict of a change past the limit whose new median the old repeats
+# already reached: an unchanged rerun is not a regression
+NOISE = "within old spread"
+
+
+def within_spread(old, median) -> bool:
+    """Whether @median lies within the old repeats' min-max (two or more)."""
+    return old.n > 1 and old.min <= median <= old.max
 
 
 def _aligned(metric, rows, ignore) -> dict:
