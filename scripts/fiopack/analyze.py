@@ -113,8 +113,8 @@ from fiopack.results.tables import (csv_val, order, build_table, provenance, pro
                                     render_csv, render_html, render_markdown, rows_json,
                                     rows_table)
 from fiopack.results.figures import load_figures
-from fiopack.results.regress import (NOISE, compare, key_label, parse_threshold,
-                                     varying_keys)
+from fiopack.results.regress import (NOISE, compare, ignore_hint, key_label,
+                                     parse_threshold, varying_keys)
 
 PROG = "fio-pack analyze"
 
@@ -907,6 +907,10 @@ def cmd_compare(a) -> int:
     summary = f"{PROG} compare: {len(lines)} comparisons, {reg} regression(s), {miss} missing in NEW"
     if noise:
         summary += f", {noise} past the limit but within the old runs' spread"
+    hint = ignore_hint(res)
+    if hint:
+        summary += (f"; OLD and NEW differ in {', '.join(hint)} alone: "
+                    + " ".join(f"--ignore {n}" for n in hint) + " compares them")
     if bad:
         first = bad[0]
         summary += f"; first: {first['metric']} {first['key']}: {first['verdict']}" + (

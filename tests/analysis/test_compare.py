@@ -75,3 +75,21 @@ def test_change_within_the_old_spread_is_not_a_regression():
                 "--format", "json")
     assert p.returncode == 1
     assert "within old spread" not in {r["verdict"] for r in json.loads(p.stdout)["comparisons"]}
+
+
+@pytest.mark.nofio
+def test_suggests_the_parameter_to_ignore():
+    """qd-slow.json is the qd sweep with rate_iops=200: nothing aligns, and
+    the summary line says which --ignore aligns it; a result set of other
+    jobs altogether gets no such hint."""
+    p = compare(STORED / "qd", STORED / "qd-slow.json", "--threshold", "read.iops=5%")
+    assert p.returncode == 1
+    (line,) = p.stderr.splitlines()
+    assert "9 missing in NEW; OLD and NEW differ in rate_iops alone: --ignore rate_iops " \
+        "compares them;" in line
+    # and it does
+    p = compare(STORED / "qd", STORED / "qd-slow.json", "--threshold", "read.iops=5%",
+                "--ignore", "rate_iops")
+    assert "0 missing in NEW" in p.stderr and "--ignore" not in p.stderr
+    p = compare(STORED / "qd", STORED / "local-multi-plain.out", "--threshold", "read.iops=5%")
+    assert "missing in NEW" in p.stderr and "--ignore" not in p.stderr

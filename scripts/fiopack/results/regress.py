@@ -76,6 +76,42 @@ def _aligned(metric, rows, ignore) -> dict:
     return out
 
 
+MEASURED = {"scenario", "target", "job", "direction", "op"}
+
+
+def ignore_hint(results) -> list:
+    """The names whose --ignore would align what OLD has and NEW lacks with
+    what NEW alone has, the one side's keys all found in the other's (a
+    runtime or a size changed between the two result sets, a rate limit
+    added): one name when one does, else the (at most three) names whose
+    values differ between the two sides; [] when nothing aligns, or when
+    only what was measured (target, job, ...) would."""
+    missing = {(r["metric"], r["key"]) for r in results if r["verdict"] == "missing in new"}
+    extra = {(r["metric"], r["key"]) for r in results if r["verdict"] == "new only"}
+    if not missing or not extra:
+        return []
+
+    def aligns(names) -> bool:
+        strip = lambda keys: {(m, tuple(kv for kv in k if kv[0] not in names))  # noqa: E731
+                              for m, k in keys}
+        # one side may hold more (a target or a point NEW did not run)
+        a, b = strip(missing), strip(extra)
+        return a <= b or b <= a
+
+    names = sorted({k for _, key in missing | extra for k, _ in key} - MEASURED)
+    for n in names:
+        if aligns({n}):
+            return [n]
+
+    def values(keys, n):
+        return {dict(k).get(n) for _, k in keys}
+    differ = [n for n in names if values(missing, n) != values(extra, n)]
+    # what was measured (another target, job or direction) is no setting to ignore
+    if not differ or len(differ) > 3 or set(differ) & MEASURED:
+        return []
+    return differ if aligns(set(differ)) else []
+
+
 def key_label(key, varying) -> str:
     return " ".join(f"{k}={v}" for k, v in key if k in varying) or "(all)"
 
