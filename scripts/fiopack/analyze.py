@@ -851,7 +851,8 @@ def cmd_compare(a) -> int:
     for ig in a.ignore:
         check_names(old.rows + new.rows, [ig], "--ignore")
     res = compare(old, new, ths, parse_where(a.where), a.ignore, sense)
-    varying = varying_keys(res)
+    varying = varying_keys(res, prefer={k for ds in (old, new) for run in ds.runs
+                                        for k in run.params or {}})
     lines = []
     for r in res:
         lim = (f"{'+' if r['lower_is_better'] else '-'}{text_of(r['limit'])}"

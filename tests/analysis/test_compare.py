@@ -93,3 +93,22 @@ def test_suggests_the_parameter_to_ignore():
     assert "0 missing in NEW" in p.stderr and "--ignore" not in p.stderr
     p = compare(STORED / "qd", STORED / "local-multi-plain.out", "--threshold", "read.iops=5%")
     assert "missing in NEW" in p.stderr and "--ignore" not in p.stderr
+
+
+def test_no_key_said_twice(tmp_path):
+    """A study's threads sweep sets numjobs: the label said "numjobs=4
+    threads=4". One name for one value, the study's."""
+    from conftest import ENGINE_DIR, FIO
+    (tmp_path / "t").mkdir()
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "fio-pack"), "study",
+                        "sysbench-rndrd", "--sweep", "threads=1,2", "--target",
+                        f"t={tmp_path / 't'}", "--set", "runtime=1", "--set", "size=2m",
+                        "--fio", FIO, "--engine-dir", ENGINE_DIR, "--out", tmp_path / "s",
+                        "--quiet"], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    p = compare(tmp_path / "s", tmp_path / "s", "--threshold", "throughput=5%",
+                "--format", "json")
+    assert p.returncode == 0, p.stderr
+    keys = [r["key"] for r in json.loads(p.stdout)["comparisons"]]
+    assert sorted(keys) == ["target=t job=sysbench-rndrd threads=1",
+                            "target=t job=sysbench-rndrd threads=2"]

@@ -116,10 +116,22 @@ def key_label(key, varying) -> str:
     return " ".join(f"{k}={v}" for k, v in key if k in varying) or "(all)"
 
 
-def varying_keys(results) -> set:
+def varying_keys(results, prefer=()) -> set:
+    """The key names a measurement's label shows: target and job, and the
+    names whose values vary; of names that always hold the same value (a
+    study's threads and the numjobs it sets), one, @prefer's first (the
+    study's own sweep names)."""
     vals = {}
     for r in results:
         for k, v in r["key"]:
             vals.setdefault(k, set()).add(v)
     always = {"target", "job"}
-    return {k for k, vs in vals.items() if len(vs) > 1 or k in always}
+    varying = [k for k, vs in vals.items() if len(vs) > 1 or k in always]
+    keys = [dict(r["key"]) for r in results]
+    kept = []
+    for k in sorted(varying, key=lambda k: (k not in always, k not in prefer, k)):
+        if k not in always and any(all(str(d.get(k)) == str(d.get(j)) for d in keys)
+                                   for j in kept):
+            continue
+        kept.append(k)
+    return set(kept)
