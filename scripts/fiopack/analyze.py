@@ -286,8 +286,8 @@ EXAMPLES
     fio-pack analyze plot lat+.json --percentiles --direction read -o lat.svg
 
 EXIT STATUS
-    0 success; 2 bad input (including matplotlib missing: install
-    python3-matplotlib).
+    0 success; 2 bad input (including matplotlib missing: the message names
+    the Python running and how to install it there).
 """)
 
 MANUAL["report"] = dict(description="""\

@@ -235,3 +235,35 @@ def test_study_asks_fio_for_json_plus(tmp_path):
     assert s["source"].startswith("json+ histogram") and len(s["runs"]) == 2
     assert desc["from"] == "json+ histograms"
     assert "curve: json+ histogram of 2 runs pooled" in ax.get_title()
+
+
+@pytest.mark.nofio
+def test_matplotlib_hint_names_the_python_running(tmp_path):
+    """Without matplotlib, the hint names the interpreter and the install
+    that serves it: Debian's package for /usr/bin/python3 alone; pip for a
+    venv (or a pyenv), where the package would change nothing."""
+    import os
+    if not os.path.exists("/usr/bin/python3"):
+        pytest.skip("no /usr/bin/python3")
+    png = tmp_path / "qd.png"
+    args = [str(REPO / "scripts" / "fio-pack"), "analyze", "plot", str(STORED / "qd"),
+            "--metric", "read.iops", "--x", "iodepth", "-o", str(png)]
+    # -S: the system's Python without its site packages, matplotlib among them
+    p = subprocess.run(["/usr/bin/python3", "-S"] + args, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and not png.exists()
+    (line,) = p.stderr.splitlines()
+    assert "which /usr/bin/python3 (Python 3." in line and \
+        line.endswith("cannot import: apt-get install python3-matplotlib "
+                      "(scripts/install-deps.sh --test installs it)"), line
+    venv = tmp_path / "venv"
+    r = subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(venv)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        pytest.skip(f"no venv: {r.stderr.strip()}")
+    py = venv / "bin" / "python3"
+    p = subprocess.run([str(py)] + args, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and not png.exists()
+    (line,) = p.stderr.splitlines()
+    assert f"which {py} (Python 3." in line and f"{py} -m pip install matplotlib" in line
+    assert "or run fio-pack with /usr/bin/python3 and apt-get install python3-matplotlib" in line

@@ -4,7 +4,9 @@ with the provenance of what produced it. The axes are axes.py's; the command
 line is analyze.py's."""
 import json
 import math
+import os
 import re
+import shlex
 import sys
 import textwrap
 from pathlib import Path
@@ -30,9 +32,24 @@ def pyplot():
         matplotlib.rcParams["svg.fonttype"] = "none"
         import matplotlib.pyplot as plt
     except ImportError:
-        raise AnalysisError("plot needs matplotlib: apt-get install python3-matplotlib "
-                               "(scripts/install-deps.sh --test installs it)")
+        raise AnalysisError(matplotlib_hint())
     return plt
+
+
+def matplotlib_hint() -> str:
+    """What to install, for the interpreter running: Debian's package serves
+    /usr/bin/python3 alone, not a pyenv, a venv or another build."""
+    py = sys.executable or "python3"
+    version = "%d.%d" % sys.version_info[:2]
+    system = sys.prefix == sys.base_prefix == "/usr" and \
+        os.path.realpath(py) == os.path.realpath("/usr/bin/python3")
+    if system:
+        return (f"plot needs matplotlib, which {py} (Python {version}) cannot import: "
+                f"apt-get install python3-matplotlib (scripts/install-deps.sh --test "
+                f"installs it)")
+    return (f"plot needs matplotlib, which {py} (Python {version}) cannot import: "
+            f"{shlex.quote(py)} -m pip install matplotlib, or run fio-pack with "
+            f"/usr/bin/python3 and apt-get install python3-matplotlib")
 
 
 def _x_positions(values):
