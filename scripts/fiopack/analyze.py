@@ -675,7 +675,7 @@ def cmd_rows(a) -> int:
             w.writerow(["" if v is None else csv_val(v) for v in line])
         emit(a, buf.getvalue())
     elif fmt == "json":
-        emit(a, json.dumps({"provenance": provenance(ds, [PROG] + ARGV),
+        emit(a, json.dumps({"provenance": provenance(ds, PROG.split() + ARGV),
                             "rows": rows_json(rows)}, indent=1, default=str) + "\n")
     else:
         emit(a, "".join(json.dumps(r, default=str) + "\n" for r in rows_json(rows)))
@@ -746,7 +746,7 @@ def cmd_table(a) -> int:
         t.form = cells
     runs = set().union(*(t.runs for t in tables))
     acc = fiohosts.runs_used(ds, runs, where, a.where, what=", ".join(a.metric))
-    prov = provenance(ds, [PROG] + ARGV, {"runs_in_tables": len(runs),
+    prov = provenance(ds, PROG.split() + ARGV, {"runs_in_tables": len(runs),
                                                      "runs_used": acc,
                                                      "runs_text": fiohosts.runs_text(acc)})
     if fmt == "md":
@@ -772,7 +772,7 @@ def cmd_plot(a) -> int:
         if Path(o).suffix.lower() not in (".png", ".svg"):
             raise Usage(f"-o {o}: plot writes .png or .svg files")
     plt, fig, data, desc, ds = make_plot(a)
-    prov = provenance(ds, [PROG] + ARGV, {"plot": desc,
+    prov = provenance(ds, PROG.split() + ARGV, {"plot": desc,
                                                      "outputs": [str(o) for o in a.output]})
     plots.save_plot(fig, a.output, prov, data)
     plt.close(fig)
@@ -820,7 +820,7 @@ def cmd_report(a) -> int:
     acc = fiohosts.runs_used(ds, rep["runs_used"], where, a.where,
                              targets=[t for _, t in rep["mapping"]],
                              what="the report's metrics")
-    prov = provenance(ds, [PROG] + ARGV, {"reference": doc["_path"],
+    prov = provenance(ds, PROG.split() + ARGV, {"reference": doc["_path"],
                                                      "reference_sha256": doc["_sha256"],
                                                      "runs_used": acc,
                                                      "runs_text": fiohosts.runs_text(acc)})

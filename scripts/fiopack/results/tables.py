@@ -301,7 +301,9 @@ def provenance(ds: Dataset, argv, extra=None) -> dict:
     import datetime
     import shlex
     p = {"tool": "fio-pack analyze",
-         "command": " ".join(shlex.quote(a) for a in argv),
+         # a shell command a reader pastes: the tool's words apart, each
+         # argument quoted as the shell needs it
+         "command": shlex.join(argv),
          "generated": datetime.datetime.now(datetime.timezone.utc).strftime(
              "%Y-%m-%dT%H:%M:%SZ"),
          "pack_version": pack_version()}
