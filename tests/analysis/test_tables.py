@@ -40,3 +40,43 @@ def test_provenance_is_a_shell_command(tmp_path):
     assert analyze(*args).returncode == 0
     side = json.loads((tmp_path / "p.svg.json").read_text())
     assert shlex.split(side["command"]) == ["fio-pack", "analyze"] + args
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """The 002 study at 1 and 4 threads on one directory."""
+    from conftest import ENGINE_DIR, FIO
+    base = tmp_path_factory.mktemp("tables")
+    (base / "t").mkdir()
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "fio-pack"), "study",
+                        "sysbench-rndrd", "--sweep", "threads=1,4", "--target", f"t={base / 't'}",
+                        "--set", "runtime=1", "--set", "size=2m", "--fio", FIO,
+                        "--engine-dir", ENGINE_DIR, "--out", base / "s", "--quiet"],
+                       capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    return base / "s"
+
+
+def md_rows(text):
+    """The body rows of every Markdown table in @text, as lists of cells."""
+    return [[c.strip() for c in l.strip("|").split("|")] for l in text.splitlines()
+            if l.startswith("| ") and not l.startswith("|---")]
+
+
+def test_no_unmapped_leaves_no_all_dash_row(study):
+    """The FusionIO card's 64 threads is a point of no mapped device: with
+    --no-unmapped its row was all dashes."""
+    p = analyze("report", study, "--map", "intel320=t")
+    assert p.returncode == 0, p.stderr
+    assert any(r[0] == "64" for r in md_rows(p.stdout))      # FusionIO's, shown
+    p = analyze("report", study, "--map", "intel320=t", "--no-unmapped")
+    assert p.returncode == 0, p.stderr
+    rows = md_rows(p.stdout)
+    assert rows and not [r for r in rows if all(c == "-" for c in r[1:])], rows
+    assert not [r for r in rows if r[0] == "64"]
+    p = analyze("report", study, "--map", "intel320=t", "--no-unmapped", "--format", "csv")
+    lines = p.stdout.splitlines()
+    head = lines[0].split(",")
+    for l in lines[1:]:
+        cell = dict(zip(head, l.split(",")))
+        assert cell["measured"] or cell["published"], l

@@ -194,6 +194,7 @@ def _section_table(ctx, m, keys, points, pub, meas, col_keys, factors, devs):
     body, csv_rows = [], []
     for pt in points:
         line = [text_of(v) for v in pt] or [mname]
+        first_csv = len(csv_rows)
         for d, t in mapping:
             f = pub.get((pt, d))
             fac = factors.get(f["id"], 1.0) if f else 1.0
@@ -216,6 +217,10 @@ def _section_table(ctx, m, keys, points, pub, meas, col_keys, factors, devs):
         for d in extra_devs:
             f = pub.get((pt, d))
             line.append(pub_text(f, factors.get(f["id"], 1.0), precision) if f else "-")
+        if all(c == "-" for c in line[max(1, len(pt)):]):
+            # a point only a device left out (--no-unmapped) has: no row
+            del csv_rows[first_csv:]
+            continue
         body.append(line)
     return header, body, csv_rows
 
