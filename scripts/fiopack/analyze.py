@@ -109,9 +109,9 @@ from fiopack.results import report as fioreport
 from fiopack.results.data import AnalysisError, DEFAULT_FIGURES, Dataset, FIELDS, load, text_of
 from fiopack.results.metrics import (COMBINE, SIMPLE, check_names, parse_where, select,
                                      split_dims)
-from fiopack.results.tables import (csv_val, order, build_table, provenance, provenance_line,
-                                    render_csv, render_html, render_markdown, rows_json,
-                                    rows_table)
+from fiopack.results.tables import (column_decimals, csv_val, fmt_num, order, build_table,
+                                    provenance, provenance_line, render_csv, render_html,
+                                    render_markdown, rows_json, rows_table)
 from fiopack.results.figures import load_figures
 from fiopack.results.regress import (NOISE, compare, ignore_hint, key_label,
                                      parse_threshold, varying_keys)
@@ -884,13 +884,19 @@ def cmd_compare(a) -> int:
             w.writerow({k: "" if v is None else csv_val(v) for k, v in l.items()})
         emit(a, buf.getvalue())
     else:
-        def num(v):
-            return f"{v:.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+        # one number of decimals per column (old, new), as tables have
+        dec = {side: column_decimals([float(l[side + k]) for l in lines
+                                      for k in ("", "_min", "_max")
+                                      if l[side + k] is not None])
+               for side in ("old", "new")}
 
         def cell(l, side):
             """"11733 (10667–12800, n=2)": the median, and the range of the
             repeats a reader judges a change against."""
             v, n = l[side], l[side + "_n"]
+
+            def num(x):
+                return fmt_num(float(x), decimals=dec[side])
             if v is None:
                 return "-"
             if n == 1:

@@ -52,8 +52,8 @@ def test_old_and_new_min_max():
         job = re.search(r"job=(\S+)", line).group(1)
         lo, hi = min(a[job], b[job]), max(a[job], b[job])
         old, new = line.split(" | ")[2:4]
-        assert re.fullmatch(rf"\d+ \({lo:.0f}–{hi:.0f}, n=2\)", old), old
-        assert new == f"{b[job]:.0f}"        # one run: its value alone
+        assert re.fullmatch(rf"[\d.]+ \({lo:.2f}–{hi:.2f}, n=2\)", old), old
+        assert new == f"{b[job]:.2f}"        # one run: its value alone
 
 
 @pytest.mark.nofio

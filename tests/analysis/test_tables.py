@@ -80,3 +80,33 @@ def test_no_unmapped_leaves_no_all_dash_row(study):
     for l in lines[1:]:
         cell = dict(zip(head, l.split(",")))
         assert cell["measured"] or cell["published"], l
+
+
+def decimals(cell) -> list:
+    """The decimals of every number in a cell ("0.12 (0.0896–0.16)": 2, 4, 2)."""
+    import re
+    return [len(m) for m in re.findall(r"\d\.(\d+)", cell)]
+
+
+@pytest.mark.nofio
+@pytest.mark.parametrize("cells", ["range", "columns"])
+def test_one_precision_per_column(cells):
+    """The stored queue-depth sweep's p90 latencies straddle 0.1 ms: a
+    column said "0.13 (0.0257–0.13)". Every number of a column has the
+    same decimals, the ratio columns included; compare's columns too."""
+    p = analyze("table", STORED / "qd", "--rows", "iodepth", "--metric", "read.clat_p90_ms",
+                "--metric", "read.lat_mean_ms", "--cells", cells, "--baseline",
+                "/tmp/fio-json-fixtures/data/dev-a")
+    assert p.returncode == 0, p.stderr
+    rows = [r for r in md_rows(p.stdout) if r[0] != "iodepth"]
+    assert len(rows) == 6
+    for table in (rows[:3], rows[3:]):
+        for col in range(1, len(table[0])):
+            found = {d for r in table for d in decimals(r[col])}
+            assert len(found) <= 1, (col, [r[col] for r in table])   # n: none
+    p = subprocess.run(ANALYZE + ["compare", str(STORED / "qd"), str(STORED / "qd"),
+                                  "--threshold", "read.clat_p90_ms=5%"],
+                       capture_output=True, text=True, timeout=120)
+    rows = [r for r in md_rows(p.stdout) if r[0] != "metric"]
+    for col in (2, 3):
+        assert len({d for r in rows for d in decimals(r[col])}) == 1, [r[col] for r in rows]

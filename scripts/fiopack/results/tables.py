@@ -119,27 +119,41 @@ def order_keys(keys) -> list:
     return sorted(uniq, key=lambda k: tuple(orders[i].index(k[i]) for i in range(n)))
 
 
-def fmt_num(v, precision=2) -> str:
+def column_decimals(values, precision=2) -> int:
+    """One number of decimals for a whole column: @precision, or more when
+    its smallest non-zero value is below 0.1 (a fast device's latency in
+    ms), enough for that value to keep precision+1 significant digits. A
+    column never mixes 0.12 with 0.0896."""
+    small = [abs(v) for v in values if isinstance(v, float) and math.isfinite(v)
+             and v and abs(v) < 0.1]
+    return precision - math.floor(math.log10(min(small))) if small else precision
+
+
+def fmt_num(v, precision=2, decimals=None) -> str:
+    """A table's number: @decimals (a column's, column_decimals) when given."""
     if v is None:
         return "-"
     if isinstance(v, int) and not isinstance(v, bool):
         return str(v)
     if not math.isfinite(v):
         return str(v)
+    if decimals is not None:
+        return f"{v:.{decimals}f}"
     if v and abs(v) < 0.1:
         # small values (latencies in ms of a fast device) keep precision+1 significant digits
         return f"{v:.{precision - math.floor(math.log10(abs(v)))}f}"
     return f"{v:.{precision}f}"
 
 
-def compact_cell(st, form, max_n, precision=2) -> str:
+def compact_cell(st, form, max_n, precision=2, decimals=None) -> str:
     """"412.35 (405.10–420.20)" (form range) or "412.35 ±1.8%" (cv: sample stdev /
     mean); "(n=2)" after a cell with fewer repeats than the table's most."""
     if st is None:
         return "-"
-    s = fmt_num(st.median, precision)
+    s = fmt_num(st.median, precision, decimals)
     if st.n > 1 and form == "range":
-        s += f" ({fmt_num(st.min, precision)}–{fmt_num(st.max, precision)})"
+        s += (f" ({fmt_num(st.min, precision, decimals)}–"
+              f"{fmt_num(st.max, precision, decimals)})")
     elif st.n > 1 and st.cv is not None:
         s += f" ±{st.cv * 100:.1f}%"
     return s + (f" (n={st.n})" if st.n < max_n else "")
@@ -152,12 +166,18 @@ def table_grid(t: Table, precision=2, raw=False):
         for ck in t.col_keys:
             head.append(key_text(ck) if ck else t.metric.text)
         head += [t.ratio_label(ck) for ck in t.ratio_cols()]
+        dec = {ck: column_decimals([x for rk in t.row_keys if t.cells.get((rk, ck))
+                                    for x in (t.cells[(rk, ck)].median, t.cells[(rk, ck)].min,
+                                              t.cells[(rk, ck)].max)], precision)
+               for ck in t.col_keys}
+        rdec = {ck: column_decimals([t.ratio(rk, ck) for rk in t.row_keys], precision)
+                for ck in t.ratio_cols()}
         body = []
         for rk in t.row_keys:
             line = [text_of(v) if v is not None else "-" for v in rk] if rk else [t.metric.text]
-            line += [compact_cell(t.cells.get((rk, ck)), t.form, t.max_n(), precision)
+            line += [compact_cell(t.cells.get((rk, ck)), t.form, t.max_n(), precision, dec[ck])
                      for ck in t.col_keys]
-            line += [fmt_num(t.ratio(rk, ck), precision) for ck in t.ratio_cols()]
+            line += [fmt_num(t.ratio(rk, ck), precision, rdec[ck]) for ck in t.ratio_cols()]
             body.append(line)
         return head, body
     for ck in t.col_keys:
@@ -167,6 +187,11 @@ def table_grid(t: Table, precision=2, raw=False):
                         f"{name} {'CV' if s == 'cv' else s}")
     for ck in t.ratio_cols():
         head.append(t.ratio_label(ck))
+    dec = {(ck, s): column_decimals([t.cells[(rk, ck)].get(s) for rk in t.row_keys
+                                     if t.cells.get((rk, ck))], precision)
+           for ck in t.col_keys for s in t.stats}
+    rdec = {ck: column_decimals([t.ratio(rk, ck) for rk in t.row_keys], precision)
+            for ck in t.ratio_cols()}
     body = []
     for rk in t.row_keys:
         line = [text_of(v) if v is not None else "-" for v in rk] if rk else [t.metric.text]
@@ -181,10 +206,10 @@ def table_grid(t: Table, precision=2, raw=False):
                 elif s == "n":
                     line.append("-" if v is None else str(v))
                 else:
-                    line.append(fmt_num(v, precision))
+                    line.append(fmt_num(v, precision, dec[(ck, s)]))
         for ck in t.ratio_cols():
             v = t.ratio(rk, ck)
-            line.append(("" if v is None else v) if raw else fmt_num(v, precision))
+            line.append(("" if v is None else v) if raw else fmt_num(v, precision, rdec[ck]))
         body.append(line)
     return head, body
 
