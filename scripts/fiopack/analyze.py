@@ -109,9 +109,9 @@ from fiopack.results import report as fioreport
 from fiopack.results.data import AnalysisError, DEFAULT_FIGURES, Dataset, FIELDS, load, text_of
 from fiopack.results.metrics import (COMBINE, SIMPLE, check_names, parse_where, select,
                                      split_dims)
-from fiopack.results.tables import (column_decimals, csv_val, fmt_num, order, build_table,
-                                    provenance, provenance_line, render_csv, render_html,
-                                    render_markdown, rows_json, rows_table)
+from fiopack.results.tables import (column_decimals, csv_val, fmt_num, key_text, order,
+                                    build_table, provenance, provenance_line, render_csv,
+                                    render_html, render_markdown, rows_json, rows_table)
 from fiopack.results.figures import load_figures
 from fiopack.results.regress import (NOISE, compare, ignore_hint, key_label,
                                      parse_threshold, varying_keys)
@@ -739,8 +739,10 @@ def cmd_table(a) -> int:
     cols_d = split_dims(a.cols) if a.cols is not None else \
         fiohosts.default_dims(sel, ["target"], rows_d)
     baseline = fiohosts.baseline_address(a.baseline, cols_d, names)
+    # a refused --baseline lists the columns as the table shows them
+    shown = (a.baseline, lambda ck: key_text(fiohosts.show(cols_d, ck, names)))
     tables = [build_table(ds, m, rows_d, cols_d, where, baseline, a.ratio, a.stats,
-                             a.combine) for m in a.metric]
+                          a.combine, shown) for m in a.metric]
     for t in tables:
         fiohosts.relabel_table(t, names)
         t.form = cells

@@ -110,3 +110,33 @@ def test_one_precision_per_column(cells):
     rows = [r for r in md_rows(p.stdout) if r[0] != "metric"]
     for col in (2, 3):
         assert len({d for r in rows for d in decimals(r[col])}) == 1, [r[col] for r in rows]
+
+
+def test_baseline_refusal_names_hosts_as_the_table_does(tmp_path):
+    """A study over two fio servers named lab-a and lab-b: the table's
+    columns say "ssd, lab-a"; a --baseline that is no column was refused
+    with the columns listed by address ("ssd, 127.0.0.1:PORT")."""
+    from conftest import ENGINE_DIR, FIO, IS_ROOT, fio_servers
+    if not IS_ROOT:
+        pytest.skip("needs root to give fio servers host names (unshare --uts)")
+    (tmp_path / "d").mkdir()
+    with fio_servers(tmp_path, hostnames=("lab-a", "lab-b")) as ports:
+        p = subprocess.run([sys.executable, str(REPO / "scripts" / "fio-pack"), "study",
+                            "sysbench-rndrd", "--sweep", "threads=1", "--target",
+                            f"ssd={tmp_path / 'd'}", "--set", "runtime=1", "--set", "size=4m",
+                            "--fio", FIO, "--engine-dir", ENGINE_DIR, "--out", tmp_path / "s",
+                            "--quiet"] + [a for port in ports
+                                          for a in ("--server", f"127.0.0.1:{port}")],
+                           capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    study = tmp_path / "s"
+    p = analyze("table", study, "--metric", "throughput")
+    assert p.returncode == 0, p.stderr
+    assert md_rows(p.stdout)[0][1:] == ["ssd, lab-a", "ssd, lab-b"]
+    p = analyze("table", study, "--metric", "throughput", "--baseline", "ssd,lab-c")
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.splitlines() == ["fio-pack analyze table: --baseline ssd,lab-c: not a "
+                                     "column; columns: ssd, lab-a; ssd, lab-b"]
+    # a baseline by name is a column
+    p = analyze("table", study, "--metric", "throughput", "--baseline", "ssd,lab-a")
+    assert p.returncode == 0, p.stderr

@@ -61,7 +61,10 @@ def order(values) -> list:
 
 
 def build_table(ds, metric_text, rows_dims, cols_dims, where=None, baseline=None,
-                ratio="auto", stats="auto", combine=None) -> Table:
+                ratio="auto", stats="auto", combine=None, shown=None) -> Table:
+    """shown: (the --baseline as the user gave it, a function showing a column
+    key as the table will: hosts by name), for the refusal of a baseline
+    that is no column."""
     rows = select(ds.rows, where)
     check_names(ds.rows, rows_dims + cols_dims, "pivot on")
     if not rows:
@@ -90,8 +93,9 @@ def build_table(ds, metric_text, rows_dims, cols_dims, where=None, baseline=None
             if [text_of(v) for v in ck] == want:
                 base = ck
         if base is None:
-            raise AnalysisError(f"--baseline {baseline}: not a column; columns: "
-                                + "; ".join(key_text(c) for c in col_keys))
+            given, show = shown or (baseline, key_text)
+            raise AnalysisError(f"--baseline {given}: not a column; columns: "
+                                + "; ".join(show(c) for c in col_keys))
     if ratio == "auto":
         ratio = "base/col" if metric.lower_is_better else "col/base"
     if stats == "auto":
