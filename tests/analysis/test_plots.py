@@ -267,3 +267,24 @@ def test_matplotlib_hint_names_the_python_running(tmp_path):
     (line,) = p.stderr.splitlines()
     assert f"which {py} (Python 3." in line and f"{py} -m pip install matplotlib" in line
     assert "or run fio-pack with /usr/bin/python3 and apt-get install python3-matplotlib" in line
+
+
+def test_targets_record_their_file_system(tmp_path, tmpfs_dir):
+    """A tmpfs target recorded no device and no file-system type: nothing
+    in the study said its figures came from memory."""
+    (tmp_path / "disk").mkdir()
+    out = tmp_path / "study"
+    p = subprocess.run([*STUDY, "sysbench-rndrd", "--sweep", "threads=1", "--target",
+                        f"mem={tmpfs_dir}", "--target", f"disk={tmp_path / 'disk'}",
+                        "--set", "runtime=1", "--set", "size=4m", "--fio", FIO,
+                        "--engine-dir", ENGINE_DIR, "--out", out, "--quiet"],
+                       capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    disk_fs = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(tmp_path)],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    want = {"mem": "tmpfs", "disk": disk_fs}
+    study = json.loads((out / "study.json").read_text())
+    assert {t["label"]: t["device"]["fs_type"] for t in study["targets"]} == want
+    for meta in (out / "runs").glob("*.meta.json"):
+        t = json.loads(meta.read_text())["target"]
+        assert t["device"]["fs_type"] == want[t["label"]]

@@ -349,7 +349,7 @@ def servers_and_targets(a, sc, tspec) -> tuple:
         if servers:
             check_remote_target(t, sc, tspec["kind"], a.confirm_overwrite)
             t["device"] = {"name": None, "model": None, "vendor": None, "rotational": None,
-                           "size_bytes": None}
+                           "size_bytes": None, "fs_type": None}
         else:
             t["path"] = os.path.abspath(t["path"])
             check_local_target(t, sc, tspec["kind"], a.confirm_overwrite)

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from fiopack import REPO
+from fiopack import REPO, mounts
 from fiopack.catalogue import split_json
 from fiopack.study.common import (CONNECT_TIMEOUT, DEFAULT_PORT, ENGINE_PROBES, LABEL_RE,
                                   PROBE_TIMEOUT, StudyError, check_job_text)
@@ -55,9 +55,11 @@ def _disk_info(disk: Path, depth=0) -> dict:
 
 
 def device_info(path) -> dict:
-    """What sysfs says about the block device holding path (or being path)."""
+    """What sysfs says about the block device holding path (or being path),
+    and the type of the file system path is on (tmpfs has no block device,
+    and is the one fact that explains its figures)."""
     empty = {"name": None, "model": None, "vendor": None, "rotational": None,
-             "size_bytes": None}
+             "size_bytes": None, "fs_type": mounts.fs_type(path)}
     p = Path(path)
     while not p.exists() and p != p.parent:
         p = p.parent        # a file still to be created: its directory's device
