@@ -288,3 +288,15 @@ def test_targets_record_their_file_system(tmp_path, tmpfs_dir):
     for meta in (out / "runs").glob("*.meta.json"):
         t = json.loads(meta.read_text())["target"]
         assert t["device"]["fs_type"] == want[t["label"]]
+
+
+def test_every_series_looks_different(study):
+    """Series split past target (target and repeat, target and threads)
+    took their target's colour and one style: two lines of one target
+    looked the same. A further value takes a line style of its own."""
+    fig, ax, data, _ = figure(study, "--metric", "throughput", "--x", "threads",
+                              "--series", "target,repeat")
+    looks = [(ln.get_color(), ln.get_linestyle())
+             for ln in (line_of(ax, s["label"]) for s in data["series"])]
+    assert len(looks) == 4 and len(set(looks)) == 4, looks
+    assert len({c for c, _ in looks}) == 2          # still a colour per target

@@ -78,32 +78,50 @@ PUBLISHED_STYLE = ":"
 class SeriesStyles:
     """Colour by target, line style by host: the same device keeps its colour
     on every host and beside its published figures, and one host's lines
-    share a style. Series without a target dimension take a colour each."""
+    share a style. Series split further (target and threads) take a line
+    style per further value on one host, a marker per value across hosts;
+    series without a target dimension take a colour each."""
+
+    MARKERS = ("o", "s", "^", "D", "v", "P")
 
     def __init__(self, dims, keys):
         import matplotlib
         self.palette = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
         self.dims = list(dims)
-        self.colours, self.styles = {}, {}
+        self.rest = [i for i, d in enumerate(self.dims) if d not in ("target", "host")] \
+            if "target" in self.dims else []
+        self.colours, self.styles, self.markers = {}, {}, {}
         for k in keys:
             self.colours.setdefault(self._colour_key(k), None)
-            if "host" in self.dims:
-                self.styles.setdefault(k[self.dims.index("host")], None)
+            self.styles.setdefault(self._style_key(k), None)
+            self.markers.setdefault(self._marker_key(k), None)
         for i, c in enumerate(self.colours):
             self.colours[c] = self.palette[i % len(self.palette)]
         for i, h in enumerate(self.styles):
             self.styles[h] = HOST_STYLES[i % len(HOST_STYLES)]
+        for i, m in enumerate(self.markers):
+            self.markers[m] = self.MARKERS[i % len(self.MARKERS)]
 
     def _colour_key(self, key):
         if "target" in self.dims:
             return key[self.dims.index("target")]
         return tuple(v for d, v in zip(self.dims, key) if d != "host")
 
+    def _style_key(self, key):
+        if "host" in self.dims:
+            return key[self.dims.index("host")]
+        return tuple(key[i] for i in self.rest)
+
+    def _marker_key(self, key):
+        return tuple(key[i] for i in self.rest) if "host" in self.dims else ()
+
     def of(self, key) -> dict:
         """matplotlib's color and linestyle of series @key."""
-        host = key[self.dims.index("host")] if "host" in self.dims else None
         return {"color": self.colours[self._colour_key(key)],
-                "linestyle": self.styles.get(host, "-")}
+                "linestyle": self.styles[self._style_key(key)]}
+
+    def marker(self, key) -> str:
+        return self.markers[self._marker_key(key)]
 
     def of_target(self, target):
         return self.colours.get(target) if "target" in self.dims else None
@@ -222,10 +240,10 @@ def plot_metric(plt, ds, a):
         label = series_label(series_d, skey, names) or metric.text
         px = [pos[x] for x in xs]
         if any(pts[x].n > 1 for x in xs):
-            ax.errorbar(px, med, yerr=[lo, hi], marker="o", capsize=3, label=label,
-                        **styles.of(skey))
+            ax.errorbar(px, med, yerr=[lo, hi], marker=styles.marker(skey), capsize=3,
+                        label=label, **styles.of(skey))
         else:
-            ax.plot(px, med, marker="o", label=label, **styles.of(skey))
+            ax.plot(px, med, marker=styles.marker(skey), label=label, **styles.of(skey))
         data["series"].append({"label": label, "key": dict(zip(series_d, skey)), "points": [
             {"x": x, "median": pts[x].median, "min": pts[x].min, "max": pts[x].max,
              "n": pts[x].n, "cv": pts[x].cv, "runs": pts[x].runs} for x in xs]})
