@@ -18,6 +18,13 @@ def split_json(stdout: str):
     return stdout[:start], stdout[start:]
 
 
+def is_precondition(jobname: str) -> bool:
+    """A job named precondition* lays out what the measured jobs read (the
+    pack's job files' convention, as `sysbench prepare`): the study writes
+    it once whatever the sweep, and its figures are not measured ones."""
+    return str(jobname or "").lower().startswith("precondition")
+
+
 def eval_metric(expr: str, entry: dict):
     """Evaluates a catalogue metric ("read.bw_bytes / 1048576") on one job entry."""
     def ev(node):

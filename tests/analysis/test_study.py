@@ -13,6 +13,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -820,6 +821,71 @@ def test_set_runtime_does_not_shorten_the_precondition(lab):
     assert jobs["readback"]["job options"]["runtime"] == "1"
     assert jobs["readback"]["job options"]["number_ios"] == "100"
     assert jobs["readback"]["read"]["runtime"] <= 1500      # ms: time_based, runtime=1
+
+
+def test_precondition_written_once_at_every_sweep_point(lab):
+    """sysbench-rndrd swept over threads (and --set iodepth): the
+    precondition writes its size once at every point, as `sysbench
+    prepare` does, and the run's record and the analysis keep it apart
+    from the measured job."""
+    cat = json.loads(lab.catalogue.read_text())
+    cat["scenarios"].append(scenario(
+        "sysbench", REPO / "jobs" / "002-intel320-sysbench" / "sysbench-rndrd.fio",
+        env="FIO_DIR"))
+    lab.catalogue.write_text(json.dumps(cat))
+    size = 2 << 20
+    p = lab.run("sysbench", "--target", f"ssd={lab.ssd}", "--sweep", "threads=1,4,8",
+                "--set", "size=2m", "--set", "runtime=1", "--set", "iodepth=4",
+                "--out", lab.out)
+    assert p.returncode == 0, describe(p)
+    runs = runs_of(lab.out)
+    assert len(runs) == 3
+    for meta, res, text in runs.values():
+        threads = meta["params"]["threads"]
+        pre = [j for j in res["jobs"] if j["jobname"] == "precondition"]
+        assert [j["write"]["io_bytes"] for j in pre] == [size], (threads, pre)
+        assert pre[0]["job options"]["numjobs"] == "1"
+        assert "iodepth" not in pre[0]["job options"]
+        (measured,) = [j for j in res["jobs"] if j["jobname"] == "sysbench-rndrd"]
+        assert measured["job options"]["numjobs"] == str(threads)
+        assert measured["job options"]["iodepth"] == "4"
+        assert [(j["job"], j["clones"], j["write_bytes"], j["size_bytes"])
+                for j in meta["precondition"]] == [("precondition", 1, size, size)]
+        assert meta["precondition"][0]["runtime_ms"] == pre[0]["write"]["runtime"]
+        assert [(j["job"], j["write_bytes"]) for j in meta["measured"]] == \
+            [("sysbench-rndrd", 0)]
+        assert meta["measured"][0]["read_bytes"] == measured["read"]["io_bytes"] > 0
+    files = sorted(lab.ssd.iterdir())
+    assert len(files) == 128 and {f.stat().st_size for f in files} == {size // 128}
+    # the analysis shows the measured job alone: one figure per sweep point
+    analyze = [sys.executable, str(REPO / "scripts" / "fio-pack"), "analyze"]
+    r = subprocess.run([*analyze, "rows", str(lab.out), "--format", "json"],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    assert {row["job"] for row in json.loads(r.stdout)["rows"]} == {"sysbench-rndrd"}
+    r = subprocess.run([*analyze, "table", str(lab.out), "--metric", "iops", "--rows",
+                        "threads"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    assert re.findall(r"^\| (\d+) \| [\d.]+ \|$", r.stdout, re.M) == ["1", "4", "8"], r.stdout
+
+
+@pytest.mark.nofio
+def test_precondition_keeps_one_writer_and_its_own_queue_depth():
+    """numjobs and iodepth from [global], swept or set: the derived
+    precondition has one writer at the job file's own queue depth, the
+    measured job what the command said."""
+    text = PRECOND_JOB.replace("bs=64k", "bs=64k\nnumjobs=4\niodepth=8")
+    with tempfile.TemporaryDirectory() as d:
+        job = Path(d) / "pre.fio"
+        job.write_text(text)
+        out = jobfile.derive_job([job], [({"numjobs"}, "numjobs=16"),
+                                         ({"iodepth"}, "iodepth=32")], {}, "/eng", [])
+    _, sections = jobfile.parse_sections(out.splitlines())
+    opts = {name: {jobfile.line_key(l): l.split("=", 1)[1] for l in body
+                   if jobfile.line_key(l) and "=" in l} for name, _, body in sections}
+    assert (opts["precondition"]["numjobs"], opts["precondition"]["iodepth"]) == ("1", "8")
+    assert (opts["global"]["numjobs"], opts["global"]["iodepth"]) == ("16", "32")
+    assert (opts["readback"]["numjobs"], opts["readback"]["iodepth"]) == ("16", "32")
 
 
 @needs_root

@@ -818,6 +818,11 @@ class Loader:
             key = (e.get("jobname"), e.get("hostname"), e.get("port"), e.get("groupid"))
             groups.setdefault(key, []).append(e)
         for (job, ehost, eport, gid), es in groups.items():
+            if catalogue.is_precondition(job):
+                # what the measured jobs read, laid out first: its bytes and
+                # time are the run's record (meta.json "precondition"), not
+                # a figure of the measured jobs beside theirs
+                continue
             entry = merge_clones(es)
             if not self.keep_bins:
                 _drop_bins(entry)

@@ -14,12 +14,13 @@ import time
 from pathlib import Path
 
 from fiopack import REPO
-from fiopack.catalogue import eval_metric, split_json
+from fiopack.catalogue import eval_metric, is_precondition, split_json
 from fiopack.study.common import (STDERR_TAIL, StudyError, check_job_text, find_fio, hms,
                                   scenario_params,
                                   sha256_text, target_envs, utc_now, value_of, write_atomic,
                                   write_json_atomic)
-from fiopack.study.jobfile import derive_job, option_names, precondition_problem
+from fiopack.study.jobfile import (derive_job, option_names, precondition_problem,
+                                   precondition_sizes)
 from fiopack.study.targets import fio_messages
 
 
@@ -42,6 +43,34 @@ def headline(sc: dict, result: dict) -> str:
         if isinstance(v, (int, float)):
             parts.append("%s %.4g %s" % (m.get("name", "?"), v, m.get("unit", "")))
     return ", ".join(p.strip() for p in parts)
+
+
+def phases(text: str, entries: list) -> dict:
+    """The run's jobs in two parts, the precondition and the measured
+    jobs: {"precondition": [...], "measured": [...]}, each job with its
+    clones, the bytes it read and wrote, and its time (the longest of its
+    clones' directions, fio's runtime in ms). A precondition also gives
+    the bytes it is sized for: a reader sees that it wrote them once."""
+    sizes = precondition_sizes(text)
+    jobs = {}
+    for e in entries:
+        j = jobs.setdefault(e.get("jobname"), {"job": e.get("jobname"), "clones": 0,
+                                              "read_bytes": 0, "write_bytes": 0,
+                                              "runtime_ms": 0})
+        j["clones"] += 1
+        for d in ("read", "write", "trim"):
+            st = e.get(d) or {}
+            if d != "trim":
+                j[d + "_bytes"] += st.get("io_bytes", 0) or 0
+            j["runtime_ms"] = max(j["runtime_ms"], st.get("runtime", 0) or 0)
+    out = {"precondition": [], "measured": []}
+    for name, j in jobs.items():
+        if is_precondition(name):
+            j["size_bytes"] = sizes.get(name)
+            out["precondition"].append(j)
+        else:
+            out["measured"].append(j)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -260,6 +289,7 @@ class Study:
             "exit_code": rc,
             "ok": problem is None,
             "problem": problem,
+            **phases(text, entries),
             "started": started,
             "ended": ended,
             "elapsed_s": round(elapsed, 3),
