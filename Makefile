@@ -372,7 +372,7 @@ install: engines $(BUILD)/pmrc2fio
 	cd jobs && find . -type d -not -name __pycache__ -exec install -d $(DESTDIR)$(DATADIR)/jobs/{} \;
 	for f in $$(find jobs -type f -not -path '*/__pycache__/*'); do \
 		case $$f in \
-		*.fio) sed -e 's|external:build/|external:$(LIBDIR)/|' \
+		*.fio) sed -e 's|external:$${FIO_PACK_ENGINES}/|external:$(LIBDIR)/|' \
 			   -e 's|read_iolog=jobs/|read_iolog=$(DATADIR)/jobs/|' \
 			   -e 's|dbr_trace=jobs/|dbr_trace=$(DATADIR)/jobs/|' $$f > $(DESTDIR)$(DATADIR)/$$f ;; \
 		*) install -m 0644 $$f $(DESTDIR)$(DATADIR)/$$f ;; \

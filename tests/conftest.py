@@ -161,8 +161,11 @@ def engine_arg() -> str:
 
 
 def fio_env(env: Optional[dict] = None) -> dict:
-    """os.environ plus env; a value of None removes the variable."""
+    """os.environ plus env; a value of None removes the variable. The job
+    files' ${FIO_PACK_ENGINES} is the engines under test, as a user sets
+    it once (the job file headers)."""
     full = dict(os.environ)
+    full["FIO_PACK_ENGINES"] = str(ENGINE_DIR)
     for k, v in (env or {}).items():
         if v is None:
             full.pop(k, None)

@@ -1,6 +1,6 @@
 /*
  * pmrc2fio: converts a PostMark 1.53 configuration file (.pmrc) into an fio
- * job file for the postmark engine (build/postmark.so). The lines are applied
+ * job file for the postmark engine (postmark.so). The lines are applied
  * in order with the model's parser (engines/lib/postmark.c); every `run`
  * becomes one job section holding every pm_* option as it stands at that
  * point, and a file without `run` gets one job at the end, as PostMark run
@@ -30,6 +30,16 @@
 #include "postmark.h"
 
 #define PROG		"pmrc2fio"
+
+/*
+ * The engine the job files name: the pack's engines wherever the user's
+ * FIO_PACK_ENGINES points (docs/jobs.md), so a job file runs from any
+ * directory; `make install` builds an installed pmrc2fio naming LIBDIR.
+ */
+#define ENGINE_VAR "${FIO_PACK_ENGINES}"
+#ifndef PMRC2FIO_ENGINE
+#define PMRC2FIO_ENGINE "external:" ENGINE_VAR "/postmark.so"
+#endif
 #define STDIN_NAME	"(standard input)"
 /* fio reads a job file line with fgets(buf, 8192): newline included, 8190 is safe. */
 #define FIO_LINE_MAX	8190
@@ -106,8 +116,8 @@ static void help(void)
 	      "                       to is replaced, in its own directory, and the link\n"
 	      "                       stays; a block device, a directory or a socket is\n"
 	      "                       refused\n"
-	      "    --engine PATH      the ioengine= value (default external:build/postmark.so,\n"
-	      "                       relative to the directory fio is run from)\n"
+	      "    --engine PATH      the ioengine= value (default " PMRC2FIO_ENGINE ":\n"
+	      "                       the pack's engines wherever FIO_PACK_ENGINES points)\n"
 	      "    --name NAME        job name prefix (default postmark)\n"
 	      "    -h, --help         print this help and exit\n"
 	      "\n"
@@ -306,8 +316,11 @@ static const char *check_engine(const char *engine)
 	for (p = engine; *p; p++)
 		if (fio_blank(*p) || strchr(";#", *p))
 			return "has a blank, control character, ';' or '#'";
+	/* the engines' variable, and only it, is fio's to replace */
+	if (!strncmp(engine, "external:" ENGINE_VAR "/", strlen("external:" ENGINE_VAR "/")))
+		engine += strlen("external:" ENGINE_VAR "/");
 	if (fio_substitution(engine))
-		return "has a '$' that fio would replace";
+		return "has a '$' that fio would replace (other than " ENGINE_VAR ")";
 	if (strlen(engine) + strlen("ioengine=") > FIO_LINE_MAX)
 		return "is too long";
 	return NULL;
@@ -328,12 +341,20 @@ static void put_header(FILE *o, const char *src, const char *out, const char *en
 	fprintf(o, "; Converted by " PROG " from the PostMark configuration %s.\n", s);
 	free(s);
 	fprintf(o,
-"; Reproduces that PostMark 1.53 configuration on fio's postmark engine:\n"
-"; the same files, sizes, operations and report.%s\n"
-";\n"
-"; Run from the repository root after `make` (the ioengine path below is\n"
-"; relative to the current directory):\n",
+		"; Reproduces that PostMark 1.53 configuration on fio's postmark engine:\n"
+		"; the same files, sizes, operations and report.%s\n"
+		";\n",
 		njobs > 1 ? " One job per `run`,\n; one after the other." : "");
+	if (strstr(engine, ENGINE_VAR))
+		fprintf(o,
+			"; Engine: ioengine=%s. Set\n"
+			"; FIO_PACK_ENGINES once to the directory of the pack's engines\n"
+			"; (after `make`, in the checkout: export FIO_PACK_ENGINES=$PWD/build),\n"
+			"; or run the file with `fio-pack run FILE`, which sets it. Run:\n",
+			engine);
+	else
+		fprintf(o, "; Engine: the ioengine= path below, as given to " PROG " (a\n"
+			   "; relative path is read from the directory fio runs in). Run:\n");
 	if (out) {
 		s = printable(out);
 		fprintf(o, ";   fio %s\n", s);
@@ -629,7 +650,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *src = "-", *srcname, *out = NULL;
-	const char *engine = "external:build/postmark.so", *name = "postmark", *why;
+	const char *engine = PMRC2FIO_ENGINE, *name = "postmark", *why;
 	struct conversion cv;
 	int c, in = STDIN_FILENO, ret = 2;
 	char msg[8192], *text;

@@ -340,7 +340,7 @@ def job_copy(src: Path, dst: Path, replace: dict = None, keep=None, drop=None) -
     text = src.read_text()
     for old, new in (replace or {}).items():
         text = re.sub(rf"(?m)^{re.escape(old)}$", new, text)
-    text = text.replace("external:build/", f"external:{REPO}/build/")
+    text = text.replace("external:${FIO_PACK_ENGINES}/", f"external:{REPO}/build/")
     if keep or drop:
         out, cur = [], None
         for line in text.splitlines():

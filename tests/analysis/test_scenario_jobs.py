@@ -85,7 +85,7 @@ def shrunken_copy(src: Path, dst_dir: Path, replace: dict) -> Path:
         pattern = rf"(?m)^{re.escape(old)}$"
         assert re.search(pattern, text), f"{src.name}: no line {old!r} to shrink"
         text = re.sub(pattern, new, text)
-    text = text.replace("external:build/", f"external:{ENGINE_DIR}/")
+    text = text.replace("external:${FIO_PACK_ENGINES}/", f"external:{ENGINE_DIR}/")
     dst = dst_dir / src.name
     dst.write_text(text)
     return dst
@@ -374,7 +374,7 @@ def test_catalogue_covers_scenarios_and_files():
                                                       e in header_comment(REPO / rel))
                            for e in envs), (row["id"], envs, rel)
         uses = {e for rel in row["jobs"] for e in ("smallfile", "postmark", "dbreplay")
-                if f"build/{e}.so" in (REPO / rel).read_text()}
+                if f"external:${{FIO_PACK_ENGINES}}/{e}.so" in (REPO / rel).read_text()}
         assert uses == set(row["engines"]), (row["id"], uses, row["engines"])
         for name, option in row["params"].items():
             assert all(re.search(rf"(?m)^{option}=", (REPO / rel).read_text()) for rel in row["jobs"]

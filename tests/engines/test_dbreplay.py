@@ -812,7 +812,8 @@ def trace_records(path):
 
 @pytest.mark.parametrize("job", DBR_JOBS, ids=[p.name for p in DBR_JOBS])
 def test_shipped_job_replays_its_trace(job, tmp_path):
-    text = job.read_text().replace("external:build/", f"external:{DBR_ENGINE.parent}/")
+    text = job.read_text().replace("external:${FIO_PACK_ENGINES}/",
+                                   f"external:{DBR_ENGINE.parent}/")
     traces = [l.split("=", 1)[1] for l in text.splitlines() if l.startswith("dbr_trace=")]
     assert len(traces) == 1 and (REPO / traces[0]).is_file(), traces
     n = trace_records(REPO / traces[0])

@@ -2,9 +2,9 @@
 
 They are run from the repository root on a fresh directory with
 SMALLFILE_FILES=2000. fio cannot override runtime= after a job file from the
-command line, so each job file is copied with runtime=20 shortened to 2 s and
-the relative engine path external:build/ pointed at PACK_ENGINE_DIR (so the
-sanitizer run loads the sanitized engine).
+command line, so each job file is copied with runtime=20 shortened to 2 s;
+FIO_PACK_ENGINES is PACK_ENGINE_DIR (run_fio), so the sanitizer run loads the
+sanitized engine.
 """
 import configparser
 import os
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ENGINE_DIR, MARKER, REPO, layout, read_opstats, run_fio, sf_args,
+from conftest import (MARKER, REPO, layout, read_opstats, run_fio, sf_args,
                       tree_files)
 
 JOBS = REPO / "jobs"
@@ -46,9 +46,9 @@ def prepared_copy(src: Path, tmp_path: Path, replace=None) -> Path:
     text = src.read_text()
     if src.name.startswith("smallfile-"):
         assert "runtime=20\n" in text, f"{src.name}: no runtime=20 to shorten"
-    assert "ioengine=external:build/" in text, f"{src.name}: engine path is not external:build/"
+    assert "ioengine=external:${FIO_PACK_ENGINES}/" in text, \
+        f"{src.name}: engine path is not external:${{FIO_PACK_ENGINES}}/"
     text = text.replace("runtime=20\n", "runtime=2\n")
-    text = text.replace("external:build/", f"external:{ENGINE_DIR}/")
     for old, new in (replace or {}).items():
         assert old in text, f"{src.name}: no {old!r} to replace"
         text = text.replace(old, new)
@@ -86,7 +86,10 @@ def test_job_file_header_documents_variables(path):
     undocumented = [v for v in sorted(used) if v not in header]
     assert not undocumented, f"{path.name} uses ${{{undocumented}}} without documenting it"
     body = text[len(header):]
-    assert "ioengine=external:build/" in body, "job files load the engine from build/"
+    assert "ioengine=external:${FIO_PACK_ENGINES}/" in body, \
+        "job files load the engine from ${FIO_PACK_ENGINES}"
+    assert "FIO_PACK_ENGINES" in header and "fio-pack run" in header, \
+        f"{path.name}: the header does not say how the engine is found"
 
 
 @pytest.mark.parametrize("path", JOB_FILES, ids=[p.name for p in JOB_FILES])

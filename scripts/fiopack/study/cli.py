@@ -33,8 +33,8 @@ DESCRIPTION
         precondition: a section named precondition* (the job that writes
         what the measured jobs read) keeps no runtime, time_based,
         number_ios or io_size from a --set, a sweep or [global];
-      * ioengine=external:build/NAME.so becomes the absolute path of the
-        engine (--engine-dir; with --server, --remote-engine-dir);
+      * ioengine=external:${FIO_PACK_ENGINES}/NAME.so becomes the absolute
+        path of the engine (--engine-dir; with --server, --remote-engine-dir);
       * read_iolog=PATH and dbr_trace=PATH relative to the repository (the
         replay logs of the IOzone jobs, the database traces) become absolute
         (with --server, under --remote-repo);
@@ -107,6 +107,7 @@ from fiopack.study.runner import Study, build_plan, parse_sets, parse_sweeps
 from fiopack.study.targets import (check_local_target, check_remote_target, check_server,
                                    device_info, parse_server, parse_target)
 from fiopack.study.jobfile import job_engines, job_variables
+from fiopack.engines import engine_dir as engines_dir
 from fiopack.study.common import find_fio, fio_version
 
 # Command line
@@ -191,8 +192,9 @@ relative to the repository root.""")
 fio binary (default build/fio in the repository,
 else fio in PATH). With --server it is the client.""")
     g.add_argument("--engine-dir", metavar="DIR", help="""\
-where external:build/NAME.so engines are for local
-runs (default the repository's build/).""")
+where the jobs' ${FIO_PACK_ENGINES}/NAME.so engines
+are for local runs (default $FIO_PACK_ENGINES, else
+the installed pack's, else the repository's build/).""")
     g.add_argument("--remote-engine-dir", metavar="DIR", help="""\
 where the engines are on the servers (default the
 absolute local engine directory).""")
@@ -362,7 +364,7 @@ def check_engines(a, sc, paths, servers, targets, fio) -> tuple:
     (engines, engine dir, engine dir on the servers)."""
     engines = list(sc.get("engines") or [])
     engines += [e for e in job_engines(paths) if e not in engines]
-    engine_dir = os.path.abspath(a.engine_dir) if a.engine_dir else str(REPO / "build")
+    engine_dir = os.path.abspath(a.engine_dir or engines_dir())
     remote_engine_dir = a.remote_engine_dir or engine_dir
     # both become the jobs' ioengine=external:DIR/NAME.so
     check_job_text(engine_dir, "--engine-dir")

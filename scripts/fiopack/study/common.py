@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO, UserError, documents, outputs
+from fiopack import REPO, UserError, documents, engines, outputs
 
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -20,8 +20,9 @@ CONNECT_TIMEOUT = 5
 STDERR_TAIL = 4000
 LABEL_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 VAR_RE = re.compile(r"\$\{([^}]*)\}")
-ENGINE_RE = re.compile(r"^(\s*ioengine\s*=\s*external:)build/")
-ENGINE_NAME_RE = re.compile(r"^\s*ioengine\s*=\s*external:build/([A-Za-z0-9_.-]+)\.so\s*$")
+# ioengine=external:${FIO_PACK_ENGINES}/NAME.so (or build/NAME.so): fiopack.engines
+ENGINE_RE = engines.JOB_ENGINE_RE
+ENGINE_NAME_RE = engines.JOB_ENGINE_NAME_RE
 IOLOG_RE = re.compile(r"^(\s*(?:read_iolog|dbr_trace)\s*=\s*)(\S.*?)\s*$")
 KEY_RE = re.compile(r"^\s*([^=\s]+)\s*(=|$)")
 

@@ -234,8 +234,9 @@ def derive_job(paths: list, overrides: list, variables: dict, engine_dir: str,
         if as_file and line_key(line) == "filename":
             line = f"filename={file_target}"
         if not is_comment(line) and not line.strip().startswith("["):
-            line = VAR_RE.sub(lambda m: variables.get(m.group(1), ""), line)
+            # the engine directory first: it is the study's, not a variable's
             line = ENGINE_RE.sub(lambda m: m.group(1) + engine_dir.rstrip("/") + "/", line)
+            line = VAR_RE.sub(lambda m: variables.get(m.group(1), ""), line)
             m = IOLOG_RE.match(line)
             if m and not m.group(2).startswith("/") and (REPO / m.group(2)).exists():
                 # the replay log is read by the fio that runs the job (a
@@ -246,10 +247,13 @@ def derive_job(paths: list, overrides: list, variables: dict, engine_dir: str,
 
 
 def job_variables(paths: list) -> list:
+    """The ${VAR}s of the job files, but the engines' directory, which the
+    study sets itself (--engine-dir)."""
     names = []
     for p in paths:
         for line in read_job_lines(p):
             if not is_comment(line):
+                line = ENGINE_RE.sub("", line)
                 for m in VAR_RE.finditer(line):
                     if m.group(1) not in names:
                         names.append(m.group(1))
