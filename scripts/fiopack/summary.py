@@ -26,7 +26,7 @@ import argparse
 import json
 import re
 
-from fiopack import UserError, documents, mounts
+from fiopack import UserError, documents, engines, mounts
 from fiopack.options import Parser
 from fiopack.results import data as results
 from fiopack.results.data import parse_fio_text
@@ -61,7 +61,13 @@ def load(path):
             text = f.read().decode("utf-8", errors="replace")
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror}")
-    return parse_fio_text(text, path)[0]
+    try:
+        return parse_fio_text(text, path)[0]
+    except UserError:
+        m = engines.FIO_BAD_PATH_RE.search(text)
+        if m:   # fio's output of a job file that did not find its engine
+            raise UserError(engines.fix(f"{path}: fio found no engine at {m.group(1)}"))
+        raise
 
 
 def opstats_lines(path):

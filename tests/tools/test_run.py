@@ -105,3 +105,22 @@ def test_wrong_engine_path_one_line(case, tmp_path):
         assert w in lines[0], (w, lines[0])
     assert r.stdout == ""
     assert snapshot(tmp_path, content=True) == before
+
+
+def test_summary_of_a_run_without_its_engine_names_the_fix(tmp_path):
+    """fio's output of a job file that found no engine (the variable
+    unset): fio-pack summary says what to do in one line, not only that
+    the file is not JSON."""
+    job, tree, env = copied("smallfile-mail.fio", tmp_path)
+    out = tmp_path / "out.json"
+    r = run([FIO, "--output-format=json", f"--output={out}", job.name], job.parent,
+            dict(env, FIO_PACK_ENGINES=None))
+    assert r.returncode != 0
+    r = run([*PACK, "summary", out], job.parent, env)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"fio-pack summary: {out}: fio found no engine at /smallfile.so: "
+                               "set FIO_PACK_ENGINES to the directory of the pack's engines"), \
+        lines[0]
+    assert "fio-pack run JOB" in lines[0] and r.stdout == ""
