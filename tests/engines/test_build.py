@@ -164,7 +164,7 @@ def test_make_install_jobs_work_from_any_directory(tmp_path):
             if line.startswith("read_iolog="):
                 assert line.startswith("read_iolog=/opt/fio-pack/share/fio-pack/jobs/"), line
                 assert (stage / line.split("=", 1)[1].lstrip("/")).is_file(), line
-    assert (libdir / "postmark.so").exists() and (libdir / "pmrc2fio").exists()
+    assert (libdir / "postmark.so").exists() and (stage / "opt/fio-pack/bin/pmrc2fio").exists()
     text = (jobdir / "smallfile-mail.fio").read_text()
     assert "external:/opt/fio-pack/lib/fio-pack/smallfile.so" in text
     # Run the installed job from an unrelated directory; the staged tree is

@@ -177,8 +177,8 @@ DEVICE (its whole content may be destroyed). Must
 name the target's device exactly.""")
     g.add_argument("--out", metavar="DIR", help="""\
 results directory (default
-results/SCENARIO-YYYYMMDDTHHMMSSZ under the
-repository). Must not exist.""")
+results/SCENARIO-YYYYMMDDTHHMMSSZ in the current
+directory). Must not exist.""")
     g.add_argument("--resume", metavar="DIR", help="""\
 continue an interrupted study: the plan, targets,
 variables and job files are taken from
@@ -411,7 +411,9 @@ def prepare(a, argv) -> tuple:
         out = Path(a.out)
     else:
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        out = REPO / "results" / f"{sc['id']}-{stamp}"
+        # where the user is, as fio's own output: an installed pack's
+        # share/ is no place for results, nor a checkout's tree
+        out = Path.cwd() / "results" / f"{sc['id']}-{stamp}"
     if out.exists():
         raise StudyError(f"results directory {out} exists (continue it with --resume {out}, "
                          f"or give another --out)")
