@@ -49,7 +49,7 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 
 	if (dj->o->report == REP_NONE)
 		return;
-	pack_log_err(
+	pack_log_info(
 		"dbreplay: %s: %s: %llu records replayed (the trace has %llu) in %llu loop(s)%s, %llu errors, %.3f s (trace: %.3f s), timing %s",
 		td->o.name, dj->trace_path, (unsigned long long)dj->replayed,
 		(unsigned long long)dj->trace_records, (unsigned long long)dj->loop,
@@ -60,20 +60,20 @@ void dbr_write_summary(struct thread_data *td, struct dbr_job *dj)
 		(unsigned long long)dj->errors, dj->replay_ns_total / 1e9, dj->trace_ns_total / 1e9,
 		timing_name(dj->timing));
 	if (dj->timing != TM_ASAP)
-		pack_log_err(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
-			     dj->speed, lathist_percentile(&dj->lag, 50) / 1e6,
-			     lathist_percentile(&dj->lag, 99) / 1e6, dj->lag.max / 1e6,
-			     dj->behind_end_ns / 1e6);
-	pack_log_err("\n");
+		pack_log_info(" x%g: lag p50 %.3f ms p99 %.3f ms max %.3f ms, ended %.3f ms behind",
+			      dj->speed, lathist_percentile(&dj->lag, 50) / 1e6,
+			      lathist_percentile(&dj->lag, 99) / 1e6, dj->lag.max / 1e6,
+			      dj->behind_end_ns / 1e6);
+	pack_log_info("\n");
 	for (r = 0; r < (int)dj->nincomplete; r++)
-		pack_log_err("dbreplay: %s: INCOMPLETE capture, the replay lacks: %s\n", td->o.name,
-			     dj->incomplete[r]);
+		pack_log_info("dbreplay: %s: INCOMPLETE capture, the replay lacks: %s\n",
+			      td->o.name, dj->incomplete[r]);
 	for (r = 0; r < (int)dj->nfidelity; r++)
-		pack_log_err("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, dj->fidelity[r]);
-	pack_log_err("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops",
-		     "errors", "MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
+		pack_log_info("dbreplay: %s: NOT AS CAPTURED: %s\n", td->o.name, dj->fidelity[r]);
+	pack_log_info("dbreplay: %-22s %10s %7s %12s %10s %10s %10s %10s %10s\n", "class", "ops",
+		      "errors", "MiB", "mean_us", "p50_us", "p99_us", "p99.9_us", "max_us");
 	while ((c = next_class(dj, &it)))
-		pack_log_err(
+		pack_log_info(
 			"dbreplay: %-22s %10llu %7llu %12.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
 			it.name, (unsigned long long)c->lat.n, (unsigned long long)c->errors,
 			c->bytes / 1048576.0, lathist_mean(&c->lat) / 1e3,

@@ -228,6 +228,25 @@ int pack_file_noop(struct thread_data *td, struct fio_file *f)
 	return 0;
 }
 
+/*
+ * Where an engine's line goes. Not fio's log_err() in a local fio: with
+ * --output=FILE fio points its error stream at FILE as well as stderr, so
+ * the line would come before the JSON document and FILE would not parse
+ * (a dbreplay report with --thread, or any line a job's process flushed).
+ * stderr alone is where the user reads them. A fio --server sends what it
+ * logs to the client, which writes it into its output (stdout or FILE,
+ * before the JSON): an error goes there, as fio's own do (the run failed;
+ * the client must say why), a report or a note stays on the server's
+ * stderr (the engines' report files carry it to the client's side).
+ */
+static void pack_emit(const char *line, int to_client)
+{
+	if (is_backend && to_client)
+		log_err("%s", line);
+	else
+		fputs(line, stderr);
+}
+
 void pack_log_err(const char *fmt, ...)
 {
 	/* two paths of PATH_MAX and the words around them */
@@ -237,7 +256,18 @@ void pack_log_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	pack_vline(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	log_err("%s", line);
+	pack_emit(line, 1);
+}
+
+void pack_log_info(const char *fmt, ...)
+{
+	char line[2 * PATH_MAX + 1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	pack_vline(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	pack_emit(line, 0);
 }
 
 int pack_store_str(char **field, const char *val)
@@ -294,6 +324,6 @@ void pack_fio_lacks(struct thread_data *td, const char *engine, const char *feat
 	if (td->subjob_number || said)
 		return;
 	said = 1;
-	log_err("%s: %s has no %s (fio %s and later): %s\n", engine, fio_version_string,
-		feature, since, consequence);
+	pack_log_info("%s: %s has no %s (fio %s and later): %s\n", engine, fio_version_string,
+		      feature, since, consequence);
 }

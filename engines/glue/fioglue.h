@@ -134,6 +134,13 @@ int pack_file_noop(struct thread_data *td, struct fio_file *f);
  */
 void pack_log_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * The same for a report or a note (not an error): on stderr, never in
+ * fio's output file; under fio --server, on the server's stderr only, so
+ * the client's output stays fio's JSON (pack_emit in fioglue.c).
+ */
+void pack_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Stores a copy of @val ("" for NULL) in *@field: for FIO_OPT_STR callbacks
  * of options that accept an empty value (an unset ${VAR} in a job file). */
 int pack_store_str(char **field, const char *val);

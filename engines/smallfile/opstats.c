@@ -19,7 +19,7 @@ void sf_say_passes(struct thread_data *td, struct sf_data *sd)
 
 	if (p <= 1.0 || sd->o->file_drop_cache)
 		return;
-	pack_log_err(
+	pack_log_info(
 		"smallfile: job %s read %llu files of a %llu-file tree: %.2f passes; reads after the first pass may come from the page cache (for a cold test: number_ios= at most tree_files with caches dropped first, or tree_drop_cache=1)\n",
 		td->o.name ? td->o.name : "?", (unsigned long long)sd->stats[FOP_READ].ops,
 		(unsigned long long)sd->shape.nfiles, p);
