@@ -264,3 +264,22 @@ def test_capture_duration_nan_refused_before_anything(tmp_path):
     assert len(r.stderr.splitlines()) == 1 and "--duration" in r.stderr \
         and "finite" in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_launcher_runs_with_the_makefiles_python(tmp_path):
+    """scripts/fio-pack run as a program uses the Python the Makefile and
+    the tests use (PYTHON, the one Debian's matplotlib is installed for),
+    not whichever python3 comes first on PATH (a pyenv or venv without
+    the packages)."""
+    m = re.search(r"^PYTHON\s*\?=\s*(\S+)", (REPO / "Makefile").read_text(), re.M)
+    assert m, "no PYTHON ?= in the Makefile"
+    launcher = REPO / "scripts" / "fio-pack"
+    assert launcher.read_text().splitlines()[0] == f"#!{m.group(1)}"
+    # another python3 first on PATH: the launcher must not be run by it
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "python3").write_text("#!/bin/sh\necho 'the python3 on PATH' >&2\nexit 99\n")
+    (other / "python3").chmod(0o755)
+    r = subprocess.run([str(launcher), "--help"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PATH=f"{other}:{os.environ['PATH']}"))
+    assert r.returncode == 0 and "study" in r.stdout, r.stderr
