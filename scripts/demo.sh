@@ -19,5 +19,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 echo "Running jobs/smallfile-mail.fio on $SMALLFILE_DIR (layout, then 20 s of mail traffic)..."
 export SMALLFILE_DIR
-SMALLFILE_OPSTATS=$ops ./build/fio jobs/smallfile-mail.fio --output-format=json >"$out"
+# fio-pack run: the job file finds the engines as a user runs it (FIO_PACK_ENGINES)
+SMALLFILE_OPSTATS=$ops scripts/fio-pack run --fio ./build/fio --output-format=json \
+	jobs/smallfile-mail.fio >"$out"
 scripts/fio-pack summary "$out" "$ops"

@@ -124,3 +124,14 @@ def test_summary_of_a_run_without_its_engine_names_the_fix(tmp_path):
                                "set FIO_PACK_ENGINES to the directory of the pack's engines"), \
         lines[0]
     assert "fio-pack run JOB" in lines[0] and r.stdout == ""
+
+
+@pytest.mark.nosan
+def test_demo_runs_the_mail_job(tmp_path):
+    """`make demo` (scripts/demo.sh), the README's first command, with no
+    FIO_PACK_ENGINES in the environment: the summary of the mail job."""
+    r = subprocess.run(["sh", str(REPO / "scripts" / "demo.sh")], cwd=tmp_path,
+                       env=fio_env({"FIO_PACK_ENGINES": None, "TMPDIR": str(tmp_path)}),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "read/stat" in r.stdout and "\nmail\n" in r.stdout, r.stdout
