@@ -32,7 +32,9 @@ DESCRIPTION
         lines for it are replaced too), except that nothing shortens a
         precondition: a section named precondition* (the job that writes
         what the measured jobs read) keeps no runtime, time_based,
-        number_ios or io_size from a --set, a sweep or [global];
+        number_ios or io_size from a --set, a sweep or [global], and is
+        written once whatever the sweep: numjobs=1, its own iodepth (a
+        sweep or --set of numjobs or iodepth is the measured jobs');
       * ioengine=external:${FIO_PACK_ENGINES}/NAME.so becomes the absolute
         path of the engine (--engine-dir; with --server, --remote-engine-dir);
       * read_iolog=PATH and dbr_trace=PATH relative to the repository (the
