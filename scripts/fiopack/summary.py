@@ -222,7 +222,7 @@ def main(argv=None):
     # every input is read and checked before a line is printed: a refusal is
     # one line, not a summary cut short
     ops_records = opstats_lines(a.opstats) if a.opstats else None
-    ds = results.load([a.result], include_failed=True)
+    ds = results.load([a.result], include_failed=True, preconditions=True)
     errors = job_errors(doc)
     engine_of = {}
     for e in doc.get("jobs") or doc.get("client_stats") or []:

@@ -555,7 +555,7 @@ class Loader:
     """Reads inputs into a Dataset. exprs: extra metric expressions to evaluate."""
 
     def __init__(self, catalogue=None, scenario=None, include_failed=False, labels=None,
-                 exprs=(), keep_bins=False, warn=None):
+                 exprs=(), keep_bins=False, warn=None, preconditions=False):
         self.catalogue_path = Path(catalogue) if catalogue else DEFAULT_CATALOGUE
         self.catalogue_given = bool(catalogue)
         self.catalogue = None
@@ -564,6 +564,9 @@ class Loader:
         self.labels = dict(labels or {})
         self.exprs = list(exprs)
         self.keep_bins = keep_bins
+        # fio-pack summary shows one run's precondition (once); the
+        # analysis leaves it out of the measured figures
+        self.preconditions = preconditions
         self.warn = warn or (lambda msg: None)
         self.ds = Dataset()
         self._plain = []
@@ -818,7 +821,7 @@ class Loader:
             key = (e.get("jobname"), e.get("hostname"), e.get("port"), e.get("groupid"))
             groups.setdefault(key, []).append(e)
         for (job, ehost, eport, gid), es in groups.items():
-            if catalogue.is_precondition(job):
+            if catalogue.is_precondition(job) and not self.preconditions:
                 # what the measured jobs read, laid out first: its bytes and
                 # time are the run's record (meta.json "precondition"), not
                 # a figure of the measured jobs beside theirs
