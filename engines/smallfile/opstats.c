@@ -1,4 +1,8 @@
 /* The per-operation report, opstats_file (see sfengine.h). */
+#include <ctype.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+
 #include "sfengine.h"
 
 /* Whole-file reads of this job over the tree's files: past 1, files were read again. */
@@ -7,22 +11,79 @@ static double read_passes(const struct sf_data *sd)
 	return sd->shape.nfiles ? (double)sd->stats[FOP_READ].ops / (double)sd->shape.nfiles : 0;
 }
 
+/* The figure of the opstats line and of fio-pack summary: three decimals. */
+static double read_passes_shown(const struct sf_data *sd)
+{
+	return round(read_passes(sd) * 1000) / 1000;
+}
+
+/* @text holds @word as a word of its own, in any case (Python's \bword\b, re.I). */
+static int has_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = text; p && (p = strcasestr(p, word)); p++) {
+		int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+
+		if (!before && !after)
+			return 1;
+	}
+	return 0;
+}
+
 /*
- * A read job that went past one pass over the tree (time_based, number_ios
- * or loops above the tree's files) reads files again, which the page cache
- * may serve: a cold test turned warm. Said in one line, unless each read
- * dropped its file from the cache.
+ * Whether job @td asked for a cold test, by the rule of fio-pack summary
+ * (scripts/fiopack/summary.py declared_cold): tree_drop_cache=1, caches
+ * dropped before the job (an exec_prerun that writes drop_caches, as the
+ * job files' headers say), or a description that says cold. The mail and
+ * web jobs re-read a hot spool on purpose: theirs is no cold test.
+ */
+static int asked_cold(struct thread_data *td, const struct sf_data *sd)
+{
+	return sd->o->file_drop_cache ||
+	       (td->o.exec_prerun && strstr(td->o.exec_prerun, "drop_caches")) ||
+	       (td->o.description && has_word(td->o.description, "cold"));
+}
+
+/* The tree is in memory (tmpfs, ramfs): no read there comes from a device. */
+static int tree_in_memory(const struct sf_data *sd)
+{
+	struct statfs fs;
+
+	if (sd->rootfd < 0 || fstatfs(sd->rootfd, &fs))
+		return 0;
+	return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+}
+
+/*
+ * A cold read test that went past one pass over the tree (time_based,
+ * number_ios or loops above the tree's files) read files again, which the
+ * page cache may serve: said once per job, never on tmpfs. With a
+ * tree_opstats_file the figure is in its line and fio-pack summary says it,
+ * once for the job's clones together, so nothing here (one clone cannot
+ * know its siblings' figures, in processes). Without one, clone 0 says its
+ * own, rounded as the opstats line rounds it.
  */
 void sf_say_passes(struct thread_data *td, struct sf_data *sd)
 {
-	double p = read_passes(sd);
+	double p = read_passes_shown(sd);
+	unsigned clones = pack_clone_count(td);
+	char clone[64] = "";
 
-	if (p <= 1.0 || sd->o->file_drop_cache)
+	if (td->subjob_number || p <= 1.0 || (sd->o->opstats_file && *sd->o->opstats_file) ||
+	    !asked_cold(td, sd) || tree_in_memory(sd))
 		return;
+	if (clones > 1)
+		snprintf(clone, sizeof(clone), " (its clone 0 of %u)", clones);
 	pack_log_info(
-		"smallfile: job %s read %llu files of a %llu-file tree: %.2f passes; reads after the first pass may come from the page cache (for a cold test: number_ios= at most tree_files with caches dropped first, or tree_drop_cache=1)\n",
-		td->o.name ? td->o.name : "?", (unsigned long long)sd->stats[FOP_READ].ops,
-		(unsigned long long)sd->shape.nfiles, p);
+		"smallfile: job %s%s read %llu files of a %llu-file tree: %.2f passes over the tree: %s\n",
+		td->o.name ? td->o.name : "?", clone, (unsigned long long)sd->stats[FOP_READ].ops,
+		(unsigned long long)sd->shape.nfiles, p,
+		sd->o->file_drop_cache
+			? "each file's data was dropped once read, but the inodes, dentries and directory blocks of later passes may come from the cache"
+			: "reads after the first pass may come from the page cache (for a cold test: number_ios= at most tree_files, or tree_drop_cache=1)");
 }
 
 /*
@@ -60,7 +121,7 @@ void sf_write_opstats(struct thread_data *td, struct sf_data *sd)
 	jsonl_u64(&w, "subjob", td->subjob_number);
 	jsonl_str(&w, "tree_dir", sd->root);
 	/* three decimals, as a person reads it */
-	jsonl_dbl(&w, "read_passes", round(read_passes(sd) * 1000) / 1000);
+	jsonl_dbl(&w, "read_passes", read_passes_shown(sd));
 	jsonl_u64(&w, "file_drop_cache", sd->o->file_drop_cache);
 	jsonl_obj(&w, "ops");
 	for (op = 0; op < FOP_NR; op++) {
