@@ -112,3 +112,23 @@ def test_no_key_said_twice(tmp_path):
     keys = [r["key"] for r in json.loads(p.stdout)["comparisons"]]
     assert sorted(keys) == ["target=t job=sysbench-rndrd threads=1",
                             "target=t job=sysbench-rndrd threads=2"]
+
+
+def test_numbers_sorted_as_numbers(tmp_path):
+    """A sweep of iodepth 1, 4, 16 came out as text sorts it: 1, 16, 4.
+    The measurements are in the order of their numbers."""
+    from conftest import FIO
+    (tmp_path / "runs").mkdir()
+    for qd in (16, 1, 4):
+        p = subprocess.run([str(FIO), "--name=qd", "--ioengine=null", "--rw=randread",
+                            "--size=4m", f"--iodepth={qd}", "--output-format=json",
+                            f"--output={tmp_path / 'runs' / f'qd{qd}.json'}"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+    for fmt in ("json", "md"):
+        p = compare(tmp_path / "runs", tmp_path / "runs", "--threshold", "read.iops=5%",
+                    "--format", fmt)
+        assert p.returncode == 0, p.stderr
+        keys = [r["key"] for r in json.loads(p.stdout)["comparisons"]] if fmt == "json" else \
+            [l.split(" | ")[1] for l in p.stdout.splitlines()[2:]]
+        assert [re.search(r"iodepth=(\S+)", k).group(1) for k in keys] == ["1", "4", "16"], keys

@@ -120,6 +120,13 @@ def sort_key(value):
     b = size_bytes(value)
     if b is not None:
         return (0, b, str(value))
+    try:
+        # a number kept as text (a key's value, "0.5"): by magnitude too
+        f = float(value)
+        if math.isfinite(f):
+            return (0, f, str(value))
+    except ValueError:
+        pass
     return (1, 0, str(value))
 
 

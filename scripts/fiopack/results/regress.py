@@ -2,7 +2,8 @@
 metrics matched by workload, and the limits a change may not pass."""
 import re
 
-from fiopack.results.data import AnalysisError, IDENTITY_FIELDS, workload, text_of
+from fiopack.results.data import (AnalysisError, IDENTITY_FIELDS, sort_key, text_of,
+                                  workload)
 from fiopack.results.metrics import Stats, parse_metric, select
 
 
@@ -31,7 +32,7 @@ def compare(old, new, thresholds, where=None, ignore=(), sense=None):
         if not vo and not vn:
             raise AnalysisError(f"--threshold {text}: neither result set has metric {text} "
                                 f"({mo.describe()})")
-        for key in sorted(set(vo) | set(vn), key=lambda k: str(k)):
+        for key in sorted(set(vo) | set(vn), key=key_order):
             a, b = vo.get(key), vn.get(key)
             res = {"metric": text, "unit": mo.unit, "key": key, "limit": limit, "relative": rel,
                    "lower_is_better": lower,
@@ -65,6 +66,12 @@ NOISE = "within old spread"
 def within_spread(old, median) -> bool:
     """Whether @median lies within the old repeats' min-max (two or more)."""
     return old.n > 1 and old.min <= median <= old.max
+
+
+def key_order(key) -> tuple:
+    """A measurement's place: its names in turn, numbers and sizes by
+    magnitude (threads=1, 4, 16, not 1, 16, 4), as tables order them."""
+    return tuple((k, sort_key(v)) for k, v in key)
 
 
 def _aligned(metric, rows, ignore) -> dict:
