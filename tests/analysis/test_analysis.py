@@ -367,7 +367,7 @@ def test_table_repeats_median_min_max_cv(out):
     head = lines[0]
     assert head[:3] == ["metric", "unit", "iodepth"]
     assert head[3:8] == ["dev-a median", "dev-a min", "dev-a max", "dev-a CV", "dev-a n"]
-    assert head[-2:] == ["dev-b/dev-a", "dev-c/dev-a"]
+    assert head[-2:] == ["dev-b / dev-a", "dev-c / dev-a"]
     vals = qd_values(out["qd"], out["qd_dirs"])
     assert [l[2] for l in lines[1:]] == ["1", "2", "4"]
     for l in lines[1:]:
@@ -419,7 +419,7 @@ def test_table_compact_cells(out):
                    "--baseline", "dev-a", *labels_args(out)))
     (tab,) = md_tables(p.stdout)
     assert tab[0] == "read.iops (IOPS): median (min–max) of 2 repeats"
-    assert tab[1] == ["iodepth", "dev-a", "dev-b", "dev-c", "dev-b/dev-a", "dev-c/dev-a"]
+    assert tab[1] == ["iodepth", "dev-a", "dev-b", "dev-c", "dev-b / dev-a", "dev-c / dev-a"]
     for r in tab[2]:
         for lab, cell in zip("abc", r[1:4]):
             v = vals[(int(r[0]), lab)]
@@ -659,7 +659,7 @@ def test_several_hosts_table_has_a_column_per_target_and_host(host_study):
     p = ok(analyze("table", study, "--metric", "throughput", "--cols", "host",
                    "--baseline", "lab-a", "--format", "csv"))
     lines = list(csv.reader(io.StringIO(p.stdout)))
-    assert lines[0] == ["metric", "unit", "threads", "lab-a", "lab-b", "lab-b/lab-a"]
+    assert lines[0] == ["metric", "unit", "threads", "lab-a", "lab-b", "lab-b / lab-a"]
     for l in lines[1:]:
         t = int(l[2])
         assert float(l[5]) == pytest.approx(truth[(ports[1], t)] / truth[(ports[0], t)])
@@ -673,7 +673,7 @@ def test_several_hosts_report(host_study):
     assert "Measured: 6 of 6 runs; " in p.stdout and "hosts lab-a, lab-b" in p.stdout
     tput = next(t for t in md_tables(p.stdout) if t[0].startswith("throughput (MiB/s)"))
     assert tput[1] == ["threads", "ssd, lab-a", "ssd, lab-b", "Intel 320 (published)",
-                       "(ssd, lab-a)/published", "(ssd, lab-b)/published"]
+                       "(ssd, lab-a) / published", "(ssd, lab-b) / published"]
     for r in tput[2]:
         t = int(r[0])
         if t > 4:
@@ -690,7 +690,7 @@ def test_several_hosts_report(host_study):
     assert (f"Measured: 3 of 6 runs (3 left out by --where host=127.0.0.1:{ports[0]}); "
             in p.stdout) and "hosts lab-a\n" in p.stdout
     tput = next(t for t in md_tables(p.stdout) if t[0].startswith("throughput (MiB/s)"))
-    assert tput[1][:4] == ["threads", "ssd", "Intel 320 (published)", "ssd/published"]
+    assert tput[1][:4] == ["threads", "ssd", "Intel 320 (published)", "ssd / published"]
     # --cols in the report: hosts by hand; the CSV has each host's address and name
     p = ok(analyze("report", study, "--map", "intel320=ssd", "--cols", "host",
                    "--format", "csv"))
@@ -942,8 +942,8 @@ def test_end_to_end_sysbench_study_002_table(two_targets, tmp_path):
                    "--metric", "response time p95", "--baseline", "ext4"))
     (tp, rt) = md_tables(p.stdout)
     assert tp[0].startswith("throughput (MiB/s)") and rt[0].startswith("response time p95 (ms)")
-    assert tp[1] == ["threads", "tmpfs", "ext4", "tmpfs/ext4"]
-    assert rt[1] == ["threads", "tmpfs", "ext4", "ext4/tmpfs"]
+    assert tp[1] == ["threads", "tmpfs", "ext4", "tmpfs / ext4"]
+    assert rt[1] == ["threads", "tmpfs", "ext4", "ext4 / tmpfs"]
     assert [r[0] for r in tp[2]] == ["1", "2", "4"] == [r[0] for r in rt[2]]
     for (title, head, rows), k in ((tp, 0), (rt, 1)):
         for r in rows:
@@ -969,8 +969,8 @@ def test_end_to_end_sysbench_study_002_table(two_targets, tmp_path):
     p = ok(analyze("report", s1, s2, "--map", "intel320=tmpfs", "--map", "raid10-8sas=ext4"))
     tables = md_tables(p.stdout)
     tput = next(t for t in tables if t[0].startswith("throughput (MiB/s)"))
-    assert tput[1][:7] == ["threads", "tmpfs", "Intel 320 (published)", "tmpfs/published",
-                           "ext4", "RAID10 (published)", "ext4/published"]
+    assert tput[1][:7] == ["threads", "tmpfs", "Intel 320 (published)", "tmpfs / published",
+                           "ext4", "RAID10 (published)", "ext4 / published"]
     figs = {f["id"]: f for f in json.loads(FIGURES.read_text())["figures"]}
     row1 = next(r for r in tput[2] if r[0] == "1")
     assert float(row1[2]) == figs["002-throughput-intel320-t1"]["value"]
@@ -979,7 +979,7 @@ def test_end_to_end_sysbench_study_002_table(two_targets, tmp_path):
     row32 = next(r for r in tput[2] if r[0] == "32")
     assert row32[1] == "-" and float(row32[2]) == figs["002-throughput-intel320-t32"]["value"]
     ratios = next(t for t in tables if t[0].startswith("throughput: ratios"))
-    assert ratios[1][1:3] == ["tmpfs/ext4", "Intel 320 / RAID10 (published)"]
+    assert ratios[1][1:3] == ["tmpfs / ext4", "Intel 320 / RAID10 (published)"]
     r1 = next(r for r in ratios[2] if r[0] == "1")
     assert float(r1[2]) == figs["002-throughput-ratio-intel320-over-raid10-t1"]["value"]
     assert float(r1[1]) == pytest.approx(truth[("tmpfs", 1)][0] / truth[("ext4", 1)][0], abs=0.006)

@@ -169,7 +169,7 @@ def test_one_name_per_published_device(study):
                         "--map", "raid10-8sas=raid"], capture_output=True, text=True,
                        timeout=120, cwd=REPO)
     assert p.returncode == 0, p.stderr
-    heads = [h for h in re.findall(r"^\| threads \|.*$", p.stdout, re.M) if "ssd/published" in h]
+    heads = [h for h in re.findall(r"^\| threads \|.*$", p.stdout, re.M) if "ssd / published" in h]
     assert len(heads) >= 2
     for did in ("intel320", "raid10-8sas"):
         (name,) = names[did]

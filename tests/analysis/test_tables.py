@@ -140,3 +140,19 @@ def test_baseline_refusal_names_hosts_as_the_table_does(tmp_path):
     # a baseline by name is a column
     p = analyze("table", study, "--metric", "throughput", "--baseline", "ssd,lab-a")
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.nofio
+def test_ratio_headers_readable():
+    """A ratio column of a labelled target over a path read
+    "dir-a//tmp/fio-json-fixtures/data/dev-b": two names, a slash apart,
+    paths cut to what tells the columns apart, in Markdown and CSV."""
+    args = ["table", STORED / "qd", "--rows", "iodepth", "--cols", "target", "--metric",
+            "read.iops", "--label", "/tmp/fio-json-fixtures/data/dev-a=dir-a"]
+    p = analyze(*args, "--baseline", "/tmp/fio-json-fixtures/data/dev-b")
+    assert p.returncode == 0, p.stderr
+    head = md_rows(p.stdout)[0]
+    assert head[-2:] == ["dir-a / dev-b", "dev-c / dev-b"], head
+    assert "Ratio columns: column / dev-b, of the medians" in p.stdout
+    p = analyze(*args, "--baseline", "dir-a", "--format", "csv")
+    assert p.stdout.splitlines()[0].split(",")[-2:] == ["dev-b / dir-a", "dev-c / dir-a"]

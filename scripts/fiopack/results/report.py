@@ -188,7 +188,7 @@ def _section_table(ctx, m, keys, points, pub, meas, col_keys, factors, devs):
     for d, t in mapping:
         labels = [_col_label(t, ck, cols, names) for ck in col_keys]
         header += labels + [f"{devs.get(d, d)} (published)"]
-        header += [f"{_over(lab)}/published" for lab in labels]
+        header += [f"{_over(lab)} / published" for lab in labels]
     extra_devs = [d for d in devs if d not in mapped_devs] if ctx.all_published else []
     header += [f"{devs[d]} (published)" for d in extra_devs]
     body, csv_rows = [], []
@@ -266,7 +266,8 @@ def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, uni
     devs = devices(figs)
     def label(nd, dd, ck):
         tail = _col_label("", ck, dims, names or {})[2:]
-        return f"{tmap[nd]}/{tmap[dd]}" + (f" ({tail})" if tail else "")
+        # spaced: "dir-a//tmp/x" read as one path
+        return f"{tmap[nd]} / {tmap[dd]}" + (f" ({tail})" if tail else "")
 
     for nd, dd, fs in cols:
         header += [label(nd, dd, ck) for ck in col_keys]
@@ -293,7 +294,7 @@ def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, uni
                 qs.append(q)
                 csv_rows.append({"metric": mname, "unit": "ratio", **dict(zip(keys, pt)),
                                  **_col_fields(dims, ck, names or {}),
-                                 "kind": "ratio", "measured_target": f"{tmap[nd]}/{tmap[dd]}",
+                                 "kind": "ratio", "measured_target": f"{tmap[nd]} / {tmap[dd]}",
                                  "measured": mr, "repeats": None,
                                  "published_device": f"{devs.get(nd, nd)} / {devs.get(dd, dd)}",
                                  "published": pr, "published_id": f["id"] if f else None,

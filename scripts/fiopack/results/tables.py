@@ -38,8 +38,12 @@ class Table:
         return [ck for ck in self.col_keys if ck != self.baseline]
 
     def ratio_label(self, ck) -> str:
-        a, b = key_text(ck), key_text(self.baseline)
-        return f"{a}/{b}" if self.ratio_mode == "col/base" else f"{b}/{a}"
+        """"dev-b / dev-a": the two columns by their short names (a path
+        by its last components, enough to tell the columns apart), apart
+        from the division's slash; "dir-a//tmp/x/dev-b" read as one path."""
+        short = short_keys(self.col_keys)
+        a, b = short[ck], short[self.baseline]
+        return f"{a} / {b}" if self.ratio_mode == "col/base" else f"{b} / {a}"
 
     def max_n(self) -> int:
         return max((s.n for s in self.cells.values()), default=0)
@@ -47,6 +51,23 @@ class Table:
 
 def key_text(key) -> str:
     return ", ".join(text_of(v) if v is not None else "-" for v in key)
+
+
+def short_keys(keys) -> dict:
+    """{key: its text, each absolute path in it cut to the fewest last
+    components that still tell the keys' paths at that place apart}."""
+    cols = list(zip(*keys)) if keys and keys[0] else []
+    cut = []
+    for vals in cols:
+        paths = {text_of(v) for v in vals if isinstance(v, str) and v.startswith("/")}
+        parts = {v: [x for x in v.split("/") if x] for v in paths}
+        n = 1
+        while n < max((len(x) for x in parts.values()), default=1) and \
+                len({"/".join(x[-n:]) for x in parts.values()}) < len(parts):
+            n += 1
+        cut.append({v: "/".join(x[-n:]) or v for v, x in parts.items()})
+    return {k: ", ".join(cut[i].get(text_of(v), text_of(v)) if v is not None else "-"
+                         for i, v in enumerate(k)) for k in keys}
 
 
 def order(values) -> list:
@@ -240,7 +261,7 @@ def render_markdown(tables, prov_line=None, precision=2) -> str:
             out.append("| " + " | ".join(line) + " |")
         if t.baseline is not None:
             out.append("")
-            b = key_text(t.baseline)
+            b = short_keys(t.col_keys)[t.baseline]
             how = f"column / {b}" if t.ratio_mode == "col/base" else f"{b} / column"
             good = (t.ratio_mode == "col/base") != t.metric.lower_is_better
             out.append(f"Ratio columns: {how}, of the medians"
