@@ -156,3 +156,39 @@ def test_ratio_headers_readable():
     assert "Ratio columns: column / dev-b, of the medians" in p.stdout
     p = analyze(*args, "--baseline", "dir-a", "--format", "csv")
     assert p.stdout.splitlines()[0].split(",")[-2:] == ["dev-b / dir-a", "dev-c / dir-a"]
+
+
+def test_report_one_precision_per_column(study):
+    """The report's own tables wrote each cell by itself: a response-time
+    column on tmpfs read "0.00193" beside "0.12", a ratio column "0.0451"
+    beside "1.30". Every column of every report table, published and
+    ratio columns included, has one number of decimals."""
+    p = analyze("report", study, "--map", "intel320=t", "--map", "raid10=t")
+    assert p.returncode == 0, p.stderr
+    blocks, cur = [], []
+    for line in p.stdout.splitlines():
+        if line.startswith("| "):
+            cur.append([c.strip() for c in line.strip("|").split("|")])
+        elif not line.startswith("|---") and cur:
+            blocks.append(cur)
+            cur = []
+    assert len(blocks) >= 3, p.stdout                   # throughput, p95, ratios
+    mixed = []
+    for head, *body in blocks:
+        for col in range(1, len(head)):
+            found = {d for r in body for d in decimals(r[col])}
+            if len(found) > 1:
+                mixed.append((head[col], [r[col] for r in body]))
+    assert not mixed, mixed
+
+
+@pytest.mark.nofio
+def test_report_columns_take_their_smallest_values_decimals():
+    """What the test above meets when a run's p95 straddles 0.1 ms (a study
+    here gave "0.0845" over "0.14"): the column's decimals come from its
+    smallest value, a published range's ends included."""
+    from fiopack.results.report import Cell, format_columns
+    body = [["1", Cell([0.0845]), Cell([0.5, 0.9], "~"), "-"],
+            ["4", Cell([0.1362]), Cell([1.24]), Cell([7.2])]]
+    assert format_columns(body, 2) == [["1", "0.0845", "~0.50-0.90", "-"],
+                                       ["4", "0.1362", "1.24", "7.20"]]

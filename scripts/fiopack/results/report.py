@@ -14,7 +14,8 @@ import io
 import re
 from types import SimpleNamespace
 from fiopack.results.data import AnalysisError, sort_key, text_of
-from fiopack.results.tables import (HTML_STYLE, csv_val, order, order_keys, fmt_num,
+from fiopack.results.tables import (HTML_STYLE, column_decimals, csv_val, order, order_keys,
+                                     fmt_num,
                                     provenance_html, provenance_line)
 from fiopack.results.metrics import (Stats, check_homogeneous, check_names, parse_metric,
                                      per_run_values, select)
@@ -53,6 +54,44 @@ def pub_text(f, factor, precision) -> str:
     if rng:
         return f"{q}{pre}{fmt_num(rng[0], precision)}-{fmt_num(rng[1], precision)}"
     return "n/a"
+
+
+class Cell:
+    """A table cell's numbers (a value, or a published range) and what goes
+    before them, written once its column's number of decimals is known:
+    one per column (column_decimals), as analyze table writes its own."""
+    def __init__(self, values, pre=""):
+        self.values, self.pre = values, pre
+
+    def text(self, decimals) -> str:
+        return self.pre + "-".join(fmt_num(v, decimals=decimals) for v in self.values)
+
+
+def num_cell(v):
+    return "-" if v is None else Cell([v])
+
+
+def pub_cell(f, factor):
+    """The published value or range of @f as a Cell ("~" and a qualifier
+    before it), "n/a" when it has no number."""
+    v, rng = _fig_value(f, factor)
+    pre = ((f.get("qualifier") + " ") if f.get("qualifier") else "") + \
+        ("~" if f.get("approximate") else "")
+    if v is not None:
+        return Cell([v], pre)
+    if rng:
+        return Cell(list(rng), pre)
+    return "n/a"
+
+
+def format_columns(body, precision) -> list:
+    """@body with each column's Cells written with one number of decimals."""
+    width = max((len(line) for line in body), default=0)
+    dec = [column_decimals([v for line in body if j < len(line) and isinstance(line[j], Cell)
+                            for v in line[j].values if isinstance(v, float)], precision)
+           for j in range(width)]
+    return [[c.text(dec[j]) if isinstance(c, Cell) else c for j, c in enumerate(line)]
+            for line in body]
 
 
 class ReportSection:
@@ -201,9 +240,9 @@ def _section_table(ctx, m, keys, points, pub, meas, col_keys, factors, devs):
             pv = _fig_value(f, fac)[0] if f else None
             sts = [meas.get((pt, t, ck)) for ck in col_keys]
             ratios = [st.median / pv if st is not None and pv else None for st in sts]
-            line += [fmt_num(st.median if st else None, precision) for st in sts]
-            line.append(pub_text(f, fac, precision) if f else "-")
-            line += [fmt_num(r, precision) for r in ratios]
+            line += [num_cell(st.median if st else None) for st in sts]
+            line.append(pub_cell(f, fac) if f else "-")
+            line += [num_cell(r) for r in ratios]
             for ck, st, ratio in zip(col_keys, sts, ratios):
                 csv_rows.append({"metric": mname, "unit": unit,
                                  **{k: v for k, v in zip(keys, pt)},
@@ -216,13 +255,13 @@ def _section_table(ctx, m, keys, points, pub, meas, col_keys, factors, devs):
                                  "measured_over_published": ratio})
         for d in extra_devs:
             f = pub.get((pt, d))
-            line.append(pub_text(f, factors.get(f["id"], 1.0), precision) if f else "-")
+            line.append(pub_cell(f, factors.get(f["id"], 1.0)) if f else "-")
         if all(c == "-" for c in line[max(1, len(pt)):]):
             # a point only a device left out (--no-unmapped) has: no row
             del csv_rows[first_csv:]
             continue
         body.append(line)
-    return header, body, csv_rows
+    return header, format_columns(body, precision), csv_rows
 
 
 def _col_fields(cols, ck, names) -> dict:
@@ -299,9 +338,9 @@ def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, uni
                                  "published_device": f"{devs.get(nd, nd)} / {devs.get(dd, dd)}",
                                  "published": pr, "published_id": f["id"] if f else None,
                                  "measured_over_published": q})
-            line += [fmt_num(mr, precision) for mr in mrs]
-            line.append(pub_text(f, 1.0, precision) if f else "-")
-            line += [fmt_num(q, precision) for q in qs]
+            line += [num_cell(mr) for mr in mrs]
+            line.append(pub_cell(f, 1.0) if f else "-")
+            line += [num_cell(q) for q in qs]
         body.append(line)
     summaries = []
     dmetrics = {(f.get("metric"), f.get("device_id")) for f, _, _ in derived}
@@ -314,7 +353,8 @@ def _ratio_section(figs, byid, pfigs, mapping, meas, keys, precision, mname, uni
         mr = measured_ratios.get(pair) if pair else None
         summaries.append({"figure": f, "measured_range": (min(mr), max(mr)) if mr else None,
                           "pair": pair})
-    return {"header": header, "body": body, "csv": csv_rows, "summaries": summaries,
+    return {"header": header, "body": format_columns(body, precision), "csv": csv_rows,
+            "summaries": summaries,
             "note": None}
 
 
