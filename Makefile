@@ -57,7 +57,7 @@ LINK_LIBS := -Wl,--as-needed -luring -lm -lz -pthread
 
 .PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-fio-dir print-fio-source fuzz bench pm-sim quick pg18
 
-all: engines $(BUILD)/pmrc2fio iocap moddev
+all: engines $(BUILD)/pmrc2fio iocap $(BUILD)/iocap-convert moddev
 
 help:
 	@echo 'make                 fio (FIO_SRC=DIR: that fio source), the engines, pmrc2fio, iocap'
@@ -88,7 +88,7 @@ help:
 # wrong, before anything is built. Goals that need no fio skip it.
 NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap pg18 moddev \
 	moddev-asan $(BUILD)/moddev $(BUILD)/moddev-asan \
-	$(BUILD)/dbtrace-check $(BUILD)/bench/minloop \
+	$(BUILD)/dbtrace-check $(BUILD)/iocap-convert $(BUILD)/iocap-convert-asan $(BUILD)/bench/minloop \
 	$(BUILD)/bench/dbtrace-bench $(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
 ifneq ($(filter-out $(NOFIO_GOALS),$(or $(MAKECMDGOALS),all)),)
 # (make before 4.4 gives $(shell) no command-line variables: passed here)
@@ -197,7 +197,7 @@ $(BUILD)/%.so: engines/glue/dispatch.c Makefile
 	mv -f $@.tmp $@
 
 # Sanitizer build of the same engines, loaded into fio with libasan preloaded.
-asan: $(ENGINES:%=$(VDIR)/asan/%.so) moddev-asan
+asan: $(ENGINES:%=$(VDIR)/asan/%.so) moddev-asan $(BUILD)/iocap-convert-asan
 # C unit tests of the fio-independent logic, normal and sanitized.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:tests/unit/%.c=$(OBJ)/unit/%.o) $(LIB_UNITS:%=$(OBJ)/lib/%.o) \
@@ -316,6 +316,15 @@ $(BUILD)/iocap $(BUILD)/iocap-test: $(IOCAP_SRCS) $(IOCAP_SRCS:.c=.h) tools/ioca
 	$(CC) $(BASE_CFLAGS) $(if $(filter %-test,$@),-DIOCAP_TEST_HOOKS) -I$(IOCAP_GEN) -Itools/iocap \
 		-Iengines/lib -o $@.tmp $(filter %.c,$^) -lbpf -pthread && mv -f $@.tmp $@
 .PHONY: iocap
+
+# iocap's output into a trace's records: fio-pack capture's converter for
+# BPF captures (capture/native.py), the Python one's rules at C's speed. No
+# libbpf: a capture kept with --keep converts anywhere.
+CAPCONV_SRCS := $(addprefix tools/iocap/,convert.c convert_calls.c convert_io.c capmap.c)
+$(BUILD)/iocap-convert: $(CAPCONV_SRCS) tools/iocap/convert.h tools/iocap/capmap.h | $(DEPS_STAMP)
+	$(CC) $(BASE_CFLAGS) -Itools/iocap -o $@.tmp $(CAPCONV_SRCS) && mv -f $@.tmp $@
+$(BUILD)/iocap-convert-asan: $(CAPCONV_SRCS) tools/iocap/convert.h tools/iocap/capmap.h | $(DEPS_STAMP)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools/iocap -o $@.tmp $(CAPCONV_SRCS) && mv -f $@.tmp $@
 
 # The modeled-device daemon (tools/moddev; scripts/fio-pack device): a FUSE
 # file over which a loop device is a block device with a model's service

@@ -112,6 +112,20 @@ def _binaries_present(request):
         pytest.fail(BINARIES_MISSING, pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def _both_converters(request, monkeypatch):
+    """Every BPF capture of the capture tests is converted twice: by the C
+    converter (build/iocap-convert, capture/native.py) and by the Python one
+    it follows; fio-pack capture fails if the two traces or their notes
+    differ, or if the C one leaves a capture to the Python one. Under the
+    ASan engines the C converter is its ASan build."""
+    if Path(str(request.node.fspath)).parent.name != "capture":
+        return
+    name = "iocap-convert-asan" if ENGINE_DIR.name == "asan" else "iocap-convert"
+    monkeypatch.setenv("FIO_PACK_CONVERT_CHECK", "1")
+    monkeypatch.setenv("FIO_PACK_IOCAP_CONVERT", str(REPO / "build" / name))
+
+
 # ---------------------------------------------------------------------------
 # Running fio
 # ---------------------------------------------------------------------------

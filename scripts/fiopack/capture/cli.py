@@ -69,11 +69,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import List
+from typing import List, Optional
 
 from fiopack.capture.bpf import (IOCAP_INCOMPLETE, bpf_losses, bpf_unusable, iocap_args,
                                  last_words, pick_tracer, read_stats)
+from fiopack.capture import native
 from fiopack.capture.convert import Converter, Counts
+from fiopack.capture.native import NativeConverter
 from fiopack.capture.procs import (Watcher, descendants, direct_fds, read_listing,
                                    read_procinfo, take_listing, task_label, write_procinfo)
 from fiopack.capture.rules import (DB_ALIASES, DB_NAMES, PAGESIZE, PROG, RULES, TRACE_SET,
@@ -143,9 +145,36 @@ def compose_source(a, db, capture: str) -> str:
 
 def convert_file(a, db, strace_out, listing, procinfo, capture, cwd, name=None,
                  root_name=None, tracer_stats=None) -> dict:
-    conv = Converter(db, a.datadir, listing=listing, procinfo=procinfo, cwd=cwd,
-                     outside=a.outside, outside_prefix=a.outside_prefix,
-                     name=name or strace_out)
+    kw = dict(listing=listing, procinfo=procinfo, cwd=cwd, outside=a.outside,
+              outside_prefix=a.outside_prefix, name=name or strace_out)
+    # iocap-convert makes the records when it holds every line (native.py):
+    # iocap's output always; strace's goes to the Python converter
+    conv = NativeConverter(db, a.datadir, **kw)
+    if not conv.run(strace_out, pagesize_of(a, db), bpf=tracer_stats is not None):
+        conv = None
+    if conv is None:
+        conv = Converter(db, a.datadir, **kw)
+        feed_file(conv, strace_out, name)
+    try:
+        res = write_trace(a, db, conv, a.output, capture, root_name, tracer_stats)
+    finally:
+        if isinstance(conv, NativeConverter):
+            conv.close()
+    if isinstance(conv, NativeConverter) and native.crosscheck():
+        ref = Converter(db, a.datadir, **kw)
+        feed_file(ref, strace_out, name)
+        work = tempfile.mkdtemp(prefix="convert-check.")
+        try:
+            out = os.path.join(work, "python.trace")
+            write_trace(a, db, ref, out, capture, root_name, tracer_stats)
+            native.compare(conv, ref, a.output, out)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    notes(a, conv, res)
+    return res
+
+
+def feed_file(conv: Converter, strace_out: str, name: Optional[str]):
     try:
         f = open(strace_out, "rb")
     except OSError as e:
@@ -162,18 +191,19 @@ def convert_file(a, db, strace_out, listing, procinfo, capture, cwd, name=None,
         except (OSError, EOFError) as e:
             raise Error(f"{name or strace_out}: cannot read: {e}")
     conv.finish()
+
+
+def write_trace(a, db, conv: Converter, output, capture, root_name, tracer_stats) -> dict:
     if tracer_stats:
         bpf_losses(conv, tracer_stats)
     if conv.nrec == 0:
-        raise Error(f"{name or strace_out}: no file I/O of the data directory {conv.datadir} "
+        raise Error(f"{conv.name}: no file I/O of the data directory {conv.datadir} "
                     "in the capture (wrong --datadir?)")
     names = {}
     if root_name and conv.first_pid is not None:
         names[conv.first_pid] = f"{root_name}-{conv.first_pid}"
-    res = conv.write(a.output, pagesize_of(a, db), compose_source(a, db, capture),
-                     rules_of(db, a.role), names)
-    notes(a, conv, res)
-    return res
+    return conv.write(output, pagesize_of(a, db), compose_source(a, db, capture),
+                      rules_of(db, a.role), names)
 
 
 def capture_status(a, res: dict) -> int:
@@ -581,18 +611,25 @@ def cmd_attach(a) -> int:
             time.sleep(0.2)
             sample()
         detach(p, tracer, shown[0])
+        # the capture's time: its conversion comes after, said apart
+        secs = time.monotonic() - t_attached
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
         write_procinfo(os.path.join(work, "procinfo"), w.info)
         keep_files(a, work)
         capture = " ".join(shlex.quote(x) for x in shown)
         tstats = read_stats(stats) if tracer == "bpf" else None
+        t_convert = time.monotonic()
         res = convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir),
                            w.info, capture, None,
                            name="BPF capture" if tracer == "bpf" else "strace output",
                            tracer_stats=tstats)
+        t_convert = time.monotonic() - t_convert
+        if not a.quiet:
+            print(f"{PROG}: note: converted in {t_convert:.1f} s after the capture "
+                  f"({res['records'] / max(t_convert, 1e-3):.0f} records a second)",
+                  file=sys.stderr)
         if tstats and not a.quiet:
-            secs = time.monotonic() - t_attached
             print(f"{PROG}: note: the BPF capture: {tstats.get('events', 0)} events in "
                   f"{secs:.1f} s, {tstats.get('cpu_user_s', 0) + tstats.get('cpu_sys_s', 0):.2f} "
                   "s of CPU in user space", file=sys.stderr)

@@ -18,6 +18,9 @@ from fiopack.trace import dbtrace as dt  # the format's reader/writer
 # the most one read or write call (or one AIO or io_uring request, a 32-bit
 # length) can transfer
 MAX_CALL = 1 << 32
+# a capture's trace.gz: gzip's default level, a third of level 9's time
+# (most of converting a capture at level 9) for a file 2% larger
+GZ_LEVEL = 6
 
 
 # ---------------------------------------------------------------------------
@@ -1012,6 +1015,11 @@ class Converter:
 
     def build_files(self, rules):
         """Final paths, directory-ness and roles of the files with records."""
+        self.fix_paths()
+        return self.declare(rules)
+
+    def fix_paths(self):
+        """Final paths and directory-ness of the files with records."""
         used = [tf for tf in self.files]
         paths = {tf.path: tf for tf in used}
         # a path below another: the upper one must be a directory
@@ -1035,8 +1043,11 @@ class Converter:
                 tf.is_dir = True
             if tf.is_dir and tf.ops - {"fsync", "fdatasync", "create", "unlink"}:
                 tf.is_dir = False   # cannot happen with a real capture
+
+    def declare(self, rules):
+        """The files' declarations, each with its role."""
         decls = []
-        for tf in used:
+        for tf in self.files:
             if tf.is_dir:
                 role, size0, mx = "directory", (0 if tf.existed else None), 0
             else:
@@ -1050,8 +1061,7 @@ class Converter:
             decls.append(dt.FileDecl(tf.id, role, size0, mx, tf.path, direct=direct))
         return decls
 
-    def write(self, out_path, pagesize, source, rules, stream_names):
-        decls = self.build_files(rules)
+    def header(self, decls, pagesize, source, stream_names):
         streams = []
         used = set()
         for pid, sid in sorted(self.streams.items(), key=lambda kv: kv[1]):
@@ -1059,12 +1069,22 @@ class Converter:
             streams.append(dt.StreamDecl(sid, dt.unique(dt.safe_name(nm, 200), used)))
         # version 2 only when it says more than version 1 could
         v2 = bool(self.nlat) or any(d.direct for d in decls)
-        h = dt.Header(version=2 if v2 else 1, pagesize=pagesize,
-                      timeunit="us" if self.timed else "none",
-                      source=source, incomplete=self.incomplete_lines(), files=decls,
-                      streams=streams)
+        return dt.Header(version=2 if v2 else 1, pagesize=pagesize,
+                         timeunit="us" if self.timed else "none",
+                         source=source, incomplete=self.incomplete_lines(), files=decls,
+                         streams=streams)
+
+    def result(self, h, nrec, ops) -> dict:
+        dur = (self.tmax - self.t0) / 1e6 if self.timed and self.t0 is not None else 0.0
+        return {"records": nrec, "files": len(h.files), "streams": len(h.streams),
+                "duration": dur, "ops": dict(ops), "decls": h.files,
+                "incomplete": h.incomplete}
+
+    def write(self, out_path, pagesize, source, rules, stream_names):
+        decls = self.build_files(rules)
+        h = self.header(decls, pagesize, source, stream_names)
         isdir = {d.id: d.role == "directory" for d in decls}
-        out = dt.Output(out_path)
+        out = dt.Output(out_path, gz_level=GZ_LEVEL)
         ops = Counts()
         try:
             w = dt.TraceWriter(out, h)
@@ -1092,10 +1112,7 @@ class Converter:
         finally:
             out.abort()
             self.spool.close()
-        dur = (self.tmax - self.t0) / 1e6 if self.timed and self.t0 is not None else 0.0
-        return {"records": w.p.nrec, "files": len(decls), "streams": len(streams),
-                "duration": dur, "ops": dict(ops), "decls": decls,
-                "incomplete": h.incomplete}
+        return self.result(h, w.p.nrec, ops)
 
     def incomplete_lines(self) -> List[str]:
         lines = [f"{v} {k}" if v else k for k, v in sorted(self.unseen.items())]

@@ -594,14 +594,15 @@ class Output:
     when the name ends in .gz. "-" or None: standard output (the caller
     writes only after checking everything)."""
 
-    def __init__(self, path: Optional[str], gz_by_name=True):
+    def __init__(self, path: Optional[str], gz_by_name=True, gz_level=9):
         self.path = path
         self.out = outputs.Output("-" if path is None else path)
         self.raw = self.out.file
         self.f = self.raw
         if gz_by_name and path not in (None, "-") and path.endswith(".gz"):
             import gzip
-            self.f = gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, mtime=0)
+            self.f = gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, mtime=0,
+                                   compresslevel=gz_level)
 
     def write(self, text: str):
         try:
