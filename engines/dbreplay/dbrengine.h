@@ -187,6 +187,8 @@ struct dbr_job {
 	int user_time_based;   /* time_based as the user set it (the engine sets it) */
 	int aborted;	       /* the engine stopped the replay on an error */
 	uint64_t pushed, filtered, replayed, implicit_creates, skipped, unsupported, errors;
+	/* reads that returned fewer bytes than their records': a file shorter than it was */
+	uint64_t short_reads, short_read_bytes, short_read_line;
 	char **incomplete;		/* the trace's "incomplete" lines, copied (the header goes with each loop's reader) */
 	unsigned nincomplete;
 	unsigned direct_files;		/* files the trace marks "direct" */

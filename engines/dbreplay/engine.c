@@ -684,6 +684,13 @@ static void dbr_cleanup(struct thread_data *td)
 			dj->loop++;
 		}
 		check_partial(td, dj);
+		if (dj->short_reads)
+			dbr_fidelity(
+				dj,
+				"%llu reads returned fewer bytes than the trace's (%llu bytes fewer; the first: trace line %llu): their file was shorter than in the capture when they ran",
+				(unsigned long long)dj->short_reads,
+				(unsigned long long)dj->short_read_bytes,
+				(unsigned long long)dj->short_read_line);
 		pack_fix_runtimes(td, (dbr_now() - dj->first_start_ns + 999999) / 1000000);
 		dbr_write_summary(td, dj);
 		dbr_write_report_file(td, dj);

@@ -685,6 +685,11 @@ void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64
 		else
 			c->bytes += bytes;
 	}
+	if (!err && it->rec.op == DBTRACE_READ && bytes < it->rec.len) {
+		if (!dj->short_reads++)
+			dj->short_read_line = it->rec.line;
+		dj->short_read_bytes += it->rec.len - bytes;
+	}
 	if (err) {
 		/* with continue_on_error a full disk fails every later write: say it a few times */
 		if (dj->errors < MAX_ERROR_LINES && !pack_ioq_said(&dj->ioq, -err))

@@ -209,6 +209,7 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 	jsonl_str(&w, "cut_short_by", dj->cut_short);
 	jsonl_bool(&w, "partial_accepted", dj->partial_accepted);
 	jsonl_u64(&w, "errors", dj->errors);
+	jsonl_u64(&w, "short_reads", dj->short_reads);
 	jsonl_str(&w, "timing", timing_name(dj->timing));
 	jsonl_dbl(&w, "speed", dj->speed);
 	jsonl_str(&w, "io_api", dj->uring ? "io_uring" : "sync");

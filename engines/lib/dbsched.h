@@ -23,6 +23,8 @@
  *    earlier record on that file, from any stream, and every later record on
  *    the file waits for them; on a directory they do so for every record of
  *    every file (a mkdir must precede what is created in it);
+ *  - a read of a range that another stream wrote earlier in the trace waits
+ *    until that write has completed (the reader read what the writer wrote);
  *  - in timed modes a record is not issued before its due time.
  *
  * Among the records that may go, the oldest in trace order goes first.
