@@ -195,6 +195,8 @@ struct dbr_job {
 	int trace_direct;		/* they get O_DIRECT (dbr_direct, and the target allows it) */
 	struct dbdepth *depth;		/* captured depths (NULL: dbr_stream_depth=N, or no latencies) */
 	unsigned captured_depth;	/* the largest captured depth of a kept stream */
+	unsigned captured_total;	/* the most kept records of all streams in flight at once */
+	int iodepth_from_trace;		/* iodepth is captured_total (the user set none) */
 	uint64_t lat_records;		/* kept records with a completion time */
 	/* kept reads and writes by the smallest alignment they miss (misaligned_at): all, of "direct" files */
 	uint64_t misaligned_records[4], misaligned_direct[4];

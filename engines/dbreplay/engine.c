@@ -301,7 +301,31 @@ static int check_trace(struct dbr_job *dj, uint64_t *max_io)
 		return 1;
 	}
 	dj->trace_span_units = have && last > first ? last - first : 0;
+	if (dj->depth)
+		dj->captured_total = dbdepth_total_max(dj->depth);
 	return 0;
+}
+
+/*
+ * io_uring without an iodepth from the user: the most requests the capture
+ * had in flight at once, so that the replay's queue can be as deep as the
+ * database's was (fio's default of 1 held every such replay to one request,
+ * the README's iodepth=32 a MariaDB capture's 1,024). fio has derived
+ * iodepth_low and iodepth_batch from iodepth already: they follow it,
+ * unless set too.
+ */
+static void iodepth_from_trace(struct thread_data *td, struct dbr_job *dj)
+{
+	struct thread_options *to = &td->o;
+
+	if (fio_option_is_set(to, iodepth) || dj->captured_total <= to->iodepth)
+		return;
+	to->iodepth = dj->captured_total;
+	if (!fio_option_is_set(to, iodepth_low))
+		to->iodepth_low = to->iodepth;
+	if (!fio_option_is_set(to, iodepth_batch))
+		to->iodepth_batch = to->iodepth;
+	dj->iodepth_from_trace = 1;
 }
 
 static int check_fio_options(struct thread_data *td, struct dbr_job *dj)
@@ -560,6 +584,7 @@ static int dbr_init(struct thread_data *td)
 
 	if (dj->api == API_IO_URING) {
 		dj->uring = 1;
+		iodepth_from_trace(td, dj);
 		if (uring_init(td, dj))
 			return 1;
 	} else {

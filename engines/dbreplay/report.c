@@ -231,6 +231,9 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 	jsonl_u64(&w, "direct_align", dj->dio_align);
 	jsonl_str(&w, "depth", dj->depth ? "captured" : "fixed");
 	jsonl_u64(&w, "captured_depth", dj->captured_depth);
+	jsonl_u64(&w, "captured_total_depth", dj->captured_total);
+	jsonl_u64(&w, "iodepth", td->o.iodepth);
+	jsonl_bool(&w, "iodepth_from_trace", dj->iodepth_from_trace);
 	jsonl_u64(&w, "records_with_completion", dj->lat_records);
 	jsonl_u64(&w, "replay_stream_depth", dj->sched ? dbsched_stream_max(dj->sched) : 0);
 	jsonl_arr(&w, "fidelity");

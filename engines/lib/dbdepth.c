@@ -11,6 +11,7 @@ struct heap {
 
 struct dbdepth {
 	struct heap s[DBTRACE_MAX_STREAMS];
+	struct heap all; /* every stream's records */
 };
 
 struct dbdepth *dbdepth_new(void)
@@ -26,6 +27,7 @@ void dbdepth_free(struct dbdepth *d)
 		return;
 	for (i = 0; i < DBTRACE_MAX_STREAMS; i++)
 		free(d->s[i].v);
+	free(d->all.v);
 	free(d);
 }
 
@@ -35,6 +37,7 @@ void dbdepth_reset(struct dbdepth *d)
 
 	for (i = 0; i < DBTRACE_MAX_STREAMS; i++)
 		d->s[i].n = d->s[i].max = 0;
+	d->all.n = d->all.max = 0;
 }
 
 static void sift_down(struct heap *h, unsigned i)
@@ -108,7 +111,18 @@ int dbdepth_next(struct dbdepth *d, const struct dbtrace_rec *rec)
 		return -1;
 	if (depth > h->max)
 		h->max = depth;
+	while (d->all.n && d->all.v[0] <= rec->time)
+		pop(&d->all);
+	if (d->all.n + 1 > d->all.max)
+		d->all.max = d->all.n + 1 > DBDEPTH_MAX ? DBDEPTH_MAX : d->all.n + 1;
+	if (push(&d->all, rec->time + rec->lat))
+		return -1;
 	return (int)depth;
+}
+
+unsigned dbdepth_total_max(const struct dbdepth *d)
+{
+	return d->all.max;
 }
 
 unsigned dbdepth_max(const struct dbdepth *d, uint32_t stream)

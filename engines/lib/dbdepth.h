@@ -41,4 +41,11 @@ int dbdepth_next(struct dbdepth *d, const struct dbtrace_rec *rec);
 /* The largest depth dbdepth_next() returned for @stream (0: none known) since the last reset. */
 unsigned dbdepth_max(const struct dbdepth *d, uint32_t stream);
 
+/*
+ * The most records of all streams in flight at once (1 .. DBDEPTH_MAX, 0:
+ * no latency known) since the last reset: how deep the device's queue was
+ * in the capture, the replay's iodepth unless the user chooses one.
+ */
+unsigned dbdepth_total_max(const struct dbdepth *d);
+
 #endif

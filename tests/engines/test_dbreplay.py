@@ -1042,6 +1042,32 @@ def test_captured_depth_replayed(tmp_path):
     assert r["fidelity"] == []
 
 
+def test_iodepth_defaults_to_what_the_capture_had_in_flight(tmp_path):
+    """dbr_io_api=io_uring without iodepth: the replay's queue is as deep as
+    the capture's was at its deepest, all streams together (5: the queued
+    stream's 4 reads and the other's write), said in the report; fio's
+    default of 1 held every such replay to one request (NOT AS CAPTURED),
+    and the README's iodepth=32 a MariaDB capture's 1,024. An iodepth the
+    user sets is kept, and said when it is too shallow."""
+    text = _sorted_by_time(DEPTH_TRACE)
+    trace = write(tmp_path / "d.trace", text)
+    target = tmp_path / "t"
+    target.mkdir()
+    rep = tmp_path / "r.jsonl"
+    res = run_fio(dbr_args(trace, dbr_target=target, dbr_io_api="io_uring",
+                           dbr_report_file=rep)).ok()
+    r = report(rep)[0]
+    assert (r["iodepth"], r["iodepth_from_trace"], r["captured_total_depth"]) == (5, True, 5), r
+    assert r["replay_stream_depth"] == 4 and r["replayed"] == 150
+    assert r["fidelity"] == [] and not any("NOT AS CAPTURED" in ln for ln in err_lines(res))
+    res = run_fio(dbr_args(trace, dbr_target=target, dbr_io_api="io_uring", iodepth=2,
+                           dbr_report_file=rep)).ok()
+    r = report(rep)[-1]
+    assert (r["iodepth"], r["iodepth_from_trace"]) == (2, False), r
+    note = "a stream of the trace had 4 requests in flight; iodepth=2 keeps the replay below that"
+    assert r["fidelity"] == [note] and f"dbreplay: r: NOT AS CAPTURED: {note}" in err_lines(res)
+
+
 DIRECT_TRACE = """dbtrace 2
 pagesize 16384
 timeunit none

@@ -272,6 +272,56 @@ TEST(dbsched_captured_depth)
 	dbsched_free(h.s);
 }
 
+/*
+ * The most records of all streams in flight at once: three synchronous
+ * threads whose calls overlap had three requests at the device, though each
+ * stream's depth is 1 (what iodepth must allow for the replay to keep them).
+ */
+TEST(dbdepth_total_across_streams)
+{
+	struct dbdepth *d = dbdepth_new();
+	struct dbtrace_rec r = { .has_lat = 1 };
+	static const struct {
+		uint32_t stream;
+		uint64_t time, lat;
+	} c[] = {
+		{ 0, 100, 50 }, /* 100-150 */
+		{ 1, 110, 50 }, /* 110-160 */
+		{ 2, 120, 50 }, /* 120-170: three at once */
+		{ 0, 150, 10 }, /* 0's first completed at 150: still three */
+		{ 1, 200, 10 }, /* alone */
+	};
+	unsigned i;
+
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	CHECK(dbdepth_total_max(d) == 0);
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		r.stream = c[i].stream;
+		r.time = c[i].time;
+		r.lat = c[i].lat;
+		CHECK(dbdepth_next(d, &r) == 1);
+	}
+	CHECK(dbdepth_total_max(d) == 3);
+	CHECK(dbdepth_max(d, 0) == 1 && dbdepth_max(d, 2) == 1);
+	r.has_lat = 0; /* no latency: not counted */
+	r.time = 201;
+	CHECK(dbdepth_next(d, &r) == 0 && dbdepth_total_max(d) == 3);
+	dbdepth_reset(d);
+	CHECK(dbdepth_total_max(d) == 0);
+	/* beyond DBDEPTH_MAX across streams: DBDEPTH_MAX */
+	r.has_lat = 1;
+	for (i = 0; i < DBDEPTH_MAX + 10; i++) {
+		r.stream = i % 64;
+		r.time = 1000 + i;
+		r.lat = 1000000;
+		dbdepth_next(d, &r);
+	}
+	CHECK(dbdepth_total_max(d) == DBDEPTH_MAX);
+	dbdepth_free(d);
+}
+
 /* The captured depth of each record, from issue and completion times. */
 TEST(dbdepth_from_completions)
 {
