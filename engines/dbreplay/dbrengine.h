@@ -97,6 +97,7 @@ struct dbr_options {
 	unsigned int keep;
 	unsigned int accept_incomplete;
 	unsigned int accept_partial;
+	unsigned int accept_serial;
 	unsigned int reader_thread;
 	unsigned int report;
 	unsigned int direct_mode;
@@ -197,6 +198,7 @@ struct dbr_job {
 	unsigned captured_depth;	/* the largest captured depth of a kept stream */
 	unsigned captured_total;	/* the most kept records of all streams in flight at once */
 	int iodepth_from_trace;		/* iodepth is captured_total (the user set none) */
+	unsigned ioworkers; /* kept streams of PostgreSQL's I/O workers (ioworker-TID) */
 	uint64_t lat_records;		/* kept records with a completion time */
 	/* kept reads and writes by the smallest alignment they miss (misaligned_at): all, of "direct" files */
 	uint64_t misaligned_records[4], misaligned_direct[4];

@@ -314,6 +314,46 @@ static int check_trace(struct dbr_job *dj, uint64_t *max_io)
  * iodepth_low and iodepth_batch from iodepth already: they follow it,
  * unless set too.
  */
+/*
+ * PostgreSQL 18's I/O workers (streams ioworker-TID) read for the backends,
+ * beside them: a replay one request at a time puts every backend behind
+ * every worker's read, which never happened; refused unless accepted. And
+ * the capture sees a worker's read, not which backend waited for it: the
+ * replay cannot make that backend wait, and says so. 0, or 1 refused.
+ */
+static int ioworker_streams(struct thread_data *td, struct dbr_job *dj)
+{
+	unsigned i;
+
+	for (i = 0; i < dj->h->nstreams; i++) {
+		uint32_t id = dj->h->streams[i].id;
+
+		if (!strncmp(dj->h->streams[i].name, "ioworker-", 9) &&
+		    (dj->filter.streams[id >> 3] >> (id & 7) & 1))
+			dj->ioworkers++;
+	}
+	if (!dj->ioworkers)
+		return 0;
+	if (dj->api != API_IO_URING || td->o.iodepth < 2) {
+		if (!dj->o->accept_serial) {
+			pack_log_err(
+				"dbreplay: %s: its %u PostgreSQL I/O-worker stream(s) (ioworker-TID) read beside the backends; %s replays one request at a time, behind each other: use dbr_io_api=io_uring (without iodepth, or iodepth>=2), or set dbr_accept_serial=1 to accept it\n",
+				dj->trace_path, dj->ioworkers,
+				dj->api == API_IO_URING ? "iodepth=1" : "dbr_io_api=sync");
+			return 1;
+		}
+		dbr_fidelity(
+			dj,
+			"the trace's %u I/O-worker stream(s) replayed one request at a time with the backends (%s, dbr_accept_serial=1)",
+			dj->ioworkers, dj->api == API_IO_URING ? "iodepth=1" : "dbr_io_api=sync");
+	}
+	dbr_fidelity(
+		dj,
+		"the backends that waited for the %u I/O-worker stream(s)' reads do not wait for them: the capture does not link a worker's read to the backend that asked for it",
+		dj->ioworkers);
+	return 0;
+}
+
 static void iodepth_from_trace(struct thread_data *td, struct dbr_job *dj)
 {
 	struct thread_options *to = &td->o;
@@ -540,6 +580,11 @@ static int dbr_init(struct thread_data *td)
 	}
 	if (check_trace(dj, &max_io))
 		return 1;
+	/* before anything is written: the depth, and what it refuses */
+	if (dj->api == API_IO_URING)
+		iodepth_from_trace(td, dj);
+	if (ioworker_streams(td, dj))
+		return 1;
 	if (dj->depth && (!dj->depth_captured || !dj->lat_records)) {
 		dbdepth_free(dj->depth);
 		dj->depth = NULL;
@@ -584,7 +629,6 @@ static int dbr_init(struct thread_data *td)
 
 	if (dj->api == API_IO_URING) {
 		dj->uring = 1;
-		iodepth_from_trace(td, dj);
 		if (uring_init(td, dj))
 			return 1;
 	} else {
@@ -876,6 +920,8 @@ static struct fio_option options[] = {
 		    "1: replay a trace whose capture could not see part of the I/O (its header's incomplete lines, repeated in the summary and report); 0: refuse it (default)", "0"),
 	BOOL_OPTION("dbr_accept_partial", accept_partial, "Accept a partial replay",
 		    "1: a replay cut short (runtime= without time_based, or fio stopping the job) is a result, said in the summary and report; 0: it fails the job (default)", "0"),
+	BOOL_OPTION("dbr_accept_serial", accept_serial, "Accept serialised I/O workers",
+		    "1: replay a trace with PostgreSQL I/O-worker streams (ioworker-TID) one request at a time (dbr_io_api=sync, iodepth=1), said in the summary and report; 0: refuse it (default): the workers' reads ran beside the backends'", "0"),
 	BOOL_OPTION("dbr_reader_thread", reader_thread, "Trace reader thread",
 		    "1: a thread of its own parses the trace ahead of the replay (a bounded ring of records, off the replaying thread's clock); 0: the replaying thread parses as it goes", "1"),
 	{

@@ -234,6 +234,8 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 	jsonl_u64(&w, "captured_total_depth", dj->captured_total);
 	jsonl_u64(&w, "iodepth", td->o.iodepth);
 	jsonl_bool(&w, "iodepth_from_trace", dj->iodepth_from_trace);
+	jsonl_u64(&w, "ioworker_streams", dj->ioworkers);
+	jsonl_bool(&w, "ioworker_reads_linked", 0);
 	jsonl_u64(&w, "records_with_completion", dj->lat_records);
 	jsonl_u64(&w, "replay_stream_depth", dj->sched ? dbsched_stream_max(dj->sched) : 0);
 	jsonl_arr(&w, "fidelity");

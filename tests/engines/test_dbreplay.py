@@ -1068,6 +1068,75 @@ def test_iodepth_defaults_to_what_the_capture_had_in_flight(tmp_path):
     assert r["fidelity"] == [note] and f"dbreplay: r: NOT AS CAPTURED: {note}" in err_lines(res)
 
 
+# PostgreSQL 18, io_method=worker: a backend's own reads, and a scan's reads
+# combined up to io_combine_limit (128 KiB) and issued by two I/O workers,
+# the two in flight at once.
+IOWORKER_TRACE = """dbtrace 2
+pagesize 8192
+timeunit us
+source hand-written: PostgreSQL 18 io_method=worker, a scan read by two I/O workers
+file 0 data p256 p256 base/5/16397
+stream 0 backend-100
+stream 1 ioworker-200
+stream 2 ioworker-201
+0 0 0 read p0 8192 +20
+30 1 0 read p16 131072 +200
+35 2 0 read p32 131072 +200
+240 1 0 read p48 131072 +200
+245 2 0 read p64 131072 +200
+460 0 0 read p1 8192 +20
+end 6
+"""
+IOWORKER_NOTE = ("the backends that waited for the 2 I/O-worker stream(s)' reads do not wait "
+                 "for them: the capture does not link a worker's read to the backend that "
+                 "asked for it")
+
+
+def test_an_io_worker_trace_is_replayed_beside_the_backends(tmp_path):
+    """io_uring: each I/O worker is a stream of its own, a combined read one
+    request (128 KiB), the two workers' reads in flight together as in the
+    capture (iodepth from the trace: 2); the replay says in one line, and in
+    its report, that the backends do not wait for the workers' reads (the
+    capture does not see which backend asked for one)."""
+    trace = write(tmp_path / "w.trace", IOWORKER_TRACE)
+    target = tmp_path / "t"
+    target.mkdir()
+    rep, log = tmp_path / "r.jsonl", tmp_path / "rec.log"
+    res = run_fio(dbr_args(trace, dbr_target=target, dbr_io_api="io_uring",
+                           dbr_report_file=rep, dbr_record_log=log)).ok()
+    r = report(rep)[0]
+    assert (r["ioworker_streams"], r["ioworker_reads_linked"], r["iodepth"]) == (2, False, 2), r
+    assert r["fidelity"] == [IOWORKER_NOTE], r
+    assert f"dbreplay: r: NOT AS CAPTURED: {IOWORKER_NOTE}" in err_lines(res)
+    recs = record_log(log)
+    assert sorted(x["bytes"] for x in recs if x["stream"] in (1, 2)) == [131072] * 4
+    assert res.json["jobs"][0]["read"]["total_ios"] == 6
+
+
+@pytest.mark.parametrize("opts,what", [({}, "dbr_io_api=sync"),
+                                       ({"dbr_io_api": "io_uring", "iodepth": "1"}, "iodepth=1")])
+def test_an_io_worker_trace_serialised_is_refused_unless_accepted(tmp_path, opts, what):
+    """Options that replay one request at a time would put every backend
+    behind every worker's read, which never happened: refused in one line,
+    nothing written; dbr_accept_serial=1 takes it, said."""
+    trace = write(tmp_path / "w.trace", IOWORKER_TRACE)
+    target = tmp_path / "t"
+    target.mkdir()
+    before = snapshot(tmp_path, content=True)
+    res = run_fio(dbr_args(trace, dbr_target=target, **opts))
+    assert res.rc != 0
+    lines = err_lines(res)
+    assert len(lines) == 1 and "its 2 PostgreSQL I/O-worker stream(s) (ioworker-TID) read " \
+        f"beside the backends; {what} replays one request at a time" in lines[0], lines
+    assert snapshot(tmp_path, content=True) == before
+    rep = tmp_path / "r.jsonl"
+    run_fio(dbr_args(trace, dbr_target=target, dbr_accept_serial=1, dbr_report_file=rep,
+                     **opts)).ok()
+    assert report(rep)[0]["fidelity"] == [
+        f"the trace's 2 I/O-worker stream(s) replayed one request at a time with the backends "
+        f"({what}, dbr_accept_serial=1)", IOWORKER_NOTE]
+
+
 DIRECT_TRACE = """dbtrace 2
 pagesize 16384
 timeunit none
