@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "convert.h"
 
@@ -699,9 +700,17 @@ int main(int argc, char **argv)
 	in = fopen(argv[optind], "r");
 	if (!in)
 		die("cannot read %s: %s", argv[optind], strerror(errno));
-	c.spool = tmpfile();
-	if (!c.spool)
-		die("cannot make a temporary file: %s", strerror(errno));
+	/* beside --body (the caller's temporary directory, $TMPDIR), not tmpfile()'s /tmp */
+	{
+		char *sp = xmalloc(strlen(body) + 8);
+
+		sprintf(sp, "%s.spool", body);
+		c.spool = fopen(sp, "w+x");
+		if (!c.spool)
+			die("cannot make %s: %s", sp, strerror(errno));
+		unlink(sp);
+		free(sp);
+	}
 	while ((len = getline(&line, &cap, in)) >= 0) {
 		c.line++;
 		if ((size_t)len != strlen(line))
