@@ -16,7 +16,8 @@ import pytest
 from conftest import ENGINE_DIR, REPO
 
 TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
-CONVERT = REPO / "build" / ("iocap-convert-asan" if ENGINE_DIR.name == "asan" else "iocap-convert")
+CONVERT = REPO / "build" / ("iocap-convert-asan" if ENGINE_DIR.name == "asan" or
+                            os.environ.get("PACK_IOCAP_CONVERT") == "asan" else "iocap-convert")
 
 
 def tool(*args, env=None, timeout=300):
