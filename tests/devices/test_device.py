@@ -311,19 +311,54 @@ def test_models_lists_each_model_with_its_sources_and_parameters(lab):
     assert fixed["sources"]
 
 
-def test_a_failing_backing_file_fails_the_request_and_says_why(lab):
-    """The backing file's own errors are not the model's: the request fails
-    at once (EIO, as loop says every error), and the daemon's log is where
-    the reason is."""
+def faulty_backing(lab, rules: str) -> dict:
+    """The environment of an `up` whose daemon's backing file misbehaves
+    (tests/faultinject: its calls under the data directory only)."""
     fi = REPO / "build" / "faultinject.so"
     assert fi.is_file(), f"{fi} is missing: run `make build/faultinject.so` in {REPO}"
-    dev = lab.up(env={"LD_PRELOAD": f"{os.environ.get('LD_PRELOAD', '')} {fi}".strip(),
-                      "FAULTINJECT_DIR": str(lab.data), "FAULTINJECT": "pwrite:eio"})
+    return {"LD_PRELOAD": f"{os.environ.get('LD_PRELOAD', '')} {fi}".strip(),
+            "FAULTINJECT_DIR": str(lab.data), "FAULTINJECT": rules}
+
+
+def test_a_failing_backing_file_fails_the_request_and_says_why(lab):
+    """The backing file's own errors are not the model's: the request fails
+    with EIO (as loop says every error) at the model's time, is counted as
+    failed, and the daemon's log is where the reason is."""
+    dev = lab.up(env=faulty_backing(lab, "pwrite:eio"))
     res = run_fio(raw_fio(dev, "w", rw="write", bs="4k", number_ios=10, ioengine="psync"))
     assert res.rc != 0 and "Input/output error" in res.stdout + res.stderr, res.describe()
     log = (Path(lab.record(dev)["mount"]).parent / "daemon.log").read_text()
     assert log.splitlines() == ["moddev: write of 4096 bytes at 0: Input/output error"], log
-    assert lab.stats(dev)["write"]["requests"] == 0, "a failed write was counted as served"
+    s = lab.stats(dev)
+    assert s["failed"] == 1 and s["write"]["requests"] == 1, \
+        "the failed write is not the one request the model served"
+    lab.down(dev)
+
+
+def test_backing_io_overlaps_the_model_and_a_write_waits_for_both(lab):
+    """A request reaches the model when the daemon reads it, and its
+    backing I/O runs while the model serves it: a 20 ms model over a
+    backing file that takes 20 ms answers in 20 ms, not 40 (the backing
+    I/O first would also have kept the two halves of a split read from the
+    model, in either order). A write is still answered only once it is in
+    the backing file: a 1 ms model over a 20 ms pwrite answers in 20 ms."""
+    slow = "pread:delay:us=20000,pwrite:delay:us=20000"
+    dev = lab.up("fixed:channels=4,latency_us=20000", env=faulty_backing(lab, slow))
+    for rw in ("randread", "randwrite"):
+        job = run_fio(raw_fio(dev, rw, rw=rw, bs="16k", number_ios=20, ioengine="psync",
+                              lat_percentiles=1)).ok().job()
+        lat = job["read" if rw == "randread" else "write"]["lat_ns"]
+        assert lat["min"] >= 20e6, f"{rw}: a request answered before the model or the file"
+        assert lat["percentile"]["50.000000"] < 30e6, \
+            f"{rw}: the backing I/O and the model took turns: p50 {lat['percentile']}"
+    s = lab.stats(dev)
+    assert s["read"]["requests"] == 20 and s["write"]["requests"] == 20 and s["failed"] == 0
+    lab.down(dev)
+    dev = lab.up("fixed:channels=4,latency_us=1000", size=None,
+                 env=faulty_backing(lab, "pwrite:delay:us=20000"))
+    job = run_fio(raw_fio(dev, "w", rw="randwrite", bs="4k", number_ios=10, ioengine="psync")
+                  ).ok().job()
+    assert job["write"]["lat_ns"]["min"] >= 20e6, "a write answered before it was written"
     lab.down(dev)
 
 

@@ -27,13 +27,16 @@
  *          prepared, as when the kernel refuses them);
  *          short: read/pread/write/pwrite only: the real call with half the
  *          byte count (at least 1; a call for fewer than 2 bytes is left
- *          alone), so a real, shorter transfer happens.
+ *          alone), so a real, shorter transfer happens;
+ *          delay: the real call, after sleeping us=N microseconds (slow
+ *          storage under a program: the call succeeds, late).
  *   PARAM  every=N   the Nth, 2Nth, ... matching call (default every=1)
  *          nth=N     only the Nth matching call
  *          after=N   no injection during the first N matching calls
  *          rate=P    each matching call with probability P (0..1), from a
  *                    generator seeded by seed=S (default 1): repeatable
  *          max=N     at most N injections (per thread of each process)
+ *          us=N      delay only: how long each delayed call sleeps first
  *   Calls are counted per rule and per thread (fio's jobs are forked
  *   processes or threads: each job sees the same sequence of decisions for
  *   the same sequence of calls), so a run is repeatable.
@@ -68,6 +71,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_RULES	32
@@ -86,17 +90,18 @@ static const char *const call_names[C_NR] = {
 	"unlinkat", "mkdir", "mkdirat", "ftruncate", "fstat", "io_uring_submit",
 };
 
-enum kind { K_EIO, K_EINTR, K_ENOSPC, K_EAGAIN, K_EBUSY, K_ENOMEM, K_SHORT, K_NR };
+enum kind { K_EIO, K_EINTR, K_ENOSPC, K_EAGAIN, K_EBUSY, K_ENOMEM, K_SHORT, K_DELAY, K_NR };
 static const char *const kind_names[K_NR] = {
-	"eio", "eintr", "enospc", "eagain", "ebusy", "enomem", "short",
+	"eio", "eintr", "enospc", "eagain", "ebusy", "enomem", "short", "delay",
 };
-static const int kind_errno[K_NR] = { EIO, EINTR, ENOSPC, EAGAIN, EBUSY, ENOMEM, 0 };
+static const int kind_errno[K_NR] = { EIO, EINTR, ENOSPC, EAGAIN, EBUSY, ENOMEM, 0, 0 };
 /* clang-format on */
 
 struct rule {
 	enum call_id call;
 	enum kind kind;
 	uint64_t every, nth, after, max;
+	uint64_t delay_us;	/* K_DELAY */
 	double rate;		/* < 0: not random */
 	uint64_t seed;
 };
@@ -203,7 +208,7 @@ static void parse_rule(char *text)
 			if (k == K_NR)
 				die_config(
 					"unknown kind (eio, eintr, enospc, eagain, ebusy, enomem, "
-					"short)",
+					"short, delay)",
 					copy);
 			r->kind = (enum kind)k;
 		} else if (!strncmp(field, "every=", 6)) {
@@ -214,6 +219,8 @@ static void parse_rule(char *text)
 			r->after = parse_u64(field + 6, copy);
 		} else if (!strncmp(field, "max=", 4)) {
 			r->max = parse_u64(field + 4, copy);
+		} else if (!strncmp(field, "us=", 3)) {
+			r->delay_us = parse_u64(field + 3, copy);
 		} else if (!strncmp(field, "seed=", 5)) {
 			r->seed = parse_u64(field + 5, copy);
 		} else if (!strncmp(field, "rate=", 5)) {
@@ -231,6 +238,8 @@ static void parse_rule(char *text)
 	if (r->kind == K_SHORT && r->call != C_READ && r->call != C_PREAD &&
 	    r->call != C_WRITE && r->call != C_PWRITE)
 		die_config("short applies to read, pread, write, pwrite only", copy);
+	if ((r->kind == K_DELAY) != (r->delay_us != 0))
+		die_config("delay needs us=N (N > 0), and us= applies to delay only", copy);
 	if (!r->every && !r->nth && r->rate < 0)
 		r->every = 1;
 	nrules++;
@@ -455,11 +464,27 @@ static int errno_of(const struct rule *r)
 		t_busy = 0;						\
 	}
 
-#define FAIL_UNLESS_SHORT(r)						\
-	if (r && r->kind != K_SHORT) {					\
+/* A delay sleeps and lets the real call run whole; short is the caller's. */
+/* clang-format off */
+#define APPLY_FAULT(r)							\
+	if (r && r->kind == K_DELAY) {					\
+		sleep_us(r->delay_us);					\
+		r = NULL;						\
+	} else if (r && r->kind != K_SHORT) {				\
 		errno = errno_of(r);					\
 		return -1;						\
 	}
+/* clang-format on */
+
+static void sleep_us(uint64_t us)
+{
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+	int saved = errno;
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	errno = saved;
+}
 
 static size_t shorter(size_t len)
 {
@@ -485,7 +510,7 @@ int open(const char *path, int flags, ...)
 	mode = mode_arg(flags, ap);
 	va_end(ap);
 	PATH_RULE(C_OPEN, AT_FDCWD, path);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(path, flags, mode);
 }
 
@@ -499,7 +524,7 @@ int open64(const char *path, int flags, ...)
 	mode = mode_arg(flags, ap);
 	va_end(ap);
 	PATH_RULE(C_OPEN, AT_FDCWD, path);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(path, flags, mode);
 }
 
@@ -513,7 +538,7 @@ int openat(int dirfd, const char *path, int flags, ...)
 	mode = mode_arg(flags, ap);
 	va_end(ap);
 	PATH_RULE(C_OPENAT, dirfd, path);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(dirfd, path, flags, mode);
 }
 
@@ -527,7 +552,7 @@ int openat64(int dirfd, const char *path, int flags, ...)
 	mode = mode_arg(flags, ap);
 	va_end(ap);
 	PATH_RULE(C_OPENAT, dirfd, path);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(dirfd, path, flags, mode);
 }
 
@@ -547,7 +572,7 @@ long syscall(long nr, ...)
 	va_end(ap);
 	if (nr == SYS_openat2) {
 		PATH_RULE(C_OPENAT2, (int)a[0], (const char *)a[1]);
-		FAIL_UNLESS_SHORT(r);
+		APPLY_FAULT(r);
 	}
 	return real_fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -556,7 +581,7 @@ ssize_t read(int fd, void *buf, size_t len)
 {
 	REAL(ssize_t, "read", int, void *, size_t);
 	FD_RULE(C_READ, fd, len, 1);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fd, buf, r ? shorter(len) : len);
 }
 
@@ -564,7 +589,7 @@ static ssize_t do_pread(const char *name, int fd, void *buf, size_t len, off_t o
 {
 	REAL(ssize_t, name, int, void *, size_t, off_t);
 	FD_RULE(C_PREAD, fd, len, 1);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fd, buf, r ? shorter(len) : len, off);
 }
 
@@ -582,7 +607,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 {
 	REAL(ssize_t, "write", int, const void *, size_t);
 	FD_RULE(C_WRITE, fd, len, 1);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fd, buf, r ? shorter(len) : len);
 }
 
@@ -590,7 +615,7 @@ static ssize_t do_pwrite(const char *name, int fd, const void *buf, size_t len, 
 {
 	REAL(ssize_t, name, int, const void *, size_t, off_t);
 	FD_RULE(C_PWRITE, fd, len, 1);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fd, buf, r ? shorter(len) : len, off);
 }
 
@@ -608,7 +633,7 @@ int fsync(int fd)
 {
 	REAL(int, "fsync", int);
 	FD_RULE(C_FSYNC, fd, 0, 0);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fd);
 }
 
@@ -616,7 +641,7 @@ int fdatasync(int fd)
 {
 	REAL(int, "fdatasync", int);
 	FD_RULE(C_FDATASYNC, fd, 0, 0);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fd);
 }
 
@@ -624,7 +649,7 @@ static int do_ftruncate(const char *name, int fd, off_t len)
 {
 	REAL(int, name, int, off_t);
 	FD_RULE(C_FTRUNCATE, fd, 0, 0);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fd, len);
 }
 
@@ -642,7 +667,7 @@ static int do_fstat(const char *name, int fd, void *st)
 {
 	REAL(int, name, int, void *);
 	FD_RULE(C_FSTAT, fd, 0, 0);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fd, st);
 }
 
@@ -660,7 +685,7 @@ int rename(const char *from, const char *to)
 {
 	REAL(int, "rename", const char *, const char *);
 	PATH_RULE(C_RENAME, AT_FDCWD, to);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(from, to);
 }
 
@@ -668,7 +693,7 @@ int renameat(int fromfd, const char *from, int tofd, const char *to)
 {
 	REAL(int, "renameat", int, const char *, int, const char *);
 	PATH_RULE(C_RENAMEAT, tofd, to);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fromfd, from, tofd, to);
 }
 
@@ -676,7 +701,7 @@ int renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned i
 {
 	REAL(int, "renameat2", int, const char *, int, const char *, unsigned int);
 	PATH_RULE(C_RENAMEAT2, tofd, to);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(fromfd, from, tofd, to, flags);
 }
 
@@ -684,7 +709,7 @@ int unlink(const char *path)
 {
 	REAL(int, "unlink", const char *);
 	PATH_RULE(C_UNLINK, AT_FDCWD, path);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(path);
 }
 
@@ -692,7 +717,7 @@ int unlinkat(int dirfd, const char *path, int flags)
 {
 	REAL(int, "unlinkat", int, const char *, int);
 	PATH_RULE(C_UNLINKAT, dirfd, path);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(dirfd, path, flags);
 }
 
@@ -700,7 +725,7 @@ int mkdir(const char *path, mode_t mode)
 {
 	REAL(int, "mkdir", const char *, mode_t);
 	PATH_RULE(C_MKDIR, AT_FDCWD, path);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(path, mode);
 }
 
@@ -708,7 +733,7 @@ int mkdirat(int dirfd, const char *path, mode_t mode)
 {
 	REAL(int, "mkdirat", int, const char *, mode_t);
 	PATH_RULE(C_MKDIRAT, dirfd, path);
-	FAIL_UNLESS_SHORT(r);
+	APPLY_FAULT(r);
 	return real_fn(dirfd, path, mode);
 }
 
@@ -747,6 +772,10 @@ static int uring_fault(void)
 		t_busy = 1;
 		r = decide(C_URING_SUBMIT, 0, 0);
 		t_busy = 0;
+	}
+	if (r && r->kind == K_DELAY) {
+		sleep_us(r->delay_us);
+		return 0;
 	}
 	return r ? errno_of(r) : 0;
 }

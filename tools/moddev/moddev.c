@@ -10,15 +10,22 @@
  * The pipeline, per request:
  *   fio -> block layer -> loop (direct I/O, up to 128 requests at once)
  *   -> FUSE (async direct I/O, max_background 128) -> a worker thread of
- *   libfuse's multi-threaded loop, here: it does the backing pread/pwrite
- *   at once (the data is in the backing file before the request is
- *   acknowledged, so a SIGKILL of the daemon loses nothing it answered),
- *   then hands the request to the model (devsched.h, under one lock) and
- *   returns to read the next one. No thread sleeps per request: one
- *   completion thread sleeps until the model's next event
- *   (dev_sched_next), advances the model to the time it wakes, and replies
- *   to every request that has completed by then. A worker whose request
- *   arrives after others completed replies to those itself.
+ *   libfuse's multi-threaded loop, here: it hands the request to the model
+ *   at once (devsched.h, under one lock), its arrival the time the daemon
+ *   read it, then does the backing pread/pwrite while the model serves it,
+ *   and returns to read the next one. A request is answered at the later
+ *   of the two: when the model completes it and its backing I/O is done
+ *   (so the data is in the backing file before a write is acknowledged,
+ *   and a SIGKILL of the daemon loses nothing it answered). The backing
+ *   I/O is never in the model's way: a request reaches the model when it
+ *   reaches the daemon, so the two halves of a split read arrive together
+ *   and in order, however long one's copy takes on a busy machine. No
+ *   thread sleeps per request: one completion thread sleeps until the
+ *   model's next event (dev_sched_next), advances the model to the time it
+ *   wakes, and replies to every request that has completed by then and
+ *   whose backing I/O is done; the worker answers one whose backing I/O
+ *   ends after the model completed it. A worker whose request arrives
+ *   after others completed replies to those itself.
  *
  * The model (devmodel.h) is a discrete-event simulation the daemon
  * advances in real time: a request enters it at its arrival time, waits
@@ -81,12 +88,18 @@
 
 enum { INO_ROOT = 1, INO_DISK, INO_STATS };
 
-/* One request to the disk file, from its FUSE request to its reply. */
+/*
+ * One request to the disk file, from its FUSE request to its reply. It is
+ * answered by whoever ends second of the model (model_done) and the
+ * backing I/O (io_done), both set under d.lock.
+ */
 struct io {
 	struct dev_req r; /* first: the model's requests are these */
 	fuse_req_t req;
 	char *buf; /* a read's data */
 	size_t result;
+	int err; /* the backing file's errno: answered with it */
+	unsigned char model_done, io_done;
 };
 
 /* A list of completed requests, in completion order. */
@@ -108,6 +121,7 @@ static struct moddev {
 	int stopping;
 	int realtime;		  /* every thread SCHED_FIFO */
 	struct lathist reply_lag; /* from a completion to the completion thread seeing it */
+	uint64_t failed;	  /* requests whose backing I/O failed */
 	pthread_t completer;
 } d;
 
@@ -127,35 +141,63 @@ static void die(const char *fmt, ...)
 /* ---- replies --------------------------------------------------------- */
 
 /*
- * A request of the disk that fails outside the model (the backing file, no
- * memory, past the end): answered at once, and said in the daemon's log,
- * since loop turns every error into EIO and the reason is only here.
+ * A request of the disk that fails outside the model is said in the
+ * daemon's log, since loop turns every error into EIO and the reason is
+ * only here. One the model cannot take (no memory, past the end) is
+ * answered at once (fail_io); one whose backing I/O fails has been in the
+ * model since it arrived, and is answered with the error when the model
+ * completes it, as a device answers a failed request at its own time.
  */
-static void fail_io(fuse_req_t req, int err, const char *what, size_t len, off_t off)
+static void log_failure(int err, const char *what, size_t len, off_t off)
 {
 	fprintf(stderr, PROG ": %s of %zu bytes at %jd: %s\n", what, len, (intmax_t)off,
 		strerror(err));
+}
+
+static void fail_io(fuse_req_t req, int err, const char *what, size_t len, off_t off)
+{
+	log_failure(err, what, len, off);
 	fuse_reply_err(req, err);
 }
 
-static void collect(void *arg, struct dev_req *r)
+/*
+ * A request the model completed (under the lock): answered now if its
+ * backing I/O is done, else by its worker when that ends. How late the
+ * daemon saw the completion (@now) is the daemon's lag either way.
+ */
+static void collect(struct done_list *l, struct dev_req *r, uint64_t now)
 {
-	struct done_list *l = arg;
+	struct io *io = (struct io *)r;
 
+	lathist_add(&d.reply_lag, now - r->done_ns);
+	io->model_done = 1;
+	if (!io->io_done)
+		return;
 	r->next = NULL;
 	*l->tail = r;
 	l->tail = &r->next;
 }
 
-/* How late the daemon saw what completed by @now (under the lock). */
-static void note_lag(const struct dev_req *r, uint64_t now)
+struct collector {
+	struct done_list l;
+	uint64_t now;
+};
+
+static void collect_done(void *arg, struct dev_req *r)
 {
-	for (; r; r = r->next)
-		lathist_add(&d.reply_lag, now - r->done_ns);
+	struct collector *c = arg;
+
+	collect(&c->l, r, c->now);
 }
 
 static void reply(struct io *io)
 {
+	if (io->err) {
+		fuse_reply_err(io->req, io->err);
+		free(io->buf);
+		free(io);
+		return;
+	}
 	switch (io->r.op) {
 	case DEV_READ:
 		fuse_reply_buf(io->req, io->buf, io->result);
@@ -187,22 +229,21 @@ static void reply_all(struct dev_req *r)
  */
 static void *completer(void *unused)
 {
-	struct done_list l;
+	struct collector c;
 	struct timespec ts;
-	uint64_t now, next;
+	uint64_t next;
 
 	/* the default 50 us of timer slack would be added to every deadline */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_mutex_lock(&d.lock);
 	for (;;) {
-		l.head = NULL;
-		l.tail = &l.head;
-		now = now_ns();
-		dev_sched_advance(&d.sched, now, collect, &l);
-		note_lag(l.head, now);
-		if (l.head) {
+		c.l.head = NULL;
+		c.l.tail = &c.l.head;
+		c.now = now_ns();
+		dev_sched_advance(&d.sched, c.now, collect_done, &c);
+		if (c.l.head) {
 			pthread_mutex_unlock(&d.lock);
-			reply_all(l.head);
+			reply_all(c.l.head);
 			pthread_mutex_lock(&d.lock);
 			continue;
 		}
@@ -223,26 +264,48 @@ static void *completer(void *unused)
 	return unused;
 }
 
-/* A request enters the model; what completed before it is answered here. */
-static void dispatch(struct io *io)
+/*
+ * A request enters the model, arrived at @arrival (when the daemon read
+ * it); what completed before it is answered here. 0, or -1 when the model
+ * could not hold it (then it has been failed and freed).
+ */
+static int dispatch(struct io *io, uint64_t arrival)
 {
-	struct done_list l = { NULL, &l.head };
-	uint64_t now;
+	struct collector c = { { NULL, &c.l.head }, 0 };
 	int rc;
 
 	pthread_mutex_lock(&d.lock);
-	now = now_ns();
-	rc = dev_sched_submit(&d.sched, &io->r, now, collect, &l);
-	note_lag(l.head, now);
+	c.now = now_ns();
+	rc = dev_sched_submit(&d.sched, &io->r, arrival, collect_done, &c);
 	if (!rc && dev_sched_next(&d.sched) < d.wake_at)
 		pthread_cond_signal(&d.wake);
 	pthread_mutex_unlock(&d.lock);
-	reply_all(l.head);
+	reply_all(c.l.head);
 	if (rc) {
 		fail_io(io->req, ENOMEM, dev_op_names[io->r.op], io->r.len, io->r.offset);
 		free(io->buf);
 		free(io);
 	}
+	return rc;
+}
+
+/*
+ * The backing I/O of @io is over (@err its errno, or 0): answered here if
+ * the model has completed it, else by the completion thread when it does.
+ */
+static void backing_done(struct io *io, int err)
+{
+	int now_ours;
+
+	pthread_mutex_lock(&d.lock);
+	io->err = err;
+	if (err)
+		d.failed++;
+	io->io_done = 1;
+	now_ours = io->model_done;
+	pthread_mutex_unlock(&d.lock);
+	if (now_ours)
+		reply(io);
 }
 
 static struct io *new_io(fuse_req_t req, enum dev_op op, uint64_t offset, size_t len)
@@ -278,6 +341,7 @@ static char *stats_json(void)
 	pthread_mutex_lock(&d.lock);
 	jsonl_u64(&w, "backdate_ns", d.sched.backdate_ns);
 	dev_sched_json(&d.sched, now_ns(), &w);
+	jsonl_u64(&w, "failed", d.failed);
 	jsonl_lat(&w, "reply_lag", &d.reply_lag);
 	pthread_mutex_unlock(&d.lock);
 	jsonl_u64(&w, "daemon_cpu_ns", (uint64_t)cpu.tv_sec * 1000000000ULL + cpu.tv_nsec);
@@ -417,8 +481,10 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	uint64_t arrival = now_ns();
 	struct io *io;
 	ssize_t n;
+	int err;
 
 	if (ino == INO_STATS) {
 		const char *text = (const char *)(uintptr_t)fi->fh;
@@ -438,23 +504,30 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!io)
 		return;
 	io->buf = malloc(size ? size : 1);
-	n = io->buf ? NOINTR(pread(d.backing_fd, io->buf, size, off)) : -1;
-	if (n < 0) {
-		/* the backing file's own failure is not the model's: answered at once */
-		fail_io(req, io->buf ? errno : ENOMEM, "read", size, off);
-		free(io->buf);
+	if (!io->buf) {
+		fail_io(req, ENOMEM, "read", size, off);
 		free(io);
 		return;
 	}
-	io->result = n;
-	dispatch(io);
+	if (dispatch(io, arrival))
+		return;
+	n = NOINTR(pread(d.backing_fd, io->buf, size, off));
+	err = n < 0 ? errno : 0;
+	if (err)
+		/* the backing file's own failure, not the model's: said in the log */
+		log_failure(err, "read", size, off);
+	else
+		io->result = n;
+	backing_done(io, err);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	uint64_t arrival = now_ns();
 	struct io *io;
 	ssize_t n;
+	int err;
 
 	if (ino != INO_DISK) {
 		fail_io(req, EACCES, "write of a file other than disk", size, off);
@@ -465,20 +538,22 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fail_io(req, ENOSPC, "write past the device's end", size, off);
 		return;
 	}
+	io = new_io(req, DEV_WRITE, off, size);
+	if (!io || dispatch(io, arrival))
+		return;
+	/* @buf is FUSE's only until we return: written now, answered when both are done */
 	n = NOINTR(pwrite(d.backing_fd, buf, size, off));
-	if (n < 0) {
-		fail_io(req, errno, "write", size, off);
-		return;
-	}
-	io = new_io(req, DEV_WRITE, off, n);
-	if (!io)
-		return;
-	io->result = n;
-	dispatch(io);
+	err = n < 0 ? errno : 0;
+	if (err)
+		log_failure(err, "write", size, off);
+	else
+		io->result = n;
+	backing_done(io, err);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	uint64_t arrival = now_ns();
 	struct io *io;
 
 	if (ino != INO_DISK) {
@@ -490,8 +565,10 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	 * was answered); what a flush costs is the model's (a cache to empty).
 	 */
 	io = new_io(req, DEV_FLUSH, 0, 0);
-	if (io)
-		dispatch(io);
+	if (!io)
+		return;
+	io->io_done = 1;
+	dispatch(io, arrival);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
