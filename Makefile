@@ -245,7 +245,7 @@ lint: $(TEST_DEPS_STAMP)
 	esac
 .PHONY: lint
 
-check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so iocap moddev pg18
+check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so $(BUILD)/alloccount.so iocap moddev pg18
 	$(TEST_ENV) $(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
@@ -365,6 +365,13 @@ moddev moddev-asan: | $(DEPS_STAMP)
 $(BUILD)/faultinject.so: tests/faultinject/faultinject.c
 	@mkdir -p $(BUILD)
 	$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -o $@.tmp $< -ldl
+	mv -f $@.tmp $@
+
+# LD_PRELOAD library that counts a process's calls to the allocator
+# (tests/devices/test_device.py: the daemon allocates nothing per request).
+$(BUILD)/alloccount.so: tests/faultinject/alloccount.c
+	@mkdir -p $(BUILD)
+	$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -Werror -o $@.tmp $<
 	mv -f $@.tmp $@
 
 demo: engines

@@ -362,6 +362,33 @@ def test_backing_io_overlaps_the_model_and_a_write_waits_for_both(lab):
     lab.down(dev)
 
 
+def test_the_daemon_allocates_nothing_per_request(lab):
+    """Requests come 10,000s a second: the daemon keeps what a request
+    needs (its record, a read's buffer) for the next one instead of a
+    calloc and a malloc each. What is left is libfuse's own (one struct
+    fuse_req per request). Counted from outside, by build/alloccount.so."""
+    if ENGINE_DIR.name == "asan":
+        pytest.skip("the sanitizer's allocator takes the calls alloccount.so counts")
+    so = REPO / "build" / "alloccount.so"
+    assert so.is_file(), f"{so} is missing: run `make build/alloccount.so` in {REPO}"
+    report = lab.tmp / "allocs"
+    dev = lab.up(env={"LD_PRELOAD": f"{os.environ.get('LD_PRELOAD', '')} {so}".strip(),
+                      "ALLOCCOUNT_REPORT": str(report)})
+    pid = lab.record(dev)["pid"]
+    s0 = lab.stats(dev)
+    for rw, bs in (("randread", "16k"), ("randwrite", "4k"), ("read", "1m")):
+        run_fio(raw_fio(dev, rw, rw=rw, bs=bs, number_ios=1000 if bs != "1m" else 64,
+                        ioengine="io_uring", iodepth=16)).ok()
+    s1 = lab.stats(dev)
+    lab.down(dev)
+    counts = dict(map(int, line.split()) for line in report.read_text().splitlines())
+    assert pid in counts, f"the daemon {pid} wrote no count: {counts}"
+    requests = sum(s1[k]["requests"] - s0[k]["requests"] for k in ("read", "write", "flush"))
+    assert requests >= 2064 and counts[pid] > 0
+    per = counts[pid] / requests
+    assert per <= 1.2, f"{counts[pid]} allocations for {requests} requests ({per:.2f} each)"
+
+
 # ---------------------------------------------------------------------------
 # The fixed model's truth, on a machine that may be busy: other work on 2
 # CPUs delays fio, loop's worker and the daemon, never speeds them up, so

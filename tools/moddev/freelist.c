@@ -22,7 +22,8 @@ static int grow(struct free_list *l)
 	if (!chunks)
 		return -1;
 	l->chunks = chunks;
-	c = malloc(CHUNK_ITEMS * l->size);
+	/* zeroed: free_list_take() hands new items out as they are */
+	c = calloc(CHUNK_ITEMS, l->size);
 	if (!c)
 		return -1;
 	l->chunks[l->nchunks++] = c;
@@ -31,7 +32,7 @@ static int grow(struct free_list *l)
 	return 0;
 }
 
-void *free_list_get(struct free_list *l)
+void *free_list_take(struct free_list *l)
 {
 	void *item;
 
@@ -39,7 +40,15 @@ void *free_list_get(struct free_list *l)
 		return NULL;
 	item = l->free;
 	l->free = *(void **)item;
-	memset(item, 0, l->size);
+	return item;
+}
+
+void *free_list_get(struct free_list *l)
+{
+	void *item = free_list_take(l);
+
+	if (item)
+		memset(item, 0, l->size);
 	return item;
 }
 

@@ -74,6 +74,7 @@
 
 #include "devmodel.h"
 #include "devsched.h"
+#include "freelist.h"
 #include "jsonl.h"
 #include "lathist.h"
 #include "sysutil.h"
@@ -85,6 +86,13 @@
  * the device (the model decides how many it serves at once).
  */
 #define MAX_BACKGROUND 128
+/*
+ * The read buffers the daemon keeps for the next requests, at most: loop's
+ * 128 requests of 512 KiB. Beyond it a buffer is given back after its
+ * request (a burst of 1 MiB reads at depth 128 would otherwise stay in the
+ * daemon's memory for good).
+ */
+#define KEPT_BUFFERS_MAX (64ULL << 20)
 
 enum { INO_ROOT = 1, INO_DISK, INO_STATS };
 
@@ -96,7 +104,8 @@ enum { INO_ROOT = 1, INO_DISK, INO_STATS };
 struct io {
 	struct dev_req r; /* first: the model's requests are these */
 	fuse_req_t req;
-	char *buf; /* a read's data */
+	char *buf;  /* a read's data; kept with the io for its next read */
+	size_t cap; /* of buf */
 	size_t result;
 	int err; /* the backing file's errno: answered with it */
 	unsigned char model_done, io_done;
@@ -122,6 +131,8 @@ static struct moddev {
 	int realtime;		  /* every thread SCHED_FIFO */
 	struct lathist reply_lag; /* from a completion to the completion thread seeing it */
 	uint64_t failed;	  /* requests whose backing I/O failed */
+	struct free_list ios;	  /* every struct io, kept from one request to the next */
+	uint64_t kept_bytes;	  /* of their buffers (atomic) */
 	pthread_t completer;
 } d;
 
@@ -190,12 +201,71 @@ static void collect_done(void *arg, struct dev_req *r)
 	collect(&c->l, r, c->now);
 }
 
+/* ---- the requests' records: no allocation per request ---------------- */
+
+/* A request's record, its buffer kept from its last use (under the lock). */
+static struct io *take_io(fuse_req_t req, enum dev_op op, uint64_t offset, size_t len)
+{
+	struct io *io = free_list_take(&d.ios);
+
+	if (!io)
+		return NULL;
+	io->req = req;
+	io->r.op = op;
+	io->r.offset = offset;
+	io->r.len = len;
+	io->r.owner = io;
+	io->result = 0;
+	io->err = 0;
+	io->model_done = io->io_done = 0;
+	return io;
+}
+
+/* Back on the list for the next request (under the lock). */
+static void put_io(struct io *io)
+{
+	if (io->buf && __atomic_load_n(&d.kept_bytes, __ATOMIC_RELAXED) > KEPT_BUFFERS_MAX) {
+		__atomic_fetch_sub(&d.kept_bytes, io->cap, __ATOMIC_RELAXED);
+		free(io->buf);
+		io->buf = NULL;
+		io->cap = 0;
+	}
+	free_list_put(&d.ios, io);
+}
+
+/* A read's buffer of at least @size bytes: 0, or -1 out of memory. */
+static int io_buffer(struct io *io, size_t size)
+{
+	char *buf;
+
+	if (size <= io->cap && io->buf)
+		return 0;
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		return -1;
+	free(io->buf);
+	__atomic_fetch_add(&d.kept_bytes, (size ? size : 1) - io->cap, __ATOMIC_RELAXED);
+	io->buf = buf;
+	io->cap = size ? size : 1;
+	return 0;
+}
+
+/* At the end, every request answered: every record is on the list, with its buffer. */
+static void free_ios(void)
+{
+	void *item;
+
+	for (item = d.ios.free; item; item = *(void **)item)
+		free(((struct io *)item)->buf);
+	free_list_destroy(&d.ios);
+}
+
+/* ---- replies, continued ------------------------------------------------ */
+
 static void reply(struct io *io)
 {
 	if (io->err) {
 		fuse_reply_err(io->req, io->err);
-		free(io->buf);
-		free(io);
 		return;
 	}
 	switch (io->r.op) {
@@ -209,17 +279,23 @@ static void reply(struct io *io)
 		fuse_reply_err(io->req, 0);
 		break;
 	}
-	free(io->buf);
-	free(io);
 }
 
+/* Answers the requests of @r (outside the lock): their records are the caller's to put back. */
 static void reply_all(struct dev_req *r)
+{
+	for (; r; r = r->next)
+		reply((struct io *)r);
+}
+
+/* Puts back the records of @r (under the lock). */
+static void put_all(struct dev_req *r)
 {
 	struct dev_req *next;
 
 	for (; r; r = next) {
 		next = r->next;
-		reply((struct io *)r);
+		put_io((struct io *)r);
 	}
 }
 
@@ -245,6 +321,7 @@ static void *completer(void *unused)
 			pthread_mutex_unlock(&d.lock);
 			reply_all(c.l.head);
 			pthread_mutex_lock(&d.lock);
+			put_all(c.l.head);
 			continue;
 		}
 		next = dev_sched_next(&d.sched);
@@ -265,28 +342,42 @@ static void *completer(void *unused)
 }
 
 /*
- * A request enters the model, arrived at @arrival (when the daemon read
- * it); what completed before it is answered here. 0, or -1 when the model
- * could not hold it (then it has been failed and freed).
+ * A request of @op enters the model, arrived at @arrival (when the daemon
+ * read it); what completed before it is answered here. Its record, or
+ * NULL when there was no memory for it or the model could not hold it
+ * (then it has been failed).
  */
-static int dispatch(struct io *io, uint64_t arrival)
+static struct io *dispatch(fuse_req_t req, enum dev_op op, uint64_t offset, size_t len,
+			   uint64_t arrival)
 {
 	struct collector c = { { NULL, &c.l.head }, 0 };
-	int rc;
+	struct io *io;
+	int rc = -1;
 
 	pthread_mutex_lock(&d.lock);
-	c.now = now_ns();
-	rc = dev_sched_submit(&d.sched, &io->r, arrival, collect_done, &c);
-	if (!rc && dev_sched_next(&d.sched) < d.wake_at)
-		pthread_cond_signal(&d.wake);
-	pthread_mutex_unlock(&d.lock);
-	reply_all(c.l.head);
-	if (rc) {
-		fail_io(io->req, ENOMEM, dev_op_names[io->r.op], io->r.len, io->r.offset);
-		free(io->buf);
-		free(io);
+	io = take_io(req, op, offset, len);
+	if (io) {
+		/* a flush has no backing I/O */
+		io->io_done = op == DEV_FLUSH;
+		c.now = now_ns();
+		rc = dev_sched_submit(&d.sched, &io->r, arrival, collect_done, &c);
+		if (!rc && dev_sched_next(&d.sched) < d.wake_at)
+			pthread_cond_signal(&d.wake);
+		if (rc)
+			put_io(io);
 	}
-	return rc;
+	pthread_mutex_unlock(&d.lock);
+	if (c.l.head) {
+		reply_all(c.l.head);
+		pthread_mutex_lock(&d.lock);
+		put_all(c.l.head);
+		pthread_mutex_unlock(&d.lock);
+	}
+	if (rc) {
+		fail_io(req, ENOMEM, dev_op_names[op], len, offset);
+		return NULL;
+	}
+	return io;
 }
 
 /*
@@ -304,24 +395,12 @@ static void backing_done(struct io *io, int err)
 	io->io_done = 1;
 	now_ours = io->model_done;
 	pthread_mutex_unlock(&d.lock);
-	if (now_ours)
-		reply(io);
-}
-
-static struct io *new_io(fuse_req_t req, enum dev_op op, uint64_t offset, size_t len)
-{
-	struct io *io = calloc(1, sizeof(*io));
-
-	if (!io) {
-		fail_io(req, ENOMEM, dev_op_names[op], len, offset);
-		return NULL;
-	}
-	io->req = req;
-	io->r.op = op;
-	io->r.offset = offset;
-	io->r.len = len;
-	io->r.owner = io;
-	return io;
+	if (!now_ours)
+		return;
+	reply(io);
+	pthread_mutex_lock(&d.lock);
+	put_io(io);
+	pthread_mutex_unlock(&d.lock);
 }
 
 /* ---- the statistics file --------------------------------------------- */
@@ -500,18 +579,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > d.size - off)
 		size = d.size - off;
-	io = new_io(req, DEV_READ, off, size);
+	io = dispatch(req, DEV_READ, off, size, arrival);
 	if (!io)
 		return;
-	io->buf = malloc(size ? size : 1);
-	if (!io->buf) {
-		fail_io(req, ENOMEM, "read", size, off);
-		free(io);
-		return;
-	}
-	if (dispatch(io, arrival))
-		return;
-	n = NOINTR(pread(d.backing_fd, io->buf, size, off));
+	/* the record is ours until backing_done(): its buffer, outside the lock */
+	n = io_buffer(io, size) ? (errno = ENOMEM, -1)
+				: NOINTR(pread(d.backing_fd, io->buf, size, off));
 	err = n < 0 ? errno : 0;
 	if (err)
 		/* the backing file's own failure, not the model's: said in the log */
@@ -538,8 +611,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fail_io(req, ENOSPC, "write past the device's end", size, off);
 		return;
 	}
-	io = new_io(req, DEV_WRITE, off, size);
-	if (!io || dispatch(io, arrival))
+	io = dispatch(req, DEV_WRITE, off, size, arrival);
+	if (!io)
 		return;
 	/* @buf is FUSE's only until we return: written now, answered when both are done */
 	n = NOINTR(pwrite(d.backing_fd, buf, size, off));
@@ -554,7 +627,6 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	uint64_t arrival = now_ns();
-	struct io *io;
 
 	if (ino != INO_DISK) {
 		fuse_reply_err(req, 0);
@@ -564,11 +636,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	 * The data is in the backing file already (written before each write
 	 * was answered); what a flush costs is the model's (a cache to empty).
 	 */
-	io = new_io(req, DEV_FLUSH, 0, 0);
-	if (!io)
-		return;
-	io->io_done = 1;
-	dispatch(io, arrival);
+	dispatch(req, DEV_FLUSH, 0, 0, arrival);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -751,6 +819,7 @@ int main(int argc, char **argv)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&d.wake, &ca);
 	dev_sched_init(&d.sched, d.model, now_ns(), backdate_us * 1000);
+	free_list_init(&d.ios, sizeof(struct io));
 
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se)
@@ -784,6 +853,7 @@ int main(int argc, char **argv)
 	fuse_session_unmount(se);
 	fuse_session_destroy(se);
 	dev_model_destroy(d.model);
+	free_ios();
 	close(d.backing_fd);
 	fuse_opt_free_args(&args);
 	return rc < 0 ? 1 : 0;
