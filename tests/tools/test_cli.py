@@ -170,6 +170,16 @@ def test_bench_smallfile_refuses_too_few_filestat_files(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_bench_postmark_calibrates_when_no_transactions_are_given():
+    """Without --transactions every configuration is calibrated (the
+    manual's default): the option's absence is no count to refuse."""
+    from fiopack.bench import postmark
+    a = postmark.parse_args(["--configs", "defaults"])
+    assert a.tx_fixed == {}
+    a = postmark.parse_args(["--transactions", "pts=500,defaults=900"])
+    assert a.tx_fixed == {"pts": 500, "defaults": 900}
+
+
 def every_parser():
     """(command words, parser) of every parser of the package: the
     multi-command tools' and those the single commands build in main()

@@ -800,7 +800,8 @@ def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
     if a.repeats < 1 or a.disk_repeats < 1:
         p.error("--repeats and --disk-repeats take at least 1")
     a.tx_fixed = {}
-    for part in (a.transactions or "").split(","):
+    # no --transactions: every configuration calibrated, nothing to parse
+    for part in (a.transactions or "").split(",") if a.transactions else []:
         k, _, v = part.rpartition("=")
         if k and k.strip() not in CONFIG_BY_NAME:
             p.error("--transactions: unknown configuration %s" % k)
