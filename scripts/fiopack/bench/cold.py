@@ -15,10 +15,11 @@ import subprocess
 import sys
 import time
 
-from fiopack.bench import harness
+from fiopack.bench import harness, ondevice
 from fiopack.options import number, number_list, size
 from fiopack.bench.harness import (LoopDevice, Report, fio_json, fmt_rate, log, machine_info,
                                      run, run_peak_rss, stats)
+from fiopack.device.state import Error
 
 DESCRIPTION = """\
 NAME
@@ -27,7 +28,8 @@ NAME
 
 SYNOPSIS
     sudo scripts/fio-pack bench cold [--quick] [--output FILE]
-         [--fs ext4,xfs] [--files N] [--ios M] [more options below]
+         [--fs ext4,xfs] [--files N] [--ios M] [--device MODEL]
+         [more options below]
 
 DESCRIPTION
     Builds its own device: an image file below --image-dir written in full
@@ -68,13 +70,24 @@ DESCRIPTION
     nearest depth measured) divided by the reads per file, and the ratio
     of files/s to that limit.
 
-    Everything is undone on every exit path (errors, Ctrl-C, SIGTERM,
-    SIGHUP): unmount, losetup -d, the image removed, the private directory
-    removed.
+    --device MODEL: the device is a modeled one instead (fio-pack device up
+    MODEL --size --image-mib, docs/devices.md), its backing file in a tmpfs
+    of its own (so drop_caches never sends the daemon to the host's disk,
+    and the host's disk never adds to the model's time): a device whose
+    limit is the model's, well under the CPU's. The reads per file and the
+    device's utilisation then come from `fio-pack device stats` taken
+    before and after each run: the model's read requests, and its servers'
+    busy share over the run (service time / (servers x fio's runtime)),
+    for the passes and for the device runs alike.
 
-GOALS (issue 16)
+    Everything is undone on every exit path (errors, Ctrl-C, SIGTERM,
+    SIGHUP): unmount, losetup -d (or fio-pack device down), the image
+    removed, the private directory removed.
+
+GOALS (issues 16 and 24)
     io_uring iodepth 32 >= 0.8 x the limit at depth 32 and >= sync with 32
-    jobs; io_uring iodepth 1 >= sync iodepth 1.
+    jobs; io_uring iodepth 1 >= sync iodepth 1; with --device, the device's
+    utilisation during the io_uring iodepth 32 passes >= 0.9.
 """
 
 EPILOG = """\
@@ -91,6 +104,8 @@ EXIT STATUS
 EXAMPLES
     sudo scripts/fio-pack bench cold --quick
     sudo scripts/fio-pack bench cold --fs ext4 --repeats 5 --output /tmp/cold.md
+    sudo scripts/fio-pack bench cold --device fixed:channels=8,latency_us=500 \
+         --depths 1,32 --sync-jobs 1,32 --dev-depths 1,32
 """
 
 
@@ -107,12 +122,21 @@ def drop_caches():
 def device_run(a, dev, d):
     """fio's io_uring engine on the raw loop device (read-only: the file
     system on it stays mounted), O_DIRECT random reads of the engine's size."""
+    s0 = device_stats(dev)
     out, _, _ = run([a.fio, "--output-format=json", "--name=dev", "--filename=" + dev.dev,
                      "--readonly", "--ioengine=io_uring", "--direct=1", "--rw=randread",
                      "--bs=%d" % a.size, "--iodepth=%d" % d, "--time_based",
                      "--runtime=%d" % a.dev_runtime, "--randrepeat=0"])
     r = fio_json(out)["jobs"][0]["read"]
-    return {"iops": r["iops"], "p50_us": r["clat_ns"]["percentile"]["50.000000"] / 1000}
+    out = {"iops": r["iops"], "p50_us": r["clat_ns"]["percentile"]["50.000000"] / 1000}
+    if s0 is not None:
+        out["device"] = ondevice.stats_delta(s0, device_stats(dev), r["runtime"] / 1000.0)
+    return out
+
+
+def device_stats(dev):
+    """A modeled device's statistics (None for the plain loop device)."""
+    return dev.stats() if hasattr(dev, "stats") else None
 
 
 def modes(a):
@@ -155,15 +179,20 @@ def cold_pass(a, dev, tree, m, files=None):
     if j > 1:
         extra += ["--numjobs=%d" % j, "--group_reporting"]
     drop_caches()
+    s0 = device_stats(dev)
     r0 = dev.reads()
     out, _, wall, rss = run_peak_rss(engine_cmd(a, tree, extra, files))
     r1 = dev.reads()
+    s1 = device_stats(dev)
     r = fio_json(out)["jobs"][0]["read"]
     pct = r["clat_ns"]["percentile"]
     files = r["total_ios"]
-    return {"files_s": files / (r["runtime"] / 1000.0), "p50_us": pct["50.000000"] / 1000,
-            "p99_us": pct["99.000000"] / 1000, "reads_per_file": (r1 - r0) / files,
-            "files": files, "wall": wall, "rss_kib": rss}
+    p = {"files_s": files / (r["runtime"] / 1000.0), "p50_us": pct["50.000000"] / 1000,
+         "p99_us": pct["99.000000"] / 1000, "reads_per_file": (r1 - r0) / files,
+         "files": files, "wall": wall, "rss_kib": rss}
+    if s0 is not None:
+        p["device"] = ondevice.stats_delta(s0, s1, r["runtime"] / 1000.0)
+    return p
 
 
 def series(a, dev, fs):
@@ -188,12 +217,14 @@ def series(a, dev, fs):
             if m[0] == "dev":
                 r = device_run(a, dev, m[1])
                 devres[m[1]].append(r)
-                log("%s device iodepth %d: %.0f IOPS, p50 %.0f us" % (fs, m[1], r["iops"], r["p50_us"]))
+                log("%s device iodepth %d: %.0f IOPS, p50 %.0f us%s" % (
+                    fs, m[1], r["iops"], r["p50_us"], util_text(r)))
                 continue
             p = cold_pass(a, dev, tree, m)
             res[mode_name(m)].append(p)
-            log("%s %s: %.0f files/s p50 %.0f us p99 %.0f us, %.2f reads/file"
-                % (fs, mode_name(m), p["files_s"], p["p50_us"], p["p99_us"], p["reads_per_file"]))
+            log("%s %s: %.0f files/s p50 %.0f us p99 %.0f us, %.2f reads/file%s"
+                % (fs, mode_name(m), p["files_s"], p["p50_us"], p["p99_us"], p["reads_per_file"],
+                   util_text(p)))
     if a.rss_files:
         # the same runs on a small tree of the same shape beside it: the
         # engine's memory must not grow with the tree (it is arithmetic)
@@ -215,6 +246,16 @@ def series(a, dev, fs):
             p["limit_files_s"] = iops / max(p["reads_per_file"], 1e-9)
             p["ratio"] = p["files_s"] / p["limit_files_s"]
     return devres, res, lay
+
+
+def util_text(r):
+    return ", utilisation %.2f" % r["device"]["utilisation"] if "device" in r else ""
+
+
+def util(rs):
+    """The median utilisation of a modeled device over runs @rs, as text."""
+    us = [r["device"]["utilisation"] for r in rs if "device" in r]
+    return "%.2f" % med(us) if us else "-"
 
 
 def interleave(xs, ys):
@@ -266,11 +307,13 @@ def report_series(rep, a, fs, devres, res, lay):
             "device, %d s a run, interleaved with the passes:" % (human(a.size), a.dev_runtime))
     rep.add()
     rows = []
+    modeled = any("device" in r for rs in devres.values() for r in rs)
     for d, rs in devres.items():
         s = stats([r["iops"] for r in rs])
         rows.append([d, fmt_rate(s[1]), "%s / %s" % (fmt_rate(s[0]), fmt_rate(s[2])),
-                     "%.0f" % med([r["p50_us"] for r in rs])])
-    rep.table(["iodepth", "IOPS median", "min / max", "p50 µs"], rows)
+                     "%.0f" % med([r["p50_us"] for r in rs])] + ([util(rs)] if modeled else []))
+    rep.table(["iodepth", "IOPS median", "min / max", "p50 µs"]
+              + (["device utilisation"] if modeled else []), rows)
     lay["passes"] = res
     report_layout(rep, a, lay)
     lay.pop("passes")
@@ -284,9 +327,10 @@ def report_series(rep, a, fs, devres, res, lay):
                      "%.2f" % med([p["reads_per_file"] for p in ps]),
                      "%s (depth %d)" % (fmt_rate(med([p["limit_files_s"] for p in ps])),
                                         ps[0]["limit_depth"]),
-                     "%.2f" % med([p["ratio"] for p in ps])])
+                     "%.2f" % med([p["ratio"] for p in ps])] + ([util(ps)] if modeled else []))
     rep.table(["mode", "files/s median", "min / max", "p50 µs", "p99 µs",
-               "device reads/file", "limit files/s", "ratio to limit"], rows)
+               "device reads/file", "limit files/s", "ratio to limit"]
+              + (["device utilisation"] if modeled else []), rows)
 
     def pair(n, d):
         if n not in res or d not in res:
@@ -306,6 +350,9 @@ def report_series(rep, a, fs, devres, res, lay):
     if "io_uring, iodepth 32" in res:
         rows.append(["io_uring, iodepth 32 ÷ limit at depth 32", "%.2f" % med(
             [p["ratio"] for p in res["io_uring, iodepth 32"]]), "-", ">= 0.8"])
+        if modeled:
+            rows.append(["device utilisation, io_uring iodepth 32",
+                         util(res["io_uring, iodepth 32"]), "-", ">= 0.9"])
     rep.table(["ratio", "of medians", "pairwise min / median / max", "goal"], rows)
 
 
@@ -357,6 +404,10 @@ def parse_args(argv):
     p.add_argument("--rss-files", type=number(int, low=0), default=0, metavar="N",
                    help="also lay out a tree of N files beside the big one and run each mode "
                         "once on it, for the peak RSS at both sizes (0: not)")
+    p.add_argument("--device", metavar="MODEL",
+                   help="a modeled device instead of the plain loop device (fio-pack device "
+                        "up MODEL: a spec or a named model); its backing file of --image-mib "
+                        "in a tmpfs of its own")
     p.add_argument("--image-dir", default="/var/tmp",
                    help="where the image file goes (/var/tmp); removed at exit")
     p.add_argument("--fill", choices=("random", "zero"), default="random",
@@ -384,6 +435,8 @@ def parse_args(argv):
     if a.image_mib > IMAGE_MIB_MAX or a.ios > a.files or a.repeats < 1:
         p.error("--image-mib at most %d, --ios at most --files, --repeats at least 1"
                 % IMAGE_MIB_MAX)
+    if a.device:
+        return a    # in memory: ondevice.check() at the start of main
     free_mib = free_space_mib(a.image_dir)
     if a.image_mib > free_mib - 1024:
         p.error("--image-mib %d does not fit in %s (%d MiB free, 1 GiB kept free)"
@@ -396,6 +449,11 @@ def main(argv):
     refused = harness.preflight("cold", a, "losetup, mkfs, mount", peak_rss=True)
     if refused:
         return refused
+    if a.device:
+        try:
+            ondevice.check(a.device, a.image_mib)
+        except Error as e:
+            return ondevice.refuse("cold", e)
     for fs in a.fs:
         if not any(os.access(os.path.join(d, "mkfs." + fs), os.X_OK)
                    for d in os.environ.get("PATH", "/usr/sbin:/sbin").split(":") + ["/usr/sbin", "/sbin"]):
@@ -415,13 +473,19 @@ def main(argv):
     error = None
     dev = None
     try:
-        dev = LoopDevice(a.image_dir, a.image_mib, "zero" if a.fill == "zero" else "urandom")
-        dev.setup()
-        fsdesc = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", a.image_dir],
-                                stdout=subprocess.PIPE, text=True).stdout.strip()
-        rep.add("Device: a %d MiB image in %s (%s), written in full from /dev/%s, "
-                "`losetup --direct-io=on` (%s); a fresh file system per series."
-                % (a.image_mib, a.image_dir, fsdesc, dev.fill, dev.dev))
+        if a.device:
+            dev = ondevice.ModeledDevice(a.device, a.image_mib)
+            dev.setup()
+            rep.add("Device: the modeled device %s; a fresh file system per series."
+                    % dev.describe())
+        else:
+            dev = LoopDevice(a.image_dir, a.image_mib, "zero" if a.fill == "zero" else "urandom")
+            dev.setup()
+            fsdesc = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", a.image_dir],
+                                    stdout=subprocess.PIPE, text=True).stdout.strip()
+            rep.add("Device: a %d MiB image in %s (%s), written in full from /dev/%s, "
+                    "`losetup --direct-io=on` (%s); a fresh file system per series."
+                    % (a.image_mib, a.image_dir, fsdesc, dev.fill, dev.dev))
         rep.add()
         for fs in a.fs:
             devres, res, lay = series(a, dev, fs)

@@ -22,9 +22,10 @@ import time
 
 import fiopack
 from fiopack import REPO, outputs
-from fiopack.bench import harness, paced
+from fiopack.bench import harness, ondevice, paced
 from fiopack.options import Parser, number
 from fiopack.bench.harness import Report, fs_of, log, run, run_peak_rss, stats
+from fiopack.device.state import Error
 
 DESCRIPTION = """\
 NAME
@@ -692,6 +693,9 @@ def parser():
                    help="instead of parts A-C: the shipped traces at their captured pace "
                         "on a tmpfs and on a loop device (see PACED MODE)")
     p.add_argument("--traces", help="--paced: which shipped traces (default all)")
+    p.add_argument("--device", metavar="MODEL",
+                   help="--paced: on a modeled device (fio-pack device up MODEL) instead of "
+                        "the tmpfs and the loop device")
     p.add_argument("--image-dir", default="/var/tmp",
                    help="--paced: where the loop device's image goes (default /var/tmp)")
     p.add_argument("--image-mib", type=number(int, low=1), default=1024,
@@ -897,12 +901,19 @@ def main(argv):
     p = parser()
     a = p.parse_args(argv)
     harness.check_outputs(a)
+    if a.device and not a.paced:
+        p.error("--device applies to --paced (parts A-C run on a tmpfs or --target-dir)")
     if a.paced:
         if os.geteuid() != 0:
             sys.stderr.write("fio-pack bench dbreplay: must run as root (losetup, mkfs, mount)\n")
             return 2
         if a.image_mib > 8192 or a.repeats < 1:
             p.error("--image-mib at most 8192, --repeats at least 1")
+        if a.device:
+            try:
+                ondevice.check(a.device, a.image_mib)
+            except Error as e:
+                return ondevice.refuse("dbreplay", e)
         return paced.main(a, argv)
     a.sections = set(s.strip().upper() for s in a.sections.split(",") if s.strip())
     a.pairs = [x.strip() for x in a.pairs.split(",") if x.strip()]

@@ -87,6 +87,9 @@ class LoopDevice:
     """An image written in full, a loop device with direct I/O over it and
     a mount point; cleanup() undoes whatever was done."""
 
+    # more mkfs options per file system (a subclass's)
+    MKFS_OPTIONS = {}
+
     def __init__(self, image_dir, size_mib, fill="urandom"):
         self.fill = fill
         self.base = tempfile.mkdtemp(prefix="bench-cold.", dir="/tmp")
@@ -113,10 +116,11 @@ class LoopDevice:
 
     def mkfs_mount(self, fs):
         self.umount()
+        more = self.MKFS_OPTIONS.get(fs, [])
         if fs == "xfs":
-            sh(["mkfs.xfs", "-q", "-f", self.dev])
+            sh(["mkfs.xfs", "-q", "-f"] + more + [self.dev])
         else:
-            sh(["mkfs." + fs, "-q", "-F", self.dev])
+            sh(["mkfs." + fs, "-q", "-F"] + more + [self.dev])
         sh(["mount", self.dev, self.mnt])
         self.mounted = True
         tree = os.path.join(self.mnt, "tree")

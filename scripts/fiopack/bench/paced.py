@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from fiopack import REPO
-from fiopack.bench import harness
+from fiopack.bench import harness, ondevice
 from fiopack.bench.harness import Report, fs_of, log, machine_info, run
 
 
@@ -30,6 +30,13 @@ DESCRIPTION = """\
                  --image-dir written in full from /dev/urandom, `losetup
                  --direct-io=on`, and a fresh mkfs.ext4 + mount before every
                  run.
+    With --device MODEL the one target is a modeled device instead
+    (fio-pack device up MODEL, its backing file of --image-mib in a tmpfs of
+    its own: bench/ondevice.py), a fresh mkfs.ext4 + mount before every
+    run, and each run also says what the device did over the replay (from
+    `fio-pack device stats` before and after): its requests and the model's
+    utilisation, which is near 1 where the device is what held the replay
+    back.
     --repeats rounds, the targets alternating (tmpfs first in odd rounds,
     the loop device first in even ones). From the engine's report line:
     lag p50 / p99 / max (how late each record was issued against its
@@ -55,8 +62,9 @@ def paced_jobfile(name, src, dst):
     return []
 
 
-def paced_run(a, work, name, job, extra, target, label):
-    repfile = os.path.join(work, "%s-%s.report" % (name, label))
+def paced_run(a, work, name, job, extra, target, label, dev=None):
+    repfile = os.path.join(work, "%s-%s.report" % (name, label.replace("/", "_")))
+    s0 = dev.stats() if dev is not None else None
     if os.path.exists(repfile):
         os.unlink(repfile)
     subprocess.run(["sync"], check=True)
@@ -76,6 +84,8 @@ def paced_run(a, work, name, job, extra, target, label):
          "lag_p99_ms": r["lag"]["p99_ns"] / 1e6, "lag_max_ms": r["lag"]["max_ns"] / 1e6,
          "wall": wall, "stderr_summary": [ln for ln in err.splitlines()
                                           if ln.startswith("dbreplay: ") and "lag" in ln]}
+    if s0 is not None:
+        x["device"] = ondevice.stats_delta(s0, dev.stats(), r["replay_duration_ns"] / 1e9)
     log("%s on %s: lag p50 %.3f ms p99 %.3f ms max %.3f ms, behind at end %.3f ms "
         "(trace %.0f ms, replay %.0f ms)" % (name, label, x["lag_p50_ms"], x["lag_p99_ms"],
                                             x["lag_max_ms"], x["behind_ms"], x["trace_ms"],
@@ -83,23 +93,29 @@ def paced_run(a, work, name, job, extra, target, label):
     return x
 
 
-def paced_table(rep, names, runs):
-    """The lag of each trace on each target: median (min-max) over runs."""
+def paced_table(rep, names, runs, targets):
+    """The lag of each trace on each target: median (min-max) over runs;
+    on a modeled device, what the device did too."""
     rows = []
+    modeled = any("device" in x for x in runs)
     for n in names:
-        for t in ("tmpfs", "loop-ext4"):
+        for t in targets:
             xs = [x for x in runs if x["trace"] == n and x["target"] == t]
             if not xs:
                 continue
 
-            def tr(key):
-                v = [x[key] for x in xs]
-                return "%.3f (%.3f–%.3f)" % (statistics.median(v), min(v), max(v))
+            def tr(key, f=lambda x, key: x[key], fmt="%.3f"):
+                v = [f(x, key) for x in xs]
+                return ("%s (%s–%s)" % (fmt, fmt, fmt)) % (statistics.median(v), min(v), max(v))
+            dev = [tr("read", lambda x, k: x["device"][k] + x["device"]["write"]
+                      + x["device"]["flush"], "%.0f"),
+                   tr("utilisation", lambda x, k: x["device"][k], "%.2f")] if modeled else []
             rows.append([n, t, "{:,}".format(xs[0]["records"]), "%.0f" % xs[0]["trace_ms"],
                          tr("lag_p50_ms"), tr("lag_p99_ms"), tr("lag_max_ms"),
-                         tr("behind_ms"), "%d" % len(xs)])
+                         tr("behind_ms"), "%d" % len(xs)] + dev)
     rep.table(["trace", "target", "records", "trace ms", "lag p50 ms median (min–max)",
-               "lag p99 ms", "lag max ms", "behind at end ms", "runs"], rows)
+               "lag p99 ms", "lag max ms", "behind at end ms", "runs"]
+              + (["device requests", "device utilisation"] if modeled else []), rows)
 
 
 def main(a, argv):
@@ -128,14 +144,21 @@ def main(a, argv):
     places = harness.Places("bdr.", 256)
     dev = None
     error = None
+    target_names = [a.device] if a.device else ["tmpfs", "loop-ext4"]
     try:
-        mp = places.mount_tmpfs(1 << 30)
-        dev = harness.LoopDevice(a.image_dir, a.image_mib)
-        dev.setup()
-        rep.add("Targets: **tmpfs** mounted at %s by this script; **loop-ext4**: %s over a "
-                "%d MiB image in %s (%s) written in full from /dev/urandom, `losetup "
-                "--direct-io=on`, a fresh mkfs.ext4 + mount before every run."
-                % (mp, dev.dev, a.image_mib, a.image_dir, fs_of(a.image_dir)))
+        if a.device:
+            dev = ondevice.ModeledDevice(a.device, a.image_mib)
+            dev.setup()
+            rep.add("Target: **%s**, the modeled device %s, a fresh mkfs.ext4 + mount before "
+                    "every run." % (a.device, dev.describe()))
+        else:
+            mp = places.mount_tmpfs(1 << 30)
+            dev = harness.LoopDevice(a.image_dir, a.image_mib)
+            dev.setup()
+            rep.add("Targets: **tmpfs** mounted at %s by this script; **loop-ext4**: %s over a "
+                    "%d MiB image in %s (%s) written in full from /dev/urandom, `losetup "
+                    "--direct-io=on`, a fresh mkfs.ext4 + mount before every run."
+                    % (mp, dev.dev, a.image_mib, a.image_dir, fs_of(a.image_dir)))
         rep.add()
         jobs = {}
         for n in names:
@@ -143,7 +166,7 @@ def main(a, argv):
             jobs[n] = (dst, paced_jobfile(n, os.path.join(REPO, "jobs", "dbreplay-%s.fio" % n),
                                           dst))
         for r in range(a.repeats):
-            targets = ["tmpfs", "loop-ext4"] if r % 2 == 0 else ["loop-ext4", "tmpfs"]
+            targets = target_names if r % 2 == 0 else target_names[::-1]
             for n in names:
                 for t in targets:
                     if t == "tmpfs":
@@ -152,11 +175,12 @@ def main(a, argv):
                         os.mkdir(d)
                     else:
                         d = dev.mkfs_mount("ext4")
-                    x = paced_run(a, work, n, jobs[n][0], jobs[n][1], d, t)
+                    x = paced_run(a, work, n, jobs[n][0], jobs[n][1], d, t,
+                                  dev if a.device else None)
                     x["repeat"] = r + 1
                     results["runs"].append(x)
         dev.umount()
-        paced_table(rep, names, results["runs"])
+        paced_table(rep, names, results["runs"], target_names)
     except BaseException as e:
         error = "%s: %s" % (type(e).__name__, e)
         log("error: " + error)

@@ -24,9 +24,10 @@ import tempfile
 import time
 
 from fiopack import REPO, outputs
-from fiopack.bench import harness
+from fiopack.bench import harness, ondevice
 from fiopack.options import Parser, number
 from fiopack.bench.harness import Report, fs_of, log, run
+from fiopack.device.state import Error
 
 DESCRIPTION = """\
 NAME
@@ -113,6 +114,8 @@ DESCRIPTION
              cannot slow the next: the variance that made the `disk` ratios
              unreadable. Unmounted, detached and removed at exit, also on
              errors, Ctrl-C, SIGTERM and SIGHUP. Repeats: --disk-repeats.
+             --device MODEL: on a modeled device instead (fio-pack device
+             up MODEL, bench/ondevice.py); --filesystems then loop-ext4.
     `sync` runs (untimed) before every run on every file system, so a run
     does not pay for the previous run's writeback; the page cache is not
     dropped (PostMark never reads a file it did not just write).
@@ -473,10 +476,14 @@ class Places(harness.Places):
         self.loop = None
 
     def make_loop(self, a, fs):
-        """The loop device (made on first use, shared by the file systems)
-        and a function that puts a fresh `fs` on it: (base, remake, desc)."""
+        """The loop device, or with --device the modeled device (made on
+        first use, shared by the file systems) and a function that puts a
+        fresh `fs` on it: (base, remake, desc)."""
         if self.loop is None:
-            dev = harness.LoopDevice(a.image_dir, a.image_mib)
+            if a.device:
+                dev = ondevice.ModeledDevice(a.device, a.image_mib)
+            else:
+                dev = harness.LoopDevice(a.image_dir, a.image_mib)
             self.loop = dev
             dev.setup()
         dev = self.loop
@@ -486,9 +493,13 @@ class Places(harness.Places):
             if dev.mkfs_mount(fs) != base:
                 raise RuntimeError("loop device mounted elsewhere than %s" % base)
         remake()
-        desc = ("%s on %s: a %d MiB image in %s (%s) written in full from /dev/urandom, "
-                "`losetup --direct-io=on`; umount, mkfs.%s, mount before every run"
-                % (fs, dev.dev, a.image_mib, a.image_dir, fs_of(a.image_dir), fs))
+        if a.device:
+            desc = "%s on the modeled device %s; umount, mkfs.%s, mount before every run" % (
+                fs, dev.describe(), fs)
+        else:
+            desc = ("%s on %s: a %d MiB image in %s (%s) written in full from /dev/urandom, "
+                    "`losetup --direct-io=on`; umount, mkfs.%s, mount before every run"
+                    % (fs, dev.dev, a.image_mib, a.image_dir, fs_of(a.image_dir), fs))
         return base, remake, desc
 
     def cleanup(self):
@@ -734,8 +745,12 @@ def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
                    % outputs.POLICY_HELP)
     p.add_argument("--raw", metavar="FILE",
                    help="also write every measurement as JSON to FILE")
-    p.add_argument("--filesystems", default="tmpfs,disk", metavar="LIST",
-                   help="which of tmpfs,disk,loop-ext4,loop-xfs to run (default tmpfs,disk)")
+    p.add_argument("--filesystems", metavar="LIST",
+                   help="which of tmpfs,disk,loop-ext4,loop-xfs to run (default tmpfs,disk; "
+                        "with --device, loop-ext4)")
+    p.add_argument("--device", metavar="MODEL",
+                   help="loop-*: a modeled device (fio-pack device up MODEL) instead of the "
+                        "plain loop device, its backing file of --image-mib in a tmpfs")
     p.add_argument("--configs", default=",".join(c[0] for c in CONFIGS), metavar="LIST",
                    help="which configurations (default %s)" % ",".join(c[0] for c in CONFIGS))
     p.add_argument("--disk-dir", default="/var/tmp", metavar="DIR",
@@ -788,11 +803,15 @@ def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
     a.probe_start = a.probe_start or (5000 if q else 20000)
     a.probe_seconds = a.probe_seconds or (2 if q else 10)
     a.min_seconds = a.min_seconds or (2 if q else 60)
-    a.filesystems = [x.strip() for x in a.filesystems.split(",") if x.strip()]
+    a.filesystems = [x.strip() for x in (a.filesystems or (
+        "loop-ext4" if a.device else "tmpfs,disk")).split(",") if x.strip()]
     a.configs = [x.strip() for x in a.configs.split(",") if x.strip()]
     if not set(a.filesystems) <= {"tmpfs", "disk", "loop-ext4", "loop-xfs"} \
             or not a.filesystems:
         p.error("--filesystems takes tmpfs,disk,loop-ext4,loop-xfs")
+    if a.device and not all(f.startswith("loop-") for f in a.filesystems):
+        p.error("--device MODEL applies to loop-ext4 and loop-xfs only (--filesystems %s)"
+                % ",".join(a.filesystems))
     bad = [c for c in a.configs if c not in CONFIG_BY_NAME]
     if bad or not a.configs:
         p.error("unknown configuration(s) %s; known: %s" % (
@@ -927,6 +946,11 @@ def main(argv):
             sys.stderr.write("fio-pack bench postmark: %s not found (make; apt-get install postmark)\n"
                              % path)
             return 2
+    if a.device:
+        try:
+            ondevice.check(a.device, a.image_mib)
+        except Error as e:
+            return ondevice.refuse("postmark", e)
     t_start = time.monotonic()
     # PostMark must read nothing from a terminal: every child gets /dev/null
     devnull = os.open(os.devnull, os.O_RDONLY)
