@@ -136,3 +136,32 @@ def test_bench_dbreplay_paced_on_a_modeled_device_says_what_the_device_did(lab):
     assert 0 < x["device"]["utilisation"] <= 1.0
     assert "| device requests | device utilisation |" in (lab.tmp / "paced.md").read_text()
     assert_left_nothing(lab, before)
+
+
+def test_study_on_a_modeled_device_records_its_model_and_the_report_names_it(lab):
+    dev = lab.up(MODEL, size="64m")
+    out = lab.tmp / "study"
+    p = subprocess.run([*FIO_PACK, "study", "seeker", "--target", f"m={dev}",
+                        "--confirm-overwrite", dev, "--set", "runtime=1", "--set", "size=8m",
+                        "--out", out, "--fio", FIO, "--quiet"],
+                       capture_output=True, text=True, timeout=120, env=fio_env(lab.env))
+    assert p.returncode == 0, describe(p)
+    meta = json.loads((out / "runs" / "0001.meta.json").read_text())
+    device = meta["target"]["device"]
+    assert device["model"] == MODEL and device["vendor"] == "fio-pack device"
+    assert device["modeled"] == {"model": MODEL, "size_bytes": 64 << 20, "backdate_us": 0,
+                                 "realtime": False}
+    p = subprocess.run([*FIO_PACK, "analyze", "report", out, "--map", "raptor-raid5x8=m"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, describe(p)
+    assert f"targets m (modeled device {MODEL})" in p.stdout, p.stdout
+    # a directory target on a file system on the device: the same model
+    subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
+    subprocess.run(["mount", dev, lab.mnt], check=True)
+    try:
+        sys.path.insert(0, str(REPO / "scripts"))
+        from fiopack.study.targets import device_info
+        assert device_info(str(lab.mnt))["modeled"]["model"] == MODEL
+    finally:
+        subprocess.run(["umount", lab.mnt], check=True)
+    lab.down(dev)

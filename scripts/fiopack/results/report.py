@@ -154,7 +154,7 @@ def reproduction(ds, figures_doc, maps, pairs=None, where=None, precision=2,
     return {"scenario": sc, "source": figures_doc.get("sources", {}).get(sc.get("source"), {}),
             "source_id": sc.get("source"), "mapping": mapping, "devices": devices(figs),
             "sections": sections, "unavailable": unavailable, "unpaired": unpaired,
-            "targets": targets, "cols": cols,
+            "targets": targets, "modeled": modeled_targets(ds, targets), "cols": cols,
             "hosts": [names.get(h, h) for h in order([r["host"] for r in rows
                                                        if not r.get("aggregate")])],
             "runs_used": set().union(*(s.runs for s in sections))}
@@ -366,12 +366,27 @@ def _md_table(header, body) -> list:
     return out
 
 
+def modeled_targets(ds, targets) -> dict:
+    """The targets that were modeled devices (fio-pack device, as the study
+    runner recorded them): label -> the model's spec. A target measured on
+    several models says them all."""
+    out = {}
+    for r in ds.runs:
+        model = ((r.device or {}).get("modeled") or {}).get("model")
+        if r.target in targets and model and model not in out.setdefault(r.target, []):
+            out[r.target].append(model)
+    return {t: " + ".join(ms) for t, ms in out.items() if ms}
+
+
 def measured_line(rep, prov) -> str:
     """"Measured: 3 of 9 runs (6 left out by --where ...); fio-3.33; targets ...; hosts ..."."""
     runs = prov.get("runs_text") or f"{prov['runs']} runs"
     hosts = [h for h in rep.get("hosts") or [] if h != "local"]
+    modeled = rep.get("modeled") or {}
+    targets = [t + (f" (modeled device {modeled[t]})" if t in modeled else "")
+               for t in rep["targets"]]
     return (f"Measured: {runs}; {', '.join(prov.get('fio_versions') or [])}; "
-            f"targets {', '.join(rep['targets'])}"
+            f"targets {', '.join(targets)}"
             + (f"; hosts {', '.join(hosts)}" if hosts else ""))
 
 

@@ -39,6 +39,11 @@ def _disk_info(disk: Path, depth=0) -> dict:
     backing = _read(disk / "loop" / "backing_file")
     if backing:
         info["backing_file"] = backing
+        modeled = modeled_device(backing)
+        if modeled:
+            # a loop device has no model of its own: a modeled one's is its spec
+            info["model"], info["vendor"], info["modeled"] = \
+                modeled["model"], "fio-pack device", modeled
     try:
         slaves = sorted(os.listdir(disk / "slaves"))
     except OSError:
@@ -52,6 +57,36 @@ def _disk_info(disk: Path, depth=0) -> dict:
                 real = real.parent
             info["slaves"].append(_disk_info(real, depth + 1))
     return info
+
+
+# The modeled-device daemon's FUSE file system (tools/moddev/moddev.c: subtype=moddev)
+MODDEV_FSTYPE = "fuse.moddev"
+
+
+def modeled_device(backing: str):
+    """A loop device over a modeled device's FUSE file "disk" (fio-pack
+    device up): what its daemon says of it in the "stats" file beside it
+    (the model's spec, the size, the back-dating), or None. Read from the
+    daemon itself, not from fio-pack's records, so that it holds whatever
+    FIO_PACK_RUN_DIR the device was brought up with."""
+    mnt, name = os.path.split(backing)
+    if name != "disk":
+        return None
+    try:
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    ours = any(len(f) > 4 and f[4] == mnt and line.split(" - ", 1)[-1].split()[0] == MODDEV_FSTYPE
+               for line in mounts for f in [line.split()])
+    if not ours:
+        return None
+    try:
+        st = json.loads((Path(mnt) / "stats").read_text())
+    except (OSError, ValueError):
+        return None
+    return {"model": st.get("model"), "size_bytes": st.get("size_bytes"),
+            "backdate_us": (st.get("backdate_ns") or 0) // 1000,
+            "realtime": bool(st.get("realtime"))}
 
 
 def device_info(path) -> dict:
