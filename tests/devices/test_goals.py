@@ -123,17 +123,25 @@ def test_bench_postmark_on_a_modeled_device_compares_the_counters(lab):
 def test_bench_dbreplay_paced_on_a_modeled_device_says_what_the_device_did(lab):
     before = bench_dirs()
     raw = lab.tmp / "paced.json"
-    p = bench(lab, "dbreplay", "--paced", "--device", MODEL, "--traces", "mariadb-dump",
+    # one server of 1 ms: the files the engine lays out before the replay
+    # keep it busy too, and its utilisation must still be a share of time
+    slow = "fixed:channels=1,latency_us=1000"
+    p = bench(lab, "dbreplay", "--paced", "--device", slow, "--traces", "mariadb-dump",
               "--repeats", "1", "--image-mib", "128", "--raw", raw, "--output",
               lab.tmp / "paced.md", "--fio", FIO)
     assert p.returncode == 0, describe(p)
     runs = json.loads(raw.read_text())["runs"]
-    assert [(x["trace"], x["target"]) for x in runs] == [("mariadb-dump", MODEL)]
+    assert [(x["trace"], x["target"]) for x in runs] == [("mariadb-dump", slow)]
     x = runs[0]
     assert x["records"] == 872 and x["lag_p99_ms"] >= x["lag_p50_ms"] >= 0
     # the replay's reads and writes reached the model (and ext4's journal with them)
     assert x["device"]["read"] + x["device"]["write"] > 0
-    assert 0 < x["device"]["utilisation"] <= 1.0
+    dev = x["device"]
+    assert 0 < dev["utilisation"] <= 1.0, dev
+    # every read and write holds the one server 1 ms (a flush nothing):
+    # the busy time is theirs
+    assert dev["utilisation"] * x["wall"] == pytest.approx(
+        (dev["read"] + dev["write"]) * 1e-3, rel=0.1), (dev, x["wall"])
     assert "| device requests | device utilisation |" in (lab.tmp / "paced.md").read_text()
     assert_left_nothing(lab, before)
 

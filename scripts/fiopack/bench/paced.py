@@ -35,8 +35,9 @@ DESCRIPTION = """\
     its own: bench/ondevice.py), a fresh mkfs.ext4 + mount before every
     run, and each run also says what the device did over the replay (from
     `fio-pack device stats` before and after): its requests and the model's
-    utilisation, which is near 1 where the device is what held the replay
-    back.
+    utilisation over the whole fio run (the files the engine lays out
+    before the replay included), which is near 1 where the device is what
+    held the replay back.
     --repeats rounds, the targets alternating (tmpfs first in odd rounds,
     the loop device first in even ones). From the engine's report line:
     lag p50 / p99 / max (how late each record was issued against its
@@ -64,10 +65,10 @@ def paced_jobfile(name, src, dst):
 
 def paced_run(a, work, name, job, extra, target, label, dev=None):
     repfile = os.path.join(work, "%s-%s.report" % (name, label.replace("/", "_")))
-    s0 = dev.stats() if dev is not None else None
     if os.path.exists(repfile):
         os.unlink(repfile)
     subprocess.run(["sync"], check=True)
+    s0 = dev.stats() if dev is not None else None
     out, err, wall = run(["env", "DBR_DIR=" + target, "DBR_REPORT=" + repfile, a.fio,
                           "--output-format=json", job] + extra, cwd=REPO)
     with open(repfile) as f:
@@ -85,7 +86,10 @@ def paced_run(a, work, name, job, extra, target, label, dev=None):
          "wall": wall, "stderr_summary": [ln for ln in err.splitlines()
                                           if ln.startswith("dbreplay: ") and "lag" in ln]}
     if s0 is not None:
-        x["device"] = ondevice.stats_delta(s0, dev.stats(), r["replay_duration_ns"] / 1e9)
+        # over the whole fio run: the device also serves what the engine
+        # lays out before the replay (the files a trace reads), which the
+        # replay's own duration leaves out
+        x["device"] = ondevice.stats_delta(s0, dev.stats(), wall)
     log("%s on %s: lag p50 %.3f ms p99 %.3f ms max %.3f ms, behind at end %.3f ms "
         "(trace %.0f ms, replay %.0f ms)" % (name, label, x["lag_p50_ms"], x["lag_p99_ms"],
                                             x["lag_max_ms"], x["behind_ms"], x["trace_ms"],
