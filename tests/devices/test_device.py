@@ -298,6 +298,40 @@ def test_stats_count_exactly_what_fio_did(lab):
     lab.down(dev)
 
 
+def test_stats_read_and_closed_by_many_readers_at_once(lab):
+    """Readers that open, read and close the stats file at once, while the
+    device serves I/O: each reads one whole snapshot, and the daemon goes
+    on (its snapshot is freed when a reader closes, which may be before the
+    thread that answered the reader's read has returned from writev)."""
+    import threading
+    dev = lab.up("fixed:channels=2,latency_us=100")
+    path = Path(lab.record(dev)["mount"]) / "stats"
+    bad = []
+
+    def reader():
+        for _ in range(300):
+            try:
+                with open(path) as f:
+                    json.load(f)
+            except (OSError, ValueError) as e:
+                bad.append(repr(e))
+                return
+
+    fio = subprocess.Popen([FIO, *raw_fio(dev, "r", rw="randread", bs="4k", runtime=3,
+                                          time_based=1, ioengine="io_uring", iodepth=4)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out, err = fio.communicate(timeout=60)
+    log = (path.parent.parent / "daemon.log").read_text()
+    assert fio.returncode == 0 and not bad and "Sanitizer" not in log, (err, bad, log[:3000])
+    assert lab.stats(dev)["read"]["requests"] > 0
+    lab.down(dev)
+
+
 def test_models_lists_each_model_with_its_sources_and_parameters(lab):
     p = lab.cmd("models")
     assert p.returncode == 0 and not p.stderr, describe(p)

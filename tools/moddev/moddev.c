@@ -568,9 +568,22 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (ino == INO_STATS) {
 		const char *text = (const char *)(uintptr_t)fi->fh;
 		size_t len = strlen(text);
+		size_t n = off < (off_t)len ? (len - off < size ? len - off : size) : 0;
+		/*
+		 * Replied from a copy: once the kernel has the reply the reader
+		 * may close, and op_release free @text, before writev has returned
+		 * here (a sanitizer's writev reads the buffer after the call: the
+		 * ASan daemon aborted, and every request after it failed with EIO).
+		 */
+		char *copy = malloc(n ? n : 1);
 
-		fuse_reply_buf(req, text + (off < (off_t)len ? off : (off_t)len),
-			       off < (off_t)len ? (len - off < size ? len - off : size) : 0);
+		if (!copy) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memcpy(copy, text + (n ? off : 0), n);
+		fuse_reply_buf(req, copy, n);
+		free(copy);
 		return;
 	}
 	if (off < 0 || (uint64_t)off >= d.size) {
