@@ -110,9 +110,20 @@ class ModeledDevice(harness.LoopDevice):
         return (f"`{self.spec}` (fio-pack device up, {self.size_mib} MiB, {self.dev}; its "
                 "backing file in a tmpfs of its own)")
 
+    def daemon_log(self) -> list:
+        """What the daemon said (a failed request's reason: loop turns every
+        error into EIO, and the reason is only there)."""
+        try:
+            return (self.rec.statedir / "daemon.log").read_text(errors="replace").splitlines()
+        except OSError:
+            return []
+
     def cleanup(self):
         self.umount()
         if self.rec:
+            # its first lines: a sanitizer's report starts with the error
+            for line in self.daemon_log()[:40]:
+                log(f"the daemon of {self.dev}: {line}")
             try:
                 lifecycle.down(self.rec.loop)
             except Error as e:
