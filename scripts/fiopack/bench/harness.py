@@ -261,6 +261,22 @@ def fio_null_cmd(fio, rw, bs, span, ops, extra=()):
             "--number_ios=%d" % ops] + list(extra)
 
 
+def fio_null_us(fio, reads, writes, bs, span, extra=()):
+    """fio's null engine doing @reads and @writes I/Os of @bs in random
+    order over @span (at least NULL_MIN_OPS in all, in the same proportion):
+    CPU microseconds of the job an I/O."""
+    n = max(reads + writes, NULL_MIN_OPS)
+    cmd = fio_null_cmd(fio, "randrw", bs, span, n, [
+        "--rwmixread=%d" % round(100.0 * reads / (reads + writes)),
+        "--norandommap=1"] + list(extra))
+    out = run(cmd)[0]
+    job = json.loads(out[out.index("{"):])["jobs"][0]
+    done = job["read"]["total_ios"] + job["write"]["total_ios"]
+    if done != n:
+        raise RuntimeError("null engine did %d I/Os, not %d" % (done, n))
+    return job_cpu_s(job) * 1e6 / n
+
+
 def cpu_per_op_table(rep, sides, diffs):
     """CPU microseconds per operation: @sides [(label, [us per op of each
     run])], then @diffs [(label, [(sign, side label), ...])], each a sum of

@@ -130,6 +130,15 @@ DESCRIPTION
     CPU time, per second of the run: kernel threads (writeback, RCU) and any
     other tenant's work. A shared machine shows up there.
 
+    CPU per transaction: after every pair, fio's null engine runs the
+    engine job's I/Os (reads as reads; creates, appends, deletes and the
+    transactions' syncs as writes; at least 5M I/Os, so that its CPU figures
+    are more than rounding): fio's own CPU an I/O, times the engine's I/Os
+    per transaction. The CPU table gives microseconds per transaction of the
+    engine's job, of each whole process, of the null engine, and the
+    differences: the engine's own (job - null), the engine beyond PostMark,
+    and the engine's own beyond PostMark's (job - null - PostMark).
+
     Other work: before every run (after the `sync`) the script waits, up to
     --quiet-wait seconds, until the rest of the machine keeps fewer than
     --quiet-cpus CPUs busy (1 s samples of /proc/stat). A pair in which
@@ -398,6 +407,16 @@ class Runner:
                 "other_cpus": max(0.0, (b1 - b0 - (u1 - u0) - (s1 - s0)) / wall),
                 "report": out[out.find("Time:"):]}
 
+    def null_per_tx(self, cfg, e):
+        """fio's own CPU us a transaction: its null engine doing the engine
+        run @e's I/Os (reads as reads; writes, deletes and syncs as writes),
+        per I/O, times the run's I/Os per transaction."""
+        ios = e["fio_ios"]
+        writes = ios["write"] + ios["trim"] + ios["sync"]
+        us = harness.fio_null_us(self.a.fio, ios["read"], writes, cfg["write"],
+                                 cfg["number"] * cfg["size"][1])
+        return us * (ios["read"] + writes) / e["transactions"]
+
     def engine(self, cfg, transactions, base):
         d = self._fresh_dir(base)
         c = cfg
@@ -453,6 +472,9 @@ class Runner:
                 "fio_job_runtime_ms": job.get("job_runtime"),
                 "fio_usr_cpu": job.get("usr_cpu"), "fio_sys_cpu": job.get("sys_cpu"),
                 "fio_sync_ios": job.get("sync", {}).get("total_ios"),
+                "fio_ios": {d: job.get(d, {}).get("total_ios", 0)
+                            for d in ("read", "write", "trim", "sync")},
+                "job_cpu": harness.job_cpu_s(job),
                 "wall": wall, "utime": u1 - u0, "stime": s1 - s0,
                 "other_cpus": max(0.0, (b1 - b0 - (u1 - u0) - (s1 - s0)) / wall),
                 "opstats": st, "report": report, "cmd": cmd}
@@ -616,7 +638,8 @@ def measure(rn, a, name, cfg, base, fsname, repeats, tx_fixed):
         disturbed = max(pair["postmark"]["other_cpus"], pair["engine"]["other_cpus"]) \
             > a.quiet_cpus
         res["pairs"].append({"ratio": ratio, "ratio_whole": ratio_whole,
-                             "counters_identical": not diffs, "disturbed": disturbed})
+                             "counters_identical": not diffs, "disturbed": disturbed,
+                             "null_us": rn.null_per_tx(cfg, pair["engine"])})
         log("%s #%d ratio engine/PostMark %.3f%s%s" % (
             label, r + 1, ratio, "" if not diffs else "  (COUNTERS DIFFER)",
             "  (disturbed: other work kept more than %.2f CPUs busy)" % a.quiet_cpus
@@ -695,6 +718,40 @@ def detail_table(rep, rows_res):
                "engine CPU usr / sys s", "CPU engine/PostMark",
                "engine tx phase inside transactions", "total s PostMark (printed) / engine",
                "wall s PostMark / fio", "other CPUs busy, max PostMark / engine"], rows)
+
+
+def cpu_table(rep, rows_res):
+    """CPU us per transaction of the engine, PostMark and fio's null engine."""
+    rep.add("CPU per transaction (the create and delete phases included: both programs "
+            "have them). *engine, job*: fio's usr_cpu + sys_cpu of the job; *whole "
+            "process*: getrusage of the program, fio's start-up included. *fio null "
+            "engine*: fio's null engine doing the engine job's I/Os (reads; writes, "
+            "deletes and syncs as writes; about three a transaction): fio's own cost, "
+            "no system call. PostMark makes the engine's system calls and its own "
+            "buffered copies, so what is left of the engine once fio and PostMark are "
+            "taken away is the engine's own beyond PostMark's (negative: cheaper).")
+    rep.add()
+    for r in rows_res:
+        en = [x for x in r["runs"] if x["prog"] == "engine"]
+        pm = [x for x in r["runs"] if x["prog"] == "postmark"]
+        rep.add("*%s*" % r["config"])
+        rep.add()
+
+        def us(runs, cpu):
+            return [cpu(x) * 1e6 / x["transactions"] for x in runs]
+        harness.cpu_per_op_table(rep, [
+            ("engine, job", us(en, lambda x: x["job_cpu"])),
+            ("engine, whole process", us(en, lambda x: x["utime"] + x["stime"])),
+            ("PostMark, whole process", us(pm, lambda x: x["utime"] + x["stime"])),
+            ("fio null engine, job", [p["null_us"] for p in r["pairs"]])], [
+            ("the engine's own, job", [(1, "engine, job"), (-1, "fio null engine, job")]),
+            ("engine beyond PostMark, job", [(1, "engine, job"),
+                                             (-1, "PostMark, whole process")]),
+            ("engine beyond PostMark, whole process", [(1, "engine, whole process"),
+                                                       (-1, "PostMark, whole process")]),
+            ("the engine's own beyond PostMark's", [(1, "engine, job"),
+                                                    (-1, "fio null engine, job"),
+                                                    (-1, "PostMark, whole process")])])
 
 
 def counters_table(rep, rows_res):
@@ -926,6 +983,7 @@ def fs_report(rep, a, fsname, desc, fs_res):
     rep.add("Secondary measurements (medians):")
     rep.add()
     detail_table(rep, fs_res)
+    cpu_table(rep, fs_res)
     rep.add("Counters (every run of each configuration; PostMark's report as printed):")
     rep.add()
     counters_table(rep, fs_res)
