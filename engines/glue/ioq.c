@@ -188,6 +188,13 @@ void pack_ioq_commit(struct thread_data *td, struct pack_ioq *q)
 {
 	unsigned i;
 
+	/*
+	 * fio's td_io_getevents() calls ->commit before every wait, with
+	 * nothing queued since the last: that is no submission, and counting
+	 * it put half of the job's submissions in fio's "submit: 0" bucket.
+	 */
+	if (!q->npending)
+		return;
 	for (i = 0; i < q->npending; i++)
 		io_u_queued(td, q->pending[i]);
 	io_u_mark_submit(td, q->npending);
