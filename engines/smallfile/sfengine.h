@@ -109,7 +109,7 @@ struct op_stats {
 enum uring_step {
 	US_OPEN,
 	US_READ,
-	US_READ_CLOSE, /* the last read with the close hard-linked behind it */
+	US_READ_CLOSE, /* the last reads with the close hard-linked behind them */
 	US_WRITE,
 	US_FSYNC,
 	US_CLOSE,
@@ -122,6 +122,9 @@ enum uring_step {
 };
 
 /* One in-flight file operation, one per io_u. */
+/* reads hard-linked ahead of a file's close (uring.c, prep_reads_close) */
+#define LINKED_READS_MAX 2
+
 struct sf_req {
 	struct io_u *io_u;
 	unsigned idx;		/* io_u->index (shares a union with engine_data): staging names */
@@ -142,9 +145,9 @@ struct sf_req {
 	int made_leaf;		/* io_uring: leaf directories created for this op */
 	int err;
 	const char *refused; /* why a file to write is not the tree's alone (rq->err then) */
-	/* io_uring, US_READ_CLOSE: the two completions, each once in */
-	unsigned linked_in; /* LINKED_READ_IN | LINKED_CLOSE_IN */
-	int read_res, close_res;
+	/* io_uring, US_READ_CLOSE: nlinked reads and the close, each once in */
+	unsigned nlinked, linked_in;
+	int read_res[LINKED_READS_MAX], close_res;
 	int reopened;	       /* io_uring: longer than its model size, opened again */
 	struct timespec start; /* fio's issue_time (io_uring: given back at completion) */
 	struct statx stx;

@@ -42,89 +42,111 @@ static int open_step_dirs(struct sf_data *sd, struct sf_req *rq)
 }
 
 /*
- * The close linked behind a file's last read completes with rq's address
- * plus this bit as its user data (an sf_req is aligned: the bit is free),
- * so the two completions are told apart.
+ * The SQEs of a file's linked reads and close complete with rq's address
+ * plus a tag as their user data (an sf_req is aligned: the two low bits
+ * are free), so their completions are told apart: the close 1, the
+ * chain's read i its i << 1.
  */
 #define LINKED_CLOSE_TAG ((uintptr_t)1)
-#define LINKED_READ_IN	 1u
-#define LINKED_CLOSE_IN	 2u
+#define LINKED_TAGS	 ((uintptr_t)3)
+_Static_assert(_Alignof(struct sf_req) > LINKED_TAGS, "no room for the tags");
+_Static_assert(LINKED_READS_MAX <= 2, "a read's tag is its index << 1");
 
 /*
- * Whether the read at rq->off is expected to be the file's last: the
- * file's size from the tree's arithmetic (the layout's) leaves less than a
- * chunk from there, so the read comes back short, and the close can go in
- * with it. Not after a reopen (the file is longer than its model: reads
- * go on one at a time), and not with file_drop_cache, whose fadvise needs
- * the descriptor after the last read.
+ * How many reads from rq->off are expected to reach the file's end: the
+ * file's size from the tree's arithmetic (the layout's) leaves n - 1 full
+ * chunks and a short (or empty) read from there, the reads the sync path
+ * makes, read until a short read. 0, the reads going one at a time, when
+ * more than LINKED_READS_MAX; after a reopen (the file is longer than its
+ * model); and with file_drop_cache, whose fadvise needs the descriptor
+ * after the last read.
  */
-static int read_is_last(struct sf_data *sd, struct sf_req *rq)
+static unsigned reads_to_end(struct sf_data *sd, struct sf_req *rq)
 {
 	uint64_t size;
 
 	if (rq->reopened || sd->o->file_drop_cache)
 		return 0;
 	size = sf_file_size(sd, rq->slot);
-	return size < rq->off + sd->chunk;
+	if (size < rq->off)
+		return 0;
+	return (size - rq->off) / sd->chunk < LINKED_READS_MAX ? (size - rq->off) / sd->chunk + 1
+							       : 0;
 }
 
 /*
- * The last read and the close as one hard-linked pair: one ring round trip
- * for the end of the file instead of two. IOSQE_IO_HARDLINK, not _LINK: a
- * short read (the expected one) or a failed one would cancel a soft link's
- * close and leak the descriptor. Both SQEs must go in the same submission,
- * so room for two is made first. Returns 0, or -EBUSY without SQEs.
+ * The file's last @n reads and its close as one hard-linked chain: one
+ * ring round trip for the end of the file instead of one a read and one
+ * for the close (a 4 KiB file at bs=4k: its full read, the empty one that
+ * says its end, the close). IOSQE_IO_HARDLINK, not _LINK: a short read (the
+ * expected last one) or a failed one would cancel a soft link's next SQE
+ * and leak the descriptor; so a file shorter than its model gets a read
+ * past its end, which returns 0. All must go in the same submission, so
+ * room is made first. Returns 0, or -EBUSY without SQEs.
  */
-static int prep_read_close(struct sf_data *sd, struct sf_req *rq)
+static int prep_reads_close(struct sf_data *sd, struct sf_req *rq, unsigned n)
 {
-	struct io_uring_sqe *rd, *cl;
+	struct io_uring_sqe *sqe[LINKED_READS_MAX + 1];
+	unsigned i;
 
-	if (io_uring_sq_space_left(&sd->ring) < 2)
+	if (io_uring_sq_space_left(&sd->ring) < n + 1)
 		pack_ioq_submit(&sd->ioq, 0);
-	rd = io_uring_get_sqe(&sd->ring);
-	if (!rd)
-		return -EBUSY;
-	cl = io_uring_get_sqe(&sd->ring);
-	if (!cl) { /* cannot be after the room check: undo the read's SQE */
-		io_uring_prep_nop(rd);
-		io_uring_sqe_set_data(rd, NULL);
-		sd->inring++;
-		return -EBUSY;
+	for (i = 0; i <= n; i++) {
+		sqe[i] = io_uring_get_sqe(&sd->ring);
+		if (!sqe[i]) { /* cannot be after the room check: undo the SQEs got */
+			while (i--) {
+				io_uring_prep_nop(sqe[i]);
+				io_uring_sqe_set_data(sqe[i], NULL);
+				sd->inring++;
+			}
+			return -EBUSY;
+		}
 	}
-	io_uring_prep_read(rd, rq->fd, rq->io_u->buf, sd->chunk, rq->off);
-	rd->flags |= IOSQE_IO_HARDLINK;
-	io_uring_sqe_set_data(rd, rq);
-	io_uring_prep_close(cl, rq->fd);
-	io_uring_sqe_set_data(cl, (void *)((uintptr_t)rq | LINKED_CLOSE_TAG));
+	for (i = 0; i < n; i++) {
+		io_uring_prep_read(sqe[i], rq->fd, rq->io_u->buf, sd->chunk,
+				   rq->off + (uint64_t)i * sd->chunk);
+		sqe[i]->flags |= IOSQE_IO_HARDLINK;
+		io_uring_sqe_set_data(sqe[i], (void *)((uintptr_t)rq | (uintptr_t)i << 1));
+	}
+	io_uring_prep_close(sqe[n], rq->fd);
+	io_uring_sqe_set_data(sqe[n], (void *)((uintptr_t)rq | LINKED_CLOSE_TAG));
 	rq->step = US_READ_CLOSE;
+	rq->nlinked = n;
 	rq->linked_in = 0;
-	sd->inring += 2;
+	sd->inring += n + 1;
 	return 0;
 }
 
 /*
- * Both completions of the linked last read and close are in: the file is
- * closed. A short read (or 0) was its end, as in the step-by-step path. A
- * full chunk means the file is longer than its model (an append, a
- * rewrite): it is opened again and read on from rq->off, one read at a
- * time. Returns 1 when the op is finished.
+ * Every completion of the linked reads and close is in: the file is
+ * closed. The reads count up to the first short one (or 0), the file's end,
+ * as in the step-by-step path, or to the first failed one. Every read full
+ * means the file is longer than its model (an append, a rewrite): it is
+ * opened again and read on from rq->off, one read at a time. Returns 1
+ * when the op is finished.
  */
 static int read_close_done(struct sf_data *sd, struct sf_req *rq)
 {
-	int res = rq->read_res;
+	unsigned i;
 
 	rq->fd = -1;
-	if (res < 0) {
-		rq->err = -res;
-		return 1;
+	for (i = 0; i < rq->nlinked; i++) {
+		int res = rq->read_res[i];
+
+		if (res < 0) {
+			rq->err = -res;
+			return 1;
+		}
+		rq->bytes += res;
+		rq->off += res;
+		if ((unsigned)res < sd->chunk)
+			break;
 	}
-	rq->bytes += res;
-	rq->off += res;
 	if (rq->close_res < 0) {
 		rq->err = -rq->close_res;
 		return 1;
 	}
-	if ((unsigned)res < sd->chunk)
+	if (i < rq->nlinked)
 		return 1;
 	rq->reopened = 1;
 	rq->step = US_OPEN;
@@ -134,26 +156,24 @@ static int read_close_done(struct sf_data *sd, struct sf_req *rq)
 /*
  * One completion, with its user data: returns 1 when the file operation of
  * the request it belongs to (*rqp) is finished. A NOP with no request
- * (prep_read_close's undo) belongs to none: returns 0, *rqp NULL.
+ * (prep_reads_close's undo) belongs to none: returns 0, *rqp NULL.
  */
 int sf_uring_complete(struct sf_data *sd, void *data, int res, struct sf_req **rqp)
 {
-	struct sf_req *rq = (struct sf_req *)((uintptr_t)data & ~LINKED_CLOSE_TAG);
+	uintptr_t tag = (uintptr_t)data & LINKED_TAGS;
+	struct sf_req *rq = (struct sf_req *)((uintptr_t)data & ~LINKED_TAGS);
 
 	*rqp = rq;
 	if (!rq)
 		return 0;
 	if (rq->step != US_READ_CLOSE)
 		return sf_uring_advance(sd, rq, res);
-	if ((uintptr_t)data & LINKED_CLOSE_TAG) {
+	if (tag == LINKED_CLOSE_TAG)
 		rq->close_res = res;
-		rq->linked_in |= LINKED_CLOSE_IN;
-	} else {
-		rq->read_res = res;
-		rq->linked_in |= LINKED_READ_IN;
-	}
-	if (rq->linked_in != (LINKED_READ_IN | LINKED_CLOSE_IN))
-		return 0; /* rq stays until both are in */
+	else
+		rq->read_res[tag >> 1] = res;
+	if (++rq->linked_in <= rq->nlinked)
+		return 0; /* rq stays until all are in */
 	return read_close_done(sd, rq);
 }
 
@@ -162,6 +182,7 @@ int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 {
 	struct io_uring_sqe *sqe;
 	const char *path = rq->op == FOP_DELIVER ? rq->tmp : rq->path;
+	unsigned nreads;
 	int ret;
 
 	for (;;) {
@@ -192,8 +213,8 @@ int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 		return sf_uring_advance(sd, rq, fd < 0 ? -errno : fd);
 	}
 
-	if (rq->step == US_READ && read_is_last(sd, rq)) {
-		if (!prep_read_close(sd, rq))
+	if (rq->step == US_READ && (nreads = reads_to_end(sd, rq))) {
+		if (!prep_reads_close(sd, rq, nreads))
 			return 0;
 		/* no SQEs: as pack_ioq_get_sqe() failing below, the op ends */
 		close(rq->fd);
@@ -229,7 +250,7 @@ int sf_uring_prep_step(struct sf_data *sd, struct sf_req *rq)
 	case US_READ:
 		io_uring_prep_read(sqe, rq->fd, rq->io_u->buf, sd->chunk, rq->off);
 		break;
-	case US_READ_CLOSE: /* prepared by prep_read_close() above */
+	case US_READ_CLOSE: /* prepared by prep_reads_close() above */
 		break;
 	case US_WRITE: {
 		uint64_t len = sf_next_chunk(sd, rq);

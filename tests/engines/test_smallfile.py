@@ -811,20 +811,25 @@ def test_io_uring_opens_in_place_only_when_the_ring_is_empty(tree_dir, tmp_path)
 
 @pytest.mark.parametrize("depth", [1, 4])
 def test_io_uring_reads_files_grown_past_their_model_size(tree_dir, depth):
-    """The read the tree's arithmetic expects to come back short (the end of
-    file) goes in hard-linked with the close. A file grown since the layout
-    returns a full chunk there instead, its descriptor already closed: it
-    must be opened again and read to its end, every byte counted, as the
-    sync path counts them."""
-    n = 60
+    """The reads the tree's arithmetic expects to reach the end of file (a
+    full chunk, then a short one) go in hard-linked with the close. A file
+    grown since the layout returns a full chunk at the last instead, its
+    descriptor already closed: it must be opened again and read to its end,
+    every byte counted, as the sync path counts them. A file shrunk since
+    comes back short early: the reads after that count nothing."""
+    n = 70
     opts = dict(tree_fanout=8, tree_depth=2, tree_file_size_dist="fixed:16k", bs="16k")
     layout(tree_dir, n, **opts)
     # appends of 0, 1 byte, a chunk and a bit, three chunks: the last two
-    # leave bytes after the read that was expected to be the last
-    growth = [0, 1, 16384 + 100, 3 * 16384]
+    # leave bytes after the read that was expected to be the last; then
+    # files cut by a byte, by 100 bytes and to nothing
+    growth = [0, 1, 16384 + 100, 3 * 16384, -1, -100, -16384]
     for i, rel in enumerate(sorted(tree_files(tree_dir))):
         with open(Path(tree_dir) / rel, "ab") as f:
-            f.write(b"x" * growth[i % len(growth)])
+            g = growth[i % len(growth)]
+            if g < 0:
+                f.truncate(16384 + g)
+            f.write(b"x" * max(g, 0))
     on_disk = sum(tree_files(tree_dir).values())
     assert on_disk > n * 16384
     for api in ("io_uring", "sync"):
