@@ -110,7 +110,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-int pack_ioq_submit(struct pack_ioq *q, unsigned wait_nr)
+int pack_ioq_submit_now(struct pack_ioq *q, unsigned wait_nr)
 {
 	unsigned tries = 0, gave_up = 0;
 	uint64_t t0 = 0;
@@ -205,6 +205,10 @@ void pack_ioq_forget_returned(struct pack_ioq *q)
 {
 	if (!q->nreturned)
 		return;
+	if (q->nreturned == q->ndone) { /* fio took them all: nothing to move */
+		q->ndone = q->nreturned = 0;
+		return;
+	}
 	memmove(q->done, q->done + q->nreturned, (q->ndone - q->nreturned) * sizeof(*q->done));
 	memmove(q->done_issue, q->done_issue + q->nreturned,
 		(q->ndone - q->nreturned) * sizeof(*q->done_issue));

@@ -69,12 +69,24 @@ int pack_ioq_attach(struct pack_ioq *q, struct io_uring *ring, const char *engin
  * given up fails with its operations), or the wait's own -errno.
  */
 #define PACK_IOQ_SUBMIT_TRIES 8
-int pack_ioq_submit(struct pack_ioq *q, unsigned wait_nr);
+int pack_ioq_submit_now(struct pack_ioq *q, unsigned wait_nr);
 
 /* SQEs prepared and not submitted. */
 static inline unsigned pack_ioq_unsubmitted(const struct pack_ioq *q)
 {
 	return io_uring_sq_ready(q->ring);
+}
+
+/*
+ * pack_ioq_submit_now(), without a call when there is nothing to submit
+ * and no wait: the engines ask at every ->commit and ->getevents, several
+ * times an operation, and most find the ring's SQEs already in.
+ */
+static inline int pack_ioq_submit(struct pack_ioq *q, unsigned wait_nr)
+{
+	if (!wait_nr && !pack_ioq_unsubmitted(q))
+		return 0;
+	return pack_ioq_submit_now(q, wait_nr);
 }
 
 /*
