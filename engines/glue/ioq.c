@@ -46,24 +46,38 @@ int pack_ioq_attach(struct pack_ioq *q, struct io_uring *ring, const char *engin
 
 unsigned pack_ioq_reap(struct pack_ioq *q)
 {
-	struct io_uring_cqe *cqe;
+	struct io_uring *ring = q->ring;
+	/* liburing's own timeouts post completions only on kernels without EXT_ARG */
+	const int own_timeouts = !(ring->features & IORING_FEAT_EXT_ARG);
+	int giving_up = q->giving_up;
 	unsigned n = 0;
-	int giving_up;
 
-	pack_uring_run_deferred(q->ring);
-	/* io_uring_peek_cqe() enters the kernel only when none is ready */
-	while (io_uring_cq_ready(q->ring) && !io_uring_peek_cqe(q->ring, &cqe)) {
-		void *user_data = io_uring_cqe_get_data(cqe);
-		int res = cqe->res;
+	pack_uring_run_deferred(ring);
+	/*
+	 * The completion queue read in place, as io_uring_for_each_cqe() does:
+	 * io_uring_cq_ready() and io_uring_peek_cqe() for each completion read
+	 * the queue's head and tail twice, a few times an operation.
+	 */
+	for (;;) {
+		unsigned head = *ring->cq.khead;
+		struct io_uring_cqe *cqe;
+		void *user_data;
+		int res;
 
+		if (head == io_uring_smp_load_acquire(ring->cq.ktail))
+			break;
+		cqe = &ring->cq.cqes[io_uring_cqe_index(ring, head, ring->cq.ring_mask)];
+		user_data = io_uring_cqe_get_data(cqe);
+		res = cqe->res;
 		/* seen before it is handled: the handler may reap too */
-		io_uring_cqe_seen(q->ring, cqe);
-		giving_up = q->giving_up;
+		io_uring_cq_advance(ring, 1);
+		if (own_timeouts && user_data == (void *)(uintptr_t)LIBURING_UDATA_TIMEOUT)
+			continue;
 		q->giving_up = 0;
 		q->complete(q->data, user_data, res);
-		q->giving_up = giving_up;
 		n++;
 	}
+	q->giving_up = giving_up;
 	return n;
 }
 
