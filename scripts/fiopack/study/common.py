@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO, UserError, documents, engines, outputs
+from fiopack import REPO, UserError, documents, engines, jobtext, outputs
 
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -87,31 +87,9 @@ def pack_version() -> str:
     return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else "unknown"
 
 
-# What fio reads otherwise than it is written, in a job file's option line:
-# a line break starts a new line (a new option, a new [job section]); ";"
-# and "#" start a comment, cutting the value there; other control
-# characters are stripped or split it. Nothing the study writes into a job
-# file may hold one: the derived file would not run what the command said.
-JOB_TEXT_BAD = {"\n": "a line break (fio would read a new option or [section] line)",
-                "\r": "a carriage return (fio would read a new line)",
-                ";": "a ';' (fio cuts the value there: a comment)",
-                "#": "a '#' (fio cuts the value there: a comment)"}
-
-
 def check_job_text(text: str, what: str, path: bool = False) -> str:
-    """@text, refused (naming @what, the option or variable) when it holds
-    what fio would read otherwise in a job file; a @path (a target's) also
-    must not hold ':', which fio's directory= and filename= read as a
-    separator between several paths."""
-    for c in text:
-        why = JOB_TEXT_BAD.get(c)
-        if why is None and (c < " " or c == "\x7f"):
-            why = f"a control character ({c!r})"
-        if why is None and path and c == ":":
-            why = "a ':' (fio's directory= and filename= read it as a list of paths)"
-        if why:
-            raise StudyError(f"{what}: {text!r} holds {why}")
-    return text
+    """jobtext.check() with the study's error class."""
+    return jobtext.check(text, what, path, error=StudyError)
 
 
 def value_of(text: str):
