@@ -293,3 +293,42 @@ def test_launcher_runs_with_the_makefiles_python(tmp_path):
     r = subprocess.run([str(launcher), "--help"], capture_output=True, text=True, timeout=60,
                        env=dict(os.environ, PATH=f"{other}:{os.environ['PATH']}"))
     assert r.returncode == 0 and "study" in r.stdout, r.stderr
+
+
+# Issue 23's acceptance trial: the generators wrote --data-dir, --out (the
+# job's read_iolog=) and --name (its first comment line) into the job file
+# as given, so `--data-dir $'/tmp/x\n[evil]\nioengine=null'` added a job
+# section and `--data-dir '/tmp/x;y'` made fio cut the path at ';' (the
+# data file written to /tmp/x, outside the directory named). Each is
+# refused in one line, as the study refuses its job text, and nothing is
+# written.
+GEN_JOB_TEXT = {
+    "bonnie-data-dir-newline": (["bonnie-seq", "--data-dir", "/tmp/x\n[evil]\nioengine=null"],
+                                "--data-dir: '/tmp/x\\n[evil]\\nioengine=null' holds a line break"),
+    "bonnie-data-dir-colon": (["bonnie-seq", "--data-dir", "/tmp/a:b"],
+                              "--data-dir: '/tmp/a:b' holds a ':'"),
+    "bonnie-name-newline": (["bonnie-seq", "--name", "b.fio\n[evil]"],
+                            "--name: 'b.fio\\n[evil]' holds a line break"),
+    "iozone-data-dir-semicolon": (["iozone-grid", "--max-file", "64k", "--data-dir", "/tmp/x;y"],
+                                  "--data-dir: '/tmp/x;y' holds a ';'"),
+    "iozone-data-dir-hash": (["iozone-grid", "--max-file", "64k", "--data-dir", "/tmp/x#y"],
+                             "--data-dir: '/tmp/x#y' holds a '#'"),
+    "iozone-out-newline": (["iozone-grid", "--max-file", "64k", "--out", "OUT/a\nb"],
+                           "holds a line break"),
+}
+
+
+@pytest.mark.parametrize("case", list(GEN_JOB_TEXT))
+def test_generators_refuse_what_fio_would_read_otherwise(case, tmp_path):
+    from conftest import snapshot
+    args, msg = GEN_JOB_TEXT[case]
+    args = [a.replace("OUT", str(tmp_path)) for a in args]
+    if "--out" not in args:
+        args += ["--out", str(tmp_path / "out")]
+    before = snapshot(tmp_path)
+    r = fio_pack("gen", *args)
+    gen = args[0]
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"fio-pack gen {gen}: "), r.stderr
+    assert msg in r.stderr, r.stderr
+    assert snapshot(tmp_path) == before

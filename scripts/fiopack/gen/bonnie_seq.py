@@ -40,6 +40,7 @@ import argparse
 import os
 
 from fiopack import outputs
+from fiopack.gen.common import check_out_and_data_dir
 from fiopack.options import Parser, size as size_type
 from fiopack.units import size_name
 
@@ -176,12 +177,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="directory for the job file and iolog/")
     ap.add_argument("--name", default="bonnie-seq.fio", help="job file name (default bonnie-seq.fio)")
     args = ap.parse_args(argv)
-    if not os.path.isabs(args.data_dir):
-        ap.error("--data-dir must be an absolute path")
     size, byte_io, chunk = args.size, args.byte_io, args.chunk
     if size < byte_io:
         ap.error("--size must be at least --byte-io")
-    outputs.check_dir(args.out, "--out")
+    check_out_and_data_dir(ap, args)
     iolog_dir = os.path.join(args.out, "iolog")
     os.makedirs(iolog_dir, exist_ok=True)
     iolog = os.path.join(iolog_dir, f"bonnie-rewrite-{size_name(size)}-{size_name(chunk)}.log")

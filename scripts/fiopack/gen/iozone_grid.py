@@ -49,6 +49,7 @@ import argparse
 import os
 
 from fiopack import outputs
+from fiopack.gen.common import check_out_and_data_dir
 from fiopack.options import Parser, size
 from fiopack.units import KIB, MIB, parse_size, size_name
 
@@ -266,9 +267,7 @@ def main(argv=None) -> int:
         return 0
     if not args.out:
         ap.error("--out is required")
-    if not os.path.isabs(args.data_dir):
-        ap.error("--data-dir must be an absolute path")
-    outputs.check_dir(args.out, "--out")
+    check_out_and_data_dir(ap, args)
     min_file, max_file = args.min_file, args.max_file
     iolog_dir = os.path.join(args.out, "iolog")
     os.makedirs(iolog_dir, exist_ok=True)

@@ -1,0 +1,19 @@
+"""What the job generators that write a job file and its iologs into --out
+(bonnie-seq, iozone-grid) check before writing anything."""
+import os
+
+from fiopack import jobtext, outputs
+
+
+def check_out_and_data_dir(ap, args) -> None:
+    """--data-dir (the job's filename=, absolute), --out (where the job and
+    its iolog/ go: the job names its iologs under it) and --name (in the
+    job's first comment line) must read back in the job file as they were
+    given (jobtext.check: no line break, ';', '#', and no ':' in a path),
+    and --out must be a directory that can be made or written in."""
+    if not os.path.isabs(args.data_dir):
+        ap.error("--data-dir must be an absolute path")
+    jobtext.check(args.data_dir, "--data-dir", path=True)
+    jobtext.check(args.out, "--out", path=True)
+    jobtext.check(args.name, "--name")
+    outputs.check_dir(args.out, "--out")
