@@ -332,3 +332,22 @@ def test_generators_refuse_what_fio_would_read_otherwise(case, tmp_path):
     assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"fio-pack gen {gen}: "), r.stderr
     assert msg in r.stderr, r.stderr
     assert snapshot(tmp_path) == before
+
+
+# Issue 23's acceptance trial: --name is the job file's name in --out, but
+# was joined to it as a path: `--name /elsewhere/x.fio` or `../x.fio`
+# wrote the job outside --out; `--name .` or `iolog` was refused only
+# after the iologs were written.
+@pytest.mark.parametrize("gen", [["bonnie-seq"], ["iozone-grid", "--max-file", "64k"]],
+                         ids=["bonnie-seq", "iozone-grid"])
+@pytest.mark.parametrize("name", ["ABS", "../up.fio", "sub/x.fio", ".", "..", "", "iolog"])
+def test_generator_name_is_a_name_in_out(gen, name, tmp_path):
+    from conftest import snapshot
+    out = tmp_path / "out"
+    out.mkdir()
+    name = str(tmp_path / "abs.fio") if name == "ABS" else name
+    before = snapshot(tmp_path)
+    r = fio_pack("gen", *gen, "--out", str(out), "--name", name)
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.count("\n") == 1 and f"--name {name!r}" in r.stderr, r.stderr
+    assert snapshot(tmp_path) == before

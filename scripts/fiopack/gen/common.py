@@ -5,6 +5,19 @@ import os
 from fiopack import jobtext, outputs
 
 
+def check_name(ap, args) -> None:
+    """--name is the job file's name in --out: a name, not a path (with a
+    '/' the job went wherever it said, outside --out), and not the iolog/
+    directory beside it; an existing one must be a file the output rules
+    replace. Checked before the iologs are written."""
+    name = args.name
+    if not name or "/" in name or name in (".", "..", "iolog"):
+        ap.error(f"--name {name!r}: the job file's name in --out, without a '/' "
+                 "(and not '.', '..' or 'iolog')")
+    if os.path.isdir(args.out):
+        outputs.check(os.path.join(args.out, name), "--name")
+
+
 def check_out_and_data_dir(ap, args) -> None:
     """--data-dir (the job's filename=, absolute), --out (where the job and
     its iolog/ go: the job names its iologs under it) and --name (in the
@@ -17,3 +30,4 @@ def check_out_and_data_dir(ap, args) -> None:
     jobtext.check(args.out, "--out", path=True)
     jobtext.check(args.name, "--name")
     outputs.check_dir(args.out, "--out")
+    check_name(ap, args)
