@@ -25,7 +25,8 @@ The job files are run as copies with their sizes shrunk to --size-mib and
 their run times to 1-2 s; FIO_DIR points into the scratch directory (the
 IOzone-style generated jobs, bonnie-seq, are generated there with
 scripts/fio-pack gen bonnie-seq --data-dir). Nothing outside the
-scratch directory is written. Tools missing from PATH are reported and
+scratch directory is written; a --work directory must be new or empty, as
+the comparisons replace and remove the files they find there. Tools missing from PATH are reported and
 skipped (install: apt-get install hdparm sysbench bonnie++ strace).
 """
 import argparse
@@ -39,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 import fiopack
-from fiopack import REPO
+from fiopack import REPO, outputs
 from fiopack.options import Parser, number
 
 MIB = 1024 * 1024
@@ -681,6 +682,23 @@ COMPARISONS = {"hdparm": cmp_hdparm, "dd": cmp_dd, "sysbench": cmp_sysbench,
                "bonnie": cmp_bonnie, "bonnie-files": cmp_bonnie_files}
 
 
+def check_work(path: str) -> None:
+    """--work is the command's own scratch directory: the comparisons write
+    their images, data files and job copies there by fixed names, empty
+    their subdirectories (sysbench/, bonnie/) and remove trees in it, so a
+    user's directory given as --work lost the files found there. It must
+    be a path to be made or an empty directory (a link to one is followed,
+    as for outputs)."""
+    outputs.check_dir(path, "--work")
+    if os.path.lexists(path):
+        if not os.path.isdir(path):
+            raise outputs.OutputError(f"--work {path}: not a directory")
+        if os.listdir(path):
+            raise outputs.OutputError(f"--work {path}: not empty: the comparisons write, "
+                                      "replace and remove files in it (name a new or empty "
+                                      "directory)")
+
+
 def main(argv=None) -> int:
     ap = Parser(prog="fio-pack syscalls", description=__doc__.split("\n")[0], epilog=__doc__.split("\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -688,12 +706,16 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=",".join(COMPARISONS),
                     help=f"comma-separated subset of {','.join(COMPARISONS)}")
     ap.add_argument("--size-mib", type=number(int, low=1), default=16, help="target size in MiB (default 16)")
-    ap.add_argument("--work", help="scratch directory (default: a new one under $TMPDIR, removed after)")
+    ap.add_argument("--work", help="scratch directory, new or empty: the comparisons write, "
+                    "replace and remove files in it (default: a new one under $TMPDIR, "
+                    "removed after)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory and traces")
     args = ap.parse_args(argv)
     unknown = [n for n in args.only.split(",") if n not in COMPARISONS]
     if unknown:
         ap.error(f"--only: unknown comparison {unknown[0]!r} (one of {','.join(COMPARISONS)})")
+    if args.work:
+        check_work(args.work)
     if not have("strace"):
         print("strace not installed (apt-get install strace)", file=sys.stderr)
         return 2

@@ -531,6 +531,32 @@ def test_compare_syscalls_script_help():
     assert p.returncode == 0 and "strace" in p.stdout, p.stderr
 
 
+@pytest.mark.nofio
+@pytest.mark.parametrize("work", ["users-dir", "file"])
+def test_syscalls_work_is_a_new_or_empty_directory(work, tmp_path):
+    """Issue 23's acceptance trial: `syscalls --work DIR` wrote, replaced and
+    removed files in a directory the user named, by the comparisons' fixed
+    names (dd/10GB.bin was overwritten and removed, sysbench/ and bonnie/
+    emptied): --work is now a path to make or an empty directory, refused
+    in one line otherwise, before anything runs."""
+    from conftest import snapshot
+    if work == "users-dir":
+        target = tmp_path / "mine"
+        (target / "dd").mkdir(parents=True)
+        (target / "dd" / "10GB.bin").write_text("the user's file\n")
+        (target / "notes.txt").write_text("mine\n")
+    else:
+        target = tmp_path / "file"
+        target.write_text("mine\n")
+    before = snapshot(tmp_path, content=True)
+    p = subprocess.run([*FIO_PACK, "syscalls", "--only", "dd", "--size-mib", "1",
+                        "--work", str(target)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stdout == "", p
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"fio-pack syscalls: --work {target}"), \
+        p.stderr
+    assert snapshot(tmp_path, content=True) == before
+
+
 @pytest.mark.parametrize("mode", ["local", "client-server"])
 def test_cleanup_hint_removes_what_the_job_left(mode, tmp_path):
     """The header's rm line removes every file the job left, run locally or
