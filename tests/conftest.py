@@ -16,6 +16,7 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -373,8 +374,9 @@ def snapshot(root, content=False) -> dict:
         for n in dirnames + filenames:
             p = Path(dirpath, n)
             st = os.lstat(p)
-            kind = ("dir" if p.is_dir() and not p.is_symlink()
-                    else "link" if p.is_symlink() else "file")
+            # a FIFO or device node is never read (a FIFO would block the test)
+            kind = ("dir" if stat.S_ISDIR(st.st_mode) else "link" if stat.S_ISLNK(st.st_mode)
+                    else "file" if stat.S_ISREG(st.st_mode) else f"special {st.st_mode:o}")
             entry = (kind, st.st_size if kind != "dir" else 0, st.st_mtime_ns, st.st_ino)
             if content and kind == "file":
                 entry += (hashlib.sha1(p.read_bytes()).hexdigest(),)

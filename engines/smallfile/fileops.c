@@ -93,9 +93,22 @@ void sf_report_probe_failure(struct sf_data *sd, struct sf_req *rq, int err)
 		sd->o->probe_limit + 1, sd->root, strerror(err));
 }
 
+/*
+ * O_NONBLOCK: a FIFO put in place of a tree file blocked the job in open()
+ * for ever (a read waited for a writer, a write for a reader), in an io-wq
+ * worker with io_uring. With it a read open of a FIFO returns at once (its
+ * read: end of file, or EAGAIN while a writer holds it) and a write open
+ * fails with ENXIO. For a regular file it changes no read or write: the
+ * kernel takes IOCB_NOWAIT from RWF_NOWAIT only, never from the file's
+ * flags; io_uring tries a read or write of such a file inline first (as it
+ * does for file systems with FMODE_NOWAIT) and hands it to io-wq when that
+ * would block. What it changes: an open of a file under a lease (a Samba
+ * or NFS server's) fails with EWOULDBLOCK instead of waiting for the lease
+ * to break. No system call is added.
+ */
 int sf_open_flags(struct sf_data *sd, enum file_op op)
 {
-	int fl = O_NOFOLLOW | O_CLOEXEC;
+	int fl = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
 
 	switch (op) {
 	case FOP_READ:

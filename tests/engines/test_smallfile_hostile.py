@@ -180,6 +180,56 @@ def test_a_device_node_in_the_tree_is_not_written(tmp_path, tree_dir, tree_file_
     assert snapshot(tree_dir) == before
 
 
+FIFO_CASES = [("layout", "write", None), ("append", "write", None),
+              ("deliver", "randwrite", None), ("read", "read", None),
+              ("read", "read", "writer")]
+
+
+@pytest.mark.parametrize("tree_io_api", ["sync", "io_uring"])
+@pytest.mark.parametrize("tree_file_op,rw,held", FIFO_CASES,
+                         ids=["layout", "append", "deliver", "read", "read-writer-holds-it"])
+def test_a_fifo_in_the_tree_does_not_block_the_job(tmp_path, tree_dir, tree_file_op, rw, held,
+                                                   tree_io_api):
+    """A FIFO in place of a tree file (or of deliver's staging file) blocked
+    the job in open() for ever: a write waits for a reader, a read for a
+    writer (io_uring: in an io-wq worker). Opened O_NONBLOCK: a write is
+    refused in one line naming the file (ENXIO, nothing written), a read
+    finds the FIFO empty (no writer) or, in the sync path, fails with
+    EAGAIN (a writer that writes nothing holds it); the job ends and the
+    FIFO stays.
+    (A read counts the FIFO as an empty file: reads look at no file type,
+    which would cost a call per file.)"""
+    if held and tree_io_api == "io_uring":
+        pytest.skip("io_uring polls a pipe whatever O_NONBLOCK says: a read of a FIFO "
+                    "whose writer writes nothing waits (docs/RELIABILITY.md, limits)")
+    layout(tree_dir, 20, **LINKED)
+    new = Shape(20, 2, 1, maildir=True).path(0)
+    path = tree_dir / (new.replace("/new/", "/tmp/") + ".w1.0" if tree_file_op == "deliver"
+                       else new)
+    path.parent.mkdir(exist_ok=True)
+    if path.exists():
+        path.unlink()
+    os.mkfifo(path)
+    fd = os.open(path, os.O_RDWR | os.O_NONBLOCK) if held else None
+    try:
+        before = snapshot(tree_dir, content=True)
+        opts = dict(LINKED, number_ios=20) if tree_file_op in ("append", "deliver") else LINKED
+        r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op=tree_file_op, rw=rw,
+                            tree_io_api=tree_io_api, **opts), timeout=30)
+    finally:
+        if fd is not None:
+            os.close(fd)
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+    if tree_file_op == "read" and not held:
+        r.ok()
+        assert r.json["jobs"][0]["read"]["io_bytes"] == 19 * 4096
+        assert snapshot(tree_dir, content=True) == before
+    else:   # the files written before the FIFO was met are the job's: not compared
+        assert_refused(r, str(path))
+        assert ("Resource temporarily unavailable" if held else "No such device or address") \
+            in r.smallfile_lines()[0]
+
+
 # ---------------------------------------------------------------------------
 # Numeric options never wrap
 # ---------------------------------------------------------------------------
