@@ -243,6 +243,47 @@ int dbr_layout(struct dbr_job *dj, int first)
 }
 
 /*
+ * Whether every path the manifest lists that exists now was made after the
+ * manifest: the engine writes a path's line before it makes the path, so
+ * a file born before the manifest is someone else's, listed by a manifest
+ * that was forged or copied in; the run would write over it and remove it.
+ * Birth times from statx; where a file system has none, not checked. 0, or
+ * 1 with the path said.
+ */
+static int listed_paths_are_younger(struct dbr_job *dj)
+{
+	struct statx mx, fx;
+	size_t i;
+
+	if (!dj->nowned || statx(dj->rootfd, MANIFEST, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &mx) ||
+	    !(mx.stx_mask & STATX_BTIME))
+		return 0;
+	for (i = 0; i < dj->owned_cap; i++) {
+		const char *path = dj->owned[i], *base;
+		int dfd, older;
+
+		if (!path)
+			continue;
+		dfd = dbr_open_parent(dj, path, 0, &base);
+		if (dfd < 0)
+			continue; /* not there: nothing to tell */
+		older = !statx(dfd, base, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &fx) &&
+			(fx.stx_mask & STATX_BTIME) &&
+			(fx.stx_btime.tv_sec < mx.stx_btime.tv_sec ||
+			 (fx.stx_btime.tv_sec == mx.stx_btime.tv_sec &&
+			  fx.stx_btime.tv_nsec < mx.stx_btime.tv_nsec));
+		close(dfd);
+		if (older) {
+			pack_log_err(
+				"dbreplay: dbr_target %s: %s lists %s, which is older than it: not made by dbreplay; refusing to use this directory\n",
+				dj->root, MANIFEST, path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Reads the manifest of a target the engine used before; 0 or 1 (error
  * said). It must be a regular file (a FIFO would block the job, a
  * directory is no manifest), read to its end without error, each line a
@@ -273,6 +314,15 @@ static int read_manifest(struct dbr_job *dj)
 		close(fd);
 		return 1;
 	}
+	/* the engine's manifest has one name and is the engine user's (a hard link is a copy's) */
+	if (st.st_nlink != 1 || st.st_uid != geteuid()) {
+		pack_log_err(
+			"dbreplay: dbr_target %s: %s %s, not dbreplay's manifest; refusing to use this directory\n",
+			dj->root, MANIFEST,
+			st.st_nlink != 1 ? "has more than one link" : "belongs to another user");
+		close(fd);
+		return 1;
+	}
 	if (dbr_distinct_fd(dj, fd, "dbr_target's manifest", dj->manifest_path)) {
 		close(fd);
 		return 1;
@@ -294,6 +344,14 @@ static int read_manifest(struct dbr_job *dj)
 			pack_log_err(
 				"dbreplay: dbr_target %s: %s line %lu is longer than a path (%d bytes); refusing to use this directory\n",
 				dj->root, MANIFEST, n, DBTRACE_MAX_PATH);
+			fclose(fp);
+			return 1;
+		}
+		/* the engine writes its head first, whole: any other text is not its manifest */
+		if (n == 1 && strcmp(line, MANIFEST_HEAD)) {
+			pack_log_err(
+				"dbreplay: dbr_target %s: %s does not begin with dbreplay's head line, not its manifest; refusing to use this directory\n",
+				dj->root, MANIFEST);
 			fclose(fp);
 			return 1;
 		}
@@ -322,7 +380,7 @@ static int read_manifest(struct dbr_job *dj)
 		return 1;
 	}
 	fclose(fp);
-	return 0;
+	return listed_paths_are_younger(dj);
 }
 
 /*

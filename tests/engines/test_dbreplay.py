@@ -693,7 +693,9 @@ def test_forged_manifest_is_refused(tmp_path):
     trace = write(tmp_path / "doc.trace", DOC_TRACE)
     target = tmp_path / "t"
     target.mkdir()
-    (target / ".fio-dbreplay").write_text("# forged\n../victim\n")
+    # the engine's head line, so that the path is what is refused
+    (target / ".fio-dbreplay").write_text("# fio dbreplay engine: it created the paths below "
+                                          "(one a line) and removes only those\n../victim\n")
     (tmp_path / "victim").write_text("x")
     before = snapshot(tmp_path, content=True)
     res = run_fio(dbr_args(trace, dbr_target=target))

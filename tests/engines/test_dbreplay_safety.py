@@ -496,6 +496,59 @@ def test_manifest_must_be_a_regular_file_of_paths(tmp_path, case):
     assert contents(tmp_path) == before
 
 
+@pytest.mark.parametrize("case", ["no-head", "older-than-it", "trace-path-older",
+                                  "hard-linked", "other-owner"])
+def test_a_manifest_must_prove_the_paths_it_lists(tmp_path, case):
+    """Any .fio-dbreplay in the target was taken as the engine's manifest,
+    and every path it listed as the engine's: a forged or copied-in
+    manifest naming a user's file had the replay write over it (a trace
+    path) or remove it at the end (any path), exit 0. The manifest must be
+    a regular file with one link, of the engine's user, beginning with the
+    engine's head line, and no path it lists may be older than it (the
+    engine writes a path's line before it makes the path)."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    target = tmp_path / "t"
+    target.mkdir()
+    manifest = target / ".fio-dbreplay"
+    mine = target / ("base/16384/16397" if case == "trace-path-older" else "mine.txt")
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("the user's")
+    time.sleep(0.01)
+    want = {"no-head": ".fio-dbreplay does not begin with dbreplay's head line",
+            "older-than-it": ".fio-dbreplay lists mine.txt, which is older than it",
+            "trace-path-older": ".fio-dbreplay lists base/16384/16397, which is older than it",
+            "hard-linked": ".fio-dbreplay has more than one link",
+            "other-owner": ".fio-dbreplay belongs to another user"}[case]
+    listed = "base\nbase/16384\nbase/16384/16397\n" if case == "trace-path-older" else "mine.txt\n"
+    manifest.write_text(("# dbreplay\n" if case == "no-head" else OLD_HEAD) + listed)
+    if case == "hard-linked":
+        os.link(manifest, tmp_path / "copy")
+    if case == "other-owner":
+        os.chown(manifest, 65534, 65534)
+    before = contents(tmp_path)
+    res = run_fio(dbr_args(trace, dbr_target=target), timeout=30)
+    assert_refused(res, f"dbr_target {target}: {want}")
+    assert contents(tmp_path) == before
+    assert mine.read_text() == "the user's"
+
+
+def test_a_kept_target_is_replayed_again_and_cleaned(tmp_path):
+    """What the proof keeps working: a target kept by dbr_keep=1 (its
+    manifest older than the files it lists) is replayed again, and the
+    next run without dbr_keep removes what the engine made, and only
+    that."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    target = tmp_path / "t"
+    target.mkdir()
+    (target / "notes").write_text("the user's")
+    run_fio(dbr_args(trace, dbr_target=target, dbr_keep=1)).ok()
+    assert (target / ".fio-dbreplay").read_text().startswith(OLD_HEAD)
+    run_fio(dbr_args(trace, dbr_target=target, dbr_keep=1)).ok()
+    run_fio(dbr_args(trace, dbr_target=target)).ok()
+    assert sorted(p.name for p in target.iterdir()) == ["notes"]
+    assert (target / "notes").read_text() == "the user's"
+
+
 def test_unfinished_manifest_line_is_never_a_path_of_the_engine(tmp_path):
     """A run killed while writing a path to its manifest (the engine writes
     a path whole before creating it) leaves an unfinished last line: that
