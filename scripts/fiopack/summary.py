@@ -26,7 +26,7 @@ import argparse
 import json
 import re
 
-from fiopack import UserError, documents, engines, mounts
+from fiopack import UserError, documents, engines, inputs, mounts
 from fiopack.options import Parser
 from fiopack.results import data as results
 from fiopack.results.data import parse_fio_text
@@ -56,11 +56,8 @@ def human_bytes(n):
 def load(path):
     """The fio JSON document of @path, checked as the analysis checks it
     (notes before the document skipped; its shape fio's)."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", errors="replace")
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror}")
+    text = inputs.read_whole(path, UserError, "fio's JSON output").decode("utf-8",
+                                                                         errors="replace")
     try:
         return parse_fio_text(text, path)[0]
     except UserError:
@@ -73,11 +70,8 @@ def load(path):
 def opstats_lines(path):
     """The records of the smallfile engine's opstats file @path, each of
     the engine's shape."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", errors="replace")
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror}")
+    text = inputs.read_whole(path, UserError, "an opstats file").decode("utf-8",
+                                                                        errors="replace")
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():

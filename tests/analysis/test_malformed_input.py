@@ -394,3 +394,54 @@ def test_bench_capture_combine_family(tmp_path, capsys):
 def test_option_texts_refused(argv, capsys):
     rc, err = run(capsys, *argv, what=" ".join(argv))
     assert rc == 2 and err.count("\n") == 1 and argv[-2] in err, err
+
+
+# ---------------------------------------------------------------------------
+# Inputs that are not files, or no end (the acceptance trial of issue 23)
+# ---------------------------------------------------------------------------
+
+PACK = [__import__("sys").executable, str(REPO / "scripts" / "fio-pack")]
+LOCAL = FIXTURES / "local-multi.out"
+# what each command reads, as a function of the input's path
+READERS = {"summary": lambda p, d: ["summary", p],
+           "summary-opstats": lambda p, d: ["summary", LOCAL, p],
+           "analyze": lambda p, d: ["analyze", "rows", p],
+           "bench-combine": lambda p, d: ["bench", "capture", "--combine", p],
+           "capture-convert": lambda p, d: ["capture", "convert", p, "--db", "generic",
+                                            "--datadir", d, "-o", d / "o.trace"]}
+
+
+def _input(tmp_path, kind):
+    if kind == "fifo":
+        import os
+        os.mkfifo(tmp_path / "in")
+        return tmp_path / "in"
+    if kind == "sparse-1TB":
+        with open(tmp_path / "in", "wb") as f:
+            f.truncate(1 << 40)
+        return tmp_path / "in"
+    return Path("/dev/zero")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse-1TB"])
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_an_input_that_is_not_a_file_or_has_no_end(reader, kind, tmp_path):
+    """A FIFO as an input blocked the command for ever in open(); /dev/zero
+    (and /dev/urandom) or a sparse 1 TB file were read whole, or as one
+    line, until a MemoryError traceback. An input must be a regular file
+    (fiopack/inputs.py), a document read whole at most 256 MiB, a line of
+    strace's output at most 16 MiB: one line naming the file, exit 2."""
+    import subprocess
+    path = _input(tmp_path, kind)
+    try:
+        p = subprocess.run(PACK + [str(a) for a in READERS[reader](path, tmp_path)], capture_output=True,
+                           text=True, timeout=30, cwd=tmp_path,
+                           preexec_fn=lambda: __import__("resource").setrlimit(
+                               __import__("resource").RLIMIT_AS, (4 << 30, 4 << 30)))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"fio-pack {reader} on {kind}: still running after 30 s")
+    assert "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and str(path) in lines[0], p.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == ([] if kind == "dev-zero" else ["in"])

@@ -60,7 +60,7 @@ import time
 from pathlib import Path
 
 import fiopack
-from fiopack import UserError, documents, outputs
+from fiopack import UserError, documents, inputs, outputs
 from fiopack.capture import postgres
 from fiopack.capture.bpf import IOCAP
 from fiopack.capture.procs import tasks_of
@@ -448,7 +448,7 @@ def combined_run(path) -> dict:
     """One --json file for --combine, of the shape this benchmark writes:
     every round has the figures of "alone" and of each tracer."""
     try:
-        run = json.loads(Path(path).read_bytes())
+        run = json.loads(inputs.read_whole(path, UserError, "a --combine file"))
         documents.check(run, documents.BENCH_CAPTURE)
     except OSError as e:
         raise UserError(f"--combine {path}: {e.strerror}")

@@ -80,11 +80,14 @@ from fiopack.capture.procs import (Watcher, descendants, direct_fds, read_listin
                                    read_procinfo, take_listing, task_label, write_procinfo)
 from fiopack.capture.rules import (DB_ALIASES, DB_NAMES, PAGESIZE, PROG, RULES, TRACE_SET,
                                    Error)
-from fiopack import UserError, outputs
+from fiopack import UserError, inputs, outputs
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.trace import dbtrace as dt  # the format's reader/writer
 from fiopack.trace.cli import pick_command
+
+# strace's longest line: a call's strings at -s 65535, escaped (4 bytes a byte)
+STRACE_LINE_MAX = 16 << 20
 
 # ---------------------------------------------------------------------------
 # Commands
@@ -147,6 +150,8 @@ def convert_file(a, db, strace_out, listing, procinfo, capture, cwd, name=None,
                  root_name=None, tracer_stats=None) -> dict:
     kw = dict(listing=listing, procinfo=procinfo, cwd=cwd, outside=a.outside,
               outside_prefix=a.outside_prefix, name=name or strace_out)
+    # the input's rules (fiopack.inputs) before either converter reads it
+    inputs.open_regular(strace_out, Error, "strace's output").close()
     # iocap-convert makes the records when it holds every line (native.py):
     # iocap's output always; strace's goes to the Python converter
     conv = NativeConverter(db, a.datadir, **kw)
@@ -175,10 +180,7 @@ def convert_file(a, db, strace_out, listing, procinfo, capture, cwd, name=None,
 
 
 def feed_file(conv: Converter, strace_out: str, name: Optional[str]):
-    try:
-        f = open(strace_out, "rb")
-    except OSError as e:
-        raise Error(f"cannot open {strace_out}: {e.strerror}")
+    f = inputs.open_regular(strace_out, Error, "strace's output")
     with f:
         first = f.read(2)
         f.seek(0)
@@ -186,7 +188,12 @@ def feed_file(conv: Converter, strace_out: str, name: Optional[str]):
             import gzip
             f = gzip.GzipFile(fileobj=f)
         try:
-            for n, raw in enumerate(f, 1):
+            # a line at most STRACE_LINE_MAX: /dev/zero's bytes or a sparse
+            # file are one line without end, read until the memory ran out
+            for n, raw in enumerate(iter(lambda: f.readline(STRACE_LINE_MAX + 1), b""), 1):
+                if len(raw) > STRACE_LINE_MAX:
+                    raise Error(f"{name or strace_out} line {n}: longer than "
+                                f"{STRACE_LINE_MAX >> 20} MiB: not strace's output")
                 conv.feed(n, raw.decode("latin-1"))
         except (OSError, EOFError) as e:
             raise Error(f"{name or strace_out}: cannot read: {e}")

@@ -33,7 +33,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO, UserError, documents
+from fiopack import REPO, UserError, documents, inputs
 from fiopack import catalogue  # the catalogue's metric expressions
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -228,10 +228,9 @@ def check_document(doc, shape, where: str, what: str) -> None:
 def read_json(path: Path, what: str):
     """The JSON document of a file the analysis reads whole (a catalogue,
     study.json, a meta file), or one line naming the file."""
+    data = inputs.read_whole(path, AnalysisError, what)
     try:
-        return json.loads(path.read_bytes())
-    except OSError as e:
-        raise AnalysisError(f"{path}: cannot read: {e.strerror}")
+        return json.loads(data)
     except RecursionError:
         raise AnalysisError(f"{path}: not {what}: nested too deep")
     except ValueError as e:
@@ -667,10 +666,9 @@ class Loader:
         return looked
 
     def _add_file(self, p: Path, explicit: bool) -> None:
-        try:
-            data = p.read_bytes()
-        except OSError as e:
-            raise AnalysisError(f"{p}: cannot read: {e.strerror}")
+        if not explicit and not p.is_file():
+            return      # a FIFO or device found in a directory: not a result
+        data = inputs.read_whole(p, AnalysisError, "fio's JSON output")
         if not explicit and not looks_like_fio(data):
             return
         text = data.decode("utf-8", errors="replace")
@@ -699,7 +697,7 @@ class Loader:
                     head = fh.read(256)
                 if not head.lstrip().startswith(b"{") or b'"fio version"' in head:
                     continue      # job files, fio's stdout; results: reached from their meta
-                data = f.read_bytes()
+                data = inputs.read_whole(f, AnalysisError, "a study run's meta file")
                 try:
                     m = json.loads(data)
                 except (ValueError, RecursionError):
@@ -721,7 +719,7 @@ class Loader:
             if not rp.is_file():
                 self.ds.notes.append(f"{d}: run {run_no} has no fio JSON; left out")
                 continue
-            data = rp.read_bytes()
+            data = inputs.read_whole(rp, AnalysisError, "fio's JSON output")
             doc, pre, js = parse_fio_text(data.decode("utf-8", errors="replace"), str(rp))
             _check_meta(rp, doc, meta)
             h = sha256_bytes(js.encode())
