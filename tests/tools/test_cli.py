@@ -23,8 +23,8 @@ FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
 pytestmark = [pytest.mark.nofio, pytest.mark.nosan]
 
 
-def fio_pack(*args, env=None):
-    return subprocess.run([*FIO_PACK, *args], capture_output=True, text=True, timeout=60,
+def fio_pack(*args, env=None, timeout=60):
+    return subprocess.run([*FIO_PACK, *args], capture_output=True, text=True, timeout=timeout,
                           env=env)
 
 
@@ -350,4 +350,24 @@ def test_generator_name_is_a_name_in_out(gen, name, tmp_path):
     r = fio_pack("gen", *gen, "--out", str(out), "--name", name)
     assert r.returncode == 2 and r.stdout == "", r
     assert r.stderr.count("\n") == 1 and f"--name {name!r}" in r.stderr, r.stderr
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("gen", [["bonnie-seq", "--size", str(2**63)],
+                                 ["bonnie-seq", "--size", "4096g", "--chunk", "512"],
+                                 ["iozone-grid", "--max-file", str(2**63)]],
+                         ids=["bonnie-2^63", "bonnie-4096g-512", "iozone-2^63"])
+def test_generators_refuse_iologs_without_end(gen, tmp_path):
+    """A size near 2^63 had bonnie-seq and iozone-grid write their iologs
+    (a line per chunk) for ever: gigabytes until the disk was full. More
+    than 2^28 records is refused in one line before anything is written."""
+    from conftest import snapshot
+    out = tmp_path / "out"
+    before = snapshot(tmp_path)
+    try:
+        r = fio_pack("gen", *gen, "--out", str(out), timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("still writing after 30 s")
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.count("\n") == 1 and "iolog records, more than the 268435456" in r.stderr
     assert snapshot(tmp_path) == before

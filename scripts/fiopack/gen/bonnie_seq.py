@@ -40,7 +40,7 @@ import argparse
 import os
 
 from fiopack import outputs
-from fiopack.gen.common import check_out_and_data_dir
+from fiopack.gen.common import check_iolog_records, check_out_and_data_dir
 from fiopack.options import Parser, size as size_type
 from fiopack.units import size_name
 
@@ -180,6 +180,8 @@ def main(argv=None) -> int:
     size, byte_io, chunk = args.size, args.byte_io, args.chunk
     if size < byte_io:
         ap.error("--size must be at least --byte-io")
+    # a read and a write line per chunk
+    check_iolog_records(ap, 2 * (size // chunk), f"--size {args.size} in chunks of {chunk}")
     check_out_and_data_dir(ap, args)
     iolog_dir = os.path.join(args.out, "iolog")
     os.makedirs(iolog_dir, exist_ok=True)

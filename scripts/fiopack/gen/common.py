@@ -18,6 +18,20 @@ def check_name(ap, args) -> None:
         outputs.check(os.path.join(args.out, name), "--name")
 
 
+# records a generated iolog may hold, all of a command's iologs together:
+# bonnie++'s 2x RAM of a 1 TiB machine at 8k chunks. A size near 2^63 wrote
+# gigabytes of iolog until the disk was full or the user gave up.
+IOLOG_RECORDS_MAX = 1 << 28
+
+
+def check_iolog_records(ap, records: int, what: str) -> None:
+    """Refuses, in one line, iologs of more than IOLOG_RECORDS_MAX records,
+    before anything is written."""
+    if records > IOLOG_RECORDS_MAX:
+        ap.error(f"{what}: {records} iolog records, more than the {IOLOG_RECORDS_MAX} a "
+                 f"generator writes (about {IOLOG_RECORDS_MAX * 40 >> 30} GiB of iolog)")
+
+
 def check_out_and_data_dir(ap, args) -> None:
     """--data-dir (the job's filename=, absolute), --out (where the job and
     its iolog/ go: the job names its iologs under it) and --name (in the

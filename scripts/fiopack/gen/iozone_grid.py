@@ -49,7 +49,7 @@ import argparse
 import os
 
 from fiopack import outputs
-from fiopack.gen.common import check_out_and_data_dir
+from fiopack.gen.common import check_iolog_records, check_out_and_data_dir
 from fiopack.options import Parser, size
 from fiopack.units import KIB, MIB, parse_size, size_name
 
@@ -269,6 +269,9 @@ def main(argv=None) -> int:
         ap.error("--out is required")
     check_out_and_data_dir(ap, args)
     min_file, max_file = args.min_file, args.max_file
+    # a backward and a stride iolog of FILE/REC records for each pair
+    check_iolog_records(ap, sum(2 * (f // r) for f, r in grid(min_file, max_file)),
+                        f"--min-file {args.min_file} --max-file {args.max_file}")
     iolog_dir = os.path.join(args.out, "iolog")
     os.makedirs(iolog_dir, exist_ok=True)
     for f, r in grid(min_file, max_file):
