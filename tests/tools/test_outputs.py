@@ -353,6 +353,11 @@ def before_work_cases(tmp, ro, make=True):
                                   ro / "d.json"], ro / "d.json"),
         ("bench capture --output", ["bench", "capture", "--tracers", "none", "--output",
                                     ro / "k.md"], ro / "k.md"),
+        # --fio missing: without the check these end in its error, not a long run
+        ("bench device --output", ["bench", "device", "--quick", "--fio", tmp / "no-fio",
+                                   "--dir", tmp / "none", "--output", ro / "v.md"], ro / "v.md"),
+        ("bench models --raw", ["bench", "models", "--quick", "--fio", tmp / "no-fio",
+                                "--dir", tmp / "none", "--raw", ro / "m.json"], ro / "m.json"),
     ]
 
 
