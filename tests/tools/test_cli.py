@@ -371,3 +371,24 @@ def test_generators_refuse_iologs_without_end(gen, tmp_path):
     assert r.returncode == 2 and r.stdout == "", r
     assert r.stderr.count("\n") == 1 and "iolog records, more than the 268435456" in r.stderr
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("bench", [["device", "--quick", "--dir", "NONE"],
+                                   ["models", "--quick", "--dir", "NONE"],
+                                   ["dbreplay", "--records", "1000", "--repeats", "1"],
+                                   ["smallfile", "--sections", "B1", "--repeats", "1"]],
+                         ids=["device", "models", "dbreplay", "smallfile"])
+@pytest.mark.parametrize("fio", ["missing", "directory", "not-executable"])
+def test_bench_fio_that_cannot_run_is_refused(bench, fio, tmp_path):
+    """--fio naming a directory, a file without x or nothing ended bench
+    device, models and dbreplay in a PermissionError or FileNotFoundError
+    traceback (bench smallfile took a directory for fio): one line naming
+    --fio, exit 2, before anything runs."""
+    path = {"missing": tmp_path / "no-fio", "directory": tmp_path,
+            "not-executable": tmp_path / "fio"}[fio]
+    (tmp_path / "fio").write_text("#!/bin/sh\n")
+    argv = [str(tmp_path / "none") if x == "NONE" else x for x in bench]
+    r = fio_pack("bench", *argv, "--fio", str(path), timeout=60)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and str(path) in r.stderr, r.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["fio"]

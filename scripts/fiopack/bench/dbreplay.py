@@ -901,6 +901,7 @@ def main(argv):
     p = parser()
     a = p.parse_args(argv)
     harness.check_outputs(a)
+    harness.check_fio(p, a)
     if a.device and not a.paced:
         p.error("--device applies to --paced (parts A-C run on a tmpfs or --target-dir)")
     if a.paced:

@@ -98,6 +98,7 @@ def parse_args(argv):
     harness.add_output_options(p)
     a = p.parse_args(argv)
     harness.check_outputs(a)    # before the devices come up and the runs begin
+    harness.check_fio(p, a)
     a.repeats = a.repeats or (1 if a.quick else 3)
     a.runtime = a.runtime or (1 if a.quick else 3)
     a.engine = "fio's own io_uring engine (no pack engine)"

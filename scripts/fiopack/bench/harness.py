@@ -470,6 +470,25 @@ def add_build_options(p, engine):
                    help="engine shared object (default build/%s.so)" % engine)
 
 
+def program_problem(path):
+    """Why @path (--fio) cannot be run, or None: a directory or a file
+    without x was handed to subprocess and ended in a PermissionError
+    traceback, a missing one in a FileNotFoundError."""
+    if not os.path.exists(path):
+        return "not found (run make)"
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return "not an executable file"
+    return None
+
+
+def check_fio(p, a) -> None:
+    """--fio, as soon as it is parsed: one line (the parser's error) if it
+    cannot be run."""
+    why = program_problem(a.fio)
+    if why:
+        p.error(f"--fio {a.fio}: {why}")
+
+
 def preflight(name, a, why_root, peak_rss=False):
     """The refusals every benchmark of a built engine starts with: not root
     (@why_root says what needs it), fio or the engine not built, or (with
@@ -479,9 +498,12 @@ def preflight(name, a, why_root, peak_rss=False):
     if os.geteuid() != 0:
         sys.stderr.write("fio-pack bench %s: must run as root (%s)\n" % (name, why_root))
         return 2
-    for path in (a.fio, a.engine):
-        if not os.path.exists(path):
-            sys.stderr.write("fio-pack bench %s: %s not found (run make)\n" % (name, path))
+    for path, why in ((a.fio, program_problem(a.fio)),
+                      (a.engine, None if os.path.isfile(a.engine) else
+                       "not found (run make)" if not os.path.exists(a.engine) else
+                       "not a regular file")):
+        if why:
+            sys.stderr.write("fio-pack bench %s: %s %s\n" % (name, path, why))
             return 2
     if peak_rss and not os.path.exists("/usr/bin/time"):
         sys.stderr.write("fio-pack bench %s: /usr/bin/time not found (apt-get install time)\n"
