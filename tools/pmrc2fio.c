@@ -652,8 +652,9 @@ int main(int argc, char **argv)
 	const char *src = "-", *srcname, *out = NULL;
 	const char *engine = PMRC2FIO_ENGINE, *name = "postmark", *why;
 	struct conversion cv;
-	int c, in = STDIN_FILENO, ret = 2;
+	int c, in = STDIN_FILENO, ret = 2, have_cst;
 	char msg[8192], *text;
+	struct stat cst;
 	size_t len;
 
 	opterr = 0;
@@ -708,6 +709,7 @@ int main(int argc, char **argv)
 		}
 	}
 	c = read_config(in, srcname, &text, &len, msg, sizeof(msg));
+	have_cst = !fstat(in, &cst);
 	if (in != STDIN_FILENO)
 		close(in);
 	if (c) {
@@ -722,7 +724,21 @@ int main(int argc, char **argv)
 	}
 	if (out) {
 		struct outfile of;
+		struct stat ost;
 
+		/*
+		 * -o naming CONFIG (or a link to it) replaced the configuration
+		 * with its job file: the user's input is not an output.
+		 */
+		if (have_cst && S_ISREG(cst.st_mode) && !stat(out, &ost) &&
+		    ost.st_dev == cst.st_dev && ost.st_ino == cst.st_ino) {
+			pack_errf(msg, sizeof(msg),
+				  PROG
+				  ": -o %s is the configuration %s itself; name another output",
+				  out, srcname);
+			fprintf(stderr, "%s\n", msg);
+			goto out_cv;
+		}
 		if (outfile_open(&of, out, msg, sizeof(msg))) {
 			fprintf(stderr, PROG ": %s: %s\n", out, msg);
 			goto out_cv;

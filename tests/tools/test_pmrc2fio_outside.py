@@ -11,13 +11,14 @@ opened), so that a regression cannot turn the machine's /dev/null into a
 file."""
 import os
 import socket
+import subprocess
 import stat
 import threading
 from pathlib import Path
 
 import pytest
 
-from test_pmrc2fio import IS_ROOT, PMRC_000, _build, jobs_of, run_tool
+from test_pmrc2fio import IS_ROOT, PMRC_000, TOOL, _build, _env, jobs_of, run_tool
 
 # (_build: the module fixture that makes build/pmrc2fio, imported to run here too)
 pytestmark = [pytest.mark.nosan, pytest.mark.usefixtures(_build.__name__)]
@@ -283,3 +284,26 @@ def test_a_read_error_is_an_error(tmp_path):
     # reading one's own /proc/self/mem at offset 0 (unmapped) fails with EIO
     r = run_bounded("-o", tmp_path / "out.fio", "/proc/self/mem")
     assert_refused(r, "pmrc2fio: /proc/self/mem: Input/output error", tmp_path, {})
+
+
+@pytest.mark.parametrize("how", ["same-path", "symlink-to-it", "hard-link", "stdin"])
+def test_output_that_is_the_configuration_is_refused(how, tmp_path):
+    """`pmrc2fio -o CFG CFG` (or -o a link to CFG, or CFG on standard input)
+    replaced the user's configuration with its job file, exit 0. The input
+    is not an output: refused in one line, CFG unchanged."""
+    cfg = tmp_path / "cfg.pmrc"
+    cfg.write_text(PMRC_000)
+    out = {"same-path": cfg, "stdin": cfg, "symlink-to-it": tmp_path / "link",
+           "hard-link": tmp_path / "hard"}[how]
+    if how == "symlink-to-it":
+        os.symlink("cfg.pmrc", out)
+    elif how == "hard-link":
+        os.link(cfg, out)
+    before = listing(tmp_path)
+    if how == "stdin":
+        with open(cfg) as f:
+            r = subprocess.run([str(TOOL), "-o", str(out), "-"], stdin=f, capture_output=True,
+                               text=True, env=_env(), timeout=30)
+    else:
+        r = run_tool("-o", out, cfg)
+    assert_refused(r, "is the configuration", tmp_path, before)
