@@ -75,12 +75,25 @@ def target(path, what=None) -> tuple:
                       f"a character device or a FIFO")
 
 
-def check(path, what=None) -> None:
+def check(path, what=None, inputs=()) -> None:
     """Refuses, before any work, an output the rules refuse or that cannot be
     written: the directory a replaced file goes to must be writable, a device
-    or FIFO writable itself. None (no such option given) passes."""
+    or FIFO writable itself; and an output that is one of the command's
+    @inputs (the same file, through links): `trace export-iolog T -o T`
+    replaced the user's trace. None (no such option given) passes."""
     if path is None:
         return
+    try:
+        out = os.stat(path)
+    except OSError:
+        out = None
+    for i in inputs if out and stat.S_ISREG(out.st_mode) else ():
+        try:
+            st = os.stat(i)
+        except (OSError, TypeError, ValueError):
+            continue    # "-", or missing: the reader says so
+        if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+            raise OutputError(f"{_name(path, what)}: is the input {i}; name another output")
     how, real = target(path, what)
     if how == "replace":
         d = os.path.dirname(real)

@@ -378,3 +378,32 @@ def test_outputs_are_checked_before_the_work(case, tmp_path, ro_dir):
     assert listing(ro_dir) == {str(ro_dir): []}
     assert listing(tmp_path / "data", tmp_path / "in") == before
     assert sorted(os.listdir(tmp_path)) == ["bad.iolog", "data", "in", "ro"], name
+
+
+# each command, and the input (in inputs()) it is given as its -o too
+READS_ITS_OUTPUT = {
+    "trace export-iolog": (["trace", "export-iolog", "in.trace"], "in.trace"),
+    "trace import-iolog": (["trace", "import-iolog", "in.iolog"], "in.iolog"),
+    "trace import-blkparse": (["trace", "import-blkparse", "in.iolog"], "in.iolog"),
+    "capture convert": (["capture", "convert", "in.strace", "--datadir", "/db", "--db",
+                         "generic"], "in.strace")}
+
+
+@pytest.mark.parametrize("via", ["same-path", "symlink"])
+@pytest.mark.parametrize("cmd", sorted(READS_ITS_OUTPUT))
+def test_an_output_that_is_the_input_is_refused(cmd, via, tmp_path):
+    """`trace export-iolog T -o T` replaced the user's trace with its iolog
+    (exit 0), and so did the importers and `capture convert` given their
+    input as -o, by name or through a symlink: refused in one line before
+    anything is read or written (outputs.check's inputs)."""
+    inp = inputs(tmp_path / "in")
+    argv, name = READS_ITS_OUTPUT[cmd]
+    argv = [inp / x if x.startswith("in.") else x for x in argv]
+    out = inp / name
+    if via == "symlink":
+        os.symlink(out, tmp_path / "link")
+        out = tmp_path / "link"
+    before = {p.name: p.read_bytes() for p in inp.iterdir()}
+    r = fio_pack(*argv, "-o", out)
+    one_line(r, "is the input")
+    assert {p.name: p.read_bytes() for p in inp.iterdir()} == before

@@ -126,7 +126,9 @@ def check_outputs(a):
     is long: its trace refused at the end would lose it)."""
     if not a.output:
         raise Error("-o OUT.trace[.gz] is required")
-    outputs.check(a.output, "-o")
+    # convert's strace output, --listing and --procinfo are its inputs
+    outputs.check(a.output, "-o", [x for x in (getattr(a, "input", None), getattr(a, "listing", None),
+                                               getattr(a, "procinfo", None)) if x])
     outputs.check(getattr(a, "ready", None), "--ready")
     outputs.check_dir(getattr(a, "keep", None), "--keep")
     for n in ("strace.out", "listing", "procinfo") if getattr(a, "keep", None) else ():

@@ -244,7 +244,7 @@ class BlkparseImport:
 
 def cmd_import_blkparse(a) -> int:
     pagesize = check_pagesize(a.pagesize)
-    outputs.check(a.output, "-o")       # before the input is read
+    outputs.check(a.output, "-o", [a.input])       # before the input is read
     name = "<stdin>" if a.input == "-" else a.input
     imp = BlkparseImport(a, name)
     notes = Notes(a.quiet)

@@ -108,7 +108,7 @@ def cmd_import_iolog(a) -> int:
     if not a.inputs:
         raise Error("import-iolog: no IOLOG given (see fio-pack trace import-iolog --help)")
     pagesize = check_pagesize(a.pagesize)
-    outputs.check(a.output, "-o")       # before the input is read
+    outputs.check(a.output, "-o", a.inputs)       # before the input is read
     unit = a.iolog_unit
     files: Dict[str, FileDecl] = {}          # iolog file name -> declaration
     paths: set = set()
@@ -333,6 +333,7 @@ def cmd_export_iolog(a) -> int:
     notes = Notes(a.quiet)
     if not a.output:
         raise Error("export-iolog: -o OUT.iolog is required (see fio-pack trace export-iolog --help)")
+    outputs.check(a.output, "-o", [a.input])
     unit_ns = UNIT_NS[a.iolog_unit]
     gen = read_trace(a.input)
     p = next(gen)
