@@ -117,3 +117,20 @@ def test_help_says_what_is_done_with_output_paths():
     text = " ".join(iocap("--help").stdout.split())
     assert "a character device or a FIFO is written in place" in text
     assert "a block device, a directory or a socket is refused" in text
+
+
+def test_btf_that_is_not_a_regular_file_is_refused(tmp_path):
+    """`--btf FIFO` blocked iocap for ever in libbpf's open of it (no writer
+    comes): refused in one line, like a missing file, before anything is
+    loaded or written."""
+    os.mkfifo(tmp_path / "btf")
+    sleeper = subprocess.Popen(["sleep", "2"])
+    try:
+        r = iocap("-p", sleeper.pid, "--btf", tmp_path / "btf", "-o", tmp_path / "t", timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail("iocap still waiting on the FIFO after 20 s")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert_refused(r, "--btf")
+    assert sorted(os.listdir(tmp_path)) == ["btf"]

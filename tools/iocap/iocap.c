@@ -780,6 +780,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	const char *cgroup = NULL, *outpath = NULL, *stats = NULL, *ready = NULL, *btf = NULL;
+	struct stat bst;
 	unsigned pids[64], npids = 0, i;
 	double duration = 0;
 	int children = 1, c, err;
@@ -825,6 +826,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < npids; i++)
 		if (!alive(pids[i]))
 			die("--pid %u: no such process", pids[i]);
+	/* looked at first: libbpf's open of a FIFO waited for a writer for ever */
+	if (btf && !stat(btf, &bst) && !S_ISREG(bst.st_mode))
+		die("--btf %s: not a regular file (the kernel's BTF is read from a file)", btf);
 	if (btf && access(btf, R_OK))
 		die("--btf %s: %s (the kernel's BTF is needed to read its structures)", btf,
 		    strerror(errno));
