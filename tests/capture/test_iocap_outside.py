@@ -119,6 +119,30 @@ def test_help_says_what_is_done_with_output_paths():
     assert "a block device, a directory or a socket is refused" in text
 
 
+@pytest.mark.parametrize("case", ["stats-is-o", "ready-is-o-via-link", "ready-is-stats"])
+def test_two_outputs_that_are_one_file_are_refused(tmp_path, case):
+    """`iocap -o F --stats F` (or --ready F, or through a link to F) wrote
+    both, and the one committed last replaced the other: the trace or its
+    statistics were lost, exit 0. Refused in one line before anything is
+    loaded; F is left as it was. (A device written in place, -o /dev/null
+    --stats /dev/null, may be shared.)"""
+    (tmp_path / "f").write_text("the user's\n")
+    os.symlink("f", tmp_path / "link")
+    sleeper = subprocess.Popen(["sleep", "2"])
+    try:
+        args = {"stats-is-o": ["-o", tmp_path / "f", "--stats", tmp_path / "f"],
+                "ready-is-o-via-link": ["-o", tmp_path / "link", "--ready", tmp_path / "f"],
+                "ready-is-stats": ["-o", tmp_path / "t", "--stats", tmp_path / "f",
+                                   "--ready", tmp_path / "f"]}[case]
+        r = iocap("-p", sleeper.pid, *args, timeout=30)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert_refused(r, "are the same file")
+    assert sorted(os.listdir(tmp_path)) == ["f", "link"]
+    assert (tmp_path / "f").read_text() == "the user's\n"
+
+
 def test_btf_that_is_not_a_regular_file_is_refused(tmp_path):
     """`--btf FIFO` blocked iocap for ever in libbpf's open of it (no writer
     comes): refused in one line, like a missing file, before anything is

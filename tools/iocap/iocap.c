@@ -102,6 +102,29 @@ static void open_output(struct outfile *o, const char *opt, const char *path)
 		die("%s %s: %s", opt, path, err);
 }
 
+/*
+ * Whether outputs @a and @b are to replace the same file (-o FILE --stats
+ * FILE, or a link to it): the one committed last replaced the other, and
+ * the capture or its statistics were lost with exit 0. A device or FIFO
+ * written in place (-o /dev/null --stats /dev/null) may be shared.
+ */
+static int same_replaced_file(const struct outfile *a, const struct outfile *b)
+{
+	const char *na, *nb;
+	char da[PATH_MAX], db[PATH_MAX];
+	struct stat sa, sb;
+
+	if (a->fd < 0 || b->fd < 0 || !a->tmp || !b->tmp)
+		return 0;
+	na = strrchr(a->path, '/');
+	nb = strrchr(b->path, '/');
+	if (strcmp(na ? na + 1 : a->path, nb ? nb + 1 : b->path))
+		return 0;
+	snprintf(da, sizeof(da), "%.*s", na ? (int)(na - a->path) + 1 : 1, na ? a->path : ".");
+	snprintf(db, sizeof(db), "%.*s", nb ? (int)(nb - b->path) + 1 : 1, nb ? b->path : ".");
+	return !stat(da, &sa) && !stat(db, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* A stream on output @o's descriptor, closed before @o is committed. */
 static FILE *output_stream(struct outfile *o, const char *opt, const char *path)
 {
@@ -845,6 +868,14 @@ int main(int argc, char **argv)
 		open_output(&out_stats, "--stats", stats);
 	if (ready)
 		open_output(&out_ready, "--ready", ready);
+	if (same_replaced_file(&out_trace, &out_stats) ||
+	    same_replaced_file(&out_trace, &out_ready))
+		die("-o %s and %s %s are the same file: one would replace the other", outpath,
+		    same_replaced_file(&out_trace, &out_stats) ? "--stats" : "--ready",
+		    same_replaced_file(&out_trace, &out_stats) ? stats : ready);
+	if (same_replaced_file(&out_stats, &out_ready))
+		die("--stats %s and --ready %s are the same file: one would replace the other",
+		    stats, ready);
 
 	libbpf_set_print(libbpf_quiet);
 	{
