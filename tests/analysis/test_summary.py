@@ -64,7 +64,7 @@ def test_refusal_before_any_line(tmp_path):
     assert p.stderr.splitlines() == [f"fio-pack summary: {bad} line 1: not a JSON line "
                                       f"(Expecting value: line 1 column 1 (char 0))"]
     for args, what in (([tmp_path / "none.json"], "cannot read: No such file or directory"),
-                       ([tmp_path], "cannot read: Is a directory"),
+                       ([tmp_path], "a directory, not a regular file"),
                        ([bad], "not fio JSON output")):
         p = summary(*args)
         assert p.returncode == 2 and p.stdout == ""
