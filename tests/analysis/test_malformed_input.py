@@ -408,7 +408,13 @@ READERS = {"summary": lambda p, d: ["summary", p],
            "analyze": lambda p, d: ["analyze", "rows", p],
            "bench-combine": lambda p, d: ["bench", "capture", "--combine", p],
            "capture-convert": lambda p, d: ["capture", "convert", p, "--db", "generic",
-                                            "--datadir", d, "-o", d / "o.trace"]}
+                                            "--datadir", d, "-o", d / "o.trace"],
+           # its side files: an empty strace output with each
+           "convert-listing": lambda p, d: ["capture", "convert", "/dev/null", "--db", "generic",
+                                            "--datadir", d, "-o", d / "o.trace", "--listing", p],
+           "convert-procinfo": lambda p, d: ["capture", "convert", "/dev/null", "--db",
+                                             "generic", "--datadir", d, "-o", d / "o.trace",
+                                             "--procinfo", p]}
 
 
 def _input(tmp_path, kind):

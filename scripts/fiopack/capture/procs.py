@@ -6,6 +6,7 @@ import re
 import stat as _st
 from typing import Dict, List, Optional
 
+from fiopack import inputs
 from fiopack.capture.rules import Error
 from fiopack.trace.dbtrace import MAX_OFFSET
 
@@ -33,15 +34,12 @@ def take_listing(datadir: str) -> List[str]:
 def data_lines(path: str):
     """(line number, fields split on the first two spaces) of each line of the
     side file @path (a listing, process names) that is not blank or a comment."""
-    try:
-        f = open(path, encoding="latin-1")
-    except OSError as e:
-        raise Error(f"cannot open {path}: {e.strerror}")
-    with f:
-        for n, ln in enumerate(f, 1):
-            ln = ln.rstrip("\n")
-            if ln.strip() and not ln.startswith("#"):
-                yield n, ln.split(" ", 2)
+    # the input rules (a FIFO blocked, /dev/zero ran out of memory); a side
+    # file is a listing of a data directory or of its processes: bounded
+    data = inputs.read_whole(path, Error, "a listing")
+    for n, ln in enumerate(data.decode("latin-1").split("\n"), 1):
+        if ln.strip() and not ln.startswith("#"):
+            yield n, ln.split(" ", 2)
 
 
 def read_listing(path: str, datadir: str) -> Dict[str, tuple]:
