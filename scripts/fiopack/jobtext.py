@@ -24,13 +24,17 @@ def check(text: str, what: str, path: bool = False, error=JobTextError) -> str:
     """@text, refused with @error (naming @what, the option or variable)
     when it holds what fio would read otherwise in a job file; a @path also
     must not hold ':', which fio's directory= and filename= read as a
-    separator between several paths."""
+    separator between several paths, nor '$', which fio substitutes."""
     for c in text:
         why = JOB_TEXT_BAD.get(c)
         if why is None and (c < " " or c == "\x7f"):
             why = f"a control character ({c!r})"
         if why is None and path and c == ":":
             why = "a ':' (fio's directory= and filename= read it as a list of paths)"
+        # a path is never an expression: fio replaces ${VAR} by the environment's
+        # and evaluates $ncpus, $pagesize, $mb_memory (a --set value may use them)
+        if why is None and path and c == "$":
+            why = "a '$' (fio replaces ${VAR}, $ncpus, $pagesize and $mb_memory in a job file)"
         if why:
             raise error(f"{what}: {text!r} holds {why}")
     return text

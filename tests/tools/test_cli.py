@@ -315,6 +315,10 @@ GEN_JOB_TEXT = {
                              "--data-dir: '/tmp/x#y' holds a '#'"),
     "iozone-out-newline": (["iozone-grid", "--max-file", "64k", "--out", "OUT/a\nb"],
                            "holds a line break"),
+    # the acceptance trial: fio substitutes ${VAR} and $ncpus in a job file
+    "iozone-data-dir-dollar": (["iozone-grid", "--max-file", "64k", "--data-dir",
+                                "/tmp/x${HOME}"], "--data-dir: '/tmp/x${HOME}' holds a '$'"),
+    "bonnie-out-dollar": (["bonnie-seq", "--out", "OUT/o$ncpus"], "holds a '$'"),
 }
 
 
