@@ -352,6 +352,25 @@ def test_an_unwritable_opstats_file_is_refused_before_the_run(tmp_path, tree_dir
     assert_refused(r, f"smallfile: tree_opstats_file {path}: {why}", (tree_dir, {}))
 
 
+@pytest.mark.parametrize("name", ["marker", "tree-file", "new-in-tree", "via-link"])
+def test_an_opstats_file_in_the_tree_is_refused(tmp_path, tree_dir, name):
+    """tree_opstats_file naming the tree's marker or one of its files had
+    the run's opstats line appended to it (exit 0: the marker or a file the
+    engine checks afterwards damaged); a new file in the tree is one the
+    next run takes for a user's. Refused at the start, in one line."""
+    layout(tree_dir, 20)
+    os.symlink(tree_dir, tmp_path / "link")
+    path = {"marker": tree_dir / MARKER,
+            "tree-file": sorted(p for p in tree_dir.rglob("f*") if p.is_file())[0],
+            "new-in-tree": tree_dir / "ops.jsonl",
+            "via-link": tmp_path / "link" / "ops.jsonl"}[name]
+    before = snapshot(tree_dir, content=True)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="read", rw="read",
+                        tree_opstats_file=path), timeout=60)
+    assert_refused(r, f"smallfile: tree_opstats_file {path} is in tree_dir",
+                   (tree_dir, before))
+
+
 def test_an_opstats_line_that_cannot_be_written_at_the_end_fails_the_run(tmp_path, tree_dir):
     """The start check passes (a writable directory), the disk it is on is
     full by the end: the run exits non-zero, with one line saying why."""
