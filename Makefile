@@ -245,7 +245,7 @@ lint: $(TEST_DEPS_STAMP)
 	esac
 .PHONY: lint
 
-check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so $(BUILD)/alloccount.so iocap moddev pg18
+check: $(TEST_DEPS_STAMP) lint engines asan unit fuzz pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check $(BUILD)/faultinject.so $(BUILD)/alloccount.so iocap $(BUILD)/iocap-convert moddev pg18
 	$(TEST_ENV) $(PYTHON) -m pytest -q tests
 	$(ASAN_ENV) $(PYTHON) -m pytest -q tests -m 'not nosan'
 test: check
