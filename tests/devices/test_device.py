@@ -415,8 +415,14 @@ def test_the_daemon_allocates_nothing_per_request(lab):
                         ioengine="io_uring", iodepth=16)).ok()
     s1 = lab.stats(dev)
     lab.down(dev)
-    counts = dict(map(int, line.split()) for line in report.read_text().splitlines())
-    assert pid in counts, f"the daemon {pid} wrote no count: {counts}"
+
+    def counts_now() -> dict:
+        text = report.read_text() if report.exists() else ""
+        return dict(map(int, line.split()) for line in text.splitlines() if line.count(" ") == 1)
+    # down returns once the device is gone; the daemon writes its count as
+    # it exits, a moment later (2 runs in 14 read the report before that)
+    wait_for(lambda: pid in counts_now(), what=f"the daemon {pid}'s count")
+    counts = counts_now()
     requests = sum(s1[k]["requests"] - s0[k]["requests"] for k in ("read", "write", "flush"))
     assert requests >= 2064 and counts[pid] > 0
     per = counts[pid] / requests

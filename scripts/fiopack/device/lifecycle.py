@@ -338,6 +338,12 @@ def down(dev: str) -> Device:
                 raise Error(f"{rec.loop} is still attached: something opened it meanwhile")
             time.sleep(0.02)
         unmount(rec.mount)
+        # Unmounted, the daemon leaves by itself: its FUSE loop ends and it
+        # cleans up. A SIGTERM in that cleanup, after it has put back the
+        # default handlers, would kill it half way: give it the time first.
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while daemon_alive(rec) and time.monotonic() < deadline:
+            time.sleep(0.02)
         stop_daemon(rec.pid, lambda: daemon_alive(rec))
         shutil.rmtree(rec.statedir, ignore_errors=True)
         return rec
