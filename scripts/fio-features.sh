@@ -34,4 +34,6 @@ probe PACK_FIO_HAVE_CLAT_PRIO "per-priority latency statistics, JSON \"prios\" (
 	"io_u->clat_prio_index = 0; (void)alloc_clat_prio_stat_ddir(&td->ts, DDIR_READ, 1); (void)td->ts.clat_prio[DDIR_READ];"
 probe PACK_FIO_HAVE_ASYNCIO_SETS_ISSUE_TIME "an async engine may set issue_time itself (fio 3.31)" \
 	"(void)td; (void)io_u; int f = FIO_ASYNCIO_SETS_ISSUE_TIME; (void)f;"
+probe PACK_FIO_HAVE_IN_RAMP_PERIOD "in_ramp_time() is called in_ramp_period() (fio 3.42)" \
+	"(void)io_u; bool (*f)(struct thread_data *) = in_ramp_period; (void)f(td);"
 echo "#endif"

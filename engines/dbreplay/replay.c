@@ -22,7 +22,7 @@
 int dbr_job_stopping(struct thread_data *td)
 {
 	return td->terminate ||
-	       (td->o.timeout && !in_ramp_time(td) && utime_since_now(&td->epoch) >= td->o.timeout);
+	       (td->o.timeout && !pack_in_ramp(td) && utime_since_now(&td->epoch) >= td->o.timeout);
 }
 
 /*

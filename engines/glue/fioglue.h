@@ -33,6 +33,13 @@
 #define PACK_ASYNCIO_SETS_ISSUE_TIME 0
 #endif
 
+/* Whether job @td is still in its ramp_time: fio 3.42 renamed the call. */
+#if PACK_FIO_HAVE_IN_RAMP_PERIOD
+#define pack_in_ramp(td) in_ramp_period(td)
+#else
+#define pack_in_ramp(td) in_ramp_time(td)
+#endif
+
 /*
  * fio's per-priority latency statistics (the JSON's "prios", fio 3.30 on),
  * which the engines use to split one direction by kind of operation.
