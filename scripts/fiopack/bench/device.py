@@ -234,13 +234,16 @@ def report(rep, results):
     rep.add()
 
 
-def main(argv):
+def run_bench(name, argv, parse_args, one_round, report) -> int:
+    """fio-pack bench NAME for a modeled-device benchmark (device, models):
+    the checks, the report's head, the rounds in alternating order, the
+    report saved; 1 if a round failed."""
     a = parse_args(argv)
     try:
         lifecycle.check_root()
         lifecycle.check_fuse()
     except Error as e:
-        print(f"fio-pack bench device: {e}", file=sys.stderr)
+        print(f"fio-pack bench {name}: {e}", file=sys.stderr)
         return 2
     harness.unwind_on_signals()
     t_start = time.monotonic()
@@ -250,11 +253,11 @@ def main(argv):
     rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
                                     "quick mode" if a.quick else "full mode"))
     rep.add()
-    rep.add("Command: `%s`" % harness.command_line("device", argv))
+    rep.add("Command: `%s`" % harness.command_line(name, argv))
     rep.add()
     rep.table(["machine", ""], machine_info(a, fio_version))
     results, error = {}, None
-    work = tempfile.mkdtemp(prefix="bench-device.", dir=a.dir)
+    work = tempfile.mkdtemp(prefix=f"bench-{name}.", dir=a.dir)
     try:
         for rnd in range(a.repeats):
             one_round(a, work, rnd % 2 == 1, results)
@@ -269,3 +272,7 @@ def main(argv):
     harness.save_report(a, rep, results, error)
     return 1 if error else 0
 
+
+
+def main(argv):
+    return run_bench("device", argv, parse_args, one_round, report)

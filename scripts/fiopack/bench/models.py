@@ -9,20 +9,15 @@ Run as root (it brings modeled devices up):
 See --help. Only the Python standard library is used.
 """
 import os
-import shutil
 import statistics
 import subprocess
-import sys
-import tempfile
-import time
 
 from fiopack import REPO
 from fiopack.bench import harness
-from fiopack.bench.device import device_stats, med_range
-from fiopack.bench.harness import Report, log, machine_info
+from fiopack.bench.device import device_stats, med_range, run_bench
+from fiopack.bench.harness import log
 from fiopack.options import number
 from fiopack.device import lifecycle
-from fiopack.device.state import Error
 
 DESCRIPTION = """\
 NAME
@@ -180,36 +175,4 @@ def report(rep, results):
 
 
 def main(argv):
-    a = parse_args(argv)
-    try:
-        lifecycle.check_root()
-        lifecycle.check_fuse()
-    except Error as e:
-        print(f"fio-pack bench models: {e}", file=sys.stderr)
-        return 2
-    harness.unwind_on_signals()
-    t_start = time.monotonic()
-    fio_version = subprocess.run([a.fio, "--version"], capture_output=True,
-                                 text=True).stdout.strip()
-    rep = Report()
-    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
-                                    "quick mode" if a.quick else "full mode"))
-    rep.add()
-    rep.add("Command: `%s`" % harness.command_line("models", argv))
-    rep.add()
-    rep.table(["machine", ""], machine_info(a, fio_version))
-    results, error = {}, None
-    work = tempfile.mkdtemp(prefix="bench-models.", dir=a.dir)
-    try:
-        for rnd in range(a.repeats):
-            one_round(a, work, rnd % 2 == 1, results)
-        report(rep, results)
-    except BaseException as e:
-        error = "%s: %s" % (type(e).__name__, e)
-        log("error: " + error)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    rep.add("Total time of the run: %.0f s; load average at the end: %s." % (
-        time.monotonic() - t_start, " ".join("%.2f" % x for x in os.getloadavg())))
-    harness.save_report(a, rep, results, error)
-    return 1 if error else 0
+    return run_bench("models", argv, parse_args, one_round, report)
