@@ -86,11 +86,22 @@ TRUTH_1_LABEL = "truth 1x8ms"
 
 
 def parse_args(argv):
-    p = harness.parser("device", DESCRIPTION, EPILOG)
+    return bench_args("device", DESCRIPTION, EPILOG, argv, runtime=3, quick_runtime=1)
+
+
+def bench_args(name, description, epilog, argv, runtime, quick_runtime, more=None):
+    """The options of a modeled-device benchmark (device, models): rounds,
+    runtime (@runtime seconds, @quick_runtime with --quick), the backing
+    files' directory, fio, the outputs; @more(parser) adds its own."""
+    p = harness.parser(name, description, epilog)
     p.add_argument("--quick", action="store_true",
-                   help="one round of 1-second runs (default: 3 rounds of 3 s)")
+                   help=f"one round of {quick_runtime}-second runs (default: 3 rounds of "
+                        f"{runtime} s)")
     p.add_argument("--repeats", type=number(int, low=1), help="rounds (default 3, --quick 1)")
-    p.add_argument("--runtime", type=number(int, low=1), help="seconds per fio run (default 3, --quick 1)")
+    p.add_argument("--runtime", type=number(int, low=1),
+                   help=f"seconds per fio run (default {runtime}, --quick {quick_runtime})")
+    if more:
+        more(p)
     p.add_argument("--dir", default="/var/tmp",
                    help="where the private directory of backing files goes (default /var/tmp)")
     p.add_argument("--fio", default=os.path.join(REPO, "build", "fio"),
@@ -100,10 +111,8 @@ def parse_args(argv):
     harness.check_outputs(a)    # before the devices come up and the runs begin
     harness.check_fio(p, a)
     a.repeats = a.repeats or (1 if a.quick else 3)
-    a.runtime = a.runtime or (1 if a.quick else 3)
+    a.runtime = a.runtime or (quick_runtime if a.quick else runtime)
     a.engine = "fio's own io_uring engine (no pack engine)"
-    if a.repeats < 1 or a.runtime < 1:
-        p.error("--repeats and --runtime at least 1")
     return a
 
 

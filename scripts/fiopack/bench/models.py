@@ -12,11 +12,9 @@ import os
 import statistics
 import subprocess
 
-from fiopack import REPO
 from fiopack.bench import harness
-from fiopack.bench.device import device_stats, med_range, run_bench
+from fiopack.bench.device import bench_args, device_stats, med_range, run_bench
 from fiopack.bench.harness import log
-from fiopack.options import number
 from fiopack.device import lifecycle
 
 DESCRIPTION = """\
@@ -78,26 +76,9 @@ OVERHEAD_MS = 0.2
 
 
 def parse_args(argv):
-    p = harness.parser("models", DESCRIPTION, EPILOG)
-    p.add_argument("--quick", action="store_true",
-                   help="one round of 2-second runs (default: 3 rounds of 5 s)")
-    p.add_argument("--repeats", type=number(int, low=1), help="rounds (default 3, --quick 1)")
-    p.add_argument("--runtime", type=number(int, low=1), help="seconds per fio run (default 5, --quick 2)")
-    p.add_argument("--size", default="1g", help="each device's size (default 1g)")
-    p.add_argument("--dir", default="/var/tmp",
-                   help="where the private directory of backing files goes (default /var/tmp)")
-    p.add_argument("--fio", default=os.path.join(REPO, "build", "fio"),
-                   help="fio binary (default build/fio)")
-    harness.add_output_options(p)
-    a = p.parse_args(argv)
-    harness.check_outputs(a)    # before the devices come up and the runs begin
-    harness.check_fio(p, a)
-    a.repeats = a.repeats or (1 if a.quick else 3)
-    a.runtime = a.runtime or (2 if a.quick else 5)
-    a.engine = "fio's own io_uring engine (no pack engine)"
-    if a.repeats < 1 or a.runtime < 1:
-        p.error("--repeats and --runtime at least 1")
-    return a
+    def more(p):
+        p.add_argument("--size", default="1g", help="each device's size (default 1g)")
+    return bench_args("models", DESCRIPTION, EPILOG, argv, runtime=5, quick_runtime=2, more=more)
 
 
 def measure(a, rec, rw, bs, depth, size) -> dict:
