@@ -5,8 +5,9 @@
 # user names no fio and has none; scripts/fio-source.sh), liburing/libaio
 # headers, dpkg-dev for `apt-get source`, clang, libbpf-dev and bpftool for the
 # BPF capture tool (tools/iocap), fuse3, libfuse3-dev and pkg-config for the
-# modeled-device daemon (tools/moddev, fio-pack device); with --test also python3-pytest for
-# the tests, python3-matplotlib for the plots of scripts/fio-pack analyze, strace
+# modeled-device daemon (tools/moddev, fio-pack device), xfsprogs for the xfs
+# series of `fio-pack bench cold` (its default --fs ext4,xfs); with --test also
+# python3-pytest for the tests, python3-matplotlib for the plots of scripts/fio-pack analyze, strace
 # for syscall checks, clang (libFuzzer) for the fuzz target and postmark, the
 # peer the PostMark engine is checked against, blktrace (blkparse) for
 # the trace importer tests, and sqlite3, postgresql, mariadb-server and
@@ -17,7 +18,7 @@
 # pyflakes3 and clang-format for make lint.
 set -eu
 
-pkgs="gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 clang libbpf-dev bpftool fuse3 libfuse3-dev pkg-config"
+pkgs="gcc make dpkg-dev liburing-dev libaio-dev zlib1g-dev python3 clang libbpf-dev bpftool fuse3 libfuse3-dev pkg-config xfsprogs"
 case "${1:-}" in
 --test)
 	pkgs="$pkgs python3-pytest python3-matplotlib strace clang libclang-rt-dev postmark blktrace sqlite3 postgresql mariadb-server sysbench bison flex libreadline-dev pkg-config valgrind pyflakes3 clang-format" ;;
