@@ -377,6 +377,34 @@ def test_generators_refuse_iologs_without_end(gen, tmp_path):
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("scale", [str(2**63), "2561"])
+@pytest.mark.parametrize("to", ["file", "stdout"])
+def test_dbreplay_dump_refuses_a_dump_without_end(scale, to, tmp_path):
+    """Issue 23's acceptance trial: `gen dbreplay-dump --scale 2^63` wrote
+    SQL until killed (1.2 GB in a minute, into a temporary file beside -o).
+    A dump of more than 10 GiB (scale 2560, 4 MiB a unit at most) is
+    refused in one line naming --scale before anything is written."""
+    from conftest import snapshot
+    out = ["-o", str(tmp_path / "d.sql")] if to == "file" else []
+    before = snapshot(tmp_path)
+    try:
+        r = fio_pack("gen", "dbreplay-dump", "--scale", scale, *out, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("still writing after 30 s")
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.count("\n") == 1 and f"--scale {scale}: about " in r.stderr \
+        and "more than the 10240 MiB a generator writes" in r.stderr, r.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_dbreplay_dump_scale_bound_is_what_a_unit_weighs():
+    """The bound is derived from what the dump weighs: a unit of scale
+    writes less than the 4 MiB it is counted at (were it more, a dump
+    under the bound could still pass 10 GiB)."""
+    r = fio_pack("gen", "dbreplay-dump", "--scale", "3")
+    assert r.returncode == 0 and len(r.stdout.encode()) < 3 * (4 << 20), r.stderr
+
+
 @pytest.mark.parametrize("bench", [["device", "--quick", "--dir", "NONE"],
                                    ["models", "--quick", "--dir", "NONE"],
                                    ["dbreplay", "--records", "1000", "--repeats", "1"],

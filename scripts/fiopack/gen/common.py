@@ -32,6 +32,21 @@ def check_iolog_records(ap, records: int, what: str) -> None:
                  f"generator writes (about {IOLOG_RECORDS_MAX * 40 >> 30} GiB of iolog)")
 
 
+# bytes a generator writes into one output: the iolog bound above in bytes
+# (40 a record). `gen dbreplay-dump --scale 2^63` wrote until the disk was
+# full or the user gave up.
+OUTPUT_BYTES_MAX = IOLOG_RECORDS_MAX * 40
+
+
+def check_output_bytes(ap, weight: int, what: str) -> None:
+    """Refuses, in one line, an output of more than OUTPUT_BYTES_MAX bytes
+    (@weight, what the options given would write), before anything is
+    written."""
+    if weight > OUTPUT_BYTES_MAX:
+        ap.error(f"{what}: about {weight >> 20} MiB of output, more than the "
+                 f"{OUTPUT_BYTES_MAX >> 20} MiB a generator writes")
+
+
 def check_out_and_data_dir(ap, args) -> None:
     """--data-dir (the job's filename=, absolute), --out (where the job and
     its iolog/ go: the job names its iologs under it) and --name (in the

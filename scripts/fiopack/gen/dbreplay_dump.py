@@ -15,7 +15,8 @@ DESCRIPTION
     from a seeded generator, no clock.
 
     --scale N (default 1) makes 10000 N customers, 20000 N orders and about
-    45000 N order items (about 3.5 MB of SQL per unit of scale).
+    45000 N order items (about 3.5 MB of SQL per unit of scale); N is at
+    most 2560 (10 GiB of SQL, the most a generator writes).
 
     --dialect sqlite writes the same rows for the sqlite3 shell: no ENGINE,
     no LOCK TABLES or /*!...*/ lines, INTEGER PRIMARY KEY for the
@@ -32,7 +33,12 @@ import argparse
 import random
 
 from fiopack import outputs
+from fiopack.gen.common import check_output_bytes
 from fiopack.options import Parser, number
+
+# what one unit of --scale weighs at most: 3.5 MB at scale 1, a little more
+# as the ids grow longer with the scale
+SCALE_BYTES = 4 << 20
 
 FIRST = ("Anna", "Bram", "Chloe", "Daan", "Emma", "Finn", "Guus", "Hanna", "Isa", "Jesse",
          "Kees", "Lotte", "Milan", "Noor", "Otto", "Pien", "Quinten", "Roos", "Sem", "Tess")
@@ -174,12 +180,13 @@ def main(argv=None) -> int:
                     help="mysql (mysqldump's layout) or sqlite (for the sqlite3 shell); "
                          "default mysql")
     ap.add_argument("--scale", type=number(int, low=1), default=1, metavar="N",
-                    help="row counts as above (default 1)")
+                    help="row counts as above (default 1, at most 2560)")
     ap.add_argument("--rows-per-insert", type=number(int, low=1), default=500, metavar="N",
                     help="rows in one extended INSERT (default 500)")
     ap.add_argument("-o", "--output", metavar="FILE", help="output (default standard output; " +
                     outputs.POLICY_HELP + ")")
     a = ap.parse_args(argv)
+    check_output_bytes(ap, a.scale * SCALE_BYTES, f"--scale {a.scale}")
     rnd = random.Random(20080123)
     ncust, nord = 10000 * a.scale, 20000 * a.scale
     gens = {"customers": customers(rnd, ncust), "orders": orders(rnd, nord, ncust),
