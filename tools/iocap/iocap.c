@@ -53,6 +53,9 @@
 #include "user.h"
 
 #define PROG "iocap"
+/* --duration at most: a year. strtod takes "inf" and "1e999" (inf), which
+ * the loop's comparison never reaches: a capture without the limit asked */
+#define DURATION_MAX (365.0 * 24 * 3600)
 
 /* -o, --stats, --ready: opened at the start, renamed into place when written */
 static struct outfile out_trace = { .fd = -1 }, out_stats = { .fd = -1 }, out_ready = { .fd = -1 };
@@ -775,13 +778,14 @@ static void usage(FILE *f)
 		   "\n"
 		   "Captures the file I/O of the processes PID (their threads, and the children\n"
 		   "they have or fork unless --no-children) or of every process of the cgroup\n"
-		   "DIR (a cgroup v2 directory), with eBPF, until SIGINT or SIGTERM, --duration,\n"
-		   "or the end of the processes. Writes it in strace's -f -ttt -yy -T form to\n"
-		   "FILE (default: standard output): system calls, io_uring requests and libaio\n"
-		   "iocbs, each with its file, offset, length and result. --stats FILE gets what\n"
-		   "it could not see, one 'name count' line each. --btf FILE: the kernel's BTF\n"
-		   "from FILE instead of /sys/kernel/btf/vmlinux. Needs root (CAP_BPF and\n"
-		   "CAP_PERFMON). scripts/fio-pack capture --tracer bpf runs it.\n"
+		   "DIR (a cgroup v2 directory), with eBPF, until SIGINT or SIGTERM, --duration\n"
+		   "(seconds, at most a year), or the end of the processes. Writes it in\n"
+		   "strace's -f -ttt -yy -T form to FILE (default: standard output): system\n"
+		   "calls, io_uring requests and libaio iocbs, each with its file, offset,\n"
+		   "length and result. --stats FILE gets what it could not see, one 'name\n"
+		   "count' line each. --btf FILE: the kernel's BTF from FILE instead of\n"
+		   "/sys/kernel/btf/vmlinux. Needs root (CAP_BPF and CAP_PERFMON).\n"
+		   "scripts/fio-pack capture --tracer bpf runs it.\n"
 		   "\n"
 		   "FILE of -o, --stats and --ready: a regular file (or a new one) is written\n"
 		   "under a temporary name in its directory and renamed into place when\n"
@@ -835,8 +839,11 @@ int main(int argc, char **argv)
 		case 'n': children = 0; break;
 		case 'd':
 			duration = strtod(optarg, &end);
-			if (*end || !(duration > 0))
-				die("--duration '%s': not a positive number of seconds", optarg);
+			/* written so that nan and inf fail it too */
+			if (*end || !(duration > 0 && duration <= DURATION_MAX))
+				die("--duration '%s': not a number of seconds above 0 and at most "
+				    "%.0f (a year)",
+				    optarg, DURATION_MAX);
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
