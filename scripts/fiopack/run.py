@@ -19,7 +19,7 @@ import os
 import re
 import sys
 
-from fiopack import UserError, engines
+from fiopack import UserError, engines, fiobin
 from fiopack.options import Parser
 
 ENGINE_LINE_RE = re.compile(r"^\s*ioengine\s*=\s*external:\s*(.*?)\s*$")
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     if not jobs:
         raise UserError("no job file given (see fio-pack run --help)")
     try:
-        fio = find_fio(given)
+        fio = fiobin.check(find_fio(given), "--fio" if given else "fio")
     except StudyError as e:
         raise UserError(str(e))
     env = dict(os.environ)

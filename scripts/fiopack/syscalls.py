@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 import fiopack
-from fiopack import REPO, outputs
+from fiopack import REPO, fiobin, outputs
 from fiopack.options import Parser, number
 
 MIB = 1024 * 1024
@@ -714,6 +714,7 @@ def main(argv=None) -> int:
     unknown = [n for n in args.only.split(",") if n not in COMPARISONS]
     if unknown:
         ap.error(f"--only: unknown comparison {unknown[0]!r} (one of {','.join(COMPARISONS)})")
+    fiobin.check(args.fio, "--fio")
     if args.work:
         check_work(args.work)
     if not have("strace"):

@@ -424,3 +424,42 @@ def test_bench_fio_that_cannot_run_is_refused(bench, fio, tmp_path):
     assert "Traceback" not in r.stderr, r.stderr
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and str(path) in r.stderr, r.stderr
     assert sorted(x.name for x in tmp_path.iterdir()) == ["fio"]
+
+
+# Issue 23's acceptance trial: `syscalls --fio DIR` wrote into --work, then
+# ended in a PermissionError traceback; `run --fio DIR` in one from execve.
+# Every command that runs fio checks it first (fiobin.check): one line
+# naming --fio, exit 2, nothing written. syscalls and run also run it with
+# --version (a program that is not fio, /bin/true, ran "fine" and its
+# missing output ended in a traceback); study does not run it before its
+# dry run or a resume's checks, so it refuses only what cannot be run.
+FIO_COMMANDS = {
+    "syscalls": ["syscalls", "--only", "dd", "--work", "TMP/w"],
+    "run": ["run", "TMP/job.fio"],
+    "study": ["study", "run", "--resume", "TMP/none"],
+}
+
+
+@pytest.mark.parametrize("cmd", list(FIO_COMMANDS))
+@pytest.mark.parametrize("fio", ["directory", "not-executable", "missing", "not-fio"])
+def test_fio_that_cannot_run_is_refused(cmd, fio, tmp_path):
+    if cmd == "study" and fio == "not-fio":
+        pytest.skip("study does not run --fio before its checks (see above)")
+    tmp_path.joinpath("job.fio").write_text("[j]\nioengine=null\nsize=1m\n")
+    tmp_path.joinpath("fio").write_text("#!/bin/sh\n")
+    tmp_path.joinpath("true").write_text("#!/bin/sh\nexit 0\n")
+    tmp_path.joinpath("true").chmod(0o755)
+    path = {"missing": tmp_path / "no-fio", "directory": tmp_path,
+            "not-executable": tmp_path / "fio", "not-fio": tmp_path / "true"}[fio]
+    argv = [a.replace("TMP", str(tmp_path)) for a in FIO_COMMANDS[cmd]]
+    before = snapshot_of(tmp_path)
+    r = fio_pack(*argv, "--fio", str(path), timeout=60)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.count("\n") == 1 and f"--fio {path}: " in r.stderr, r.stderr
+    assert snapshot_of(tmp_path) == before
+
+
+def snapshot_of(d):
+    from conftest import snapshot
+    return snapshot(d, content=True)

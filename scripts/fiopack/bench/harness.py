@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from fiopack import REPO, outputs
+from fiopack import REPO, fiobin, outputs
 from fiopack.options import Parser
 
 def log(msg):
@@ -471,14 +471,8 @@ def add_build_options(p, engine):
 
 
 def program_problem(path):
-    """Why @path (--fio) cannot be run, or None: a directory or a file
-    without x was handed to subprocess and ended in a PermissionError
-    traceback, a missing one in a FileNotFoundError."""
-    if not os.path.exists(path):
-        return "not found (run make)"
-    if not os.path.isfile(path) or not os.access(path, os.X_OK):
-        return "not an executable file"
-    return None
+    """Why @path (--fio) cannot be run, or None (fiobin.problem)."""
+    return fiobin.problem(path)
 
 
 def check_fio(p, a) -> None:

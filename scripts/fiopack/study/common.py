@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO, UserError, documents, engines, jobtext, outputs
+from fiopack import REPO, UserError, documents, engines, fiobin, jobtext, outputs
 
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -185,9 +185,11 @@ def job_paths(sc: dict, cat_path: Path) -> list:
 def find_fio(given) -> str:
     if given:
         p = shutil.which(given) if os.sep not in given else given
-        if not p or not os.access(p, os.X_OK):
-            raise StudyError(f"--fio {given}: not an executable")
-        return os.path.abspath(p)
+        if not p:
+            raise StudyError(f"--fio {given}: not found in PATH")
+        # not run here: a dry run, or a resume that refuses its study.json,
+        # runs no fio
+        return fiobin.check(p, "--fio", StudyError, version=False)
     local = REPO / "build" / "fio"
     if os.access(local, os.X_OK):
         return str(local)
