@@ -120,6 +120,23 @@ def check_dir(path, what=None) -> None:
         raise OutputError(f"{name}: {p} is not writable")
 
 
+def check_new_or_empty_dir(path, what, why) -> None:
+    """Refuses, before any work, a directory option (syscalls --work,
+    capture --keep) that the command fills by fixed names, unless it is a
+    path to be made or an empty directory (a link to one is followed, as
+    for outputs): a user's directory given there lost the files of those
+    names. @why says what the command does in it."""
+    if path is None:
+        return
+    check_dir(path, what)
+    if os.path.lexists(path):
+        if not os.path.isdir(path):
+            raise OutputError(f"{what} {path}: not a directory")
+        if os.listdir(path):
+            raise OutputError(f"{what} {path}: not empty: {why} (name a new or empty "
+                              "directory)")
+
+
 class Output:
     """One output being written by the rules: write() bytes (or text, as
     UTF-8), then commit(). Until commit() nothing new is at the path (a

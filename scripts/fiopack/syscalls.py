@@ -685,18 +685,9 @@ COMPARISONS = {"hdparm": cmp_hdparm, "dd": cmp_dd, "sysbench": cmp_sysbench,
 def check_work(path: str) -> None:
     """--work is the command's own scratch directory: the comparisons write
     their images, data files and job copies there by fixed names, empty
-    their subdirectories (sysbench/, bonnie/) and remove trees in it, so a
-    user's directory given as --work lost the files found there. It must
-    be a path to be made or an empty directory (a link to one is followed,
-    as for outputs)."""
-    outputs.check_dir(path, "--work")
-    if os.path.lexists(path):
-        if not os.path.isdir(path):
-            raise outputs.OutputError(f"--work {path}: not a directory")
-        if os.listdir(path):
-            raise outputs.OutputError(f"--work {path}: not empty: the comparisons write, "
-                                      "replace and remove files in it (name a new or empty "
-                                      "directory)")
+    their subdirectories (sysbench/, bonnie/) and remove trees in it."""
+    outputs.check_new_or_empty_dir(path, "--work", "the comparisons write, replace and "
+                                   "remove files in it")
 
 
 def main(argv=None) -> int:
