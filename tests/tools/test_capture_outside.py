@@ -6,6 +6,7 @@ strace only (issue 23's trial cases run with --tracer strace): no BPF."""
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -73,3 +74,103 @@ def test_syscalls_work_rule_is_the_same(tmp_path):
     assert r.returncode == 2 and r.stderr == (
         f"fio-pack syscalls: --work {tmp_path}: not empty: the comparisons write, replace "
         "and remove files in it (name a new or empty directory)\n"), r.stderr
+
+
+# Issue 23's acceptance trial (capture-attach/pid-self-init): `capture
+# attach --pid 1` printed strace's "attach: ptrace(PTRACE_SEIZE, 1):
+# Operation not permitted" and hung until killed: pid 1's descendants
+# (every process, fio-pack among them) were traced, and a task strace
+# could not attach to was waited for, then left out. The class: the
+# tracer that cannot attach, or ends before the processes it traces.
+def children_of(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(x) for x in f.read().split()]
+
+
+def start(argv):
+    import time
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    return p
+
+
+def attach(tmp_path, pid, *more, timeout=45):
+    d = tmp_path / "data"
+    d.mkdir(exist_ok=True)
+    return fio_pack("capture", "attach", "--tracer", "strace", "--datadir", d,
+                    "--db", "generic", "-o", tmp_path / "o.trace", "--pid", pid, *more,
+                    timeout=timeout)
+
+
+@pytest.mark.parametrize("named", ["parent-of-traced"])
+def test_attach_to_a_process_strace_cannot_trace(named, tmp_path):
+    """A process another tracer holds (ptrace allows one): strace cannot
+    attach to it. Named itself, or as the parent of the --pid named, the
+    command ends at once in one line naming it and its tracer."""
+    import os
+    outer = start(["sh", "-c", "strace -o /dev/null sleep 60; true"])
+    tracer = children_of(outer.pid)[0]
+    sleeper = children_of(tracer)[0]
+    # strace's child stops itself until strace has it, then execs sleep
+    for _ in range(100):
+        if open(f"/proc/{sleeper}/comm").read().strip() == "sleep":
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    try:
+        r = attach(tmp_path, sleeper if named == "traced" else outer.pid, "--duration", "2")
+        assert r.returncode == 2 and r.stdout == "", r
+        assert r.stderr == (f"fio-pack capture: attach: strace cannot attach to process "
+                            f"{sleeper}: traced by process {tracer} already\n"), r.stderr
+        assert not (tmp_path / "o.trace").exists()
+    finally:
+        for pid in (sleeper, tracer):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        outer.wait()
+
+
+def test_attach_to_an_ancestor_of_fio_pack_refused(tmp_path):
+    """--pid 1, or any process fio-pack runs under: the capture would trace
+    itself (and with pid 1, every process of the machine)."""
+    import os
+    r = attach(tmp_path, os.getpid(), "--duration", "1")
+    assert r.returncode == 2 and r.stderr == (
+        f"fio-pack capture: --pid {os.getpid()}: fio-pack itself runs under it: the capture "
+        "would trace itself (name the database's processes, or --no-children)\n"), r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_attach_tracer_killed_during_the_capture(tmp_path):
+    """strace killed while the process it traces runs on: the trace would
+    stop there and pass for the whole capture (it exited 0)."""
+    import os
+    import signal
+    import time
+    d = tmp_path / "data"
+    d.mkdir()
+    db = start(["sh", "-c", f"while :; do echo x > {d}/f; sleep 0.05; done"])
+    ready = tmp_path / "ready"
+    try:
+        cap = subprocess.Popen([*FIO_PACK, "capture", "attach", "--tracer", "strace",
+                                "--datadir", d, "--db", "generic", "-o", tmp_path / "o.trace",
+                                "--pid", str(db.pid), "--no-children", "--duration", "20",
+                                "--ready", ready], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        t0 = time.monotonic()
+        while not ready.exists() and cap.poll() is None and time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+        strace = int(ready.read_text())
+        time.sleep(0.5)
+        os.kill(strace, signal.SIGKILL)
+        out, err = cap.communicate(timeout=40)
+        assert cap.returncode == 2, err
+        assert err.splitlines()[-1] == (
+            f"fio-pack capture: attach: strace ended with status -9 during the capture while "
+            f"process {db.pid} still runs"), err
+        assert not (tmp_path / "o.trace").exists()
+    finally:
+        db.kill()
+        db.wait()

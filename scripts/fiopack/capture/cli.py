@@ -76,7 +76,7 @@ from fiopack.capture.bpf import (IOCAP_INCOMPLETE, bpf_losses, bpf_unusable, ioc
 from fiopack.capture import native
 from fiopack.capture.convert import Converter, Counts
 from fiopack.capture.native import NativeConverter
-from fiopack.capture.procs import (Watcher, descendants, direct_fds, read_listing,
+from fiopack.capture.procs import (Watcher, descendants, direct_fds, running, read_listing,
                                    read_procinfo, take_listing, task_label, write_procinfo)
 from fiopack.capture.rules import (DB_ALIASES, DB_NAMES, PAGESIZE, PROG, RULES, TRACE_SET,
                                    Error)
@@ -429,6 +429,12 @@ def check_attach(a) -> None:
             raise Error(f"--pid {pid}: no such process")
     if not os.path.isdir(a.datadir):
         raise Error(f"--datadir {a.datadir}: not a directory")
+    for pid in a.pid or []:
+        # --pid 1 (issue 23's trial) traced every process of the machine,
+        # fio-pack and its tracer among them
+        if not a.no_children and os.getpid() in [pid] + descendants([pid]):
+            raise Error(f"--pid {pid}: fio-pack itself runs under it: the capture would "
+                        "trace itself (name the database's processes, or --no-children)")
     a.datadir = os.path.realpath(a.datadir)
     if a.duration is not None and a.duration <= 0:
         raise Error("--duration: must be a positive number of seconds")
@@ -539,14 +545,70 @@ def wait_attached(p, tracer, ready, pids, w, stop) -> None:
             want.update(int(t) for t in os.listdir(f"/proc/{pid}/task"))
         except OSError:
             pass
+    have = set()
     while p.poll() is None and time.monotonic() - t_start < 60 and not stop:
         have = {tid for _, tid in w.traced_by(p.pid)}
-        if want <= have or not want:
+        # a task another tracer holds is not waited for: it never comes
+        if not want or want - have <= set(other_tracers(want - have, p.pid)):
             break
         time.sleep(0.05)
-    if p.poll() is not None:
-        raise Error(f"attach: strace exited with status {p.returncode} before "
-                    "attaching (permissions? ptrace_scope?)")
+    if stop:
+        return
+    # a task strace could not attach to (another tracer has it, or ptrace
+    # is refused: --pid 1) left strace tracing the rest, or nothing, and
+    # the capture went on without an end or without that task's I/O
+    missing = sorted(t for t in want - have if running(t))
+    rc = p.poll()
+    if rc is not None or missing:
+        if rc is None:
+            p.kill()
+            p.wait()
+        held = other_tracers(missing, p.pid)
+        named = sorted(held) or [pid for pid in pids if pid in missing] or missing or pids
+        why = held.get(named[0])
+        raise Error(f"attach: strace cannot attach to process {named[0]}"
+                    + (f" (and {len(named) - 1} more)" if len(named) > 1 else "")
+                    + (f": traced by process {why} already" if why else
+                       f": strace exited with status {rc}" if rc is not None else
+                       ": not attached within 60 s (permissions? ptrace_scope?)"))
+
+
+def other_tracers(tids, mine: int) -> dict:
+    """{task: its tracer} of those of @tids that a tracer other than @mine
+    holds: ptrace allows one tracer a task, so strace cannot attach to it."""
+    held = {}
+    for t in tids:
+        try:
+            with open(f"/proc/{t}/status", encoding="latin-1") as f:
+                for line in f:
+                    if line.startswith("TracerPid:"):
+                        tp = int(line.split()[1])
+                        if tp and tp != mine:
+                            held[t] = tp
+        except (OSError, ValueError):
+            continue
+    return held
+
+
+def tracer_ended(p, tracer, name, roots, stop) -> None:
+    """The tracer @p ended by itself during the capture (not stopped by a
+    signal to fio-pack or --duration): an error if it failed, or if a
+    process it traced (@roots) still runs: the trace would end there and
+    pass for the whole capture."""
+    if stop or p.poll() is None:
+        return
+    # iocap ends by itself at its --duration, and its early stops
+    # (incomplete: exit 3, or a failure) are said by detach() with its
+    # reason, an incomplete one in the trace's header
+    if tracer == "bpf":
+        return
+    alive = [pid for pid in roots if running(pid)]
+    if p.returncode != 0:
+        raise Error(f"attach: {name} ended with status {p.returncode} during the capture"
+                    + (f" while process {alive[0]} still runs" if alive else ""))
+    if alive:
+        raise Error(f"attach: {name} ended (status {p.returncode}) while process {alive[0]} "
+                    "still runs: the capture would miss the rest")
 
 
 def detach(p, tracer, name) -> None:
@@ -594,10 +656,16 @@ def cmd_attach(a) -> int:
             f.write("".join(ln + "\n" for ln in lst))
         argv, shown, stats, ready = tracer_argv(a, tracer, roots, pids, raw, work)
         try:
-            p = subprocess.Popen(argv, start_new_session=True,
-                                 stderr=subprocess.PIPE if tracer == "bpf" else None)
+            # strace's own lines ("attach: ptrace(PTRACE_SEIZE, 1): ...") to
+            # a file: a failure is said in one line, naming the process
+            err = subprocess.PIPE if tracer == "bpf" else \
+                open(os.path.join(work, "tracer.err"), "wb")
+            p = subprocess.Popen(argv, start_new_session=True, stderr=err)
         except OSError as e:
             raise Error(f"cannot start {argv[0]}: {e.strerror}")
+        finally:
+            if err is not subprocess.PIPE:
+                err.close()     # the child has its own descriptor
         wait_attached(p, tracer, ready, pids, w, stop)
         if a.cgroup:
             sample = lambda: w.sample(roots=cgroup_procs(a.cgroup))  # noqa: E731
@@ -619,6 +687,7 @@ def cmd_attach(a) -> int:
                 break
             time.sleep(0.2)
             sample()
+        tracer_ended(p, tracer, shown[0], roots if not a.cgroup else [], stop)
         detach(p, tracer, shown[0])
         # the capture's time: its conversion comes after, said apart
         secs = time.monotonic() - t_attached

@@ -267,6 +267,17 @@ def _tasks_of_walk(pids: List[int]) -> List[tuple]:
     return out
 
 
+def running(pid: int) -> bool:
+    """@pid exists and has not ended: a zombie (ended, not yet reaped by its
+    parent) still has its /proc entry, but does no more I/O."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="latin-1") as f:
+            s = f.read()
+        return s[s.rindex(")") + 2:].split()[0] not in ("Z", "X")
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def descendants(pids: List[int]) -> List[int]:
     kids: Dict[int, List[int]] = {}
     for d in os.listdir("/proc"):
