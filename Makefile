@@ -26,7 +26,7 @@ ENGINES := smallfile postmark dbreplay
 COMMON_LIB    := errmsg units lathist jsonl target
 smallfile_LIB := tree treemeta treespace sizedist content opmix
 postmark_LIB  := postmark stdiosim pmroom pmmarker sizedist content
-dbreplay_LIB  := dbtrace dbtrace_write dbsched dbdepth dbprefetch dbfilter odirect
+dbreplay_LIB  := dbtrace dbtrace_fast dbtrace_write dbsched dbdepth dbprefetch dbfilter odirect
 GLUE          := fioglue ioq
 # An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).
 smallfile_SRCS := smallfile/engine smallfile/fileops smallfile/uring smallfile/target smallfile/opstats
@@ -500,7 +500,8 @@ $(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
 	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<
 
 # The C parser's view of a trace (tests/capture/test_dbtrace_tools.py, test_dbcapture*.py).
-$(BUILD)/dbtrace-check: $(OBJ)/tools/dbtrace-check.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/errmsg.o
+$(BUILD)/dbtrace-check: $(OBJ)/tools/dbtrace-check.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/dbtrace_fast.o \
+		$(OBJ)/lib/errmsg.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 
 # The benchmarks' minimal C loop (scripts/fio-pack bench smallfile): the engine's
@@ -510,7 +511,7 @@ $(BUILD)/bench/minloop: $(OBJ)/bench/minloop.o \
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)
 # The trace parser's own speed (scripts/fio-pack bench dbreplay).
-$(BUILD)/bench/dbtrace-bench: $(OBJ)/tools/dbtrace-bench.o $(OBJ)/lib/dbtrace.o \
+$(BUILD)/bench/dbtrace-bench: $(OBJ)/tools/dbtrace-bench.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/dbtrace_fast.o \
 		$(OBJ)/lib/dbtrace_write.o $(OBJ)/lib/errmsg.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)

@@ -721,6 +721,9 @@ int dbtrace_parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace
 	const unsigned char *ctl;
 	int ntok = 0;
 
+	if (t->state == ST_RECORDS && dbtrace_fast_records &&
+	    dbtrace_fast_record(t, line, len, rec))
+		return 1;
 	ctl = find_control((const unsigned char *)line, len);
 	if (ctl)
 		return fail(t, "control character 0x%02x in the line", *ctl);

@@ -73,6 +73,15 @@ dbtrace_fail_at(struct dbtrace *t, uint64_t line, const char *fmt, ...);
  * record in @rec, 0 for any other good line, -1 on error (t->err).
  */
 int dbtrace_parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace_rec *rec);
+/*
+ * A record line (@len bytes, left as it is) in state ST_RECORDS: 1 with the
+ * record in @rec and the state moved on, exactly as dbtrace_parse_line()
+ * would; 0 if the line is not plainly a good record, for the general
+ * parser to read or refuse (dbtrace_fast.c).
+ */
+int dbtrace_fast_record(struct dbtrace *t, const char *line, size_t len, struct dbtrace_rec *rec);
+/* 0: every line through the general parser (the fuzz target compares the two) */
+extern int dbtrace_fast_records;
 /* The end of the header: the paths' conflicts; @what is the line that ends it. */
 int dbtrace_finish_header(struct dbtrace *t, const char *what);
 /* Arguments an operation takes: 2 (offset, length), 1 (size) or 0. */

@@ -5,7 +5,9 @@
  * the input; every header and record it accepts respects the format's
  * guarantees (paths inside the target, ranges within the declared max size,
  * per-stream time order); and a trace it accepts, written back with the
- * writer and parsed again, gives the same header and records.
+ * writer and parsed again, gives the same header and records. The record
+ * lines' fast path (dbtrace_fast.c) changes nothing: read without it, the
+ * input gives the same records and the same error.
  *
  *   make fuzz FUZZ_SECONDS=60
  */
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "dbtrace.h"
+#include "dbtrace_impl.h"
 
 #define MAX_KEEP	256		/* records kept for the round trip */
 #define MAX_RECORDS	200000		/* a small gzip input can inflate to many */
@@ -168,6 +171,40 @@ static void round_trip(const struct dbtrace *t, size_t n)
 	free(buf);
 }
 
+/* The input read with and without the fast path: the same records, end and error. */
+static void same_both_ways(const uint8_t *data, size_t size)
+{
+	char ea[640] = "", eb[640] = "";
+	struct dbtrace *a, *b;
+	struct dbtrace_rec ra, rb;
+	size_t n = 0;
+	int sa, sb;
+
+	dbtrace_fast_records = 1;
+	a = dbtrace_open_mem(data, size, "fuzz", ea, sizeof(ea));
+	dbtrace_fast_records = 0;
+	b = dbtrace_open_mem(data, size, "fuzz", eb, sizeof(eb));
+	if (!a != !b || strcmp(ea, eb))
+		abort();
+	while (a && n++ < MAX_RECORDS) {
+		dbtrace_fast_records = 1;
+		sa = dbtrace_next(a, &ra);
+		dbtrace_fast_records = 0;
+		sb = dbtrace_next(b, &rb);
+		if (sa != sb || strcmp(dbtrace_error(a), dbtrace_error(b)))
+			abort();
+		if (sa != 1)
+			break;
+		if (ra.line != rb.line || ra.time != rb.time || ra.stream != rb.stream ||
+		    ra.file != rb.file || ra.op != rb.op || ra.off != rb.off || ra.len != rb.len ||
+		    ra.size != rb.size || ra.has_lat != rb.has_lat || ra.lat != rb.lat)
+			abort();
+	}
+	dbtrace_fast_records = 1;
+	dbtrace_close(a);
+	dbtrace_close(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct dbtrace_stream *s;
@@ -187,6 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < size; i++)
 			max_line += data[i] == '\n';
 	}
+	same_both_ways(data, size);
 	t = dbtrace_open_mem(data, size, "fuzz", err, sizeof(err));
 	if (!t) {
 		check_err(err, max_line);
