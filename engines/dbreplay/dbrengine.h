@@ -39,6 +39,7 @@
 #include "dbdepth.h"
 #include "dbsched.h"
 #include "dbprefetch.h"
+#include "dbrecs.h"
 #include "dbfilter.h"
 #include "odirect.h"
 #include "lathist.h"
@@ -59,6 +60,11 @@
 #define SIDECAR_HEAD \
 	"# fio dbreplay engine: it created the file beside this one, whose identity follows, and removes only that file\n"
 #define ERRLEN		1024
+/*
+ * The check pass keeps the records it read (about 8 bytes each) for the
+ * replay, up to this many bytes a job; a longer trace is read again.
+ */
+#define DBR_KEPT_RECORDS_MAX (256U << 20)
 #define FILL_CHUNK	(1U << 20)
 #define MAX_ERROR_LINES	10
 /* a wait for a record's due time looks this often whether fio is stopping the job */
@@ -140,6 +146,7 @@ struct dbr_job {
 	int trace_fd;			/* the trace, opened once: every reader reopens this file */
 	struct dbtrace *t;		/* the replay's reader */
 	struct dbprefetch *pf;		/* its thread reading ahead (dbr_reader_thread=1) */
+	struct dbrecs *kept; /* the check pass's records (NULL: the replay reads the text) */
 	const struct dbtrace_header *h;
 	struct rfile *files;		/* by file id: DBTRACE_MAX_FILES entries */
 	struct dbfilter filter;

@@ -239,7 +239,9 @@ static int take_incomplete(struct thread_data *td, struct dbr_job *dj)
 /*
  * Reads the whole trace once before anything is written: a malformed line
  * anywhere is reported with its line number and the job ends with nothing
- * touched. Also finds the trace's time span and its largest transfer.
+ * touched. Also finds the trace's time span and its largest transfer, and
+ * keeps the records for the replay, which then parses nothing (up to
+ * DBR_KEPT_RECORDS_MAX; past it the replay reads the trace again).
  */
 static int check_trace(struct dbr_job *dj, uint64_t *max_io)
 {
@@ -254,8 +256,13 @@ static int check_trace(struct dbr_job *dj, uint64_t *max_io)
 		return 1;
 	}
 	*max_io = 0;
+	dj->kept = dbrecs_new(dbtrace_header(t)->page_size, DBR_KEPT_RECORDS_MAX);
 	while ((ret = dbtrace_next(t, &r)) > 0) {
 		dj->trace_records++;
+		if (dj->kept && dbrecs_add(dj->kept, &r)) {
+			dbrecs_free(dj->kept);
+			dj->kept = NULL;
+		}
 		if (r.time != DBTRACE_NO_TIME) {
 			if (!have)
 				first = r.time;
@@ -799,6 +806,7 @@ static void dbr_cleanup(struct thread_data *td)
 	dbsched_free(dj->sched);
 	dbdepth_free(dj->depth);
 	dbprefetch_stop(dj->pf);	/* before the trace it reads */
+	dbrecs_free(dj->kept);
 	if (dj->t)
 		dbtrace_close(dj->t);
 	if (dj->trace_fd >= 0)

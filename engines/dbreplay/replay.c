@@ -808,7 +808,7 @@ void dbr_start_reader(struct dbr_job *dj)
 {
 	char err[ERRLEN];
 
-	if (dj->pf || !dj->o->reader_thread || dj->pf_failed)
+	if (dj->kept || dj->pf || !dj->o->reader_thread || dj->pf_failed)
 		return;
 	dj->pf = dbprefetch_start(dj->t, 0, 0, err, sizeof(err));
 	if (!dj->pf) {
@@ -820,6 +820,8 @@ void dbr_start_reader(struct dbr_job *dj)
 /* The next record of this pass over the trace. */
 static int next_record(struct dbr_job *dj, struct dbtrace_rec *r)
 {
+	if (dj->kept)
+		return dbrecs_next(dj->kept, r);
 	dbr_start_reader(dj);
 	return dj->pf ? dbprefetch_next(dj->pf, r) : dbtrace_next(dj->t, r);
 }
@@ -879,16 +881,20 @@ int dbr_next_loop(struct dbr_job *dj)
 	dj->loop++;
 	if (dj->loops && dj->loop >= dj->loops)
 		return 0;
-	dbprefetch_stop(dj->pf);
-	dj->pf = NULL;
-	dbtrace_close(dj->t);
-	dj->t = dbr_open_trace(dj, err, sizeof(err));
-	if (!dj->t) {
-		pack_log_err("dbreplay: %s\n", err);
-		return -1;
+	if (dj->kept) {
+		dbrecs_rewind(dj->kept);
+	} else {
+		dbprefetch_stop(dj->pf);
+		dj->pf = NULL;
+		dbtrace_close(dj->t);
+		dj->t = dbr_open_trace(dj, err, sizeof(err));
+		if (!dj->t) {
+			pack_log_err("dbreplay: %s\n", err);
+			return -1;
+		}
+		dj->h = dbtrace_header(dj->t);
+		dbr_start_reader(dj); /* parses the first block while the files are reset */
 	}
-	dj->h = dbtrace_header(dj->t);
-	dbr_start_reader(dj);	/* parses the first block while the files are reset */
 	/* back to the state before the first record, off the clock of the next loop */
 	if (dbr_layout(dj, 0))
 		return -1;

@@ -512,21 +512,6 @@ static int parse_incomplete(struct dbtrace *t, char *text)
 
 /* ---- Records ---- */
 
-int dbtrace_nargs(enum dbtrace_op op)
-{
-	switch (op) {
-	case DBTRACE_READ:
-	case DBTRACE_WRITE:
-	case DBTRACE_SYNC_FILE_RANGE:
-	case DBTRACE_TRIM:
-		return 2;
-	case DBTRACE_TRUNCATE:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /*
  * strcmp(@a, @b) == 0 for the short words of a record line: a call of
  * libc's strcmp cost a record more than the compare itself.

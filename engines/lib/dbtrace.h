@@ -195,6 +195,24 @@ int dbtrace_write_end(struct dbtrace *w);
 /* ---- Names and checks shared with importers and the engine ---- */
 
 const char *dbtrace_op_name(enum dbtrace_op op);
+/*
+ * Arguments an operation takes: 2 (offset, length), 1 (size) or 0. Inline:
+ * the parser's fast path and the replay's kept records ask once a record.
+ */
+static inline int dbtrace_nargs(enum dbtrace_op op)
+{
+	switch (op) {
+	case DBTRACE_READ:
+	case DBTRACE_WRITE:
+	case DBTRACE_SYNC_FILE_RANGE:
+	case DBTRACE_TRIM:
+		return 2;
+	case DBTRACE_TRUNCATE:
+		return 1;
+	default:
+		return 0;
+	}
+}
 const char *dbtrace_role_name(enum dbtrace_role role);
 const char *dbtrace_time_unit_name(enum dbtrace_time_unit u);	/* "none", "ns", ... */
 /* Nanoseconds in one time unit (0 for DBTRACE_TIME_NONE). */

@@ -34,24 +34,24 @@ static inline int word_is(const char *p, const char *name, size_t n)
 	return p[n] == ' ' || p[n] == '\t' || !p[n];
 }
 
-/* One of parse_record()'s operation names: its length and its arguments. */
-#define OP(name, nargs)                       \
-	{                                     \
-		name, sizeof(name) - 1, nargs \
+/* One of parse_record()'s operation names and its length. */
+#define OP(name)                       \
+	{                              \
+		name, sizeof(name) - 1 \
 	}
 static const struct {
 	const char *name;
-	unsigned char len, nargs;
+	unsigned char len;
 } ops[DBTRACE_OP_NR] = {
-	[DBTRACE_READ] = OP("read", 2),
-	[DBTRACE_WRITE] = OP("write", 2),
-	[DBTRACE_FSYNC] = OP("fsync", 0),
-	[DBTRACE_FDATASYNC] = OP("fdatasync", 0),
-	[DBTRACE_SYNC_FILE_RANGE] = OP("sync_file_range", 2),
-	[DBTRACE_TRIM] = OP("trim", 2),
-	[DBTRACE_TRUNCATE] = OP("truncate", 1),
-	[DBTRACE_CREATE] = OP("create", 0),
-	[DBTRACE_UNLINK] = OP("unlink", 0),
+	[DBTRACE_READ] = OP("read"),
+	[DBTRACE_WRITE] = OP("write"),
+	[DBTRACE_FSYNC] = OP("fsync"),
+	[DBTRACE_FDATASYNC] = OP("fdatasync"),
+	[DBTRACE_SYNC_FILE_RANGE] = OP("sync_file_range"),
+	[DBTRACE_TRIM] = OP("trim"),
+	[DBTRACE_TRUNCATE] = OP("truncate"),
+	[DBTRACE_CREATE] = OP("create"),
+	[DBTRACE_UNLINK] = OP("unlink"),
 };
 #undef OP
 
@@ -164,7 +164,7 @@ int dbtrace_fast_record(struct dbtrace *t, const char *line, size_t len, struct 
 	if (op < 0)
 		return 0;
 	p = skip_blanks(p);
-	nargs = ops[op].nargs;
+	nargs = dbtrace_nargs(op);
 	if (nargs == 2 && (!quantity(t, &p, &off) || !quantity(t, &p, &qlen)))
 		return 0;
 	if (nargs == 1 && !quantity(t, &p, &size))

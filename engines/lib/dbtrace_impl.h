@@ -84,8 +84,6 @@ int dbtrace_fast_record(struct dbtrace *t, const char *line, size_t len, struct 
 extern int dbtrace_fast_records;
 /* The end of the header: the paths' conflicts; @what is the line that ends it. */
 int dbtrace_finish_header(struct dbtrace *t, const char *what);
-/* Arguments an operation takes: 2 (offset, length), 1 (size) or 0. */
-int dbtrace_nargs(enum dbtrace_op op);
 /* A reader or writer with nothing read or written yet; NULL if out of memory. */
 struct dbtrace *dbtrace_new(const char *name);
 
