@@ -11,6 +11,7 @@
 
 #include "fioglue.h"
 #include "errmsg.h"
+#include "units.h"
 
 extern const char fio_version_string[];
 extern struct fio_option fio_options[FIO_MAX_OPTS];
@@ -282,6 +283,55 @@ int pack_store_str(char **field, const char *val)
 	 */
 	*field = strdup(val ? val : "");
 	return *field ? 0 : 1;
+}
+
+/* What a numeric option's text is for a bare option name (no '='). */
+static char pack_bare_option[] = "";
+
+int pack_store_num_text(char **text, const char *val)
+{
+	if (!val) {
+		*text = pack_bare_option;
+		return 0;
+	}
+	return pack_store_str(text, val);
+}
+
+/* The default of option @name: its .def in the option table (what --enghelp shows). */
+static const char *option_default(const struct fio_option *options, const char *name)
+{
+	for (; options->name; options++)
+		if (!strcmp(options->name, name))
+			return options->def;
+	return NULL;
+}
+
+int pack_parse_num_options(const struct pack_num_option *table, size_t n,
+			   const struct fio_option *options, void *o, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct pack_num_option *t = &table[i];
+		const char *text = *(char **)((char *)o + t->text);
+		void *value = (char *)o + t->value;
+		uint64_t v;
+
+		if (text == pack_bare_option) {
+			pack_errf(err, errlen, "%s needs a value (%llu..%llu)", t->name,
+				  (unsigned long long)t->lo, (unsigned long long)t->hi);
+			return -1;
+		}
+		if (!text || !*text)
+			text = option_default(options, t->name);
+		if (parse_uint_option(t->name, text, 0, t->lo, t->hi, &v, err, errlen))
+			return -1;
+		if (t->bytes == sizeof(uint32_t))
+			*(uint32_t *)value = (uint32_t)v;
+		else
+			*(uint64_t *)value = v;
+	}
+	return 0;
 }
 
 void pack_job_dir_name(struct thread_data *td, char *buf, size_t len)

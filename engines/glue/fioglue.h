@@ -185,6 +185,60 @@ static int str_opt_##field(void *data, const char *val)		\
 	}
 
 /*
+ * Whole-number and 0/1 options, kept as the user's text and checked at init
+ * (parse_uint_option in lib/units.h): fio's FIO_OPT_INT stores -1 as
+ * 4294967295 and 2^32 + 1 as 1, FIO_OPT_BOOL takes -1 (any number but 0) as
+ * true. An option FIELD keeps its text in FIELD_text of the engine's option
+ * struct @stype and its value in FIELD (4 or 8 bytes). PACK_NUM_OPT(stype,
+ * field) defines the callback num_opt_<field>; PACK_NUM_OPTION is the
+ * fio_option entry, its .def the default (what --enghelp shows, and what
+ * an empty value, an unset ${VAR}, means); PACK_NUM is the entry of the
+ * engine's range table, read by pack_parse_num_options(). A bare name (no
+ * '=') is refused, not taken as 0 or 1.
+ */
+struct pack_num_option {
+	const char *name;
+	size_t text, value; /* offsets in the engine's option struct */
+	size_t bytes;	    /* of the value: 4 or 8 */
+	uint64_t lo, hi;
+};
+
+/* clang-format off */
+#define PACK_NUM(stype, oname, field, lo, hi)                                           \
+	{ oname, offsetof(stype, field##_text), offsetof(stype, field),                  \
+	  sizeof(((stype *)0)->field), lo, hi }
+
+int pack_store_num_text(char **text, const char *val);
+
+#define PACK_NUM_OPT(stype, field)                                              \
+	static int num_opt_##field(void *data, const char *val)                 \
+	{                                                                       \
+		return pack_store_num_text(&((stype *)data)->field##_text, val); \
+	}
+
+#define PACK_NUM_OPTION(stype, oname, field, long_name, helptext, dflt)	\
+	{								\
+		.name	= oname,					\
+		.lname	= long_name,					\
+		.type	= FIO_OPT_STR,					\
+		.cb	= num_opt_##field,				\
+		.off1	= offsetof(stype, field##_text),		\
+		.help	= helptext,					\
+		.def	= dflt,						\
+		.category = FIO_OPT_C_ENGINE,				\
+		.group	= FIO_OPT_G_INVALID,				\
+	}
+/* clang-format on */
+
+/*
+ * Reads each of the @n options of @table from its text in @o (the engine's
+ * option struct) into its value: empty means its .def in @options. 0, or -1
+ * with one line in @err naming the option and its range.
+ */
+int pack_parse_num_options(const struct pack_num_option *table, size_t n,
+			   const struct fio_option *options, void *o, char *err, size_t errlen);
+
+/*
  * How fio finds an engine of ours, written once for all of them. fio's
  * dlopen_ioengine() looks in the library it loaded for a symbol named after
  * the library, then "ioengine", then calls get_ioengine(). Everything of

@@ -256,25 +256,14 @@ static int parse_count(const char *s, uint64_t def, uint64_t *out)
 }
 
 /*
- * The numeric options: kept as text by their callbacks and read here, each
- * within its range, into the field of sf_options it names. fio's own
- * FIO_OPT_INT would store tree_probe_limit=-1 as 4294967295 (a job probing
- * for hours on an emptied tree) and 2^32 + 1 as 1, FIO_OPT_BOOL takes -1 as
- * true. Empty (an unset ${VAR}) is the default; a bare name is refused.
+ * The numeric options, each within its range (fioglue.h, PACK_NUM):
+ * fio's own FIO_OPT_INT would store tree_probe_limit=-1 as 4294967295 (a
+ * job probing for hours on an emptied tree).
  */
-struct sf_num_option {
-	const char *name;
-	size_t text, value; /* offsets in struct sf_options */
-	size_t bytes;	    /* of the value: 4 or 8 */
-	uint64_t lo, hi;
-};
-
 /* clang-format off */
-#define SF_NUM(oname, field, lo, hi) \
-	{ oname, offsetof(struct sf_options, field##_text), offsetof(struct sf_options, field), \
-	  sizeof(((struct sf_options *)0)->field), lo, hi }
+#define SF_NUM(oname, field, lo, hi)	PACK_NUM(struct sf_options, oname, field, lo, hi)
 
-static const struct sf_num_option sf_num_options[] = {
+static const struct pack_num_option sf_num_options[] = {
 	SF_NUM("tree_fanout",		tree_fanout,	  1, UINT32_MAX),
 	SF_NUM("tree_depth",		tree_depth,	  0, UINT32_MAX),
 	SF_NUM("tree_files_per_dir",	files_per_dir,	  0, UINT64_MAX),
@@ -288,48 +277,7 @@ static const struct sf_num_option sf_num_options[] = {
 };
 /* clang-format on */
 
-/* What the option callbacks store for a bare option name (no '='). */
-static char sf_bare_option[] = "";
-
 static struct fio_option options[];
-
-/* The default of option @name: its .def in the option table (what --enghelp shows). */
-static const char *option_default(const char *name)
-{
-	const struct fio_option *opt;
-
-	for (opt = options; opt->name; opt++)
-		if (!strcmp(opt->name, name))
-			return opt->def;
-	return NULL;
-}
-
-static int parse_num_options(struct sf_options *o, char *err, size_t errlen)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(sf_num_options) / sizeof(sf_num_options[0]); i++) {
-		const struct sf_num_option *n = &sf_num_options[i];
-		const char *text = *(char **)((char *)o + n->text);
-		void *value = (char *)o + n->value;
-		uint64_t v;
-
-		if (text == sf_bare_option) {
-			pack_errf(err, errlen, "%s needs a value (%llu..%llu)", n->name,
-				  (unsigned long long)n->lo, (unsigned long long)n->hi);
-			return -1;
-		}
-		if (!text || !*text)
-			text = option_default(n->name);
-		if (parse_uint_option(n->name, text, 0, n->lo, n->hi, &v, err, errlen))
-			return -1;
-		if (n->bytes == sizeof(uint32_t))
-			*(uint32_t *)value = (uint32_t)v;
-		else
-			*(uint64_t *)value = v;
-	}
-	return 0;
-}
 
 static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 {
@@ -338,7 +286,9 @@ static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 	char err[ERRLEN];
 	uint64_t nfiles;
 
-	if (parse_num_options(o, err, sizeof(err)))
+	if (pack_parse_num_options(sf_num_options,
+				   sizeof(sf_num_options) / sizeof(sf_num_options[0]), options, o,
+				   err, sizeof(err)))
 		goto bad;
 	if (parse_count(o->tree_files, DEFAULT_TREE_FILES, &nfiles)) {
 		snprintf(err, sizeof(err), "tree_files '%s' is not a number", o->tree_files);
@@ -577,18 +527,7 @@ PACK_STR_OPT(struct sf_options, tree_files)
 PACK_STR_OPT(struct sf_options, opstats_file)
 
 /* A numeric option's text (sf_num_options reads it at init). */
-#define SF_NUM_TEXT(field)                                                \
-	static int num_opt_##field(void *data, const char *val)           \
-	{                                                                 \
-		char **text = &((struct sf_options *)data)->field##_text; \
-                                                                          \
-		if (!val) {                                               \
-			*text = sf_bare_option;                           \
-			return 0;                                         \
-		}                                                         \
-		return pack_store_str(text, val);                         \
-	}
-
+#define SF_NUM_TEXT(field) PACK_NUM_OPT(struct sf_options, field)
 SF_NUM_TEXT(tree_fanout)
 SF_NUM_TEXT(tree_depth)
 SF_NUM_TEXT(files_per_dir)
