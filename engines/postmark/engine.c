@@ -244,52 +244,46 @@ static enum fio_q_status pm_queue(struct thread_data *td, struct io_u *io_u)
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
-/* An integer option; empty or unset means @def. */
+/*
+ * A whole-number or size option ("4k"), in [@lo, @hi] (lib/units.h: never
+ * wrapped); empty or unset means @def.
+ */
 static int opt_int(const char *name, const char *val, long def, long lo, long hi, int *out,
 		   char *err, size_t errlen)
 {
-	char *end;
-	long v;
-
-	if (!val || !*val) {
-		*out = (int)def;
-		return 0;
-	}
-	errno = 0;
-	v = strtol(val, &end, 10);
-	if (errno || *end || end == val) {
-		pack_errf(err, errlen, "%s=%s is not a whole number", name, val);
-		return -1;
-	}
-	if (v < lo || v > hi) {
-		pack_errf(err, errlen, "%s=%s is out of range %ld..%ld", name, val, lo, hi);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-/* A size option ("4k" allowed); empty or unset means @def. */
-static int opt_size(const char *name, const char *val, long def, long lo, long hi, int *out,
-		    char *err, size_t errlen)
-{
 	uint64_t v;
 
-	if (!val || !*val) {
-		*out = (int)def;
-		return 0;
-	}
-	if (parse_size(val, &v)) {
-		pack_errf(err, errlen, "%s=%s is not a size in bytes", name, val);
+	if (parse_uint_option(name, val, (uint64_t)def, (uint64_t)lo, (uint64_t)hi, &v, err,
+			      errlen))
 		return -1;
-	}
-	if (v < (uint64_t)lo || v > (uint64_t)hi) {
-		pack_errf(err, errlen, "%s=%s is out of range %ld..%ld bytes", name, val, lo, hi);
-		return -1;
-	}
 	*out = (int)v;
 	return 0;
 }
+
+/* A bias: -1 (none of either) or 0..10 of the 10 halves. */
+static int opt_bias(const char *name, const char *val, int def, int *out, char *err, size_t errlen)
+{
+	if (val && !strcmp(val, "-1")) {
+		*out = -1;
+		return 0;
+	}
+	if (opt_int(name, val, def, 0, 10, out, err, errlen) == 0)
+		return 0;
+	pack_errf(err, errlen, "%s=%s is not -1 (none) or 0..10", name, val);
+	return -1;
+}
+
+/* clang-format off */
+#define PM_NUM(oname, field)	PACK_NUM(struct pm_options, oname, field, 0, 1)
+
+static const struct pack_num_option pm_num_options[] = {
+	PM_NUM("pm_buffering",		buffering),
+	PM_NUM("pm_whole_seconds",	whole_seconds),
+	PM_NUM("pm_space_check",	space_check),
+};
+/* clang-format on */
+
+static struct fio_option options[];
 
 static int parse_pm_options(struct thread_data *td, struct pm_data *pd, char *err, size_t errlen)
 {
@@ -298,8 +292,14 @@ static int parse_pm_options(struct thread_data *td, struct pm_data *pd, char *er
 	int seed, tx;
 
 	pm_config_default(c);
-	if (opt_size("pm_size_low", o->size_low, c->size_lo, 1, PM_MAX_SIZE, &c->size_lo, err, errlen) ||
-	    opt_size("pm_size_high", o->size_high, c->size_hi, 1, PM_MAX_SIZE, &c->size_hi, err, errlen))
+	if (pack_parse_num_options(pm_num_options,
+				   sizeof(pm_num_options) / sizeof(pm_num_options[0]), options, o,
+				   err, errlen))
+		return -1;
+	if (opt_int("pm_size_low", o->size_low, c->size_lo, 1, PM_MAX_SIZE, &c->size_lo, err,
+		    errlen) ||
+	    opt_int("pm_size_high", o->size_high, c->size_hi, 1, PM_MAX_SIZE, &c->size_hi, err,
+		    errlen))
 		return -1;
 	if (!o->size_high || !*o->size_high) {
 		/* only the low bound given: at least that, keeping PostMark's high bound */
@@ -312,13 +312,18 @@ static int parse_pm_options(struct thread_data *td, struct pm_data *pd, char *er
 		return -1;
 	}
 	if (opt_int("pm_number", o->number, c->number, 1, PM_MAX_NUMBER, &c->number, err, errlen) ||
-	    opt_int("pm_transactions", o->transactions, c->transactions, 1, INT32_MAX - 1, &tx, err, errlen) ||
+	    opt_int("pm_transactions", o->transactions, c->transactions, 1, INT32_MAX - 1, &tx, err,
+		    errlen) ||
 	    opt_int("pm_seed", o->seed, c->seed, 1, INT32_MAX, &seed, err, errlen) ||
-	    opt_size("pm_read_block", o->read_block, c->read_block, 1, 64 << 20, &c->read_block, err, errlen) ||
-	    opt_size("pm_write_block", o->write_block, c->write_block, 1, 64 << 20, &c->write_block, err, errlen) ||
-	    opt_int("pm_bias_read", o->bias_read, c->bias_read, -1, 10, &c->bias_read, err, errlen) ||
-	    opt_int("pm_bias_create", o->bias_create, c->bias_create, -1, 10, &c->bias_create, err, errlen) ||
-	    opt_int("pm_subdirectories", o->subdirs, c->subdirs, 0, PM_MAX_SUBDIRS, &c->subdirs, err, errlen))
+	    opt_int("pm_read_block", o->read_block, c->read_block, 1, 64 << 20, &c->read_block, err,
+		    errlen) ||
+	    opt_int("pm_write_block", o->write_block, c->write_block, 1, 64 << 20, &c->write_block,
+		    err, errlen) ||
+	    opt_bias("pm_bias_read", o->bias_read, c->bias_read, &c->bias_read, err, errlen) ||
+	    opt_bias("pm_bias_create", o->bias_create, c->bias_create, &c->bias_create, err,
+		     errlen) ||
+	    opt_int("pm_subdirectories", o->subdirs, c->subdirs, 0, PM_MAX_SUBDIRS, &c->subdirs,
+		    err, errlen))
 		return -1;
 	c->transactions = tx;
 	c->seed = (uint32_t)seed;
@@ -782,6 +787,11 @@ STR_OPT(report_file)
 STR_OPT(size_dist)
 STR_OPT(content)
 STR_OPT(opstats_file)
+PACK_NUM_OPT(struct pm_options, buffering)
+PACK_NUM_OPT(struct pm_options, whole_seconds)
+PACK_NUM_OPT(struct pm_options, space_check)
+#define NUM_OPTION(oname, field, long_name, helptext, dflt) \
+	PACK_NUM_OPTION(struct pm_options, oname, field, long_name, helptext, dflt)
 
 #define STR_OPTION(oname, field, long_name, helptext)	\
 	PACK_STR_OPTION(struct pm_options, oname, field, long_name, helptext)
@@ -809,16 +819,8 @@ static struct fio_option options[] = {
 		   "Creates per 10 create-or-delete halves, -1 for none of either (default 5; PostMark: set bias create)"),
 	STR_OPTION("pm_subdirectories", subdirs, "Subdirectories",
 		   "Subdirectories s0..sN-1 per location when above 1 (default 0; PostMark: set subdirectories)"),
-	{
-		.name	= "pm_buffering",
-		.lname	= "Buffered I/O",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct pm_options, buffering),
-		.help	= "1: the system calls of PostMark's stdio mode; 0: its raw read/write mode (default 1; PostMark: set buffering)",
-		.def	= "1",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
+	NUM_OPTION("pm_buffering", buffering, "Buffered I/O",
+		   "1: the system calls of PostMark's stdio mode; 0: its raw read/write mode (default 1; PostMark: set buffering)", "1"),
 	{
 		.name	= "pm_report",
 		.lname	= "PostMark report",
@@ -836,26 +838,10 @@ static struct fio_option options[] = {
 	},
 	STR_OPTION("pm_report_file", report_file, "Report file",
 		   "Append the report to this file instead of stderr (PostMark: run FILE)"),
-	{
-		.name	= "pm_whole_seconds",
-		.lname	= "PostMark's timing",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct pm_options, whole_seconds),
-		.help	= "1: the report uses PostMark's whole-second time() arithmetic exactly; 0: nanosecond timing (default 0)",
-		.def	= "0",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
-	{
-		.name	= "pm_space_check",
-		.lname	= "Check the room first",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct pm_options, space_check),
-		.help	= "Refuse a run whose pool, at its fullest, needs more bytes or inodes than its locations have free, before making any file (0: on compressing or thin-provisioned file systems) (default 1)",
-		.def	= "1",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_INVALID,
-	},
+	NUM_OPTION("pm_whole_seconds", whole_seconds, "PostMark's timing",
+		   "1: the report uses PostMark's whole-second time() arithmetic exactly; 0: nanosecond timing (default 0)", "0"),
+	NUM_OPTION("pm_space_check", space_check, "Check the room first",
+		   "Refuse a run whose pool, at its fullest, needs more bytes or inodes than its locations have free, before making any file (0: on compressing or thin-provisioned file systems) (default 1)", "1"),
 	{
 		.name	= "pm_fsync",
 		.lname	= "fsync policy",

@@ -109,6 +109,8 @@ struct pm_options {
 	unsigned int fsync;
 	unsigned int io_api;
 	unsigned int space_check;
+	/* the text of the 0/1 options, read at init (fioglue.h, PACK_NUM) */
+	char *buffering_text, *whole_seconds_text, *space_check_text;
 };
 
 struct class_stats {

@@ -7,6 +7,7 @@ made (same type and inode, one link). Each test snapshots the user's files
 (content, inode, mtime) before and after.
 """
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -385,3 +386,63 @@ def test_newline_in_a_path_keeps_the_error_one_line(tmp_path, option):
                 + ["--pm_report=verbose"])
     assert_refused(r, f"{tmp_path}/no?such/x", (tmp_path, before))
     assert not [l for l in r.stderr.splitlines() if l.startswith("such")], r.describe()
+
+
+# ---------------------------------------------------------------------------
+# Numeric and 0/1 options never wrap
+# ---------------------------------------------------------------------------
+
+# fio's FIO_OPT_BOOL took pm_space_check=-1 or pm_buffering=-1 as 1 (any
+# number but 0 is true); each option is read at init within its range.
+PM_BOOLS = ["pm_buffering", "pm_whole_seconds", "pm_space_check"]
+PM_RANGES = {   # option: (lowest, highest)
+    "pm_size_low": (1, 2**31 // 2 - 1), "pm_size_high": (1, 2**31 // 2 - 1),
+    "pm_number": (1, 2**31 // 2 - 1), "pm_transactions": (1, 2**31 - 2),
+    "pm_seed": (1, 2**31 - 1), "pm_read_block": (1, 64 << 20),
+    "pm_write_block": (1, 64 << 20), "pm_subdirectories": (0, 1 << 24),
+    **{b: (0, 1) for b in PM_BOOLS},
+}
+PM_OUT = ([(o, "-1") for o in PM_RANGES]
+          + [(o, str(hi + 1)) for o, (_, hi) in PM_RANGES.items()]
+          + [(o, str(2**32 + 1)) for o in PM_RANGES]
+          + [(o, str(lo - 1)) for o, (lo, _) in PM_RANGES.items() if lo > 0]
+          + [(b, "-2") for b in ("pm_bias_read", "pm_bias_create")]
+          + [(b, "11") for b in ("pm_bias_read", "pm_bias_create")])
+
+
+@pytest.mark.parametrize("opt,val", PM_OUT, ids=[f"{o}={v}" for o, v in PM_OUT])
+def test_a_numeric_option_out_of_its_range_is_refused(tmp_path, opt, val):
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    before = snapshot(tmp_path, content=True)
+    r = run_fio(pm(loc, **{"pm_number": 5, "pm_transactions": 10, opt: val}))
+    assert_refused(r, f"{opt}={val} is ", (tmp_path, before))
+
+
+@pytest.mark.parametrize("opt", PM_BOOLS)
+def test_a_bare_zero_one_option_is_refused(tmp_path, opt):
+    """In a job file a bare `pm_space_check` (no value) is not silently 1."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    job = tmp_path / "bare.fio"
+    job.write_text(f"[pm]\nioengine=external:{PM_ENGINE}\npm_report=none\npm_location={loc}\n"
+                   f"pm_number=5\npm_transactions=10\n{opt}\n")
+    assert_refused(run_fio(jobfile=job), f"{opt} needs a value (0..1)", (loc, {}))
+
+
+@pytest.mark.parametrize("opt", PM_BOOLS)
+@pytest.mark.parametrize("val", ["0", "1", ""])
+def test_a_zero_one_option_in_range_runs(tmp_path, opt, val):
+    """0, 1, and empty (an unset ${VAR}: the default --enghelp shows)."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    r = run_fio(pm(loc, pm_number=5, pm_transactions=10, **{opt: val}))
+    assert r.rc == 0 and not errors(r), r.describe()
+    assert r.job("pm")["write"]["total_ios"] > 0
+    assert list(loc.iterdir()) == []
+
+
+def test_zero_one_options_keep_their_help():
+    h = run_fio([f"--enghelp={PM_ENGINE}"], json_output=False)
+    for opt in PM_BOOLS:
+        assert re.search(rf"^{opt}\s*: \S", h.stdout, re.M), h.stdout
