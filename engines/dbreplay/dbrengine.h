@@ -88,7 +88,6 @@ struct dbr_options {
 	char *trace;
 	char *target;
 	char *device;
-	char *overwrite_device;
 	char *align;
 	char *timing;
 	char *speed;
@@ -105,6 +104,10 @@ struct dbr_options {
 	unsigned int accept_partial;
 	unsigned int accept_serial;
 	unsigned int reader_thread;
+	unsigned int overwrite_device;
+	/* the text of the 0/1 options, read at init (fioglue.h, PACK_NUM) */
+	char *keep_text, *accept_incomplete_text, *accept_partial_text, *accept_serial_text;
+	char *reader_thread_text, *overwrite_device_text;
 	unsigned int report;
 	unsigned int direct_mode;
 	char *report_file;

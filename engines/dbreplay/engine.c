@@ -175,27 +175,28 @@ static void depth_notes(struct dbr_job *dj, unsigned iodepth, unsigned window)
 static int opt_u64(const char *name, const char *val, uint64_t def, uint64_t lo, uint64_t hi,
 		   uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	char err[ERRLEN];
 
-	if (!val || !*val) {
-		*out = def;
+	if (parse_uint_option(name, val, def, lo, hi, out, err, sizeof(err)) == 0)
 		return 0;
-	}
-	errno = 0;
-	v = strtoull(val, &end, 10);
-	if (errno || *end || end == val || val[0] == '-') {
-		pack_log_err("dbreplay: %s=%s is not a whole number\n", name, val);
-		return 1;
-	}
-	if (v < lo || v > hi) {
-		pack_log_err("dbreplay: %s=%s is out of range %llu..%llu\n", name, val,
-			     (unsigned long long)lo, (unsigned long long)hi);
-		return 1;
-	}
-	*out = v;
-	return 0;
+	pack_log_err("dbreplay: %s\n", err);
+	return 1;
 }
+
+/* clang-format off */
+#define DBR_BOOL(oname, field)	PACK_NUM(struct dbr_options, oname, field, 0, 1)
+
+static const struct pack_num_option dbr_num_options[] = {
+	DBR_BOOL("dbr_overwrite_device",	overwrite_device),
+	DBR_BOOL("dbr_keep",			keep),
+	DBR_BOOL("dbr_accept_incomplete",	accept_incomplete),
+	DBR_BOOL("dbr_accept_partial",		accept_partial),
+	DBR_BOOL("dbr_accept_serial",		accept_serial),
+	DBR_BOOL("dbr_reader_thread",		reader_thread),
+};
+/* clang-format on */
+
+static struct fio_option options[];
 
 /*
  * A trace whose capture could not see part of the I/O ("incomplete" header
@@ -408,8 +409,15 @@ static int check_fio_options(struct thread_data *td, struct dbr_job *dj)
 static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 {
 	struct dbr_options *o = dj->o;
+	char err[ERRLEN];
 	uint64_t v;
 
+	if (pack_parse_num_options(dbr_num_options,
+				   sizeof(dbr_num_options) / sizeof(dbr_num_options[0]), options, o,
+				   err, sizeof(err))) {
+		pack_log_err("dbreplay: %s\n", err);
+		return 1;
+	}
 	if (!o->trace || !*o->trace) {
 		pack_log_err(
 			"dbreplay: dbr_trace= is required: the trace to replay (docs/dbtrace-format.md)\n");
@@ -473,14 +481,7 @@ static int dbr_parse_options(struct thread_data *td, struct dbr_job *dj)
 	}
 	if (dj->timing == TM_ORIGINAL)
 		dj->speed = 1.0;
-	if (o->overwrite_device && *o->overwrite_device && strcmp(o->overwrite_device, "0")) {
-		if (strcmp(o->overwrite_device, "1")) {
-			pack_log_err("dbreplay: dbr_overwrite_device=%s is not 0 or 1\n",
-				     o->overwrite_device);
-			return 1;
-		}
-		dj->overwrite_device = 1;
-	}
+	dj->overwrite_device = o->overwrite_device;
 	/* unset or "captured": the trace's completion times give each record its depth */
 	dj->depth_captured = !o->stream_depth || !*o->stream_depth ||
 			     !strcmp(o->stream_depth, "captured");
@@ -835,7 +836,6 @@ static void dbr_cleanup(struct thread_data *td)
 STR_OPT(trace)
 STR_OPT(target)
 STR_OPT(device)
-STR_OPT(overwrite_device)
 STR_OPT(align)
 STR_OPT(timing)
 STR_OPT(speed)
@@ -852,17 +852,16 @@ STR_OPT(record_log)
 #define STR_OPTION(oname, field, long_name, helptext)	\
 	PACK_STR_OPTION(struct dbr_options, oname, field, long_name, helptext)
 
-#define BOOL_OPTION(oname, field, long_name, helptext, dflt)		\
-	{								\
-		.name	= oname,					\
-		.lname	= long_name,					\
-		.type	= FIO_OPT_BOOL,					\
-		.off1	= offsetof(struct dbr_options, field),		\
-		.help	= helptext,					\
-		.def	= dflt,						\
-		.category = FIO_OPT_C_ENGINE,				\
-		.group	= FIO_OPT_G_INVALID,				\
-	}
+PACK_NUM_OPT(struct dbr_options, overwrite_device)
+PACK_NUM_OPT(struct dbr_options, keep)
+PACK_NUM_OPT(struct dbr_options, accept_incomplete)
+PACK_NUM_OPT(struct dbr_options, accept_partial)
+PACK_NUM_OPT(struct dbr_options, accept_serial)
+PACK_NUM_OPT(struct dbr_options, reader_thread)
+
+/* a 0/1 option, read at init within its range (fioglue.h: FIO_OPT_BOOL took -1 as 1) */
+#define BOOL_OPTION(oname, field, long_name, helptext, dflt) \
+	PACK_NUM_OPTION(struct dbr_options, oname, field, long_name, helptext, dflt)
 
 static struct fio_option options[] = {
 	STR_OPTION("dbr_trace", trace, "Trace",
@@ -871,8 +870,8 @@ static struct fio_option options[] = {
 		   "Directory the trace's files are created in, one to one (unset: a private directory under $TMPDIR); only paths the engine created are ever written or removed"),
 	STR_OPTION("dbr_device", device, "Packed target",
 		   "Instead of dbr_target: one file or block device holding every file as a region (directory and namespace operations are skipped)"),
-	STR_OPTION("dbr_overwrite_device", overwrite_device, "Confirm device overwrite",
-		   "1: dbr_device may be a block device, whose content the replay overwrites (default 0)"),
+	BOOL_OPTION("dbr_overwrite_device", overwrite_device, "Confirm device overwrite",
+		    "1: dbr_device may be a block device, whose content the replay overwrites (default 0)", "0"),
 	STR_OPTION("dbr_align", align, "Region alignment",
 		   "Packed mode: each file's region starts at a multiple of this (default 1m)"),
 	STR_OPTION("dbr_timing", timing, "Timing",

@@ -649,13 +649,17 @@ int dbr_open_device(struct thread_data *td, struct dbr_job *dj)
 	const struct dbtrace_header *h = dj->h;
 	char sidecar[PATH_MAX + 32];
 	uint64_t align = 1 << 20, off = 0, size;
+	char err[ERRLEN];
 	struct stat st;
 	unsigned i;
 
-	if (dj->o->align && *dj->o->align &&
-	    (parse_size(dj->o->align, &align) || !align || (align & (align - 1)) || align > (1ULL << 30))) {
-		pack_log_err("dbreplay: dbr_align=%s is not a power of two from 1 to 1g\n",
-			     dj->o->align);
+	if (parse_uint_option("dbr_align", dj->o->align, align, 1, 1ULL << 30, &align, err,
+			      sizeof(err)) ||
+	    (align & (align - 1))) {
+		if (align & (align - 1))
+			pack_errf(err, sizeof(err), "dbr_align=%s is not a power of two (1..1g)",
+				  dj->o->align);
+		pack_log_err("dbreplay: %s\n", err);
 		return 1;
 	}
 	if (pack_clone_count(td) > 1) {

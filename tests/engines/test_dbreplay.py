@@ -607,7 +607,7 @@ def test_truncated_gzip(tmp_path):
     ({"loops": "2"}, "use dbr_loops="),
     ({"dbr_timing": "fast"}, "dbr_timing=fast is not asap, original or scaled"),
     ({"dbr_io_api": "aio"}, "dbr_io_api=aio is not sync or io_uring"),
-    ({"dbr_overwrite_device": "yes"}, "dbr_overwrite_device=yes is not 0 or 1"),
+    ({"dbr_overwrite_device": "yes"}, "dbr_overwrite_device=yes is not a whole number (0..1)"),
     ({"dbr_align": "3k", "dbr_device": "/tmp/fio-pack-never.img"}, "dbr_align=3k"),
     ({"dbr_target": "NOTDIR"}, "not a directory"),
     ({"dbr_target": "MISSING"}, "No such file"),

@@ -10,6 +10,7 @@ Each refusal is one line, a non-zero exit, and nothing changed on disk
 import contextlib
 import hashlib
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import descendants, kill_group, needs_root, run_fio, snapshot, start_fio_background
+from conftest import (DBR_ENGINE, descendants, kill_group, needs_root, run_fio, snapshot,
+                      start_fio_background)
 from test_dbreplay import DOC_TRACE, dbr_args, err_lines, report, write
 
 
@@ -659,3 +661,65 @@ def test_newline_in_a_path_keeps_the_error_one_line(tmp_path, option):
     r = run_fio(dbr_args(bad if option == "dbr_trace" else trace, dbr_target=target, **opts))
     assert_refused(r, f"{tmp_path}/no?such/x", (tmp_path, before))
     assert not [l for l in r.stderr.splitlines() if l.startswith("such")], r.describe()
+
+
+# ---------------------------------------------------------------------------
+# Numeric and 0/1 options never wrap
+# ---------------------------------------------------------------------------
+
+# fio's FIO_OPT_BOOL took dbr_accept_partial=-1 or dbr_keep=-1 as 1 (any
+# number but 0 is true): a partial replay accepted without a word. Each is
+# read at init within its range.
+DBR_BOOLS = ["dbr_overwrite_device", "dbr_keep", "dbr_accept_incomplete", "dbr_accept_partial",
+             "dbr_accept_serial", "dbr_reader_thread"]
+DBR_RANGES = {  # option: (lowest, highest)
+    "dbr_loops": (0, 2**32 - 1), "dbr_window": (1, 1 << 22), "dbr_stream_depth": (1, 65536),
+    "dbr_align": (1, 1 << 30), **{b: (0, 1) for b in DBR_BOOLS},
+}
+DBR_OUT = ([(o, "-1") for o in DBR_RANGES]
+           + [(o, str(hi + 1)) for o, (_, hi) in DBR_RANGES.items() if o != "dbr_align"]
+           + [(o, str(2**64 + 1)) for o in DBR_RANGES]
+           + [(o, str(lo - 1)) for o, (lo, _) in DBR_RANGES.items() if lo > 0]
+           + [("dbr_align", "2g"), ("dbr_align", "3")])
+
+
+@pytest.mark.parametrize("opt,val", DBR_OUT, ids=[f"{o}={v}" for o, v in DBR_OUT])
+def test_a_numeric_option_out_of_its_range_is_refused(tmp_path, opt, val):
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    where = {"dbr_device": tmp_path / "packed.img"} if opt == "dbr_align" else \
+        {"dbr_target": tmp_path / "t"}
+    (tmp_path / "t").mkdir()
+    before = snapshot(tmp_path, content=True)
+    res = run_fio(dbr_args(trace, dbr_io_api="io_uring", **where, **{opt: val}), timeout=30)
+    assert_refused(res, f"{opt}={val} is ", (tmp_path, before))
+
+
+@pytest.mark.parametrize("opt", DBR_BOOLS)
+def test_a_bare_zero_one_option_is_refused(tmp_path, opt):
+    """In a job file a bare `dbr_keep` (no value) is not silently 1."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    (tmp_path / "t").mkdir()
+    job = write(tmp_path / "bare.fio", f"[r]\nioengine=external:{DBR_ENGINE}\ndbr_trace={trace}\n"
+                f"dbr_target={tmp_path / 't'}\n{opt}\n")
+    before = snapshot(tmp_path, content=True)
+    assert_refused(run_fio(jobfile=job), f"{opt} needs a value (0..1)", (tmp_path, before))
+
+
+@pytest.mark.parametrize("opt", DBR_BOOLS)
+@pytest.mark.parametrize("val", ["0", "1", ""])
+def test_a_zero_one_option_in_range_runs(tmp_path, opt, val):
+    """0, 1, and empty (an unset ${VAR}: the default --enghelp shows)."""
+    trace = write(tmp_path / "doc.trace", DOC_TRACE)
+    target = tmp_path / "t"
+    target.mkdir()
+    res = run_fio(dbr_args(trace, dbr_target=target, dbr_report="none", **{opt: val}), timeout=60)
+    assert res.rc == 0 and not err_lines(res), res.describe()
+    assert res.job("r")["write"]["total_ios"] > 0
+    kept = opt == "dbr_keep" and val == "1"
+    assert bool(list(target.iterdir())) == kept
+
+
+def test_zero_one_options_keep_their_help():
+    h = run_fio([f"--enghelp={DBR_ENGINE}"], json_output=False)
+    for opt in DBR_BOOLS:
+        assert re.search(rf"^{opt}\s*: \S", h.stdout, re.M), h.stdout
