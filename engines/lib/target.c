@@ -113,6 +113,11 @@ int target_read_file(int dirfd, const char *name, char *buf, size_t len)
 		close(fd);
 		return -EINVAL;
 	}
+	/* a marker is small: one grown past @len (truncate -s 1T) is not one, and is not read */
+	if (st.st_size > (off_t)len - 1) {
+		close(fd);
+		return -EFBIG;
+	}
 	/* to end of file: a read may return less before it */
 	while (got < len - 1 && (n = NOINTR(read(fd, buf + got, len - 1 - got))) > 0)
 		got += n;
@@ -123,6 +128,9 @@ int target_read_file(int dirfd, const char *name, char *buf, size_t len)
 	}
 	close(fd);
 	buf[got] = '\0';
+	/* zeros after the text (a file extended while being read, a truncate -s) */
+	if (strlen(buf) != got)
+		return -EFBIG;
 	return 0;
 }
 

@@ -60,10 +60,10 @@ int target_claim(int fd, const char *path, const char *engine, unsigned flags, c
 int target_write_all(int fd, const void *buf, size_t len);
 
 /*
- * Reads the small file @name of @dirfd into @buf, NUL-terminated, at most
- * @len - 1 bytes. Only a regular file is read: a symlink, FIFO, device,
- * socket or directory of that name gives -EINVAL without being opened. 0,
- * or -errno.
+ * Reads the small file @name of @dirfd into @buf, NUL-terminated. Only a
+ * regular file is read: a symlink, FIFO, device, socket or directory of that
+ * name gives -EINVAL without being opened; one longer than @len - 1 bytes,
+ * or holding a NUL byte, -EFBIG (not read). 0, or -errno.
  */
 int target_read_file(int dirfd, const char *name, char *buf, size_t len);
 

@@ -227,6 +227,12 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 			sd->root, MARKER_NAME);
 		return 1;
 	}
+	if (ret == -EFBIG) {
+		pack_log_err(
+			"smallfile: tree_dir %s: %s holds more than a marker's text (grown or padded); refusing to touch it\n",
+			sd->root, MARKER_NAME);
+		return 1;
+	}
 	if (ret) {
 		pack_log_err("smallfile: tree_dir %s: cannot read %s: %s\n", sd->root, MARKER_NAME,
 			     strerror(-ret));

@@ -450,3 +450,23 @@ def test_a_tree_of_more_than_2_64_bytes_does_not_fit(tmpfs_dir):
     r = run_fio(sf_args(tree, tree_files=2**20, tree_file_op="layout", rw="write",
                         tree_file_size_dist="fixed:16t"))
     assert_refused(r, "the tree needs 18446744073.71 GB", (tree, {}))
+
+
+# ---------------------------------------------------------------------------
+# A marker is one name of a small text file
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [4096, 1 << 40], ids=["padded", "1TB"])
+def test_a_marker_grown_past_its_text_is_refused(tree_dir, size):
+    """A marker truncated up to 1 TB (sparse: zeros after its text) was
+    read to its first 4 KiB and accepted. Anything after the text is not a
+    marker's: refused at once (the 1 TB is never read)."""
+    layout(tree_dir, 20)
+    os.truncate(tree_dir / MARKER, size)
+    def files():    # (the marker is not hashed: 1 TB)
+        return {p: p.read_bytes() for p in tree_dir.rglob("f*") if p.is_file()}
+    before, stat_before = files(), snapshot(tree_dir, content=False)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="append", rw="write",
+                        number_ios=10), timeout=60)
+    assert_refused(r, f"{MARKER} holds more than a marker's text")
+    assert files() == before and snapshot(tree_dir, content=False) == stat_before

@@ -172,10 +172,34 @@ TEST(target_publish_read_back_and_race)
 	CHECK(target_publish(fd, ".m", "other\n") == -EEXIST);
 	CHECK(target_read_file(fd, ".m", buf, sizeof(buf)) == 0);
 	CHECK_STREQ(buf, "tree v1\nfiles 10\n");
-	/* a short buffer: cut, NUL-terminated */
-	CHECK(target_read_file(fd, ".m", buf, 5) == 0);
-	CHECK_STREQ(buf, "tree");
+	/* longer than the buffer: not a marker, not read */
+	CHECK(target_read_file(fd, ".m", buf, 5) == -EFBIG);
 	CHECK(target_dir_is_empty(fd, ".m") == 0);
+	close(fd);
+	rm_scratch(dir, names);
+}
+
+/* A marker is a small text file: nothing after its text. */
+TEST(target_read_file_refuses_tails)
+{
+	const char *names[] = { ".m", NULL };
+	char *dir = scratch_dir();
+	char buf[64];
+	int fd, mfd;
+
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(target_publish(fd, ".m", "tree v1\n") == 0);
+	CHECK(target_read_file(fd, ".m", buf, sizeof(buf)) == 0);
+	/* zeros after the text, within the buffer or far past it (sparse) */
+	mfd = openat(fd, ".m", O_WRONLY);
+	CHECK(mfd >= 0 && ftruncate(mfd, 20) == 0);
+	CHECK(target_read_file(fd, ".m", buf, sizeof(buf)) == -EFBIG);
+	CHECK(ftruncate(mfd, 1LL << 40) == 0);
+	CHECK(target_read_file(fd, ".m", buf, sizeof(buf)) == -EFBIG);
+	close(mfd);
 	close(fd);
 	rm_scratch(dir, names);
 }
