@@ -306,6 +306,7 @@ static int parse_sf_options(struct thread_data *td, struct sf_data *sd)
 		goto bad;
 	if (size_dist_parse(&sd->sizes, o->file_size_dist, "tree_file_size_dist", err, sizeof(err)))
 		goto bad;
+	sd->size_max = size_dist_max(&sd->sizes);
 	if (size_dist_parse(&sd->appends, o->append_size, "tree_append_size", err, sizeof(err)))
 		goto bad;
 	if (content_parse(&sd->content, o->file_content, "tree_file_content", err, sizeof(err)))

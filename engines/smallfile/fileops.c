@@ -197,6 +197,32 @@ int sf_begin_write(struct sf_data *sd, struct sf_req *rq)
 	return 0;
 }
 
+/*
+ * A read has reached rq->bytes from the file open as @fd. No tree file is
+ * laid out longer than sd->size_max, so past it the file was grown by
+ * appends, or is no tree file at all: a device node put in its place
+ * (/dev/zero never ends; a block device is a disk's data), a FIFO a
+ * writer keeps filling. Looked at once a file, by the one fstat only such
+ * a read makes (reads of files within the layout's sizes make none): 0 to
+ * read on, or -EINVAL with rq->refused, or -errno.
+ */
+int sf_check_read_past_max(struct sf_data *sd, struct sf_req *rq, int fd)
+{
+	struct stat st;
+
+	if (rq->bytes <= sd->size_max || rq->looked_past_max)
+		return 0;
+	rq->looked_past_max = 1;
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode)) {
+		rq->refused =
+			"is not a regular file (read past the largest tree file); refusing to read on";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Length of the next write chunk; clears O_DIRECT before an unaligned tail. */
 uint64_t sf_next_chunk(struct sf_data *sd, struct sf_req *rq)
 {
@@ -470,6 +496,11 @@ static int do_read(struct sf_data *sd, struct sf_req *rq)
 		if (n == 0)
 			break;
 		rq->bytes += n;
+		n = sf_check_read_past_max(sd, rq, fd);
+		if (n) {
+			close(fd);
+			return n;
+		}
 	}
 	sf_drop_cache(sd, fd);
 	close(fd);

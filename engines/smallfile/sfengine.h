@@ -149,6 +149,7 @@ struct sf_req {
 	unsigned nlinked, linked_in;
 	int read_res[LINKED_READS_MAX], close_res;
 	int reopened;	       /* io_uring: longer than its model size, opened again */
+	int looked_past_max;   /* read past sd->size_max: the file's type looked at */
 	struct timespec start; /* fio's issue_time (io_uring: given back at completion) */
 	struct statx stx;
 	char path[PATH_MAX];
@@ -159,6 +160,7 @@ struct sf_data {
 	struct sf_options *o;
 	struct tree_shape shape;
 	struct size_dist sizes;
+	uint64_t size_max; /* the largest file the layout makes (size_dist_max) */
 	struct size_dist appends;
 	struct content_spec content;
 	struct content_pool pool;
@@ -204,6 +206,7 @@ static inline int sf_op_needs_file(enum file_op op)
 /* fileops.c: file operations, sync, and shared helpers */
 void sf_account(struct sf_data *sd, struct sf_req *rq);
 int sf_begin_write(struct sf_data *sd, struct sf_req *rq);
+int sf_check_read_past_max(struct sf_data *sd, struct sf_req *rq, int fd);
 const void *sf_chunk_data(struct sf_data *sd, struct sf_req *rq, uint64_t len);
 void sf_drop_cache(struct sf_data *sd, int fd);
 uint64_t sf_file_size(struct sf_data *sd, uint64_t slot);

@@ -394,6 +394,12 @@ int sf_uring_advance(struct sf_data *sd, struct sf_req *rq, int res)
 		}
 		rq->bytes += res;
 		rq->off += res;
+		ret = sf_check_read_past_max(sd, rq, rq->fd);
+		if (ret) {
+			rq->err = -ret;
+			rq->step = US_CLOSE;
+			break;
+		}
 		if ((unsigned)res < sd->chunk) {
 			sf_drop_cache(sd, rq->fd);	/* synchronous: one fadvise a file */
 			rq->step = US_CLOSE;

@@ -180,6 +180,31 @@ def test_a_device_node_in_the_tree_is_not_written(tmp_path, tree_dir, tree_file_
     assert snapshot(tree_dir) == before
 
 
+@pytest.mark.parametrize("tree_io_api", ["sync", "io_uring"])
+@pytest.mark.parametrize("dist", ["fixed:4k", "uniform:1k:64k"])
+def test_a_device_node_in_the_tree_is_not_read_without_end(tree_dir, dist, tree_io_api):
+    """`mknod T/0/f0000000000 c 1 5` (/dev/zero's numbers) in place of a
+    tree file: a read went on to the end of file, which /dev/zero never
+    gives; the job read for ever. A read past the largest size the tree's
+    distribution gives looks at the file once: not a regular file, refused
+    in one line naming it, the node left as it was. (fixed:4k: io_uring's
+    reads linked to the close, then the file opened again; uniform: reads
+    one at a time. A regular file grown past it by appends is read whole:
+    test_smallfile.py::test_io_uring_reads_files_grown_past_their_model_size.)"""
+    if os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root")
+    opts = dict(tree_fanout=2, tree_depth=1, tree_file_size_dist=dist)
+    layout(tree_dir, 20, **opts)
+    path = tree_dir / Shape(20, 2, 1).path(0)
+    path.unlink()
+    os.mknod(path, stat.S_IFCHR | 0o644, os.makedev(1, 5))
+    before = snapshot(tree_dir)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="read", rw="read",
+                        tree_io_api=tree_io_api, **opts), timeout=60)
+    assert_refused(r, f"read {path}: is not a regular file")
+    assert snapshot(tree_dir) == before
+
+
 FIFO_CASES = [("layout", "write", None), ("append", "write", None),
               ("deliver", "randwrite", None), ("read", "read", None),
               ("read", "read", "writer")]
