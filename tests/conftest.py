@@ -344,6 +344,14 @@ class Shape:
 FILE_RE = re.compile(r"^f\d{10,}$")
 
 
+def marker_params(marker) -> str:
+    """A smallfile marker's text without the inode of its directory
+    (tree_dir_inode=: where the tree was laid out, not how), to compare the
+    markers of two trees."""
+    return "".join(l for l in Path(marker).read_text().splitlines(True)
+                   if not l.startswith("tree_dir_inode="))
+
+
 def tree_files(root) -> dict:
     """{relative path: size} of every regular file below root except the marker."""
     root = Path(root)

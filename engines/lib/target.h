@@ -63,9 +63,10 @@ int target_write_all(int fd, const void *buf, size_t len);
  * Reads the small file @name of @dirfd into @buf, NUL-terminated. Only a
  * regular file is read: a symlink, FIFO, device, socket or directory of that
  * name gives -EINVAL without being opened; one longer than @len - 1 bytes,
- * or holding a NUL byte, -EFBIG (not read). 0, or -errno.
+ * or holding a NUL byte, -EFBIG (not read). Its link count goes to @links
+ * (if not NULL) once it is opened. 0, or -errno.
  */
-int target_read_file(int dirfd, const char *name, char *buf, size_t len);
+int target_read_file(int dirfd, const char *name, char *buf, size_t len, nlink_t *links);
 
 /*
  * Publishes @text as @name in @dirfd atomically: written whole and synced

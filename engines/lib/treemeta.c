@@ -4,8 +4,10 @@
  * sets of key=value lines: order, blank lines and comments do not matter.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errmsg.h"
@@ -131,6 +133,12 @@ static int find_kv(const char *text, const struct kv *want, struct kv *same_key)
 	return 0;
 }
 
+static int is_dir_inode(const struct kv *kv)
+{
+	return kv->klen == strlen(TREEMETA_DIR_INODE) &&
+	       !memcmp(kv->key, TREEMETA_DIR_INODE, kv->klen);
+}
+
 /*
  * Finds the first line of @a missing from @b and explains it; @a_is_tree
  * says which side is which. Returns 1 if one was found.
@@ -146,6 +154,9 @@ static int first_missing(const char *a, const char *b, int a_is_tree,
 	while (next_kv(&pos, &lineno, &kv) > 0) {
 		const struct kv *t = a_is_tree ? &kv : &other, *j = a_is_tree ? &other : &kv;
 
+		/* where the tree was laid out, not how: a copy of it compares equal */
+		if (is_dir_inode(&kv))
+			continue;
 		if (find_kv(b, &kv, &other))
 			continue;
 		if (!other.key)
@@ -174,4 +185,35 @@ int treemeta_compare(const char *tree_text, const char *job_text, char *why, siz
 	if (first_missing(job_text, tree_text, 0, why, whylen))
 		return 1;
 	return 0;
+}
+
+int treemeta_dir_inode(const char *text, unsigned long long *ino)
+{
+	unsigned long lineno = 1;
+	const char *pos = text;
+	char num[24];
+	struct kv kv;
+	int found = 0;
+	size_t i;
+
+	if (skip_magic(&pos))
+		return -1;
+	while (next_kv(&pos, &lineno, &kv) > 0) {
+		if (!is_dir_inode(&kv))
+			continue;
+		/* two lines: which one is the tree's is not for us to guess */
+		if (found || !kv.vlen || kv.vlen >= sizeof(num))
+			return -1;
+		for (i = 0; i < kv.vlen; i++)
+			if (!isdigit((unsigned char)kv.val[i]))
+				return -1;
+		memcpy(num, kv.val, kv.vlen);
+		num[kv.vlen] = '\0';
+		errno = 0;
+		*ino = strtoull(num, NULL, 10);
+		if (errno)
+			return -1;
+		found = 1;
+	}
+	return found;
 }

@@ -20,4 +20,19 @@
  */
 int treemeta_compare(const char *tree_text, const char *job_text, char *why, size_t whylen);
 
+/*
+ * The inode number of the directory the tree was laid out in, recorded when
+ * the marker is published: a marker with a second link (cp -al of the tree)
+ * is that directory's only. Not a parameter: treemeta_compare ignores it on
+ * both sides, so markers without it compare as before.
+ */
+#define TREEMETA_DIR_INODE "tree_dir_inode"
+
+/*
+ * The TREEMETA_DIR_INODE of marker @text: 1 with *@ino set, 0 if the marker
+ * records none (made before it was recorded), -1 if it is not a decimal
+ * number or is there twice.
+ */
+int treemeta_dir_inode(const char *text, unsigned long long *ino);
+
 #endif

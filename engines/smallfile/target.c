@@ -152,10 +152,46 @@ static int default_root(struct sf_data *sd, const char *marker, char *out, size_
 	return 0;
 }
 
+/*
+ * Whether the marker read (@found, with @links names) is this directory's
+ * (@dir_ino). One name: yes, wherever it was laid out (a cp -a copy, a moved
+ * or rsynced tree). More: another directory may hold it too (cp -al T backup,
+ * or ln T/marker U/marker beside a user's files), and it is only the one whose
+ * inode it recorded when published. 0, or 1 with one line said.
+ */
+static int marker_is_ours(struct sf_data *sd, const char *found, nlink_t links, ino_t dir_ino)
+{
+	unsigned long long ino;
+	int has = treemeta_dir_inode(found, &ino);
+
+	if (has < 0) {
+		pack_log_err(
+			"smallfile: tree_dir %s: %s is not a smallfile tree marker (its " TREEMETA_DIR_INODE
+			"= line is not one number); refusing to touch it\n",
+			sd->root, MARKER_NAME);
+		return 1;
+	}
+	if (links == 1 || (has && ino == (unsigned long long)dir_ino))
+		return 0;
+	if (has)
+		pack_log_err(
+			"smallfile: tree_dir %s: %s is shared with another directory (%lu links; laid out in the directory of inode %llu, this one is %llu): not this directory's tree, refusing to touch it; if this is a copy of that tree (cp -al), give it a marker of its own: cd '%s' && cp -p %s %s.own && mv %s.own %s\n",
+			sd->root, MARKER_NAME, (unsigned long)links, ino,
+			(unsigned long long)dir_ino, sd->root, MARKER_NAME, MARKER_NAME,
+			MARKER_NAME, MARKER_NAME);
+	else
+		pack_log_err(
+			"smallfile: tree_dir %s: %s is shared with another directory (%lu links) and, written before markers recorded their directory, does not say which one is its tree: refusing to touch it; lay the tree out again, or give each copy a marker of its own: cd '%s' && cp -p %s %s.own && mv %s.own %s\n",
+			sd->root, MARKER_NAME, (unsigned long)links, sd->root, MARKER_NAME,
+			MARKER_NAME, MARKER_NAME, MARKER_NAME);
+	return 1;
+}
+
 int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 {
-	char marker[1024], found[4096], why[512];
+	char marker[1024], mine[1100], found[4096], why[512];
 	struct stat st;
+	nlink_t links = 1;
 	int ret, empty;
 
 	format_marker(sd, marker, sizeof(marker));
@@ -178,13 +214,18 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 		pack_log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
 		return 1;
 	}
+	/* the directory held, not the name looked at before the open */
+	if (fstat(sd->rootfd, &st)) {
+		pack_log_err("smallfile: tree_dir %s: %s\n", sd->root, strerror(errno));
+		return 1;
+	}
 	if (writes_tree(sd) &&
 	    target_claim(sd->rootfd, sd->root, "smallfile", TARGET_WRITABLE, why, sizeof(why))) {
 		pack_log_err("smallfile: tree_dir %s %s\n", sd->root, why);
 		return 1;
 	}
 
-	ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
+	ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found), &links);
 	if (ret == -ENOENT) {
 		empty = target_dir_is_empty(sd->rootfd, MARKER_NAME);
 		if (empty < 0) {
@@ -194,7 +235,8 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 		}
 		if (!empty) {
 			/* a racing clone may have just published the marker */
-			ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
+			ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found),
+					       &links);
 			if (ret == -ENOENT) {
 				pack_log_err(
 					"smallfile: tree_dir %s is not empty and holds no smallfile tree; refusing to touch it\n",
@@ -213,9 +255,13 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 			if (op_mix_single(&sd->mix) == FOP_LAYOUT && sd->o->tree_space_check &&
 			    check_room(td, sd))
 				return 1;
-			ret = target_publish(sd->rootfd, MARKER_NAME, marker);
+			/* where it is laid out: a cp -al copy of the tree shares this file */
+			snprintf(mine, sizeof(mine), "%s" TREEMETA_DIR_INODE "=%llu\n", marker,
+				 (unsigned long long)st.st_ino);
+			ret = target_publish(sd->rootfd, MARKER_NAME, mine);
 			if (ret == -EEXIST)
-				ret = target_read_file(sd->rootfd, MARKER_NAME, found, sizeof(found));
+				ret = target_read_file(sd->rootfd, MARKER_NAME, found,
+						       sizeof(found), &links);
 			else if (!ret)
 				return 0;
 		}
@@ -245,6 +291,8 @@ int sf_open_tree(struct thread_data *td, struct sf_data *sd)
 			sd->root, MARKER_NAME);
 		return 1;
 	}
+	if (marker_is_ours(sd, found, links, st.st_ino))
+		return 1;
 	if (ret) {
 		pack_log_err("smallfile: tree_dir %s was laid out with other parameters: %s\n",
 			     sd->root, why);

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DBR_ENGINE, ENGINE, IS_ROOT, PM_ENGINE, REPO, fio_env, mounted, read_opstats,
-                      run_fio)
+from conftest import (DBR_ENGINE, ENGINE, IS_ROOT, MARKER, PM_ENGINE, REPO, fio_env, marker_params,
+                      mounted, read_opstats, run_fio)
 
 FAULTINJECT = REPO / "build" / "faultinject.so"
 VALGRIND_SUPP = REPO / "tests" / "valgrind" / "fio.supp"
@@ -291,7 +291,8 @@ def injected(rep, call=None, kind=None) -> int:
 
 def content_tree(root, digest=hashlib.sha1) -> dict:
     """{relpath: (kind, size, digest of a file's bytes or a link's target)}: no
-    times or inode numbers, so two runs' trees compare equal."""
+    times or inode numbers, so two runs' trees compare equal (smallfile's
+    marker without the inode of its directory, which it records)."""
     root = Path(root)
     out = {}
     for dirpath, dirnames, filenames in os.walk(root):
@@ -302,6 +303,9 @@ def content_tree(root, digest=hashlib.sha1) -> dict:
                 out[rel] = ("link", 0, os.readlink(p))
             elif p.is_dir():
                 out[rel] = ("dir", 0, "")
+            elif n == MARKER:
+                data = marker_params(p).encode()
+                out[rel] = ("file", len(data), digest(data).hexdigest())
             else:
                 out[rel] = ("file", p.stat().st_size, digest(p.read_bytes()).hexdigest())
     return out

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (MARKER, needs_root, Shape, file_stats, kill_group, layout,
+from conftest import (MARKER, needs_root, Shape, file_stats, kill_group, layout, marker_params,
                       read_opstats, run_fio, sf_args, snapshot, start_fio_background,
                       strace_counts, tree_files)
 
@@ -104,6 +104,8 @@ def test_layout_marker_records_parameters(tree_dir):
         assert f"{key}={val}\n" in text, f"marker lacks {key}={val}:\n{text}"
     # the marker's keys are its format, older than the options' tree_ prefix
     assert "file_size_dist=" in text
+    # where it was laid out: a cp -al copy shares the marker (test_smallfile_hostile.py)
+    assert f"tree_dir_inode={os.stat(tree_dir).st_ino}\n" in text
 
 
 def test_size_fixed_all_equal(tree_dir):
@@ -215,7 +217,7 @@ def test_same_parameters_same_tree(tree_dir, other_tree_dir):
     assert a.keys() == b.keys()
     diff = [p for p in a if a[p] != b[p]]
     assert not diff, f"{len(diff)} files differ between two identical layouts, e.g. {diff[:3]}"
-    assert (tree_dir / MARKER).read_text() == (other_tree_dir / MARKER).read_text()
+    assert marker_params(tree_dir / MARKER) == marker_params(other_tree_dir / MARKER)
 
 
 def test_tree_seed_changes_sizes_and_content(tree_dir, other_tree_dir):

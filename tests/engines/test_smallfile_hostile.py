@@ -15,8 +15,8 @@ import subprocess
 
 import pytest
 
-from conftest import (ENGINE, MARKER, Shape, layout, mounted, read_opstats, run_fio, sf_args,
-                      snapshot)
+from conftest import (ENGINE, MARKER, Shape, layout, marker_params, mounted, read_opstats, run_fio,
+                      sf_args, snapshot)
 from test_smallfile_safety import assert_refused
 
 
@@ -478,8 +478,87 @@ def test_a_tree_of_more_than_2_64_bytes_does_not_fit(tmpfs_dir):
 
 
 # ---------------------------------------------------------------------------
-# A marker is one name of a small text file
+# A marker is its directory's small text file
 # ---------------------------------------------------------------------------
+
+SHARED = "is shared with another directory"
+
+
+def _own_marker(r):
+    """Does what the refusal's line advises to give a directory a marker of
+    its own (the shell command after 'a marker of its own: ')."""
+    line = r.smallfile_lines()[0]
+    cmd = line.split("a marker of its own: ", 1)[1]
+    subprocess.run(["bash", "-c", cmd], check=True)
+
+
+def _runs(tree_dir, **opts):
+    opts = {**dict(tree_files=20, tree_file_op="read", rw="read", number_ios=10), **opts}
+    return run_fio(sf_args(tree_dir, **opts)).ok()
+
+
+@pytest.mark.parametrize("tree_file_op,rw", [("append", "write"), ("read", "read")])
+def test_a_marker_linked_into_a_users_directory_is_refused(tmp_path, tree_dir, tree_file_op, rw):
+    """`ln T/.fio-smallfile-tree U/.fio-smallfile-tree` beside the user's
+    U/0/f0000000001: an append job on U wrote into the user's file. The
+    marker recorded T's inode when it was published: with a second link it
+    is T's only. U is refused, unchanged; T still runs."""
+    layout(tree_dir, 20, tree_fanout=2, tree_depth=1)
+    users = tmp_path / "users"
+    shape = Shape(20, 2, 1)
+    for i in range(20):     # the user's files, named as the tree's would be
+        (users / shape.path(i)).parent.mkdir(parents=True, exist_ok=True)
+        (users / shape.path(i)).write_text("the user's own file\n")
+    os.link(tree_dir / MARKER, users / MARKER)
+    before = snapshot(users, content=True)
+    r = run_fio(sf_args(users, tree_files=20, tree_fanout=2, tree_depth=1,
+                        tree_file_op=tree_file_op, rw=rw, number_ios=10))
+    assert_refused(r, f"{users}: {MARKER} {SHARED}", (users, before))
+    assert (users / "0" / "f0000000001").read_text() == "the user's own file\n"
+    _runs(tree_dir, tree_fanout=2, tree_depth=1)
+
+
+def test_a_cp_al_backup_is_not_a_tree_until_it_has_its_own_marker(tmp_path, tree_dir):
+    """`cp -al T backup`: T runs (its marker records T), the backup is
+    refused (the marker is T's), until the refusal's advice gives the backup
+    a marker of its own: then both run, and a write into the backup's files,
+    still T's too, is refused as any hard-linked file."""
+    layout(tree_dir, 20, **LINKED)
+    backup = tmp_path / "backup"
+    subprocess.run(["cp", "-al", str(tree_dir), str(backup)], check=True)
+    before = snapshot(backup, content=True)
+    r = run_fio(sf_args(backup, tree_files=20, tree_file_op="read", rw="read", **LINKED))
+    assert_refused(r, f"{backup}: {MARKER} {SHARED}", (backup, before))
+    _runs(tree_dir, **LINKED)
+    _own_marker(r)
+    assert os.stat(backup / MARKER).st_nlink == 1 == os.stat(tree_dir / MARKER).st_nlink
+    assert not [e for e in os.listdir(backup) if e.startswith(MARKER + ".")]
+    _runs(backup, **LINKED)
+    _runs(tree_dir, **LINKED)
+    r = run_fio(sf_args(backup, tree_files=20, tree_file_op="append", rw="write",
+                        number_ios=5, **LINKED))
+    assert_refused(r, "hard links")
+
+
+@pytest.mark.parametrize("links", [1, 2])
+def test_an_old_marker_without_its_directory(tmp_path, tree_dir, links):
+    """A marker written before markers recorded their directory: with one
+    link it is trusted as before; with two nothing says which directory is
+    its tree, and it is refused until a copy replaces the link."""
+    layout(tree_dir, 20)
+    m = tree_dir / MARKER
+    text = m.read_text()
+    assert f"tree_dir_inode={os.stat(tree_dir).st_ino}\n" in text
+    m.write_text(marker_params(m))
+    if links == 1:
+        _runs(tree_dir)
+        return
+    os.link(m, tmp_path / "elsewhere")
+    before = snapshot(tree_dir, content=True)
+    r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="read", rw="read"))
+    assert_refused(r, f"{MARKER} {SHARED} (2 links) and, written before", (tree_dir, before))
+    _own_marker(r)
+    _runs(tree_dir)
 
 @pytest.mark.parametrize("size", [4096, 1 << 40], ids=["padded", "1TB"])
 def test_a_marker_grown_past_its_text_is_refused(tree_dir, size):

@@ -145,9 +145,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		break;
 	}
-	case 4:
+	case 4: {
+		unsigned long long ino;
+
 		treemeta_compare(text, TREEMETA_MAGIC "\ntree_files=1\n", err, sizeof(err));
+		treemeta_dir_inode(text, &ino);
 		break;
+	}
 	case 5:
 		fuzz_hist(text, strlen(text));
 		break;

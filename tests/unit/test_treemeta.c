@@ -82,3 +82,33 @@ TEST(treemeta_why_is_bounded)
 	CHECK(cmp(M "a=1\x1b[2J\n", M "a=2\n") == 1);
 	CHECK(!strchr(why, '\x1b'));
 }
+
+/* Where a tree was laid out is not how: ignored by the comparison. */
+static unsigned long long ino;
+
+static int dir_ino(const char *text)
+{
+	return treemeta_dir_inode(text, &ino);
+}
+
+TEST(treemeta_dir_inode_is_not_a_parameter)
+{
+	CHECK(cmp(M "a=1\n" TREEMETA_DIR_INODE "=42\n", M "a=1\n") == 0);
+	CHECK(cmp(M "a=1\n", M "a=1\n" TREEMETA_DIR_INODE "=42\n") == 0);
+	CHECK(cmp(M TREEMETA_DIR_INODE "=7\na=1\n", M "a=1\n" TREEMETA_DIR_INODE "=42\n") == 0);
+	/* the parameters still count */
+	CHECK(cmp(M "a=1\n" TREEMETA_DIR_INODE "=42\n", M "a=2\n") == 1);
+	CHECK_STREQ(why, "a: tree has 1, job has 2");
+
+	CHECK(dir_ino(M "a=1\n" TREEMETA_DIR_INODE "=18446744073709551615\r\n") == 1);
+	CHECK(ino == 18446744073709551615ULL);
+	CHECK(dir_ino(base) == 0);
+	CHECK(dir_ino(M "# " TREEMETA_DIR_INODE "=1\n") == 0);
+	/* not one number: not a marker's line */
+	CHECK(dir_ino(M TREEMETA_DIR_INODE "=\n") == -1);
+	CHECK(dir_ino(M TREEMETA_DIR_INODE "=-1\n") == -1);
+	CHECK(dir_ino(M TREEMETA_DIR_INODE "=12 \n") == -1);
+	CHECK(dir_ino(M TREEMETA_DIR_INODE "=18446744073709551616\n") == -1);
+	CHECK(dir_ino(M TREEMETA_DIR_INODE "=1\n" TREEMETA_DIR_INODE "=1\n") == -1);
+	CHECK(dir_ino("hello\n" TREEMETA_DIR_INODE "=1\n") == -1);
+}
