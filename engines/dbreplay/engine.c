@@ -930,7 +930,7 @@ static struct fio_option options[] = {
 	BOOL_OPTION("dbr_accept_serial", accept_serial, "Accept serialised I/O workers",
 		    "1: replay a trace with PostgreSQL I/O-worker streams (ioworker-TID) one request at a time (dbr_io_api=sync, iodepth=1), said in the summary and report; 0: refuse it (default): the workers' reads ran beside the backends'", "0"),
 	BOOL_OPTION("dbr_reader_thread", reader_thread, "Trace reader thread",
-		    "1: a thread of its own parses the trace ahead of the replay (a bounded ring of records, off the replaying thread's clock); 0: the replaying thread parses as it goes", "1"),
+		    "For a trace past the 256 MiB of records the check pass keeps (else the replay reads those, and this changes nothing): 1: a thread of its own parses the trace again ahead of the replay (a bounded ring of records, off the replaying thread's clock); 0: the replaying thread parses as it goes", "1"),
 	{
 		.name	= "dbr_report",
 		.lname	= "Summary",
