@@ -174,3 +174,18 @@ def test_attach_tracer_killed_during_the_capture(tmp_path):
     finally:
         db.kill()
         db.wait()
+
+
+@pytest.mark.parametrize("duration", ["1e300", "31536001", "inf"])
+def test_attach_duration_without_end_refused(duration, tmp_path):
+    """--duration 1e300 was a capture without end, as iocap's --duration
+    inf was (issue 23's trial): at most a year, as iocap takes."""
+    sleeper = start(["sleep", "30"])
+    try:
+        r = attach(tmp_path, sleeper.pid, "--duration", duration)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert r.returncode == 2 and r.stdout == "", r
+    assert len(r.stderr.splitlines()) == 1 and "--duration" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]

@@ -1012,8 +1012,10 @@ def _add_attach_options(ap):
     ap.add_argument("--cgroup", metavar="CGROUP", help="""\
 or: every process of this cgroup v2 directory
 (--tracer bpf)""")
-    ap.add_argument("--duration", type=number(float, above=0), metavar="SECONDS",
-                    help="capture this long (default: until SIGINT/SIGTERM)")
+    # at most a year, as iocap's --duration: 1e300 is a capture without end
+    ap.add_argument("--duration", type=number(float, above=0, high=365 * 86400),
+                    metavar="SECONDS",
+                    help="capture this long, at most a year (default: until SIGINT/SIGTERM)")
     ap.add_argument("--no-children", action="store_true",
                     help="do not attach to the existing child processes")
     ap.add_argument("--ready", metavar="FILE", help="""\
