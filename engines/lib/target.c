@@ -241,3 +241,19 @@ int target_dir_is_empty(int fd, const char *name)
 	closedir(d);
 	return empty;
 }
+
+int target_path_in(const char *path, const char *dir)
+{
+	char pdir[PATH_MAX], rpdir[PATH_MAX], rdir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (!dir || !*dir || !realpath(dir, rdir))
+		return 0;
+	snprintf(pdir, sizeof(pdir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	if (!realpath(pdir, rpdir))
+		return 0;
+	n = strlen(rdir);
+	return !strncmp(rpdir, rdir, n) && (rpdir[n] == '\0' || rpdir[n] == '/' || n == 1);
+}

@@ -91,4 +91,12 @@ int target_publish_open(int dirfd, const char *name, const char *text, off_t siz
  */
 int target_dir_is_empty(int fd, const char *name);
 
+/*
+ * 1 if the file @path (one to be written: it need not exist) lies in the
+ * directory @dir: its directory, resolved through links, is @dir's or below
+ * it; else 0. A @dir not made yet holds nothing. The engines' outputs are
+ * checked with it against their own targets.
+ */
+int target_path_in(const char *path, const char *dir);
+
 #endif

@@ -451,6 +451,35 @@ static void warn_postmark_limits(struct thread_data *td, struct pm_data *pd)
 }
 
 /*
+ * An output named as the engine's files (its marker, PostMark's numbers and
+ * s<N>) in a location or below it: the marker's name had the report removed
+ * by the run's cleanup (exit 0), a numbered one made a location the next
+ * run refuses as not all the engine's. Other names there are the user's
+ * (PostMark's `run FILE` in the current directory). 0, or 1 with the line
+ * said.
+ */
+static int output_in_location(struct pm_data *pd, const char *option, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	const struct pm_config *c = &pd->cfg;
+	int i;
+
+	if (strcmp(name, PMM_NAME) && !pm_name_like(name))
+		return 0;
+	for (i = 0; i < (c->nloc ? c->nloc : 1); i++) {
+		const char *loc = c->nloc ? c->loc[i].path : ".";
+
+		if (target_path_in(path, loc)) {
+			pack_log_err(
+				"postmark: %s %s is in pm_location %s, named as the engine's files there (its marker, numbers, s<N>); name another file\n",
+				option, path, loc);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The reports written at the end, checked now: a run is not lost, nor
  * ends with exit 0, because the one file it was for cannot be written.
  */
@@ -469,6 +498,8 @@ static int check_outputs(struct pm_data *pd)
 	for (i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
 		if (!out[i].used || !out[i].path || !*out[i].path)
 			continue;
+		if (output_in_location(pd, out[i].option, out[i].path))
+			return 1;
 		if (jsonl_check_path(out[i].path, err, sizeof(err))) {
 			pack_log_err("postmark: %s %s\n", out[i].option, err);
 			return 1;

@@ -24,7 +24,7 @@ static int numbered(const char *s)
 }
 
 /* Named like PostMark's files or subdirectories (numbers, s<N>), canonical or not. */
-static int postmark_like(const char *s)
+int pm_name_like(const char *s)
 {
 	return numbered(s) || (s[0] == 's' && numbered(s + 1));
 }
@@ -156,7 +156,7 @@ static int scan_entries(int fd, int subdir, const uint64_t *keys, size_t nkeys, 
 	while ((de = readdir(d))) {
 		const char *n = de->d_name;
 
-		if (!postmark_like(n))
+		if (!pm_name_like(n))
 			continue; /* a user's name: never the engine's, never touched */
 		snprintf(bad, badlen, "%s", n);
 		if (numbered(n)) {

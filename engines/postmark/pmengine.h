@@ -308,6 +308,7 @@ int pm_own_take(struct pm_data *pd, const struct pm_op *op);
 void pm_own_gone(struct pm_data *pd, const struct pm_op *op, int rec);
 
 /* locations.c: the locations */
+int pm_name_like(const char *s);
 int pm_check_room(struct thread_data *td, struct pm_data *pd);
 void pm_delete_live(struct pm_data *pd);
 int pm_make_subdirs(struct pm_data *pd);

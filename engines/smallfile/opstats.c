@@ -90,26 +90,6 @@ void sf_say_passes(struct thread_data *td, struct sf_data *sd)
  * Before the run: a tree_opstats_file that cannot be written is said now,
  * not after the run it was to report on. 0, or 1 with one line.
  */
-/*
- * Whether @path (a file to be written) lies in the tree @tree: its
- * directory, resolved, is the tree's or below it. A tree not made yet
- * holds nothing.
- */
-static int in_tree(const char *path, const char *tree)
-{
-	char dir[PATH_MAX], rdir[PATH_MAX], rtree[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	size_t n;
-
-	if (!tree || !*tree || !realpath(tree, rtree))
-		return 0;
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-	if (!realpath(dir, rdir))
-		return 0;
-	n = strlen(rtree);
-	return !strncmp(rdir, rtree, n) && (rdir[n] == '\0' || rdir[n] == '/' || n == 1);
-}
-
 int sf_check_opstats_file(struct sf_data *sd)
 {
 	char err[PATH_MAX + 128];
@@ -121,7 +101,7 @@ int sf_check_opstats_file(struct sf_data *sd)
 	 * the tree's marker or one of its files (exit 0), or made a file the
 	 * next run takes for a user's.
 	 */
-	if (in_tree(sd->o->opstats_file, sd->o->tree_dir)) {
+	if (target_path_in(sd->o->opstats_file, sd->o->tree_dir)) {
 		pack_log_err(
 			"smallfile: tree_opstats_file %s is in tree_dir %s: the tree holds only the engine's files; name a file outside it\n",
 			sd->o->opstats_file, sd->o->tree_dir);

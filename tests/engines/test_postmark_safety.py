@@ -331,6 +331,47 @@ def test_unwritable_output_file_is_refused_at_the_start(tmp_path, option, case):
     assert_refused(r, f"{option} {out}", (tmp_path, before))
 
 
+# An output named as the engine's files in a location (acceptance trial,
+# rerun): the marker's name lost the report (the run's cleanup removed it,
+# exit 0); a numbered name (or s<N>), in the location or in a user's s<N>
+# below it, made a location the next run refuses as not all the engine's.
+IN_LOCATION = {
+    "the_marker": (".fio-postmark", {}),
+    "a_numbered_name": ("5", {}),
+    "an_s_name": ("s7", {}),
+    "through_a_link_to_the_location": ("LINK/.fio-postmark", {}),
+    "a_numbered_name_in_a_users_subdirectory": ("s1/5", {"pm_subdirectories": 2}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IN_LOCATION))
+@pytest.mark.parametrize("option", ["pm_report_file", "pm_opstats_file"])
+def test_an_output_named_as_the_engines_files_is_refused(tmp_path, option, case):
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    (loc / "s1").mkdir()
+    os.symlink(loc, tmp_path / "LINK")
+    rel, extra = IN_LOCATION[case]
+    out = (tmp_path / rel) if rel.startswith("LINK") else loc / rel
+    before = snapshot(tmp_path, content=True)
+    r = run_fio(pm(loc, pm_number=20, pm_transactions=50, **extra, **{option: out})
+                + ["--pm_report=verbose"])
+    assert_refused(r, f"{option} {out} is in pm_location {loc}", (tmp_path, before))
+
+
+def test_a_report_beside_the_engines_files_is_kept(tmp_path):
+    """PostMark's `run FILE` with the location the current directory: a
+    report of another name in the location is written, and the next run
+    takes the location as before."""
+    loc = tmp_path / "loc"
+    loc.mkdir()
+    for n in (1, 2):
+        run_fio(pm(loc, pm_number=20, pm_transactions=50, pm_report_file=loc / "results.txt")
+                + ["--pm_report=terse"]).ok()
+        assert os.listdir(loc) == ["results.txt"]
+    assert len((loc / "results.txt").read_text().splitlines()) == 2   # a line a run
+
+
 @pytest.mark.mounts
 def test_output_file_on_a_read_only_file_system_is_refused_at_the_start(tmp_path, ro_dir):
     loc = tmp_path / "loc"
