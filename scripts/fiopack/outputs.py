@@ -111,6 +111,14 @@ def check_dir(path, what=None) -> None:
     if path is None:
         return
     name = _name(path, what)
+    # a dangling link on the way: where it points was checked, but no
+    # makedirs() can go through it (a FileNotFoundError traceback)
+    q = os.path.abspath(str(path))
+    while not os.path.lexists(q):
+        q = os.path.dirname(q)
+    if os.path.islink(q) and not os.path.exists(q):
+        raise OutputError(f"{name}: {q} is a symbolic link to {os.readlink(q)}, "
+                          "which does not exist")
     p = os.path.realpath(str(path))
     while not os.path.lexists(p):
         p = os.path.dirname(p)

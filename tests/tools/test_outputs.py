@@ -407,3 +407,29 @@ def test_an_output_that_is_the_input_is_refused(cmd, via, tmp_path):
     r = fio_pack(*argv, "-o", out)
     one_line(r, "is the input")
     assert {p.name: p.read_bytes() for p in inp.iterdir()} == before
+
+
+# ---------------------------------------------------------------------------
+# An output directory through a dangling symlink (acceptance trial, rerun):
+# `gen bonnie-seq --out LINK` (LINK -> nowhere/x) passed check_dir (the
+# nearest existing ancestor of where the link points was writable) and
+# ended in makedirs' FileNotFoundError traceback.
+# ---------------------------------------------------------------------------
+
+DIR_OPTIONS = {
+    "gen bonnie-seq --out": lambda d: ["gen", "bonnie-seq", "--out", d],
+    "gen iozone-grid --out": lambda d: ["gen", "iozone-grid", "--out", d],
+    "capture run --keep": lambda d: ["capture", "run", "--db", "generic", "--datadir", ".",
+                                     "--tracer", "strace", "-o", "x.trace", "--keep", d,
+                                     "--", "true"],
+}
+
+
+@pytest.mark.parametrize("below", [False, True], ids=["link", "below-link"])
+@pytest.mark.parametrize("cmd", sorted(DIR_OPTIONS))
+def test_an_output_directory_through_a_dangling_link_is_refused(cmd, below, tmp_path):
+    os.symlink("nowhere/x", tmp_path / "link")
+    d = tmp_path / "link" / "sub" if below else tmp_path / "link"
+    r = fio_pack(*DIR_OPTIONS[cmd](d), cwd=tmp_path)
+    one_line(r, tmp_path / "link", "nowhere/x")
+    assert sorted(os.listdir(tmp_path)) == ["link"], cmd
