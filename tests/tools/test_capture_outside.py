@@ -189,3 +189,31 @@ def test_attach_duration_without_end_refused(duration, tmp_path):
     assert r.returncode == 2 and r.stdout == "", r
     assert len(r.stderr.splitlines()) == 1 and "--duration" in r.stderr, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+# The rerun of issue 23's trial (new/capture-run-strace-*): a tracer that
+# exits 0 without writing its output (a wrapper that does nothing, or runs
+# the command untraced) ended `capture run` in "/tmp/dbcapture.XXX/strace.out:
+# cannot read: No such file or directory", naming a temporary file and not
+# the tracer.
+FAKE_STRACE = {
+    "does-nothing": "exit 0",
+    "runs-the-command-untraced":
+        'while [ $# -gt 0 ] && [ "$1" != "--" ]; do shift; done; shift; exec "$@"',
+}
+
+
+@pytest.mark.parametrize("fake", sorted(FAKE_STRACE))
+def test_run_tracer_that_writes_nothing_is_an_error(fake, tmp_path):
+    st = tmp_path / "strace"
+    st.write_text("#!/bin/sh\n" + FAKE_STRACE[fake] + "\n")
+    st.chmod(0o755)
+    d = tmp_path / "data"
+    d.mkdir()
+    r = fio_pack("capture", "run", "--tracer", "strace", "--strace", st, "--datadir", d,
+                 "--db", "generic", "-o", tmp_path / "o.trace", "--", "touch", "x",
+                 cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr == ("fio-pack capture: run: strace exited with status 0 without writing "
+                        "its output: 'touch x' was not captured\n"), r.stderr
+    assert not (tmp_path / "o.trace").exists()

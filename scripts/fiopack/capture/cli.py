@@ -388,6 +388,11 @@ def cmd_run(a) -> int:
         keep_files(a, work)
         if rc != 0:
             raise Error(f"run: '{' '.join(a.command)[:80]}' under strace exited with status {rc}")
+        if not os.path.exists(raw):
+            # not the capture's temporary file to name: the tracer ran, the command was
+            # not captured (a wrapper that did nothing, or ran it untraced)
+            raise Error(f"run: strace exited with status 0 without writing its output: "
+                        f"'{' '.join(a.command)[:80]}' was not captured")
         capture = " ".join(shlex.quote(x) for x in shown)
         res = convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir),
                            w.info, capture, os.getcwd(), name="strace output",
