@@ -242,18 +242,54 @@ int target_dir_is_empty(int fd, const char *name)
 	return empty;
 }
 
+/* target_write_path through at most @hops more links */
+static int write_path(const char *path, char *out, int hops)
+{
+	char dir[PATH_MAX], rdir[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	ssize_t n;
+
+	if (realpath(path, out))
+		return 0;
+	/* a dangling link: a write creates the file it points to */
+	if (hops > 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			return -1;
+		link[n] = '\0';
+		if (link[0] == '/' || !slash)
+			snprintf(next, sizeof(next), "%s", link);
+		else if (snprintf(next, sizeof(next), "%.*s%s", (int)(slash - path) + 1, path,
+				  link) >= (int)sizeof(next))
+			return -1;
+		return write_path(next, out, hops - 1);
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	if (!realpath(dir, rdir))
+		return -1;
+	return snprintf(out, PATH_MAX, "%s/%s", strcmp(rdir, "/") ? rdir : "",
+			slash ? slash + 1 : path) >= PATH_MAX
+		       ? -1
+		       : 0;
+}
+
+int target_write_path(const char *path, char *out)
+{
+	return write_path(path, out, 40); /* the kernel's MAXSYMLINKS */
+}
+
 int target_path_in(const char *path, const char *dir)
 {
-	char pdir[PATH_MAX], rpdir[PATH_MAX], rdir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
+	char rpath[PATH_MAX], rdir[PATH_MAX];
+	char *slash;
 	size_t n;
 
-	if (!dir || !*dir || !realpath(dir, rdir))
+	if (!dir || !*dir || !realpath(dir, rdir) || target_write_path(path, rpath))
 		return 0;
-	snprintf(pdir, sizeof(pdir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
-		 slash ? path : ".");
-	if (!realpath(pdir, rpdir))
-		return 0;
+	slash = strrchr(rpath, '/');
+	if (slash)
+		slash[slash == rpath] = '\0'; /* its directory; "/" kept */
 	n = strlen(rdir);
-	return !strncmp(rpdir, rdir, n) && (rpdir[n] == '\0' || rpdir[n] == '/' || n == 1);
+	return !strncmp(rpath, rdir, n) && (rpath[n] == '\0' || rpath[n] == '/' || n == 1);
 }

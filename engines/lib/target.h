@@ -92,10 +92,18 @@ int target_publish_open(int dirfd, const char *name, const char *text, off_t siz
 int target_dir_is_empty(int fd, const char *name);
 
 /*
+ * Where a write to @path lands, into @out (PATH_MAX bytes): the real path
+ * of the file if it exists (links followed, as the write follows them),
+ * else, through a dangling link to where it points, its directory's real
+ * path and its name. 0, or -1 (no directory).
+ */
+int target_write_path(const char *path, char *out);
+
+/*
  * 1 if the file @path (one to be written: it need not exist) lies in the
- * directory @dir: its directory, resolved through links, is @dir's or below
- * it; else 0. A @dir not made yet holds nothing. The engines' outputs are
- * checked with it against their own targets.
+ * directory @dir: where a write to it lands (target_write_path) is in
+ * @dir or below it; else 0. A @dir not made yet holds nothing. The
+ * engines' outputs are checked with it against their own targets.
  */
 int target_path_in(const char *path, const char *dir);
 

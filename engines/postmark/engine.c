@@ -460,10 +460,15 @@ static void warn_postmark_limits(struct thread_data *td, struct pm_data *pd)
  */
 static int output_in_location(struct pm_data *pd, const char *option, const char *path)
 {
-	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
 	const struct pm_config *c = &pd->cfg;
+	char real[PATH_MAX];
+	const char *name;
 	int i;
 
+	/* the name the write lands on: a link beside the location to its marker too */
+	if (target_write_path(path, real))
+		return 0;
+	name = strrchr(real, '/') + 1;
 	if (strcmp(name, PMM_NAME) && !pm_name_like(name))
 		return 0;
 	for (i = 0; i < (c->nloc ? c->nloc : 1); i++) {

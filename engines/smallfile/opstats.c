@@ -86,6 +86,19 @@ void sf_say_passes(struct thread_data *td, struct sf_data *sd)
 			: "reads after the first pass may come from the page cache (for a cold test: number_ios= at most tree_files, or tree_drop_cache=1)");
 }
 
+/* Whether @path is the marker of tree @tree by its inode (a hard link elsewhere). */
+static int is_the_marker(const char *path, const char *tree)
+{
+	char marker[PATH_MAX];
+	struct stat a, b;
+
+	if (!tree || !*tree || stat(path, &a) || a.st_nlink < 2 ||
+	    snprintf(marker, sizeof(marker), "%s/%s", tree, MARKER_NAME) >= (int)sizeof(marker) ||
+	    stat(marker, &b))
+		return 0;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /*
  * Before the run: a tree_opstats_file that cannot be written is said now,
  * not after the run it was to report on. 0, or 1 with one line.
@@ -104,6 +117,12 @@ int sf_check_opstats_file(struct sf_data *sd)
 	if (target_path_in(sd->o->opstats_file, sd->o->tree_dir)) {
 		pack_log_err(
 			"smallfile: tree_opstats_file %s is in tree_dir %s: the tree holds only the engine's files; name a file outside it\n",
+			sd->o->opstats_file, sd->o->tree_dir);
+		return 1;
+	}
+	if (is_the_marker(sd->o->opstats_file, sd->o->tree_dir)) {
+		pack_log_err(
+			"smallfile: tree_opstats_file %s is a hard link to the marker of tree_dir %s; name another file\n",
 			sd->o->opstats_file, sd->o->tree_dir);
 		return 1;
 	}

@@ -340,6 +340,7 @@ IN_LOCATION = {
     "a_numbered_name": ("5", {}),
     "an_s_name": ("s7", {}),
     "through_a_link_to_the_location": ("LINK/.fio-postmark", {}),
+    "a_symlink_beside_to_the_marker": ("ops", {}),
     "a_numbered_name_in_a_users_subdirectory": ("s1/5", {"pm_subdirectories": 2}),
 }
 
@@ -353,6 +354,9 @@ def test_an_output_named_as_the_engines_files_is_refused(tmp_path, option, case)
     os.symlink(loc, tmp_path / "LINK")
     rel, extra = IN_LOCATION[case]
     out = (tmp_path / rel) if rel.startswith("LINK") else loc / rel
+    if rel == "ops":   # outside the location, a link to where its marker will be
+        out = tmp_path / "ops"
+        os.symlink(loc / ".fio-postmark", out)
     before = snapshot(tmp_path, content=True)
     r = run_fio(pm(loc, pm_number=20, pm_transactions=50, **extra, **{option: out})
                 + ["--pm_report=verbose"])

@@ -377,23 +377,33 @@ def test_an_unwritable_opstats_file_is_refused_before_the_run(tmp_path, tree_dir
     assert_refused(r, f"smallfile: tree_opstats_file {path}: {why}", (tree_dir, {}))
 
 
-@pytest.mark.parametrize("name", ["marker", "tree-file", "new-in-tree", "via-link"])
+@pytest.mark.parametrize("name", ["marker", "tree-file", "new-in-tree", "via-link",
+                                  "symlink-to-marker", "symlink-to-tree-file",
+                                  "hard-link-to-marker"])
 def test_an_opstats_file_in_the_tree_is_refused(tmp_path, tree_dir, name):
     """tree_opstats_file naming the tree's marker or one of its files had
     the run's opstats line appended to it (exit 0: the marker or a file the
     engine checks afterwards damaged); a new file in the tree is one the
-    next run takes for a user's. Refused at the start, in one line."""
+    next run takes for a user's. Refused at the start, in one line. The
+    trial's rerun: a link outside the tree to its marker or a file (a
+    symlink, or a hard link to the marker) did the same, the marker then
+    refused by the next run."""
     layout(tree_dir, 20)
     os.symlink(tree_dir, tmp_path / "link")
+    tree_file = sorted(p for p in tree_dir.rglob("f*") if p.is_file())[0]
     path = {"marker": tree_dir / MARKER,
-            "tree-file": sorted(p for p in tree_dir.rglob("f*") if p.is_file())[0],
+            "tree-file": tree_file,
             "new-in-tree": tree_dir / "ops.jsonl",
-            "via-link": tmp_path / "link" / "ops.jsonl"}[name]
+            "via-link": tmp_path / "link" / "ops.jsonl"}.get(name, tmp_path / "ops.jsonl")
+    if name.startswith("symlink-to-"):
+        os.symlink(tree_dir / MARKER if name.endswith("marker") else tree_file, path)
+    elif name == "hard-link-to-marker":
+        os.link(tree_dir / MARKER, path)
     before = snapshot(tree_dir, content=True)
     r = run_fio(sf_args(tree_dir, tree_files=20, tree_file_op="read", rw="read",
                         tree_opstats_file=path), timeout=60)
-    assert_refused(r, f"smallfile: tree_opstats_file {path} is in tree_dir",
-                   (tree_dir, before))
+    assert_refused(r, f"smallfile: tree_opstats_file {path} is ", (tree_dir, before))
+    assert f"tree_dir {tree_dir}" in r.stderr
 
 
 def test_an_opstats_line_that_cannot_be_written_at_the_end_fails_the_run(tmp_path, tree_dir):
