@@ -433,3 +433,20 @@ def test_an_output_directory_through_a_dangling_link_is_refused(cmd, below, tmp_
     r = fio_pack(*DIR_OPTIONS[cmd](d), cwd=tmp_path)
     one_line(r, tmp_path / "link", "nowhere/x")
     assert sorted(os.listdir(tmp_path)) == ["link"], cmd
+
+
+@pytest.mark.parametrize("prefix", ["/x\ny", "/x y", "/x\ty"], ids=["newline", "blank", "tab"])
+def test_a_refused_prefix_makes_nothing_where_the_output_goes(prefix, tmp_path):
+    """`trace export-iolog --prefix '/x<newline>y'` was refused at the first
+    file name, after its temporary output had been made beside -o (and
+    then removed): the directory changed for a refused input. Refused
+    before the output is opened."""
+    inp = inputs(tmp_path / "in")
+    o = tmp_path / "o"
+    o.mkdir()
+    time.sleep(0.05)
+    before = os.stat(o).st_mtime_ns
+    r = fio_pack("trace", "export-iolog", inp / "in.trace", "-o", o / "x.iolog",
+                 "--prefix", prefix)
+    one_line(r, "--prefix", "cannot hold blanks")
+    assert os.listdir(o) == [] and os.stat(o).st_mtime_ns == before

@@ -334,6 +334,9 @@ def cmd_export_iolog(a) -> int:
     if not a.output:
         raise Error("export-iolog: -o OUT.iolog is required (see fio-pack trace export-iolog --help)")
     outputs.check(a.output, "-o", [a.input])
+    # before the output is opened: a refusal leaves nothing beside -o
+    if a.prefix and any(c <= " " for c in a.prefix):
+        raise Error(f"--prefix {a.prefix!r}: fio's iolog names cannot hold blanks")
     unit_ns = UNIT_NS[a.iolog_unit]
     gen = read_trace(a.input)
     p = next(gen)
@@ -388,8 +391,9 @@ def cmd_export_iolog(a) -> int:
                 if len(fname) > 256:
                     raise Error(f"{p.name} line {rec.line}: file name '{fname[:60]}...' is longer "
                                 "than the 256 bytes fio reads")
-                if any(c <= " " for c in fname):
-                    raise Error(f"--prefix {a.prefix!r}: fio's iolog names cannot hold blanks")
+                if any(c <= " " for c in fname):   # the trace's path: --prefix was checked
+                    raise Error(f"{p.name} line {rec.line}: file name {fname!r}: fio's iolog "
+                                "names cannot hold blanks")
                 opened[rec.file] = fname
                 out.write(f"{ts}{fname} add\n{ts}{fname} open\n")
             if op in ("read", "write"):
