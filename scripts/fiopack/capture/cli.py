@@ -567,7 +567,13 @@ def wait_attached(p, tracer, ready, pids, w, stop) -> None:
     if rc is not None or missing:
         if rc is None:
             p.kill()
-            p.wait()
+            try:
+                # a strace that failed to attach has been seen in a tracing
+                # stop of its own (this VM's init as its tracer): its end is
+                # then not ours to collect, and waiting would hang
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         held = other_tracers(missing, p.pid)
         named = sorted(held) or [pid for pid in pids if pid in missing] or missing or pids
         why = held.get(named[0])
