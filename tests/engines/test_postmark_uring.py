@@ -119,7 +119,10 @@ def test_io_uring_fsync_policies(tmp_path, policy):
     got = comparable(res, report, line)
     assert got == want
     assert not any(v[2] for v in got["classes"].values())
-    assert not [l for l in res.stderr.splitlines() if l.startswith("postmark:")], res.stderr
+    # no error line; the notice that paths reach PostMark's 81-byte buffer
+    # depends on the length of pytest's temporary directory, not the engine
+    assert not [l for l in res.stderr.splitlines() if l.startswith("postmark:")
+                and "keeps them in an 81-byte buffer" not in l], res.stderr
 
 
 def strace_run(base, cfg, api, depth):
