@@ -632,12 +632,7 @@ static int parse_record(struct dbtrace *t, char **tok, int ntok, struct dbtrace_
 	rec->op = op;
 	rec->has_lat = has_lat;
 	rec->lat = lat;
-	if (time != DBTRACE_NO_TIME)
-		s->last_time = time;
-	s->records++;
-	if (end > f->extent)
-		f->extent = end;
-	t->nrec++;
+	dbtrace_count_record(t, s, f, rec, end);
 	return 0;
 }
 

@@ -215,11 +215,6 @@ int dbtrace_fast_record(struct dbtrace *t, const char *line, size_t len, struct 
 	rec->size = size;
 	rec->has_lat = has_lat;
 	rec->lat = lat;
-	if (time != DBTRACE_NO_TIME)
-		s->last_time = time;
-	s->records++;
-	if (xend > f->extent)
-		f->extent = xend;
-	t->nrec++;
+	dbtrace_count_record(t, s, f, rec, xend);
 	return 1;
 }

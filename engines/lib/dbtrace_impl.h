@@ -80,6 +80,22 @@ int dbtrace_parse_line(struct dbtrace *t, char *line, size_t len, struct dbtrace
  * parser to read or refuse (dbtrace_fast.c).
  */
 int dbtrace_fast_record(struct dbtrace *t, const char *line, size_t len, struct dbtrace_rec *rec);
+/*
+ * What a checked record adds, the same from either parser: its stream's
+ * last time and count, its file's extent (@end: the byte after what it
+ * reaches), the trace's record count.
+ */
+static inline void dbtrace_count_record(struct dbtrace *t, struct dbtrace_stream *s,
+					struct dbtrace_file *f, const struct dbtrace_rec *rec,
+					uint64_t end)
+{
+	if (rec->time != DBTRACE_NO_TIME)
+		s->last_time = rec->time;
+	s->records++;
+	if (end > f->extent)
+		f->extent = end;
+	t->nrec++;
+}
 /* 0: every line through the general parser (the fuzz target compares the two) */
 extern int dbtrace_fast_records;
 /* The end of the header: the paths' conflicts; @what is the line that ends it. */
