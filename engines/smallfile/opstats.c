@@ -35,7 +35,7 @@ static int has_word(const char *text, const char *word)
 
 /*
  * Whether job @td asked for a cold test, by the rule of fio-pack summary
- * (scripts/fiopack/summary.py declared_cold): tree_drop_cache=1, caches
+ * (scripts/fiopack/results/summary.py declared_cold): tree_drop_cache=1, caches
  * dropped before the job (an exec_prerun that writes drop_caches, as the
  * job files' headers say), or a description that says cold. The mail and
  * web jobs re-read a hot spool on purpose: theirs is no cold test.

@@ -14,9 +14,9 @@ from fiopack import UserError
 # command -> (module, one line for the list); a group maps to its own table
 COMMANDS = {
     "study": ("fiopack.study.cli", "run a scenario of jobs/catalogue.json over a parameter sweep"),
-    "analyze": ("fiopack.analyze", "fio JSON results to tables, plots, reports and comparisons"),
+    "analyze": ("fiopack.results.cli", "fio JSON results to tables, plots, reports and comparisons"),
     "run": ("fiopack.run", "fio on job files with the pack's engines found (FIO_PACK_ENGINES)"),
-    "summary": ("fiopack.summary", "a short human-readable summary of one fio JSON result"),
+    "summary": ("fiopack.results.summary", "a short human-readable summary of one fio JSON result"),
     "capture": ("fiopack.capture.cli", "capture a database's I/O as a dbtrace trace"),
     "trace": ("fiopack.trace.cli", "import, export and check dbtrace traces"),
     "device": ("fiopack.device.cli",

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import ENGINE_DIR, FIO, REPO
-from fiopack import analyze
+from fiopack.results import cli as analyze
 
 STORED = REPO / "tests" / "fixtures" / "fio-json"
 FIGURES = REPO / "reference" / "figures.json"

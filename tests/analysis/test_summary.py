@@ -178,7 +178,7 @@ def test_reread_note_only_where_cold_was_asked(where, tmp_path, request):
                     "most tree_files, or tree_drop_cache=1)"]
     # dropping the caches before the job declares it cold too (not run here:
     # it would empty the page cache of everything else on the machine)
-    from fiopack.summary import declared_cold
+    from fiopack.results.summary import declared_cold
     assert declared_cold({"exec_prerun": "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'"})
     assert not declared_cold({"exec_prerun": "sync", "description": "the mail spool"})
     assert len(dropped) == 1 and "inodes, dentries and directory blocks" in dropped[0]

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from conftest import REPO
-from fiopack import analyze, cli
+from fiopack import cli
+from fiopack.results import cli as analyze
 from fiopack.capture import cli as capture_cli
 from fiopack.device import cli as device_cli
 from fiopack.study import cli as study_cli

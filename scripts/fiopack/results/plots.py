@@ -1,7 +1,7 @@
 """The plots of `fio-pack analyze plot`: a metric against a parameter, with
 the published figures beside it, and latency percentile curves; each saved
 with the provenance of what produced it. The axes are axes.py's; the command
-line is analyze.py's."""
+line is cli.py's."""
 import json
 import math
 import os
