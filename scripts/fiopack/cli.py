@@ -5,6 +5,7 @@ tool's manual, `fio-pack --help` the list below. The groups `bench` and
 `gen` take a second name (`fio-pack bench smallfile --help`).
 """
 import argparse
+import difflib
 import importlib
 import signal
 import sys
@@ -96,4 +97,48 @@ def main(argv=None) -> int:
         # the commands without error handling of their own (the generators,
         # the benchmarks, summary): one line after the command's name
         print(f"{' '.join(['fio-pack'] + path)}: {e}", file=sys.stderr)
+        return 2
+
+
+def pick_command(argv, doc, prog, commands, bare=None, suggest=False):
+    """The command of a `PROG COMMAND [OPTIONS]` tool (fio-pack analyze,
+    capture, device, trace): (command, its arguments), or the exit status
+    once the usage @doc is printed (no command: on @bare, standard error by
+    default, status 2; -h, --help, `help`: on stdout, 0; `help COMMAND` is
+    `COMMAND --help`) or an unknown command is said (2; with @suggest, the
+    closest command named)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(doc.strip(), file=sys.stdout if argv else bare or sys.stderr)
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "help":
+        if not rest:
+            print(doc.strip())
+            return 0
+        cmd, rest = rest[0], ["--help"]
+    if cmd not in commands:
+        close = difflib.get_close_matches(cmd, list(commands), 1) if suggest else []
+        print(f"{prog}: unknown command {cmd!r}" + (f" (did you mean {close[0]}?)" if close else "")
+              + f"; commands: {', '.join(commands)} (see {prog} --help)", file=sys.stderr)
+        return 2
+    return cmd, rest
+
+
+def run_command(argv, parser, prog, commands, error) -> int:
+    """The main() of a `PROG COMMAND [OPTIONS]` tool whose commands take
+    what their own parser(COMMAND) reads (fio-pack trace and device): the
+    command's exit status, or pick_command's; an @error it raises is said
+    in one line, "PROG: ...", status 2."""
+    got = pick_command(argv, parser().format_help(), prog, commands)
+    if isinstance(got, int):
+        return got
+    cmd, rest = got
+    try:
+        # the command's own parser: its errors name it, as they always have
+        return commands[cmd](parser(cmd).parse_args(rest))
+    except SystemExit as e:     # --help printed the manual
+        return e.code
+    except (error, UserError) as e:  # the command's Error, an output refused
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2

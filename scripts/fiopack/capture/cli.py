@@ -81,10 +81,10 @@ from fiopack.capture.procs import (Watcher, descendants, direct_fds, running, re
 from fiopack.capture.rules import (DB_ALIASES, DB_NAMES, PAGESIZE, PROG, RULES, TRACE_SET,
                                    Error)
 from fiopack import UserError, inputs, outputs
+from fiopack.cli import pick_command
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.trace import dbtrace as dt  # the format's reader/writer
-from fiopack.trace.cli import pick_command
 
 # strace's longest line: a call's strings at -s 65535, escaped (4 bytes a byte)
 STRACE_LINE_MAX = 16 << 20

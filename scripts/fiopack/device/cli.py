@@ -44,12 +44,12 @@ import signal
 import subprocess
 import sys
 
+from fiopack.cli import run_command
 from fiopack.device import lifecycle
 from fiopack.device.state import (PROG, Error, daemon_alive, devices, find, loop_attached,
                                   moddev_path)
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
-from fiopack.trace.cli import run_command
 
 MANUAL = {}
 MANUAL["up"] = dict(description="""\

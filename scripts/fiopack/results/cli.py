@@ -100,6 +100,7 @@ import sys
 from pathlib import Path
 
 from fiopack import UserError, outputs
+from fiopack.cli import pick_command
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.results import axes as fioaxes
@@ -942,21 +943,12 @@ ARGV: list = []
 def main(argv=None) -> int:
     global ARGV
     argv = ARGV = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(parser().format_help().strip())
-        return 0 if argv else 2
-    cmd, rest = argv[0], argv[1:]
-    if cmd == "help":
-        if not rest:
-            print(parser().format_help().strip())
-            return 0
-        cmd, rest = rest[0], ["--help"]
-    if cmd not in COMMANDS:
-        import difflib
-        close = difflib.get_close_matches(cmd, list(COMMANDS), 1)
-        print(f"{PROG}: unknown command {cmd!r}" + (f" (did you mean {close[0]}?)" if close else "")
-              + f"; commands: {', '.join(COMMANDS)} (see {PROG} --help)", file=sys.stderr)
-        return 2
+    # the usage without a command goes to stdout, as it always has here
+    got = pick_command(argv, parser().format_help(), PROG, COMMANDS, bare=sys.stdout,
+                       suggest=True)
+    if isinstance(got, int):
+        return got
+    cmd, rest = got
     try:
         a = parser(cmd).parse_args(rest)
         for o in getattr(a, "output", None) or []:

@@ -59,10 +59,9 @@ EXIT STATUS
     capture could not see some of the I/O (its "incomplete" lines).
 """
 import argparse
-import sys
 from typing import Dict
 
-from fiopack import UserError
+from fiopack.cli import run_command
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
 from fiopack.trace.dbtrace import Error, PROG, read_trace
@@ -218,48 +217,6 @@ def parser(cmd=None) -> argparse.ArgumentParser:
 COMMANDS = {"import-iolog": cmd_import_iolog, "import-blkparse": cmd_import_blkparse,
             "export-iolog": cmd_export_iolog, "check": cmd_check,
             "summary": trace_summary.cmd_summary}
-
-
-def pick_command(argv, doc, prog, commands):
-    """The command of a `PROG COMMAND [OPTIONS]` tool (this one and
-    fio-pack capture): (command, its arguments), or the exit status once the
-    usage is printed (no command: on stderr, status 2; -h, --help, `help`:
-    on stdout, 0; `help COMMAND` is `COMMAND --help`) or an unknown command
-    is said (2)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(doc.strip(), file=sys.stdout if argv else sys.stderr)
-        return 0 if argv else 2
-    cmd, rest = argv[0], argv[1:]
-    if cmd == "help":
-        if not rest:
-            print(doc.strip())
-            return 0
-        cmd, rest = rest[0], ["--help"]
-    if cmd not in commands:
-        print(f"{prog}: unknown command {cmd!r}; commands: {', '.join(commands)} "
-              f"(see {prog} --help)", file=sys.stderr)
-        return 2
-    return cmd, rest
-
-
-def run_command(argv, parser, prog, commands, error) -> int:
-    """The main() of a `PROG COMMAND [OPTIONS]` tool whose commands take
-    what their own parser(COMMAND) reads (this one and fio-pack device):
-    the command's exit status, or pick_command's; an @error it raises is
-    said in one line, "PROG: ...", status 2."""
-    got = pick_command(argv, parser().format_help(), prog, commands)
-    if isinstance(got, int):
-        return got
-    cmd, rest = got
-    try:
-        # the command's own parser: its errors name it, as they always have
-        return commands[cmd](parser(cmd).parse_args(rest))
-    except SystemExit as e:     # --help printed the manual
-        return e.code
-    except (error, UserError) as e:  # the command's Error, an output refused
-        print(f"{prog}: {e}", file=sys.stderr)
-        return 2
 
 
 def main(argv=None) -> int:
