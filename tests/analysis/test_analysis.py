@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers
+from fiopack.catalogue import split_json
 from fiopack.results.data import load
 from fiopack.results.metrics import select
 
@@ -58,7 +59,7 @@ def fio(args, out: Path, cwd=None, env=None):
 
 def fio_doc(path: Path) -> dict:
     text = path.read_text()
-    return json.loads(text[re.search(r"^\{\s*$", text, re.M).start():])
+    return json.loads(split_json(text)[1])
 
 
 # ---------------------------------------------------------------------------

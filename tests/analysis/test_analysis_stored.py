@@ -16,6 +16,7 @@ import pytest
 
 import test_analysis as live
 from conftest import REPO
+from fiopack.catalogue import split_json
 
 STORED = REPO / "tests" / "fixtures" / "fio-json"
 
@@ -24,7 +25,7 @@ pytestmark = [pytest.mark.nofio, pytest.mark.nosan]
 
 def doc_of(path: Path) -> dict:
     text = path.read_text()
-    return json.loads(text[re.search(r"^\{\s*$", text, re.M).start():])
+    return json.loads(split_json(text)[1])
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ import pytest
 
 from conftest import REPO
 from fiopack import cli
+from fiopack.catalogue import split_json
 
 pytestmark = [pytest.mark.nofio, pytest.mark.nosan]
 
@@ -112,8 +113,7 @@ def check_one_line(rc, err, path, what):
 def fio_docs():
     for name in ("local-multi.out", "client-server.out", "postmark.json"):
         text = (FIXTURES / name).read_text()
-        start = text.index("\n{") + 1 if not text.startswith("{") else 0
-        yield name, json.loads(text[start:]), text
+        yield name, json.loads(split_json(text)[1]), text
 
 
 @pytest.mark.parametrize("name", ["local-multi.out", "client-server.out", "postmark.json"])

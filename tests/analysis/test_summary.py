@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from conftest import REPO
+from fiopack.catalogue import split_json
 
 STORED = REPO / "tests" / "fixtures" / "fio-json"
 SUMMARY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "summary"]
@@ -28,7 +29,7 @@ def summary(*args):
 
 def doc_of(path):
     text = path.read_text()
-    return json.loads(text[re.search(r"^\{\s*$", text, re.M).start():])
+    return json.loads(split_json(text)[1])
 
 
 @pytest.mark.nofio

@@ -187,15 +187,12 @@ def parse_fio_text(text: str, where: str):
     """(document, text before it, the JSON text) of an fio JSON output.
 
     fio prints notes ("note: both iodepth >= 1 and synchronous I/O engine...")
-    and, in client mode, the servers' lines before the document; the document
-    starts at the first line that is "{" (or the first line starting with "{").
+    and, in client mode, the servers' lines before the document; where the
+    document starts is catalogue.split_json's to say, as for the study runner.
     """
     pre, js = catalogue.split_json(text)
-    if js is None or not js.lstrip().startswith("{"):
-        m = re.search(r"^\{", text, re.M)
-        if not m:
-            raise AnalysisError(f"{where}: not fio JSON output: there is no JSON document in it")
-        pre, js = text[:m.start()], text[m.start():]
+    if js is None:
+        raise AnalysisError(f"{where}: not fio JSON output: there is no JSON document in it")
     try:
         doc, end = _DECODER.raw_decode(js)
     except RecursionError:
