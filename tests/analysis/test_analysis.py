@@ -29,6 +29,7 @@ from fiopack.results.metrics import select
 
 STUDY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "study"]
 FIGURES = REPO / "reference" / "figures.json"
+STORED = REPO / "tests" / "fixtures" / "fio-json"
 
 
 # Python analysis code: the sanitizer run (engines built with ASan) adds nothing here
@@ -97,15 +98,46 @@ def qd_job(dirs, rate=None) -> str:
     return text
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
+@pytest.fixture(scope="module",
+                params=["live", pytest.param("stored", marks=pytest.mark.nofio)])
+def out(request, tmp_path_factory):
+    """The fio outputs every check reads, and where they ran: made here by
+    build/fio ("live"), or the stored outputs of the same jobs in
+    tests/fixtures/fio-json ("stored": made by the real fio 3.33 and the
+    pack's engines, each beside the command that produced it, so these
+    checks also run without fio). Either way each check compares what the
+    analysis says with what the JSON holds, read here directly: no value
+    is written into a test."""
+    if request.param == "stored":
+        return stored_outputs(tmp_path_factory)
+    return live_outputs(tmp_path_factory)
+
+
+def stored_outputs(tmp_path_factory) -> dict:
+    """The outputs of tests/fixtures/fio-json; the directories the jobs ran
+    in are read back from their JSON (the analysis reports them as targets)."""
+    multi = STORED / "local-multi.out"
+    qd = [STORED / "qd" / "first.json", STORED / "qd" / "second.json"]
+    dirs = {}
+    for j in fio_doc(qd[0])["jobs"]:
+        label = re.fullmatch(r"qd-(\w)-\d", j["jobname"]).group(1)
+        dirs[label] = Path(j["job options"]["directory"])
+    return {"stored": True, "base": tmp_path_factory.mktemp("stored"),
+            "data": Path(fio_doc(multi)["global options"]["directory"]),
+            "multi": multi, "multi_json": STORED / "local-multi-plain.out",
+            "qd": qd, "qd_dirs": dirs, "qd_slow": STORED / "qd-slow.json",
+            "postmark": STORED / "postmark.json", "smallfile": STORED / "smallfile.json",
+            "opstats": STORED / "smallfile-ops.jsonl"}
+
+
+def live_outputs(tmp_path_factory) -> dict:
     """Real fio outputs, made once for the module."""
     base = tmp_path_factory.mktemp("fio-outputs")
     data = base / "data"
     data.mkdir()
     res = base / "results"
     res.mkdir()
-    o = {"base": base, "data": data}
+    o = {"stored": False, "base": base, "data": data}
 
     job = base / "multi.fio"
     job.write_text(MULTI_JOB.format(data=data))
@@ -149,7 +181,14 @@ def out(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client_server(tmp_path_factory, out):
-    """A client/server result from two fio servers on free loopback ports."""
+    """A client/server result from two fio servers on free loopback ports,
+    and the servers' ports as the JSON names them (stored: the run of
+    tests/fixtures/fio-json)."""
+    if out["stored"]:
+        path = STORED / "client-server.out"
+        yield path, sorted({e["port"] for e in fio_doc(path)["client_stats"]
+                            if e["jobname"] != "All clients"})
+        return
     with fio_servers(tmp_path_factory.mktemp("fio-servers")) as ports:
         job = out["base"] / "cs.fio"
         job.write_text(f"[global]\ndirectory={out['data']}\nsize=1m\nbs=4k\nioengine=psync\n"
@@ -695,6 +734,8 @@ def test_several_hosts_report(host_study):
         in p.stdout
 
 
+# live only: host_study runs fio servers whatever the outputs
+@pytest.mark.parametrize("out", ["live"], indirect=True)
 def test_hosts_of_plain_client_outputs(host_study, client_server):
     # two servers in one client's output: a column per host, shown by address
     # (fio's client_stats "hostname" is the address the client was given)

@@ -1,20 +1,17 @@
-"""The analysis (fiopack.results, fio-pack analyze) on stored fio outputs:
-tests/fixtures/fio-json, made by the real fio 3.33 and the pack's engines
-(each file's NAME.cmd is the command that produced it; make.sh remakes them
-all). No fio runs here (marked nofio).
-
-The checks are those of test_analysis.py, which runs the same jobs through
-fio first: each compares what the analysis says with what the stored JSON
-holds, read here directly, so both the live and the stored outputs go
-through the same assertions and no value is written into a test."""
-import inspect
+"""The stored fio outputs themselves: tests/fixtures/fio-json, made by the
+real fio 3.33 and the pack's engines (each file's NAME.cmd is the command
+that produced it; make.sh remakes them all), and what holds of them alone:
+their commands, the rows' sums against fio's totals, fio-pack summary's
+lines. No fio runs here (marked nofio). test_analysis.py runs its checks
+on these outputs too, as its "stored" outputs beside the "live" ones."""
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-import test_analysis as live
 from conftest import REPO
 from fiopack.catalogue import split_json
 
@@ -26,56 +23,6 @@ pytestmark = [pytest.mark.nofio, pytest.mark.nosan]
 def doc_of(path: Path) -> dict:
     text = path.read_text()
     return json.loads(split_json(text)[1])
-
-
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    """The dictionary test_analysis.py's `out` fixture builds by running fio,
-    here of the stored outputs; the directories the jobs ran in are read
-    back from their JSON (the analysis reports them as targets)."""
-    multi = STORED / "local-multi.out"
-    qd = [STORED / "qd" / "first.json", STORED / "qd" / "second.json"]
-    dirs = {}
-    for j in doc_of(qd[0])["jobs"]:
-        label = re.fullmatch(r"qd-(\w)-\d", j["jobname"]).group(1)
-        dirs[label] = Path(j["job options"]["directory"])
-    return {"base": tmp_path_factory.mktemp("stored"),
-            "data": Path(doc_of(multi)["global options"]["directory"]),
-            "multi": multi, "multi_json": STORED / "local-multi-plain.out",
-            "qd": qd, "qd_dirs": dirs, "qd_slow": STORED / "qd-slow.json",
-            "postmark": STORED / "postmark.json", "smallfile": STORED / "smallfile.json",
-            "opstats": STORED / "smallfile-ops.jsonl"}
-
-
-@pytest.fixture(scope="module")
-def client_server():
-    """The output of one fio client run against two `fio --server`s on
-    loopback, and the servers' ports as the JSON names them."""
-    path = STORED / "client-server.out"
-    ports = sorted({e["port"] for e in doc_of(path)["client_stats"]
-                    if e["jobname"] != "All clients"})
-    return path, ports
-
-
-CHECKS = [live.test_local_multi_job_groups_clones_json_plus,
-          live.test_client_server_all_clients,
-          live.test_engine_operations,
-          live.test_rows_output,
-          live.test_identity_by_content_and_repeats,
-          live.test_table_repeats_median_min_max_cv,
-          live.test_table_refuses_pooling_non_repeats,
-          live.test_table_compact_cells,
-          live.test_plot_iops_against_queue_depth,
-          live.test_plot_axes_read_back_from_svg,
-          live.test_plot_latency_percentiles_from_json_plus,
-          live.test_bad_input,
-          live.test_compare]
-
-
-@pytest.mark.parametrize("check", CHECKS, ids=[c.__name__[5:] for c in CHECKS])
-def test_stored(check, out, client_server, tmp_path):
-    given = {"out": out, "client_server": client_server, "tmp_path": tmp_path}
-    check(**{name: given[name] for name in inspect.signature(check).parameters})
 
 
 def test_every_stored_output_has_its_command():
@@ -110,7 +57,7 @@ def test_rows_sum_to_fio_totals():
                     assert [r["ios"] for r in rows] == [want], (p.name, name, d)
 
 
-SUMMARY = [live.sys.executable, str(REPO / "scripts" / "fio-pack"), "summary"]
+SUMMARY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "summary"]
 
 
 @pytest.mark.parametrize("name", ["local-multi-plain.out", "qd/first.json", "postmark.json",
@@ -125,7 +72,7 @@ def test_summary_lists_every_job_and_direction(name):
     for e in doc.get("jobs") or doc["client_stats"]:
         if e["jobname"] != "All clients":
             jobs.setdefault((e.get("port"), e["jobname"]), []).append(e)
-    p = live.subprocess.run(SUMMARY + [str(path)], capture_output=True, text=True, timeout=60)
+    p = subprocess.run(SUMMARY + [str(path)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and not p.stderr, p.stderr
     want = []
     for (_, name), es in jobs.items():
@@ -146,7 +93,7 @@ def test_summary_adds_the_opstats_totals():
     for line in (STORED / "smallfile-ops.jsonl").read_text().splitlines():
         for op, s in json.loads(line)["ops"].items():
             ops[op] = ops.get(op, 0) + s["ops"]
-    p = live.subprocess.run(SUMMARY + [str(STORED / "smallfile.json"),
+    p = subprocess.run(SUMMARY + [str(STORED / "smallfile.json"),
                                        str(STORED / "smallfile-ops.jsonl")],
                             capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
