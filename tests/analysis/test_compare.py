@@ -1,4 +1,4 @@
-"""fio-pack analyze compare knows noise (issue 25, item 6): the old and new
+"""fio-pack analyze compare knows noise: the old and new
 min-max beside the medians, a change within the old runs' own spread not
 called a regression, a hint when the result sets align only once a
 parameter is ignored, and no key said twice.

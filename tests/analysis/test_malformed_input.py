@@ -1,13 +1,13 @@
 """Malformed input to every command that reads a JSON document: one line
-naming the file, exit status 2, never a traceback (issue 23, 10).
+naming the file, exit status 2, never a traceback.
 
-The issue's cases (`analyze` on {"jobs":[1,2]}, {"jobs":5}, "read":"oops",
-"job options" as a list; `summary` on {"jobs":5} or binary garbage;
-`study --resume` on a {} study.json) are members of families made here from
-valid documents: at every place in the document, a value of each other
-type (a string, a list, an object, null, true) and the numbers fio never
-writes (NaN, 1e400, a 400-digit integer); and the whole file truncated,
-empty, binary, nested too deep. The documents: fio's JSON output (the
+The cases that once gave a traceback (`analyze` on {"jobs":[1,2]},
+{"jobs":5}, "read":"oops", "job options" as a list; `summary` on
+{"jobs":5} or binary garbage; `study --resume` on a {} study.json) are
+members of families made here from valid documents: at every place in the
+document, a value of each other type (a string, a list, an object, null,
+true) and the numbers fio never writes (NaN, 1e400, a 400-digit integer);
+and the whole file truncated, empty, binary, nested too deep. The documents: fio's JSON output (the
 fixtures of tests/fixtures/fio-json: local, json+ histograms, client/server,
 PostMark's priorities), the smallfile engine's opstats lines, a study's
 study.json and run meta file, the catalogue and the published figures.
@@ -214,7 +214,7 @@ def test_study_json_family(tmp_path, capsys):
         check_one_line(rc, err, base, f"analyze: {what}")
         rc, err = run(capsys, *resume, what=what)
         check_one_line(rc, err, base, f"resume: {what}")
-    sj.write_text("{}")      # the issue's case
+    sj.write_text("{}")      # the case that once gave a traceback
     rc, err = run(capsys, *resume)
     assert rc == 2 and err == f"fio-pack study: --resume {sj}: the document: no 'scenario'\n", err
 
@@ -397,7 +397,8 @@ def test_option_texts_refused(argv, capsys):
 
 
 # ---------------------------------------------------------------------------
-# Inputs that are not files, or no end (the acceptance trial of issue 23)
+# Inputs that are not files, or no end (found by a trial of the pack as a
+# user runs it: a FIFO blocked, /dev/zero was read until memory ran out)
 # ---------------------------------------------------------------------------
 
 PACK = [__import__("sys").executable, str(REPO / "scripts" / "fio-pack")]

@@ -1,7 +1,7 @@
-"""fio-pack analyze plot as a storage engineer sends it on (issue 25, item 4):
-the conditions under the title, a log y axis when the lines span decades,
-the legend beside the data, one name per published device, colour by
-target and line style by host.
+"""fio-pack analyze plot as a storage engineer sends it on: the conditions
+under the title, a log y axis when the lines span decades, the legend
+beside the data, one name per published device, colour by target and line
+style by host.
 
 Each test draws the plot the command draws (analyze.make_plot, the
 function `analyze plot` saves) and reads its matplotlib objects: the

@@ -406,7 +406,7 @@ def target_uses(rel: str, envs: list) -> dict:
 
 @pytest.mark.nofio
 def test_catalogue_target_kinds_match_the_jobs():
-    """Issue 23, 16: fio-randwrite-64 was catalogued with a file-or-device
+    """fio-randwrite-64 was once catalogued with a file-or-device
     target while its job takes FIO_DIR as directory=: the study refused a
     directory, fio refused a file or device as directory=, and the scenario
     could not run; iozone-auto and bonnie-seq were "dir" scenarios whose job
@@ -534,11 +534,11 @@ def test_compare_syscalls_script_help():
 @pytest.mark.nofio
 @pytest.mark.parametrize("work", ["users-dir", "file"])
 def test_syscalls_work_is_a_new_or_empty_directory(work, tmp_path):
-    """Issue 23's acceptance trial: `syscalls --work DIR` wrote, replaced and
-    removed files in a directory the user named, by the comparisons' fixed
-    names (dd/10GB.bin was overwritten and removed, sysbench/ and bonnie/
-    emptied): --work is now a path to make or an empty directory, refused
-    in one line otherwise, before anything runs."""
+    """A trial of the pack as a user runs it found that `syscalls --work DIR`
+    wrote, replaced and removed files in a directory the user named, by the
+    comparisons' fixed names (dd/10GB.bin was overwritten and removed,
+    sysbench/ and bonnie/ emptied): --work is now a path to make or an empty
+    directory, refused in one line otherwise, before anything runs."""
     from conftest import snapshot
     if work == "users-dir":
         target = tmp_path / "mine"

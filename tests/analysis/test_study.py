@@ -382,8 +382,8 @@ def test_bad_input_refused(lab, case):
     assert snapshot(lab.root) == before
 
 
-# Issue 23, 11: what the study writes into a job file must read back as it
-# was given. A line break made a job section of its own (--set
+# What the study writes into a job file must read back as it was given. A
+# line break made a job section of its own (--set
 # $'runtime=1\n[evil]\nioengine=null'); fio cuts a value at ';' and '#'.
 JOB_TEXT_CASES = {
     "set-newline": (["--set", "runtime=1\n[evil]\nioengine=null"], {},
@@ -432,7 +432,7 @@ def test_target_not_writable(lab, ro_dir):
 
 @needs_root
 def test_out_not_writable(lab, ro_dir):
-    """Issue 23, 4: a results directory that cannot be made is refused in
+    """A results directory that cannot be made is refused in
     one line with the other checks, before any run (it was a traceback
     from mkdir once everything was checked)."""
     before = snapshot(lab.ssd), snapshot(ro_dir)

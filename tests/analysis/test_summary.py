@@ -1,4 +1,4 @@
-"""fio-pack summary knows the scenario (issue 25, item 5): one entry per job
+"""fio-pack summary knows the scenario: one entry per job
 (its clones merged), PostMark's and the catalogue's headlines, the re-read
 note only where a cold test was asked for, and refusals in one line
 before anything is printed.

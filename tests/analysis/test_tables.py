@@ -1,4 +1,4 @@
-"""Tables and reports as a reader pastes them (issue 25, item 7): the
+"""Tables and reports as a reader pastes them: the
 provenance line a shell command, one precision per column, no all-dash
 row, --baseline refusals naming columns as the table shows them.
 
