@@ -408,6 +408,7 @@ READERS = {"summary": lambda p, d: ["summary", p],
            "summary-opstats": lambda p, d: ["summary", LOCAL, p],
            "analyze": lambda p, d: ["analyze", "rows", p],
            "bench-combine": lambda p, d: ["bench", "capture", "--combine", p],
+           "study-catalogue": lambda p, d: ["study", "list", "--catalogue", p],
            "capture-convert": lambda p, d: ["capture", "convert", p, "--db", "generic",
                                             "--datadir", d, "-o", d / "o.trace"],
            # its side files: an empty strace output with each

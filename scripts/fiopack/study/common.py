@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO, UserError, documents, engines, fiobin, jobtext, outputs
+from fiopack import REPO, UserError, documents, engines, fiobin, inputs, jobtext, outputs
 
 
 DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
@@ -103,13 +103,12 @@ def value_of(text: str):
 
 def read_document(path: Path, shape, what: str, missing: str = ""):
     """The JSON document of @path, of the shape documents.py gives it, or
-    one line naming the file (@what: "catalogue", "--resume DIR: study.json")."""
-    try:
-        text = path.read_bytes()
-    except FileNotFoundError:
+    one line naming the file (@what: "catalogue", "--resume DIR: study.json").
+    Read as every input is (fiopack/inputs.py): a FIFO, a device or a file
+    without end is refused, not read for ever."""
+    if not os.path.exists(path):
         raise StudyError(f"{what} {path}: not found{missing}")
-    except OSError as e:
-        raise StudyError(f"{what} {path}: {e.strerror}")
+    text = inputs.read_whole(path, StudyError, "a document the study reads")
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError) as e:
