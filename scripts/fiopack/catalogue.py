@@ -1,8 +1,33 @@
-"""The catalogue's metric expressions and fio's JSON in its output: what both
-the study runner (its progress line) and the results library (every table)
-read, kept here so that the library does not import the runner."""
+"""The scenario catalogue (jobs/catalogue.json), its metric expressions and
+fio's JSON in its output: what both the study runner (its progress line) and
+the results library (every table) read, kept here so that the library does
+not import the runner."""
 import ast
+import json
 import re
+
+from fiopack import REPO, UserError, documents, inputs
+
+# the catalogue of the pack's scenarios, read when no --catalogue is given
+DEFAULT = REPO / "jobs" / "catalogue.json"
+
+
+def load(path, error=UserError) -> dict:
+    """The scenario catalogue at @path, of the shape documents.CATALOGUE
+    gives it, or @error in one line naming the file. Read as every input
+    is (fiopack/inputs.py)."""
+    data = inputs.read_whole(path, error, "a catalogue")
+    try:
+        doc = json.loads(data)
+    except RecursionError:
+        raise error(f"{path}: not a catalogue: nested too deep")
+    except ValueError as e:
+        raise error(f"{path}: not a catalogue: not valid JSON ({e})")
+    try:
+        documents.check(doc, documents.CATALOGUE)
+    except documents.ShapeError as e:
+        raise error(f"{path}: not a catalogue: {e}")
+    return doc
 
 
 def split_json(stdout: str):

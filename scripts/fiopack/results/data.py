@@ -34,9 +34,9 @@ import subprocess
 from pathlib import Path
 
 from fiopack import REPO, UserError, documents, inputs
-from fiopack import catalogue  # the catalogue's metric expressions
+from fiopack import catalogue  # the catalogue, its metric expressions
+from fiopack.catalogue import DEFAULT as DEFAULT_CATALOGUE
 
-DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
 DEFAULT_FIGURES = REPO / "reference" / "figures.json"
 
 DIRECTIONS = ("read", "write", "trim")
@@ -223,8 +223,9 @@ def check_document(doc, shape, where: str, what: str) -> None:
 
 
 def read_json(path: Path, what: str):
-    """The JSON document of a file the analysis reads whole (a catalogue,
-    study.json, a meta file), or one line naming the file."""
+    """The JSON document of a file the analysis reads whole (study.json, a
+    meta file; the catalogue is catalogue.load's), or one line naming the
+    file."""
     data = inputs.read_whole(path, AnalysisError, what)
     try:
         return json.loads(data)
@@ -582,10 +583,7 @@ class Loader:
                 if self.forced_scenario or self.catalogue_given:
                     raise AnalysisError(f"--catalogue {self.catalogue_path}: no such file")
                 return self.catalogue
-            cat = read_json(self.catalogue_path, "a catalogue")
-            check_document(cat, documents.CATALOGUE, str(self.catalogue_path),
-                           "not a catalogue")
-            self.catalogue = cat
+            self.catalogue = catalogue.load(self.catalogue_path, AnalysisError)
         return self.catalogue
 
     def _scenario_entry(self, sid):

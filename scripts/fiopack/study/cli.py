@@ -98,9 +98,10 @@ import sys
 from pathlib import Path
 
 from fiopack import REPO, UserError, documents, outputs
+from fiopack.catalogue import DEFAULT as DEFAULT_CATALOGUE
 from fiopack.manpage import ManParser, sections
 from fiopack.options import number
-from fiopack.study.common import (DEFAULT_CATALOGUE, StudyError, find_scenario, job_paths,
+from fiopack.study.common import (StudyError, find_scenario, job_paths,
                                   check_job_text, load_catalogue, pack_version, read_document,
                                   repo_relative,
                                   scenario_params, scenario_target, sha256_file, target_envs,

@@ -10,10 +10,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from fiopack import REPO, UserError, documents, engines, fiobin, inputs, jobtext, outputs
+from fiopack import (REPO, UserError, catalogue, documents, engines, fiobin, inputs, jobtext,
+                     outputs)
 
 
-DEFAULT_CATALOGUE = REPO / "jobs" / "catalogue.json"
 DEFAULT_PORT = 8765
 PROBE_TIMEOUT = 60
 CONNECT_TIMEOUT = 5
@@ -121,8 +121,11 @@ def read_document(path: Path, shape, what: str, missing: str = ""):
 
 
 def load_catalogue(path: Path) -> dict:
-    return read_document(path, documents.CATALOGUE, "catalogue",
-                         " (give --catalogue FILE)")
+    """catalogue.load(), which the analysis calls too; the study needs one,
+    so a missing file is said first, with the option that gives another."""
+    if not os.path.exists(path):
+        raise StudyError(f"catalogue {path}: not found (give --catalogue FILE)")
+    return catalogue.load(path, StudyError)
 
 
 def find_scenario(cat: dict, sid: str, path: Path) -> dict:
