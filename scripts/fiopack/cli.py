@@ -22,7 +22,7 @@ COMMANDS = {
     "trace": ("fiopack.trace.cli", "import, export and check dbtrace traces"),
     "device": ("fiopack.device.cli",
                "block devices with the service times of a model (SSD, HDD, array)"),
-    "syscalls": ("fiopack.syscalls",
+    "syscalls": ("fiopack.bench.syscalls",
                  "compare the system calls of the original tools and their job files"),
     "bench": {
         "smallfile": ("fiopack.bench.smallfile",
