@@ -407,20 +407,6 @@ def read_opstats(path) -> list:
     return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
 
 
-def strace_counts(path) -> dict:
-    """Parses `strace -c -o path` output: {syscall: calls}."""
-    counts = {}
-    for line in Path(path).read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 5 and re.match(r"^[\d.]+$", parts[0]) and parts[-1] != "total":
-            # % time, seconds, usecs/call, calls, [errors], syscall
-            try:
-                counts[parts[-1]] = int(parts[3])
-            except ValueError:
-                pass
-    return counts
-
-
 # ---------------------------------------------------------------------------
 # Fixtures
 # ---------------------------------------------------------------------------

@@ -19,7 +19,8 @@ import pytest
 
 from conftest import (MARKER, needs_root, Shape, file_stats, kill_group, layout, marker_params,
                       read_opstats, run_fio, sf_args, snapshot, start_fio_background,
-                      strace_counts, tree_files)
+                      tree_files)
+from fiopack.capture.strace import summary_counts
 
 
 def assert_layout_matches(root, shape: Shape):
@@ -643,7 +644,7 @@ def _strace(tmp_path, args):
     out = tmp_path / "strace.txt"
     r = run_fio(args, prefix=["strace", "-f", "-c", "-o", str(out),
                               "-e", "trace=fsync,fdatasync"]).ok()
-    return r, strace_counts(out)
+    return r, summary_counts(out)
 
 
 @pytest.mark.parametrize("mode", ["fsync", "fdatasync"])
@@ -804,7 +805,7 @@ def test_io_uring_opens_in_place_only_when_the_ring_is_empty(tree_dir, tmp_path)
         run_fio(sf_args(tree_dir, tree_files=n, tree_file_op="read", rw="read",
                         tree_io_api="io_uring", iodepth=depth, **SHAPE_OPTS),
                 prefix=["strace", "-f", "-c", "-o", str(out), "-e", "trace=openat2,openat"]).ok()
-        c = strace_counts(out)
+        c = summary_counts(out)
         calls[depth] = c.get("openat2", 0) or c.get("openat", 0)
     # depth 1: the n files, plus the engine's own opens of the tree (a few)
     assert n <= calls[1] <= n + 20, calls

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import fiopack
 from fiopack import REPO, fiobin, outputs
+from fiopack.capture.strace import summary_counts
 from fiopack.options import Parser, number
 
 MIB = 1024 * 1024
@@ -77,18 +78,6 @@ def traced_summary(cmd, workdir: Path, label: str, cwd=None, env=None) -> Path:
 def traced_calls(cmd, tdir: Path, cwd=None, env=None):
     run(["strace", "-f", "-ff", "-ttt", "-s", "0", "-e", f"trace={TRACE_SET}", "-o", tdir / "t"]
         + list(cmd), cwd=cwd, env=env)
-
-
-def parse_summary(path: Path) -> dict:
-    counts = {}
-    for line in path.read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 5 and re.match(r"^[\d.]+$", parts[0]) and parts[-1] != "total":
-            try:
-                counts[parts[-1]] = int(parts[3])
-            except ValueError:
-                pass
-    return counts
 
 
 # ---------------------------------------------------------------------------
@@ -406,7 +395,7 @@ def compare(ctx: Ctx, title: str, tool_cmd, tool_cwd, tool_target, tool_labels,
         tdir.mkdir()
         traced_calls(cmd, tdir, cwd=cwd, env=env)
         sessions, meta, main = parse_traces(tdir, target)
-        results[side] = (parse_summary(summary), sessions, meta, main)
+        results[side] = (summary_counts(summary), sessions, meta, main)
 
     ctx.emit(f"### {title}\n")
     ctx.emit("```")
@@ -657,7 +646,7 @@ def cmp_bonnie_files(ctx: Ctx):
             if side == "job" and tid in main:
                 continue          # fio's parent: option parsing, engine loading
             total.update(c)
-        out[side] = (total, parse_summary(summary))
+        out[side] = (total, summary_counts(summary))
     files = n * 1024 * 2          # sequential and random rounds
     names = ("open", "openat", "openat2", "close", "write", "stat", "newfstatat", "statx", "lstat",
              "unlink", "unlinkat", "getdents64", "fsync", "mkdir", "mkdirat")

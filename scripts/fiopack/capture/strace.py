@@ -1,6 +1,7 @@
 """strace's text: one line of `strace -f -ttt -yy -T` output split into its
-call, arguments and result."""
+call, arguments and result; the summary table of `strace -c`."""
 import re
+from pathlib import Path
 from typing import List, Optional
 
 
@@ -201,3 +202,21 @@ def parse_result(text: str) -> Result:
         e = _ERRNO.match(text, i)
         err = e.group(1) if e else "?"
     return Result(value, fd, err)
+
+
+# ---------------------------------------------------------------------------
+# strace -c's summary
+# ---------------------------------------------------------------------------
+
+def summary_counts(path) -> dict:
+    """The summary table `strace -c -o PATH` writes: {system call: calls}."""
+    counts = {}
+    for line in Path(path).read_text().splitlines():
+        parts = line.split()
+        # % time, seconds, usecs/call, calls, [errors], syscall
+        if len(parts) >= 5 and re.match(r"^[\d.]+$", parts[0]) and parts[-1] != "total":
+            try:
+                counts[parts[-1]] = int(parts[3])
+            except ValueError:
+                pass
+    return counts
