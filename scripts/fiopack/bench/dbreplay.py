@@ -38,8 +38,8 @@ SYNOPSIS
          [--big] [--target-dir DIR] [--output FILE] [--raw FILE] [more below]
 
 DESCRIPTION
-    The trace. tools/dbtrace-bench.c (compiled by this script with cc into
-    build/bench/dbtrace-bench, from engines/lib/dbtrace*.c: no make rule)
+    The trace. bench/dbtrace-bench.c (built by make into
+    build/bench/dbtrace-bench, with engines/lib/dbtrace*.c's objects)
     writes a synthetic database-like trace through the C writer
     (dbtrace_write_header/record/end, which runs every line through the
     parser's own checks): page size 8 KiB, time unit us; file 0
@@ -181,7 +181,7 @@ EPILOG = """\
 FILES
     build/fio                      the fio the engine is built for (--fio)
     build/dbreplay.so              the engine (--engine)
-    build/bench/dbtrace-bench      compiled here from tools/dbtrace-bench.c
+    build/bench/dbtrace-bench      built here by make from bench/dbtrace-bench.c
     scripts/fio-pack trace             export-iolog and check
     /tmp/bdr-work.XXXXXX           copies of fio and the engine (removed at exit)
     /tmp/bdr.XXXXXX                private mount point (removed at exit)
@@ -260,7 +260,7 @@ wait_quiet.total = 0.0
 # ---------------------------------------------------------------- traces
 
 def build_driver():
-    """tools/dbtrace-bench, built by make with the engines' own flags and objects."""
+    """bench/dbtrace-bench.c, built by make with the engines' own flags and objects."""
     cmd = ["make", "-s", "--no-print-directory", "build/bench/dbtrace-bench"]
     subprocess.run(cmd, cwd=REPO, check=True)
     return os.path.join(REPO, "build", "bench", "dbtrace-bench"), " ".join(cmd)

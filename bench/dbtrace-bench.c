@@ -125,7 +125,7 @@ static int gen(int argc, char **argv)
 	log_size = log_mib << 20;
 
 	snprintf(src, sizeof(src),
-		 "synthetic (tools/dbtrace-bench.c gen --records %" PRIu64 " --seed %" PRIu64
+		 "synthetic (bench/dbtrace-bench.c gen --records %" PRIu64 " --seed %" PRIu64
 		 " --streams %" PRIu64 " --io %" PRIu64 " --data-mib %" PRIu64 " --log-mib %" PRIu64
 		 " --log-share %" PRIu64 " --read-pct %" PRIu64 " --sync-every %" PRIu64
 		 "): random data page reads/writes by backends, sequential circular log writes with fdatasync",
