@@ -9,7 +9,6 @@ Only the Python standard library is used; the generic helpers (process
 runner, Markdown tables, machine description) are fio-pack bench smallfile's.
 """
 
-import argparse
 import json
 import os
 import resource
@@ -21,9 +20,9 @@ import tempfile
 import time
 
 import fiopack
-from fiopack import REPO, outputs
+from fiopack import REPO
 from fiopack.bench import harness, ondevice, paced
-from fiopack.options import Parser, number
+from fiopack.options import number
 from fiopack.bench.harness import Report, fs_of, log, run, run_peak_rss, stats
 from fiopack.device.state import Error
 
@@ -658,9 +657,8 @@ def parse_rows(res):
 
 def parser():
     """The parser of `fio-pack bench dbreplay` (its options are the manual's)."""
-    p = Parser(prog="fio-pack bench dbreplay", description=DESCRIPTION,
-                                epilog="PACED MODE\n" + paced.DESCRIPTION + "\n" + EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = harness.parser("dbreplay", DESCRIPTION,
+                       "PACED MODE\n" + paced.DESCRIPTION + "\n" + EPILOG)
     p.add_argument("--records", type=number(int, low=1), default=200000,
                    help="records of the part A trace (default 200000)")
     p.add_argument("--repeats", type=number(int, low=1), default=3, help="pairs per kind, parse runs (default 3)")
@@ -676,19 +674,14 @@ def parser():
     p.add_argument("--target-dir", help="also run part A in a private directory below DIR")
     p.add_argument("--no-tmpfs-a", action="store_true",
                    help="with --target-dir: part A on DIR only, not on the tmpfs")
-    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),
-                   help="fio binary (default build/fio; copied at the start, see FILES)")
-    p.add_argument("--engine", default=os.path.join(REPO, "build/dbreplay.so"),
-                   help="engine shared object (default build/dbreplay.so; copied too)")
+    harness.add_build_options(p, "dbreplay")
     p.add_argument("--quiet-cpus", type=number(float, low=0), default=0.25,
                    help="CPUs the rest of the machine may keep busy: before each run of A\n"
                         "wait for fewer, mark a pair above it disturbed (default 0.25)")
     p.add_argument("--quiet-wait", type=number(int, low=0), default=60,
                    help="seconds to wait for a quiet machine before a run of A (default 60)")
     p.add_argument("--timeout", type=number(int, low=1), default=1800, help="seconds per run (default 1800)")
-    p.add_argument("--output", help="the Markdown report (default stdout; %s)"
-                   % outputs.POLICY_HELP)
-    p.add_argument("--raw", help="every measurement as JSON")
+    harness.add_output_options(p)
     p.add_argument("--paced", action="store_true",
                    help="instead of parts A-C: the shipped traces at their captured pace "
                         "on a tmpfs and on a loop device (see PACED MODE)")

@@ -23,9 +23,9 @@ import sys
 import tempfile
 import time
 
-from fiopack import REPO, outputs
+from fiopack import REPO
 from fiopack.bench import harness, ondevice
-from fiopack.options import Parser, number
+from fiopack.options import number
 from fiopack.bench.harness import Report, fs_of, log, run
 from fiopack.device.state import Error
 
@@ -791,17 +791,10 @@ TRANSACTIONS = number(int, low=1)
 
 
 def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
-    p = Parser(
-        prog="fio-pack bench postmark", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="sudo scripts/fio-pack bench postmark [options]")
+    p = harness.parser("postmark", DESCRIPTION, EPILOG)
     p.add_argument("--quick", action="store_true",
                    help="smoke run: ~5 s transaction phases, 1 repeat (see QUICK MODE)")
-    p.add_argument("--output", "-o", metavar="FILE",
-                   help="write the Markdown report to FILE (default: stdout; %s)"
-                   % outputs.POLICY_HELP)
-    p.add_argument("--raw", metavar="FILE",
-                   help="also write every measurement as JSON to FILE")
+    harness.add_output_options(p)
     p.add_argument("--filesystems", metavar="LIST",
                    help="which of tmpfs,disk,loop-ext4,loop-xfs to run (default tmpfs,disk; "
                         "with --device, loop-ext4)")
@@ -847,10 +840,7 @@ def parse_args(argv):  # long: one add_argument per option, the manual's OPTIONS
                         "(default build/pm-sim)")
     p.add_argument("--postmark", default="/usr/bin/postmark",
                    help="PostMark binary (default /usr/bin/postmark)")
-    p.add_argument("--fio", default=os.path.join(REPO, "build/fio"),
-                   help="fio binary (default build/fio)")
-    p.add_argument("--engine", default=os.path.join(REPO, "build/postmark.so"),
-                   help="engine shared object (default build/postmark.so)")
+    harness.add_build_options(p, "postmark")
     a = p.parse_args(argv)
     harness.check_outputs(a)
     q = a.quick
