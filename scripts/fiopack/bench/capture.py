@@ -61,6 +61,7 @@ from pathlib import Path
 
 import fiopack
 from fiopack import UserError, documents, inputs, outputs
+from fiopack.bench import harness
 from fiopack.capture import postgres
 from fiopack.capture.bpf import IOCAP
 from fiopack.capture.procs import tasks_of
@@ -70,10 +71,12 @@ AS_PG = ["runuser", "-u", "postgres", "--"]
 
 
 def run(cmd, cwd, check=True):
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=3600)
-    if check and r.returncode:
-        sys.exit(f"fio-pack bench capture: {shlex.join(map(str, cmd))} failed: {r.stderr.strip()}")
-    return r
+    """harness.run with an hour's timeout: a failure (with @check) ends the
+    benchmark in one line; the result as subprocess.run's."""
+    out, err, _ = harness.run(cmd, timeout=3600, cwd=cwd, check=False)
+    if check and harness.run.returncode:
+        sys.exit(f"fio-pack bench capture: {shlex.join(map(str, cmd))} failed: {err.strip()}")
+    return subprocess.CompletedProcess(cmd, harness.run.returncode, out, err)
 
 
 class PostgreSQL:

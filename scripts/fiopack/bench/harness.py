@@ -31,10 +31,11 @@ class Timeout(Exception):
     pass
 
 
-def run(cmd, timeout=None, cwd=None):
+def run(cmd, timeout=None, cwd=None, check=True):
     """Runs @cmd in its own process group; kills that group on timeout.
     Returns (stdout, stderr, wall seconds); run.cpu is the user+system CPU
-    seconds of the command and every process it waited for."""
+    seconds of the command and every process it waited for, run.returncode
+    its exit status: a failure raises RuntimeError, unless @check is false."""
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -55,7 +56,8 @@ def run(cmd, timeout=None, cwd=None):
     wall = time.monotonic() - t0
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     run.cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
-    if p.returncode != 0:
+    run.returncode = p.returncode
+    if check and p.returncode != 0:
         raise RuntimeError("command failed (%d): %s\n%s%s" % (
             p.returncode, " ".join(cmd), out[-2000:], err[-2000:]))
     return out, err, wall
