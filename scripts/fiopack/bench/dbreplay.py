@@ -223,34 +223,10 @@ PAIR_BY_NAME = {p[0]: p for p in PAIRS}
 
 # ---------------------------------------------------------------- machine load
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_busy_s():
-    """Busy CPU seconds of the whole machine so far (all but idle and iowait)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return (sum(v[:8]) - v[3] - v[4]) / CLK_TCK
-
-
 def wait_quiet(a):
-    """Waits (up to --quiet-wait s) until other work keeps < --quiet-cpus CPUs busy."""
-    t0 = time.monotonic()
-    said = False
-    while True:
-        b0, s0 = cpu_busy_s(), time.monotonic()
-        time.sleep(1.0)
-        load = (cpu_busy_s() - b0) / (time.monotonic() - s0)
-        waited = time.monotonic() - t0
-        if load < a.quiet_cpus or waited >= a.quiet_wait:
-            if said:
-                log("  ... machine %s after %.0f s (%.2f CPUs busy)" % (
-                    "quiet" if load < a.quiet_cpus else "still busy, going on", waited, load))
-            wait_quiet.total += waited - 1.0
-            return
-        if not said:
-            log("  other work keeps %.2f CPUs busy: waiting (up to %d s)" % (load, a.quiet_wait))
-            said = True
+    """harness.wait_quiet; wait_quiet.total counts the seconds waited
+    beyond the one 1 s sample every run takes."""
+    wait_quiet.total += harness.wait_quiet(a) - 1.0
 
 
 wait_quiet.total = 0.0
@@ -350,9 +326,9 @@ class Runner:
         if quiet:
             wait_quiet(self.a)
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        b0 = cpu_busy_s()
+        b0 = harness.cpu_busy_s()
         out, err, wall = run(cmd, timeout=timeout or self.a.timeout, cwd=self.work)
-        b1 = cpu_busy_s()
+        b1 = harness.cpu_busy_s()
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         return out, err, wall, cpu, max(0.0, (b1 - b0 - cpu) / wall)

@@ -241,6 +241,48 @@ def fmt_rate(x):
     return "{:,.0f}".format(x)
 
 
+# ---------------------------------------------------------------- the machine's other work
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_busy_s():
+    """Busy CPU seconds of the whole machine so far (all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / CLK_TCK
+
+
+def other_load(seconds):
+    """CPUs kept busy by everything on the machine during @seconds (this
+    script sleeps meanwhile)."""
+    b0, t0 = cpu_busy_s(), time.monotonic()
+    time.sleep(seconds)
+    return (cpu_busy_s() - b0) / (time.monotonic() - t0)
+
+
+def wait_quiet(a, before=""):
+    """Waits, in 1 s samples, until other work on the machine keeps fewer
+    than a.quiet_cpus CPUs busy, or a.quiet_wait seconds have passed (the
+    --quiet-cpus and --quiet-wait of the benchmarks that measure pairs);
+    @before ends the line that says it waits. Returns the seconds waited,
+    the last sample's included."""
+    t0 = time.monotonic()
+    said = False
+    while True:
+        load = other_load(1.0)
+        waited = time.monotonic() - t0
+        if load < a.quiet_cpus or waited >= a.quiet_wait:
+            if said:
+                log("  ... machine %s after %.0f s (%.2f CPUs busy)" % (
+                    "quiet" if load < a.quiet_cpus else "still busy, going on", waited, load))
+            return waited
+        if not said:
+            log("  other work keeps %.2f CPUs busy: waiting (up to %d s)%s"
+                % (load, a.quiet_wait, before))
+            said = True
+
+
 # ---------------------------------------------------------------- CPU per operation
 
 def job_cpu_s(job):

@@ -12,7 +12,6 @@ import re
 import resource
 import subprocess
 import sys
-import time
 
 from fiopack.bench import harness
 from fiopack.bench.harness import log, run
@@ -67,16 +66,6 @@ COUNTER_KEYS = ["created", "created_alone", "created_mixed", "read", "appended",
 
 # ---------------------------------------------------------------- runners
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_busy_s():
-    """Busy CPU seconds of the whole machine so far (all but idle and iowait)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return (sum(v[:8]) - v[3] - v[4]) / CLK_TCK
-
-
 def rusage_children():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime, r.ru_stime
@@ -98,33 +87,13 @@ def pmrc(c, transactions, location):
         "run", "quit", ""])
 
 
-def other_load(seconds):
-    """CPUs kept busy by everything on the machine during @seconds (this
-    script sleeps meanwhile)."""
-    b0, t0 = cpu_busy_s(), time.monotonic()
-    time.sleep(seconds)
-    return (cpu_busy_s() - b0) / (time.monotonic() - t0)
-
-
 def wait_quiet(a):
-    """`sync`, then wait (up to --quiet-wait s) until other work on the
-    machine keeps less than --quiet-cpus CPUs busy. Returns seconds waited."""
+    """`sync`, then harness.wait_quiet. Returns seconds waited (the last
+    1 s sample included: wait_quiet.total counts them)."""
     subprocess.run(["sync"], check=True)
-    t0 = time.monotonic()
-    said = False
-    while True:
-        load = other_load(1.0)
-        waited = time.monotonic() - t0
-        if load < a.quiet_cpus or waited >= a.quiet_wait:
-            if said:
-                log("  ... machine %s after %.0f s (%.2f CPUs busy)" % (
-                    "quiet" if load < a.quiet_cpus else "still busy, going on", waited, load))
-            wait_quiet.total += waited
-            return waited
-        if not said:
-            log("  other work keeps %.2f CPUs busy: waiting (up to %d s) before the next run"
-                % (load, a.quiet_wait))
-            said = True
+    waited = harness.wait_quiet(a, " before the next run")
+    wait_quiet.total += waited
+    return waited
 
 
 wait_quiet.total = 0.0
@@ -205,9 +174,9 @@ class Runner:
             f.write(text)
         wait_quiet(self.a)
         u0, s0 = rusage_children()
-        b0 = cpu_busy_s()
+        b0 = harness.cpu_busy_s()
         out, err, wall = run([self.a.postmark, cfgfile], cwd=self.workdir)
-        b1 = cpu_busy_s()
+        b1 = harness.cpu_busy_s()
         u1, s1 = rusage_children()
         self._done_with(d, "postmark")
         counters, times = parse_report(out, "postmark")
@@ -247,9 +216,9 @@ class Runner:
                "--pm_report_file=%s" % rep, "--pm_opstats_file=%s" % ops]
         wait_quiet(self.a)
         u0, s0 = rusage_children()
-        b0 = cpu_busy_s()
+        b0 = harness.cpu_busy_s()
         out, err, wall = run(cmd, cwd=self.workdir)
-        b1 = cpu_busy_s()
+        b1 = harness.cpu_busy_s()
         u1, s1 = rusage_children()
         self._done_with(d, "engine")
         job = json.loads(out[out.index("{"):])["jobs"][0]
