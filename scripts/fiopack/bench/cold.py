@@ -464,12 +464,7 @@ def main(argv):
     fio_version = run([a.fio, "--version"])[0].strip()
     rep = Report()
     results = {"args": vars(a)}
-    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
-                                    "quick mode" if a.quick else "full mode"))
-    rep.add()
-    rep.add("Command: `%s`" % harness.command_line("cold", argv))
-    rep.add()
-    rep.table(["machine", ""], machine_info(a, fio_version))
+    harness.report_header(rep, "cold", a, argv, machine_info(a, fio_version))
     error = None
     dev = None
     try:

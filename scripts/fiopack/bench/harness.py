@@ -553,3 +553,14 @@ def preflight(name, a, why_root, peak_rss=False):
 def command_line(name, argv):
     """The command that reproduces this run, for the report."""
     return "sudo scripts/fio-pack bench %s%s" % (name, " " + " ".join(argv) if argv else "")
+
+
+def report_header(rep, name, a, argv, machine):
+    """The run's title (its date, quick or full mode), the command line of
+    `fio-pack bench @name` and the @machine table."""
+    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
+                                    "quick mode" if a.quick else "full mode"))
+    rep.add()
+    rep.add("Command: `%s`" % command_line(name, argv))
+    rep.add()
+    rep.table(["machine", ""], machine)

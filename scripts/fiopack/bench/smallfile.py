@@ -682,16 +682,6 @@ def disk_runs(b, a, sc, disk, rep, results):
     disk.remove(kept[1])
 
 
-def report_header(a, argv, fio_version, rep):
-    """The run's title, its command line and the machine table."""
-    rep.add("### Run of %s (%s)" % (time.strftime("%Y-%m-%d %H:%M %Z"),
-                                    "quick mode" if a.quick else "full mode"))
-    rep.add()
-    rep.add("Command: `%s`" % harness.command_line("smallfile", argv))
-    rep.add()
-    rep.table(["machine", ""], machine_info(a, fio_version))
-
-
 def main(argv):
     a = parse_args(argv)
     refused = harness.preflight("smallfile", a, "it mounts tmpfs")
@@ -707,7 +697,7 @@ def main(argv):
     rep = Report()
     results = {"args": {k: (sorted(v) if isinstance(v, set) else v)
                         for k, v in vars(a).items()}}
-    report_header(a, argv, fio_version, rep)
+    harness.report_header(rep, "smallfile", a, argv, machine_info(a, fio_version))
 
     sc = Scratch()
     disk = DiskScratch(a.disk_dir) if a.disk_dir else None
