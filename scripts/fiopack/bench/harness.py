@@ -564,3 +564,105 @@ def report_header(rep, name, a, argv, machine):
     rep.add("Command: `%s`" % command_line(name, argv))
     rep.add()
     rep.table(["machine", ""], machine)
+
+
+# ---------------------------------------------------------------- A/B mode
+
+def add_ab_option(p, engine):
+    """--ab-engines: the A/B mode of a benchmark of the engine @engine."""
+    p.add_argument("--ab-engines", metavar="A,B",
+                   help="A/B mode: two builds of the engine, each a directory holding "
+                        "%s.so (build/, a copy of it, build/fio-VERSION/) or the .so "
+                        "itself, measured in rotating order (see A/B MODE)" % engine)
+
+
+def ab_engines(p, a, engine):
+    """--ab-engines, checked as it is parsed: [A, B], the two engines' paths
+    (None without the option); one line (the parser's error) if it does not
+    name two builds of @engine."""
+    if a.ab_engines is None:
+        return None
+    builds = a.ab_engines.split(",")
+    if len(builds) != 2 or not all(builds):
+        p.error(f"--ab-engines {a.ab_engines}: two builds, A,B")
+    paths = []
+    for d in builds:
+        so = os.path.join(d, engine + ".so") if os.path.isdir(d) else d
+        if not os.path.isfile(so):
+            p.error(f"--ab-engines: {so}: no such file")
+        paths.append(os.path.abspath(so))
+    return paths
+
+
+def ab_machine_rows(rows, fio, engines):
+    """The machine table of an A/B run: its engine row replaced by one per
+    build (the engine fio loads for it, engine_build's, and its md5)."""
+    out = [row for row in rows if row[0] != "engine"]
+    for label, so in zip("AB", engines):
+        real = engine_build(fio, so)
+        with open(real, "rb") as f:
+            md5 = hashlib.md5(f.read()).hexdigest()
+        out.append(("engine " + label, "%s (md5 %s)" % (real, md5)))
+    return out
+
+
+def parse_ab_and_build(p, argv, engine):
+    """The options a benchmark of the A/B mode ends with (--ab-engines,
+    --fio, --engine), the parse, and the checks made as soon as it is
+    parsed: the output options, the A/B mode's builds (a.ab)."""
+    add_ab_option(p, engine)
+    add_build_options(p, engine)
+    a = p.parse_args(argv)
+    check_outputs(a)
+    a.ab = ab_engines(p, a, engine)
+    return a
+
+
+def rotated(xs, k):
+    """@xs rotated left by @k: the order of round @k, so that nothing
+    always runs first."""
+    k %= len(xs)
+    return xs[k:] + xs[:k]
+
+
+def ab_facts(job, ddir="read"):
+    """One A/B run: files/s (the direction's total_ios / runtime), the job's
+    CPU microseconds and context switches per file."""
+    d = job[ddir]
+    n = d["total_ios"]
+    return {"files": n, "files_s": n / (d["runtime"] / 1000.0) if d["runtime"] else None,
+            "cpu_us": job_cpu_s(job) * 1e6 / n if n else None,
+            "ctx": job["ctx"] / n if n else None}
+
+
+def med_min_max(xs, f):
+    """median (min / max) of @xs, each formatted by @f."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    return "%s (%s / %s)" % (f(statistics.median(xs)), f(min(xs)), f(max(xs)))
+
+
+def ab_tables(rep, runs, modes, more=None):
+    """The report of an A/B run: @runs {"A"|"B": {mode: [ab_facts of each
+    round]}} over @modes (names), a row per build and mode (files/s median
+    (min / max), CPU us and context switches per file, medians; @more
+    (header, cell(build, mode)) a column more), then B / A per mode: of
+    each round's pair, and of the medians."""
+    rows = []
+    for b in "AB":
+        for m in modes:
+            xs = runs[b][m]
+            rows.append(["%s, %s" % (b, m), med_min_max([x["files_s"] for x in xs], fmt_rate)]
+                        + ([more[1](b, m)] if more else [])
+                        + [med_min_max([x["cpu_us"] for x in xs], "{:.1f}".format),
+                           med_min_max([x["ctx"] for x in xs], "{:.2f}".format)])
+    rep.table(["build, mode", "files/s median (min / max)"] + ([more[0]] if more else [])
+              + ["CPU us per file (job)", "context switches per file"], rows)
+    rows = []
+    for m in modes:
+        pairs = [(x["files_s"], y["files_s"]) for x, y in zip(runs["A"][m], runs["B"][m])]
+        meds = [stats([p[i] for p in pairs]) for i in (0, 1)]
+        rows.append([m, med_min_max([b / a for a, b in pairs if a and b], "{:.3f}".format),
+                     "%.3f" % (meds[1][1] / meds[0][1]) if all(meds) and meds[0][1] else "-"])
+    rep.table(["mode", "B / A per round, median (min / max)", "B / A of the medians"], rows)

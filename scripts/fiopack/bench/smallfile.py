@@ -119,6 +119,21 @@ QUICK MODE
     100,000 reads, B3 on the 100,000-file tree with 50,000 operations and
     filestat with 10,000 files, 3 repeats. Takes about a minute.
 
+A/B MODE
+    --ab-engines A,B: two builds of the engine compared, instead of the
+    sections. A tree of --files files of 4 KiB on a tmpfs, laid out by B;
+    then warm random whole-file reads of it (tree_file_op=read
+    rw=randread norandommap=1 number_ios=--read-ios, tree_io_api=io_uring)
+    at iodepth 1 and 16, --repeats rounds of each, the builds' order
+    alternating (A B, B A, ...). The report gives per build and iodepth
+    files/s (read.total_ios / read.runtime) median (min / max), the job's
+    CPU microseconds and context switches per file, and per iodepth B / A
+    of each round's pair and of the medians. A build is a directory
+    holding smallfile.so (build/, a copy of it, build/fio-VERSION/) or the
+    .so itself; both run in the fio of --fio. Defaults: 100,000 files,
+    200,000 reads a run, 5 rounds; --quick: 20,000 files, 50,000 reads, 2
+    rounds.
+
 FILES
     build/fio              the fio the engine is built for (--fio)
     build/smallfile.so     the engine (--engine)
@@ -134,6 +149,7 @@ EXAMPLES
     sudo scripts/fio-pack bench smallfile --output docs/benchmarks.md
     sudo scripts/fio-pack bench smallfile --sections B2 --files 200000
     sudo scripts/fio-pack bench smallfile --disk-dir /srv/scratch
+    sudo scripts/fio-pack bench smallfile --ab-engines /tmp/before/build,build
 """
 
 MINLOOP_CMD = ["make", "-s", "--no-print-directory", "build/bench/minloop"]
@@ -207,9 +223,10 @@ class Bench:
         self.minloop = os.path.join(REPO, "build/bench/minloop")
 
     # fio with the engine; returns parsed JSON job and wall seconds
-    def fio_engine(self, tree, files, extra, timeout=None, thread=False, time_rss=False):
+    def fio_engine(self, tree, files, extra, timeout=None, thread=False, time_rss=False,
+                   engine=None):
         cmd = [self.fio, "--output-format=json", "--name=bench",
-               "--ioengine=external:%s" % self.engine, "--tree_dir=%s" % tree,
+               "--ioengine=external:%s" % (engine or self.engine), "--tree_dir=%s" % tree,
                "--tree_files=%d" % files, "--tree_file_size_dist=fixed:4k", "--bs=4k"]
         if thread:
             cmd.append("--thread")
@@ -476,6 +493,57 @@ def b3_memory(b, sc, big_tree, big_files):
     return res
 
 
+# ---------------------------------------------------------------- A/B mode
+
+AB_DEPTHS = [1, 16]
+
+
+def ab_reads(b, tree, engines):
+    """The A/B mode: warm random whole-file reads of the tree by builds A and
+    B, tree_io_api=io_uring at each of AB_DEPTHS, --repeats rounds of each
+    depth, the builds' order alternating (A B, B A, ...): {"A"|"B":
+    {mode: [harness.ab_facts of each round]}}."""
+    a = b.a
+    runs = {x: {ab_mode(d): [] for d in AB_DEPTHS} for x in "AB"}
+    for d in AB_DEPTHS:
+        for r in range(a.repeats):
+            for x in harness.rotated(["A", "B"], r):
+                job, _, _ = b.fio_engine(tree, a.files, [
+                    "--tree_file_op=read", "--rw=randread", "--norandommap=1",
+                    "--number_ios=%d" % a.read_ios, "--randseed=%d" % (r + 1),
+                    "--tree_io_api=io_uring", "--iodepth=%d" % d], engine=engines[x == "B"])
+                if job["error"]:
+                    raise RuntimeError("engine %s read error %d" % (x, job["error"]))
+                f = harness.ab_facts(job)
+                runs[x][ab_mode(d)].append(f)
+                log("A/B iodepth=%d round %d %s: %s files/s" % (d, r + 1, x,
+                                                               fmt_rate(f["files_s"])))
+    return runs
+
+
+def ab_mode(depth):
+    return "io_uring, iodepth %d" % depth
+
+
+def ab_run(b, a, engines, sc, rep, results):
+    """The A/B mode's tree (laid out by B, as the scripts before it did),
+    its reads and its tables."""
+    mp, tree = sc.mount("ab", a.files * 4096 * 3 // 2 + (512 << 20))
+    log("A/B: layout of %d files by B" % a.files)
+    b.fio_engine(tree, a.files, ["--tree_file_op=layout", "--rw=write"], engine=engines[1])
+    rep.add("### A/B: warm random whole-file reads of %s files of 4 KiB, %s reads a run"
+            % ("{:,}".format(a.files), "{:,}".format(a.read_ios)))
+    rep.add()
+    rep.add("tree_io_api=io_uring, rw=randread norandommap=1, the tree on a tmpfs laid "
+            "out by B; %d round(s) per iodepth, the builds' order alternating. files/s = "
+            "read.total_ios / read.runtime." % a.repeats)
+    rep.add()
+    runs = ab_reads(b, tree, engines)
+    results["AB"] = runs
+    harness.ab_tables(rep, runs, [ab_mode(d) for d in AB_DEPTHS])
+    sc.umount(mp)
+
+
 # ---------------------------------------------------------------- main
 
 def parse_args(argv):
@@ -488,11 +556,13 @@ def parse_args(argv):
                         "lay out their own tree if B1 is not run)")
     p.add_argument("--files", type=number(int, low=1), metavar="N",
                    help="files in the B1 layout and B2/B3 tree "
-                        "(default 1000000, quick 100000)")
+                        "(default 1000000, quick 100000; A/B mode 100000, quick 20000)")
     p.add_argument("--read-ios", type=number(int, low=1), metavar="M",
-                   help="file operations per B2 run (default 500000, quick 100000)")
-    p.add_argument("--repeats", type=number(int, low=1), default=3, metavar="R",
-                   help="runs of each side of each comparison (default 3)")
+                   help="file operations per B2 run (default 500000, quick 100000; "
+                        "A/B mode 200000, quick 50000)")
+    p.add_argument("--repeats", type=number(int, low=1), metavar="R",
+                   help="runs of each side of each comparison (default 3; A/B mode 5, "
+                        "quick 2)")
     p.add_argument("--filecreate-sizes", type=number_list(int, low=1), metavar="LIST",
                    help="comma-separated nrfiles for fio's filecreate "
                         "(default 10000,40000,100000; quick 10000; empty: skip)")
@@ -507,14 +577,14 @@ def parse_args(argv):
                    help="also run B1 and B2 in a private directory below DIR")
     p.add_argument("--disk-files", type=number(int, low=1), default=100000, metavar="N",
                    help="files for the --disk-dir runs (default 100000)")
-    harness.add_build_options(p, "smallfile")
-    a = p.parse_args(argv)
-    harness.check_outputs(a)
+    a = harness.parse_ab_and_build(p, argv, "smallfile")
     q = a.quick
     if a.files is None:
-        a.files = 100000 if q else 1000000
+        a.files = (20000 if q else 100000) if a.ab else (100000 if q else 1000000)
     if a.read_ios is None:
-        a.read_ios = 100000 if q else 500000
+        a.read_ios = (50000 if q else 200000) if a.ab else (100000 if q else 500000)
+    if a.repeats is None:
+        a.repeats = (2 if q else 5) if a.ab else 3
     if a.mem_ios is None:
         a.mem_ios = 50000 if q else 200000
     if a.filestat_files is None:
@@ -527,6 +597,12 @@ def parse_args(argv):
     if a.filestat_files <= 1000:
         # B3 reports the memory per file from the difference with nrfiles=1,000
         p.error(f"--filestat-files {a.filestat_files}: more than 1000")
+    if a.ab:
+        if a.disk_dir:
+            p.error("--ab-engines runs on a tmpfs: not with --disk-dir")
+        # the A/B mode instead of the sections; preflight checks B's engine
+        a.sections = set()
+        a.engine = a.ab[1]
     return a
 
 
@@ -691,13 +767,17 @@ def main(argv):
 
     unwind_on_signals()
 
-    build_minloop()
+    if not a.ab:
+        build_minloop()
     fio_version = run([a.fio, "--version"])[0].strip()
     b = Bench(a)
     rep = Report()
     results = {"args": {k: (sorted(v) if isinstance(v, set) else v)
                         for k, v in vars(a).items()}}
-    harness.report_header(rep, "smallfile", a, argv, machine_info(a, fio_version))
+    machine = machine_info(a, fio_version)
+    if a.ab:
+        machine = harness.ab_machine_rows(machine, a.fio, a.ab)
+    harness.report_header(rep, "smallfile", a, argv, machine)
 
     sc = Scratch()
     disk = DiskScratch(a.disk_dir) if a.disk_dir else None
@@ -714,6 +794,8 @@ def main(argv):
             rep.add("Disk directory: %s, file system: %s." % (a.disk_dir, fs_of(a.disk_dir)))
         rep.add()
 
+        if a.ab:
+            ab_run(b, a, a.ab, sc, rep, results)
         big = None  # (mountpoint, tree) of the warm tree
         if "B1" in a.sections:
             rep.add("### B1. Layout of 4 KiB files")
