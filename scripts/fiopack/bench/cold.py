@@ -96,6 +96,22 @@ QUICK MODE
     1,8,32,64 for 1 s, io_uring depths 1,8,32, sync jobs 1,8,32; both file
     systems. About 30 s on a 2-core VM (the full run: about 3 minutes).
 
+A/B MODE
+    --ab-engines A,B: two builds of the engine compared, instead of the
+    device runs and the comparison of modes. Per file system: the tree
+    laid out by B, `sync`; then --repeats rounds, in each every build and
+    mode once (sync with 1 job, io_uring at each of --depths, sync with
+    each of --sync-jobs above 1: by default sync and io_uring at iodepth
+    1), each a single cold pass as above, the order rotated by one from
+    the round before. The report gives per build and mode files/s median
+    (min / max), its ratio to sync with 1 job of the same build per round,
+    the job's CPU microseconds and context switches per file, and per mode
+    B / A of each round's pair and of the medians. A build is a directory
+    holding smallfile.so (build/, a copy of it, build/fio-VERSION/) or the
+    .so itself; both run in the fio of --fio. Defaults: 30,000 files,
+    3,000 reads a pass, 6 rounds; --quick: 10,000 files, 1,000 reads, 2
+    rounds.
+
 EXIT STATUS
     0 report written; 1 a benchmark failed (the report so far is written,
     with the error); 2 usage error, not root, or a tool missing (fio, the
@@ -106,6 +122,7 @@ EXAMPLES
     sudo scripts/fio-pack bench cold --fs ext4 --repeats 5 --output /tmp/cold.md
     sudo scripts/fio-pack bench cold --device fixed:channels=8,latency_us=500 \
          --depths 1,32 --sync-jobs 1,32 --dev-depths 1,32
+    sudo scripts/fio-pack bench cold --ab-engines /tmp/before/build,build --fs ext4
 """
 
 
@@ -153,25 +170,27 @@ def mode_name(m):
     return "io_uring, iodepth %d" % d
 
 
-def engine_cmd(a, tree, extra, files=None):
+def engine_cmd(a, tree, extra, files=None, engine=None):
     return [a.fio, "--output-format=json", "--name=cold",
-            "--ioengine=external:%s" % a.engine, "--tree_dir=%s" % tree,
+            "--ioengine=external:%s" % (engine or a.engine), "--tree_dir=%s" % tree,
             "--tree_files=%d" % (files or a.files), "--tree_file_size_dist=%s" % a.size_dist,
             "--bs=%d" % a.size] + ["--" + o for o in a.tree_opts] + extra
 
 
-def layout(a, tree, files):
+def layout(a, tree, files, engine=None):
     """The engine's layout of @files files, one job as a thread of fio (so
     fio's peak RSS is the job's); files/s on the job's clock and on the wall."""
     out, _, wall, rss = run_peak_rss(engine_cmd(
-        a, tree, ["--tree_file_op=layout", "--rw=write", "--thread"], files))
+        a, tree, ["--tree_file_op=layout", "--rw=write", "--thread"], files, engine))
     w = fio_json(out)["jobs"][0]["write"]
     return {"files": w["total_ios"], "runtime_s": w["runtime"] / 1000.0, "wall": wall,
             "files_s": w["total_ios"] / (w["runtime"] / 1000.0),
             "files_s_wall": w["total_ios"] / wall, "rss_kib": rss}
 
 
-def cold_pass(a, dev, tree, m, files=None):
+def cold_pass(a, dev, tree, m, files=None, engine=None):
+    """One cold pass of mode @m; with @engine (a build of the A/B mode)
+    also the job's CPU and context switches per file (harness.ab_facts)."""
     api, d, j = m
     ios = min(a.ios, files or a.files)
     extra = ["--tree_file_op=read", "--rw=randread", "--randrepeat=0",
@@ -181,10 +200,11 @@ def cold_pass(a, dev, tree, m, files=None):
     drop_caches()
     s0 = device_stats(dev)
     r0 = dev.reads()
-    out, _, wall, rss = run_peak_rss(engine_cmd(a, tree, extra, files))
+    out, _, wall, rss = run_peak_rss(engine_cmd(a, tree, extra, files, engine))
     r1 = dev.reads()
     s1 = device_stats(dev)
-    r = fio_json(out)["jobs"][0]["read"]
+    job = fio_json(out)["jobs"][0]
+    r = job["read"]
     pct = r["clat_ns"]["percentile"]
     files = r["total_ios"]
     p = {"files_s": files / (r["runtime"] / 1000.0), "p50_us": pct["50.000000"] / 1000,
@@ -192,6 +212,8 @@ def cold_pass(a, dev, tree, m, files=None):
          "files": files, "wall": wall, "rss_kib": rss}
     if s0 is not None:
         p["device"] = ondevice.stats_delta(s0, s1, r["runtime"] / 1000.0)
+    if engine:
+        p.update(harness.ab_facts(job))
     return p
 
 
@@ -246,6 +268,48 @@ def series(a, dev, fs):
             p["limit_files_s"] = iops / max(p["reads_per_file"], 1e-9)
             p["ratio"] = p["files_s"] / p["limit_files_s"]
     return devres, res, lay
+
+
+def ab_series(a, dev, fs):
+    """The A/B mode on one file system: the tree laid out by B, `sync`,
+    then --repeats rounds of every build and mode, each a cold pass, each
+    round's order the one before rotated by one. Returns ({"A"|"B": {mode:
+    [pass of each round]}}, the layout)."""
+    tree = dev.mkfs_mount(fs)
+    log("%s: layout of %d files (%s) by B" % (fs, a.files, a.size_dist))
+    lay = {"big": layout(a, tree, a.files, a.ab[1])}
+    subprocess.run(["sync"], check=True)
+    runs = {x: {mode_name(m): [] for m in modes(a)} for x in "AB"}
+    items = [(x, m) for x in "AB" for m in modes(a)]
+    for r in range(a.repeats):
+        for x, m in harness.rotated(items, r):
+            p = cold_pass(a, dev, tree, m, engine=a.ab[x == "B"])
+            runs[x][mode_name(m)].append(p)
+            log("%s round %d %s %s: %.0f files/s, %.1f CPU us and %.2f context switches a file"
+                % (fs, r + 1, x, mode_name(m), p["files_s"], p["cpu_us"], p["ctx"]))
+    dev.umount()
+    return runs, lay
+
+
+def ab_report(rep, a, fs, runs):
+    """The tables of the A/B mode on one file system."""
+    rep.add("#### %s, A/B: %s files of %s, %s cold reads a pass" % (
+        fs, "{:,}".format(a.files), human(a.size) if a.size_dist == "fixed:%d" % a.size
+        else a.size_dist, "{:,}".format(a.ios)))
+    rep.add()
+    rep.add("The tree laid out by B; %d round(s), in each every build and mode once, a "
+            "single cold pass (`sync`, drop_caches) each, the order rotated by one from the "
+            "round before. files/s = read.total_ios / read.runtime." % a.repeats)
+    rep.add()
+    base = mode_name(("sync", 1, 1))
+
+    def to_sync(b, m):
+        xs = runs[b][m]
+        return "1" if m == base else harness.med_min_max(
+            [x["files_s"] / y["files_s"] for x, y in zip(xs, runs[b][base])],
+            "{:.2f}".format)
+    harness.ab_tables(rep, runs, [mode_name(m) for m in modes(a)],
+                      ("÷ %s, per round" % base, to_sync))
 
 
 def util_text(r):
@@ -387,7 +451,8 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="a few minutes (see QUICK MODE)")
     harness.add_output_options(p)
     p.add_argument("--fs", default="ext4,xfs", help="file systems, one series each (ext4,xfs)")
-    p.add_argument("--files", type=number(int, low=1), help="files in the tree (60000; quick 20000)")
+    p.add_argument("--files", type=number(int, low=1),
+                   help="files in the tree (60000; quick 20000; A/B mode 30000, quick 10000)")
     p.add_argument("--size", type=size(), default="16k", help="file size = the engine's bs (16k)")
     p.add_argument("--size-dist", metavar="SPEC",
                    help="tree_file_size_dist of the tree instead of fixed:SIZE, e.g. uniform:0:4k "
@@ -395,10 +460,14 @@ def parse_args(argv):
     p.add_argument("--tree-opts", default="", metavar="'OPT=V ...'",
                    help="more engine options for the tree's shape, every run, e.g. "
                         "'tree_maildir=1 tree_files_per_dir=1000 tree_fanout=64' (jobs/smallfile-mail.fio's)")
-    p.add_argument("--ios", type=number(int, low=1), help="files read per pass (10000; quick 4000)")
-    p.add_argument("--repeats", type=number(int, low=1), help="passes per mode (3; quick 1)")
-    p.add_argument("--depths", type=number_list(int, low=1), help="io_uring iodepths (1,4,8,16,32,64; quick 1,8,32)")
-    p.add_argument("--sync-jobs", type=number_list(int, low=1), help="sync numjobs (1,2,4,8,16,32; quick 1,8,32)")
+    p.add_argument("--ios", type=number(int, low=1),
+                   help="files read per pass (10000; quick 4000; A/B mode 3000, quick 1000)")
+    p.add_argument("--repeats", type=number(int, low=1),
+                   help="passes per mode (3; quick 1; A/B mode 6, quick 2)")
+    p.add_argument("--depths", type=number_list(int, low=1),
+                   help="io_uring iodepths (1,4,8,16,32,64; quick 1,8,32; A/B mode 1)")
+    p.add_argument("--sync-jobs", type=number_list(int, low=1),
+                   help="sync numjobs (1,2,4,8,16,32; quick 1,8,32; A/B mode 1)")
     p.add_argument("--dev-depths", type=number_list(int, low=1), help="device limit depths (1,2,4,8,16,32,64; quick 1,8,32,64)")
     p.add_argument("--dev-runtime", type=number(int, low=1), help="seconds per device run (2; quick 1)")
     p.add_argument("--rss-files", type=number(int, low=0), default=0, metavar="N",
@@ -416,12 +485,20 @@ def parse_args(argv):
                    help="image size (default: 2 x the data + 1 GiB, at most 8 GiB; "
                         "given: at most %d MiB and the image directory's free space less 1 GiB)"
                         % IMAGE_MIB_MAX)
-    harness.add_build_options(p, "smallfile")
-    a = p.parse_args(argv)
-    harness.check_outputs(a)
+    a = harness.parse_ab_and_build(p, argv, "smallfile")
     q = a.quick
     a.size_dist = a.size_dist or "fixed:%d" % a.size
     a.tree_opts = a.tree_opts.split()
+    if a.ab:
+        # the defaults of the A/B mode: bench/ab-cold.sh's, which it replaces
+        a.files = a.files or (10000 if q else 30000)
+        a.ios = a.ios or (1000 if q else 3000)
+        a.repeats = a.repeats or (2 if q else 6)
+        a.depths = a.depths or [1]
+        a.sync_jobs = a.sync_jobs or [1]
+        if a.rss_files:
+            p.error("--rss-files does not apply to --ab-engines")
+        a.engine = a.ab[1]   # preflight checks B's engine
     a.files = a.files or (20000 if q else 60000)
     a.ios = a.ios or (4000 if q else 10000)
     a.repeats = a.repeats or (1 if q else 3)
@@ -464,7 +541,10 @@ def main(argv):
     fio_version = run([a.fio, "--version"])[0].strip()
     rep = Report()
     results = {"args": vars(a)}
-    harness.report_header(rep, "cold", a, argv, machine_info(a, fio_version))
+    machine = machine_info(a, fio_version)
+    if a.ab:
+        machine = harness.ab_machine_rows(machine, a.fio, a.ab)
+    harness.report_header(rep, "cold", a, argv, machine)
     error = None
     dev = None
     try:
@@ -483,6 +563,11 @@ def main(argv):
                     % (a.image_mib, a.image_dir, fsdesc, dev.fill, dev.dev))
         rep.add()
         for fs in a.fs:
+            if a.ab:
+                runs, lay = ab_series(a, dev, fs)
+                results[fs] = {"ab": runs, "layout": lay}
+                ab_report(rep, a, fs, runs)
+                continue
             devres, res, lay = series(a, dev, fs)
             results[fs] = {"device": devres, "passes": res, "layout": lay}
             report_series(rep, a, fs, devres, res, lay)
