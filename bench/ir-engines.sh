@@ -1,7 +1,8 @@
 #!/bin/sh
-# Instructions per operation of every engine workload of issue 26, beside
-# its peer and fio's null engine of the same job shape, by bench/ir-per-op.py
-# (callgrind: user space only, independent of the machine's load). One line
+# Instructions per operation of every engine workload of
+# docs/benchmarks-cpu.md, beside its peer and fio's null engine of the same
+# job shape, by bench/ir-per-op.py (callgrind: user space only, independent
+# of the machine's load). One line
 # per measurement: "CASE SIDE INSTRUCTIONS". The engine's own is the engine
 # minus null (and, for smallfile, minus minloop, which makes the same system
 # calls and builds the same paths).

@@ -126,7 +126,8 @@ EXAMPLES
 """
 
 
-# a 10M-file tree of 0-4 KiB files on xfs takes ~45 GiB (issue 16's scale)
+# a 10M-file tree of 0-4 KiB files on xfs takes ~45 GiB (the ISP's scale, the
+# largest docs/benchmarks.md records)
 IMAGE_MIB_MAX = 64 * 1024
 
 

@@ -1,6 +1,7 @@
 """How well the named hard disks keep to their datasheets on a real
-modeled device: the issue's three truths through fio, with the daemon's
-CPU per request.
+modeled device: random 4k reads at depth 1 and 32 and sequential 1m reads
+through fio against the datasheet's seek, rotation and outer media rate,
+with the daemon's CPU per request.
 
 Run as root (it brings modeled devices up):
 
