@@ -171,6 +171,20 @@ def test_bench_smallfile_refuses_too_few_filestat_files(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_bench_ab_engines_refuses_what_is_not_two_builds(tmp_path):
+    """The A/B mode of bench smallfile and bench cold takes two builds, each
+    a directory holding smallfile.so or the .so itself: anything else is
+    one line, before anything is made or run."""
+    for cmd in ("smallfile", "cold"):
+        for value, why in ((str(tmp_path), f"--ab-engines {tmp_path}: two builds, A,B"),
+                           (f"{tmp_path},{tmp_path}",
+                            f"--ab-engines: {tmp_path}/smallfile.so: no such file")):
+            r = fio_pack("bench", cmd, "--ab-engines", value, "--output", str(tmp_path / "r.md"))
+            assert r.returncode == 2 and r.stdout == "", r
+            assert r.stderr == f"fio-pack bench {cmd}: {why} (see fio-pack bench {cmd} --help)\n", r
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bench_postmark_calibrates_when_no_transactions_are_given():
     """Without --transactions every configuration is calibrated (the
     manual's default): the option's absence is no count to refuse."""
