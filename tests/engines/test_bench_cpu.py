@@ -5,6 +5,7 @@ differences the report prints, checked against the measurements it saved.
 Needs root (the benchmark mounts its tmpfs) and Debian's postmark. Asserts
 what was measured and printed, never how fast anything was."""
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import FIO, IS_ROOT, PM_ENGINE, REPO
+from conftest import ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO
 
 FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
 
@@ -77,3 +78,20 @@ def test_bench_postmark_prints_cpu_per_transaction(tmp_path):
     assert set(rows) == set(want), rows
     for label, v in want.items():
         assert rows[label] == pytest.approx(v, abs=0.0015), label
+
+
+def test_bench_smallfile_takes_a_relative_fio(tmp_path):
+    """--fio and --engine relative to the directory the command runs in:
+    fio's filecreate and filestat runs start in their tree's directory,
+    where a relative --fio named nothing (B1 stopped with a
+    FileNotFoundError after its layouts)."""
+    raw = tmp_path / "bsf.json"
+    p = subprocess.run([*FIO_PACK, "bench", "smallfile", "--sections", "B1", "--files", "1000",
+                        "--repeats", "1", "--filecreate-sizes", "100",
+                        "--fio", os.path.relpath(FIO, REPO),
+                        "--engine", os.path.relpath(ENGINE, REPO),
+                        "--output", str(tmp_path / "bsf.md"), "--raw", str(raw)],
+                       capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert p.returncode == 0, p.stderr[-3000:]
+    (fc,) = json.loads(raw.read_text())["B1_filecreate"]
+    assert fc["files"] == 100 and fc["rate"] > 0, fc

@@ -597,6 +597,8 @@ def parse_args(argv):
     if a.filestat_files <= 1000:
         # B3 reports the memory per file from the difference with nrfiles=1,000
         p.error(f"--filestat-files {a.filestat_files}: more than 1000")
+    # fio's filecreate and filestat runs start in their tree's directory
+    a.fio, a.engine = os.path.abspath(a.fio), os.path.abspath(a.engine)
     if a.ab:
         if a.disk_dir:
             p.error("--ab-engines runs on a tmpfs: not with --disk-dir")
