@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from fiopack import catalogue
 from fiopack.trace import dbtrace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,7 +98,7 @@ def run_fio(*args, cwd):
                        text=True, cwd=cwd, env=_env(), timeout=120)
     assert r.returncode == 0, f"fio failed: {r.stderr}\n{r.stdout[:2000]}"
     out = r.stdout
-    job = json.loads(out[out.index("{"):])["jobs"][0]
+    job = json.loads(catalogue.split_json(out)[1])["jobs"][0]
     assert job["error"] == 0, job
     return job
 

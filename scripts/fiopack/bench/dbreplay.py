@@ -289,7 +289,7 @@ def export_iolog(path, iolog, prefix):
 # ---------------------------------------------------------------- runs
 
 def fio_json(out):
-    return json.loads(out[out.index("{"):])["jobs"][0]
+    return harness.fio_json(out)["jobs"][0]
 
 
 def job_counts(job):

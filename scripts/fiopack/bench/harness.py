@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from fiopack import REPO, fiobin, outputs
+from fiopack import REPO, catalogue, fiobin, outputs
 from fiopack.options import Parser
 
 def log(msg):
@@ -225,7 +225,11 @@ class Places:
 
 
 def fio_json(out):
-    return json.loads(out[out.index("{"):])
+    """fio's JSON document from its output (notes may come first)."""
+    text = catalogue.split_json(out)[1]
+    if text is None:
+        raise RuntimeError("fio printed no JSON: %s" % out[:200])
+    return json.loads(text)
 
 
 def stats(xs):
@@ -314,7 +318,7 @@ def fio_null_us(fio, reads, writes, bs, span, extra=()):
         "--rwmixread=%d" % round(100.0 * reads / (reads + writes)),
         "--norandommap=1"] + list(extra))
     out = run(cmd)[0]
-    job = json.loads(out[out.index("{"):])["jobs"][0]
+    job = fio_json(out)["jobs"][0]
     done = job["read"]["total_ios"] + job["write"]["total_ios"]
     if done != n:
         raise RuntimeError("null engine did %d I/Os, not %d" % (done, n))

@@ -221,7 +221,7 @@ class Runner:
         b1 = harness.cpu_busy_s()
         u1, s1 = rusage_children()
         self._done_with(d, "engine")
-        job = json.loads(out[out.index("{"):])["jobs"][0]
+        job = harness.fio_json(out)["jobs"][0]
         with open(rep) as f:
             report = f.read()
         with open(ops) as f:

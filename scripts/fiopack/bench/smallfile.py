@@ -241,7 +241,7 @@ class Bench:
         else:
             out, err, wall = run(cmd, timeout=timeout, cwd=cwd)
         # fio may print warnings before the JSON
-        j = json.loads(out[out.index("{"):])
+        j = harness.fio_json(out)
         return j["jobs"][0], wall, rss
 
     def null_run(self, files, ops, rw, extra=()):
