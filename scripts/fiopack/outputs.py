@@ -19,7 +19,7 @@ command, written here once (pmrc2fio applies the same one in C).
 
 check() and check_dir() apply the rules without writing: a command that
 works for long (a capture, a benchmark, a study) checks its outputs before
-it starts, rather than refusing them once the work is done (issue 23).
+it starts, rather than refusing them once the work is done.
 Output writes by them."""
 import os
 import stat

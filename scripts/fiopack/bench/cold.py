@@ -84,7 +84,7 @@ DESCRIPTION
     SIGHUP): unmount, losetup -d (or fio-pack device down), the image
     removed, the private directory removed.
 
-GOALS (issues 16 and 24)
+GOALS (docs/benchmarks.md, docs/devices.md)
     io_uring iodepth 32 >= 0.8 x the limit at depth 32 and >= sync with 32
     jobs; io_uring iodepth 1 >= sync iodepth 1; with --device, the device's
     utilisation during the io_uring iodepth 32 passes >= 0.9.

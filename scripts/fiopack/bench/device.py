@@ -66,7 +66,7 @@ DESCRIPTION
     the median and the range, the expected value, and the ratio.
 
     The report says what a run is checked against: IOPS within 5% of the
-    expected, p50 latency within 10% (the issue's tolerances).
+    expected, p50 latency within 10% (docs/devices.md's tolerances).
 """
 EPILOG = """\
 EXIT STATUS

@@ -150,7 +150,7 @@ def report(rep, results):
     rep.table(["model", "run", "measured (IOPS)", "datasheet", "ratio", "model (ratio)",
                "mean latency (ms)",
                "utilisation", "daemon CPU/request (us)", "reply lag p99 (us)"], rows)
-    rep.add("✗: outside the issue's bound (depth 1 and sequential within 10%, depth 32 at "
+    rep.add("✗: outside the datasheet bound (depth 1 and sequential within 10%, depth 32 at "
             "least 1.4× depth 1; the ratio of depth 32 is to depth 1). Medians, the range of "
             "the rounds in parentheses.")
     rep.add()
