@@ -351,6 +351,42 @@ def test_stats_count_the_runs_the_kernel_skipped(tmp_path):
     assert (tmp_path / "raw").read_text().count(f"{data}/a>") >= 3
 
 
+LSEEKS_PY = """
+import os, sys, time
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.01)
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for whence in (os.SEEK_SET, os.SEEK_CUR, os.SEEK_END, os.SEEK_DATA, os.SEEK_HOLE):
+    os.lseek(fd, 0, whence)
+try:
+    os.lseek(fd, 0, 99)
+except OSError:
+    pass
+os.close(fd)
+"""
+
+
+def test_lseek_whence_is_written_as_strace_does(tmp_path):
+    """Each lseek's whence by its name, as strace writes it: SEEK_HOLE was
+    written SEEK_DATA, and so was a value with no name (now its number)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "f").write_bytes(b"x" * 8192)
+    ready, raw = tmp_path / "ready", tmp_path / "raw"
+    w = subprocess.Popen([sys.executable, "-c", LSEEKS_PY, str(data / "f"), str(ready)])
+    try:
+        r = subprocess.run([str(IOCAP), "-p", str(w.pid), "-o", str(raw), "--ready", str(ready)],
+                           capture_output=True, text=True, timeout=60)
+        assert w.wait(timeout=60) == 0
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.wait()
+    assert r.returncode == 0, r.stderr
+    whence = re.findall(r" lseek\(\d+<[^>]*/f>, 0, (\w+)\) = ", raw.read_text())
+    assert whence == ["SEEK_SET", "SEEK_CUR", "SEEK_END", "SEEK_DATA", "SEEK_HOLE", "99"]
+
+
 def test_short_lived_children_open_relative_to_their_cwd(tmp_path):
     """PostgreSQL's processes open 'pg_wal/...' relative to the data directory,
     and a backend may exit before the capture reads its events (every 100 ms):

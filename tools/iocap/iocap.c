@@ -514,12 +514,22 @@ static void on_syscall(const struct iocap_event *ev)
 		fd_call(ev, "fallocate", rest);
 		return;
 	}
-	case IOC_LSEEK:
-		snprintf(rest, sizeof(rest), ", %lld, %s", (long long)ev->a[0],
-			 ev->a[1] == SEEK_SET ? "SEEK_SET" : ev->a[1] == SEEK_CUR ? "SEEK_CUR" :
-			 ev->a[1] == SEEK_END ? "SEEK_END" : "SEEK_DATA");
+	case IOC_LSEEK: {
+		static const char *const whence[] = { [SEEK_SET] = "SEEK_SET",
+						      [SEEK_CUR] = "SEEK_CUR",
+						      [SEEK_END] = "SEEK_END",
+						      [SEEK_DATA] = "SEEK_DATA",
+						      [SEEK_HOLE] = "SEEK_HOLE" };
+
+		/* a whence without a name by its number, as strace writes it */
+		if (ev->a[1] < sizeof(whence) / sizeof(whence[0]))
+			snprintf(rest, sizeof(rest), ", %lld, %s", (long long)ev->a[0],
+				 whence[ev->a[1]]);
+		else
+			snprintf(rest, sizeof(rest), ", %lld, %llu", (long long)ev->a[0], ev->a[1]);
 		fd_call(ev, "lseek", rest);
 		return;
+	}
 	case IOC_FCHDIR:
 		if (ok) {
 			const struct fent *e = path_of(ev->tgid, ev->fd, f);
