@@ -1,7 +1,8 @@
 # fio workload pack: external fio engines for small-file and database workloads.
 #
-#   make            install missing packages, fetch and build the matching fio
-#                   under build/, build the engines into build/
+#   make            install missing packages, find fio and fetch its source
+#                   (make configure, when build/config.mk needs it), build
+#                   that fio under build/, build the engines into build/
 #   make demo       build, then run jobs/smallfile-mail.fio on a temporary
 #                   directory and print a short summary
 #   make check      build, then run the C unit tests, the fio tests, and the
@@ -9,9 +10,9 @@
 #   make install    install engines, job files and fio-pack (PREFIX, DESTDIR)
 #
 # The rules are in mk/, one file per concern, included below: fio.mk (the
-# fio the engines are for), engines.mk, tools.mk (pmrc2fio, pm-sim,
-# dbtrace-check, moddev, the benchmarks' C helpers), iocap.mk, tests.mk
-# (unit, lint, fuzz, check), install.mk.
+# fio the engines are for: make configure, build/config.mk), engines.mk,
+# tools.mk (pmrc2fio, pm-sim, dbtrace-check, moddev, the benchmarks' C
+# helpers), iocap.mk, tests.mk (unit, lint, fuzz, check), install.mk.
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib/fio-pack
@@ -41,12 +42,13 @@ OBJ      := $(BUILD)/obj
 OBJ_ASAN := $(BUILD)/obj-asan
 OBJ_FUZZ := $(BUILD)/obj-fuzz
 
-.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-fio-dir print-fio-source fuzz bench pm-sim quick pg18
+.PHONY: all deps fio engines asan unit check check-engines test demo install clean distclean print-fio-dir print-fio-source fuzz bench pm-sim quick pg18 configure
 
 all: engines $(BUILD)/pmrc2fio iocap $(BUILD)/iocap-convert moddev
 
 help:
 	@echo 'make                 fio (FIO_SRC=DIR: that fio source), the engines, pmrc2fio, iocap'
+	@echo 'make configure       find fio and its source again (FIO=, FIO_SRC=): build/config.mk'
 	@echo 'make engines         the engines, in build/fio-VERSION/ (FIO_SRC=DIR for another fio)'
 	@echo 'make asan            the engines (build/fio-VERSION/asan/) and moddev with ASan and UBSan'
 	@echo 'make iocap           the BPF capture tool (needs the kernel'"'"'s BTF)'

@@ -62,9 +62,15 @@ check-engines: $(TEST_DEPS_STAMP) engines pm-sim $(BUILD)/pmrc2fio
 
 # The second fio `./pack check` tests: a release built from its upstream
 # tarball, as the Debian archive carries it (scripts/fio-upstream-source.sh).
+# (make -n fetches nothing: the directory the fetch makes stands for it)
 SECOND_FIO ?= 3.41
+ifeq ($(DRY_RUN),)
+SECOND_FIO_SRC = $$(sh scripts/fio-upstream-source.sh $(SECOND_FIO) $(BUILD))
+else
+SECOND_FIO_SRC = $(BUILD)/src/fio-$(SECOND_FIO)-orig
+endif
 check-second-fio:
-	src=$$(sh scripts/fio-upstream-source.sh $(SECOND_FIO) $(BUILD)) && \
+	src=$(SECOND_FIO_SRC) && \
 		$(MAKE) --no-print-directory check-engines FIO_SRC=$$src FIO=
 .PHONY: check-second-fio
 
