@@ -9,11 +9,15 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/aio_abi.h>
+#include <linux/falloc.h>
+#include <linux/io_uring.h>
 
 #include "events.h"
 #include "iocap.h"
@@ -129,7 +133,7 @@ static const char *open_flags(unsigned long long fl, char *buf, size_t len)
 		     (fl & O_ACCMODE) == O_WRONLY ? "O_WRONLY"
 		     : (fl & O_ACCMODE) == O_RDWR ? "O_RDWR"
 						  : "O_RDONLY");
-	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bits); i++)
 		if (fl & bits[i].bit)
 			n += snprintf(buf + n, n < len ? len - n : 0, "|%s", bits[i].name);
 	return buf;
@@ -304,20 +308,25 @@ static void on_syscall(const struct iocap_event *ev)
 		fd_call(ev, "ftruncate", rest);
 		return;
 	case IOC_FALLOCATE: {
-		static const char *const modes[] = {
-			"FALLOC_FL_KEEP_SIZE",	   "FALLOC_FL_PUNCH_HOLE",
-			"FALLOC_FL_NO_HIDE_STALE", "FALLOC_FL_COLLAPSE_RANGE",
-			"FALLOC_FL_ZERO_RANGE",	   "FALLOC_FL_INSERT_RANGE",
-			"FALLOC_FL_UNSHARE_RANGE"
+		/* clang-format off */
+		static const struct { unsigned long long bit; const char *name; } modes[] = {
+			{ FALLOC_FL_KEEP_SIZE, "FALLOC_FL_KEEP_SIZE" },
+			{ FALLOC_FL_PUNCH_HOLE, "FALLOC_FL_PUNCH_HOLE" },
+			{ FALLOC_FL_NO_HIDE_STALE, "FALLOC_FL_NO_HIDE_STALE" },
+			{ FALLOC_FL_COLLAPSE_RANGE, "FALLOC_FL_COLLAPSE_RANGE" },
+			{ FALLOC_FL_ZERO_RANGE, "FALLOC_FL_ZERO_RANGE" },
+			{ FALLOC_FL_INSERT_RANGE, "FALLOC_FL_INSERT_RANGE" },
+			{ FALLOC_FL_UNSHARE_RANGE, "FALLOC_FL_UNSHARE_RANGE" },
 		};
+		/* clang-format on */
 		size_t n = 0;
 		unsigned i;
 
 		fl[0] = '\0';
-		for (i = 0; i < 7; i++)
-			if (ev->a[0] & (1u << i))
+		for (i = 0; i < ARRAY_SIZE(modes); i++)
+			if (ev->a[0] & modes[i].bit)
 				n += snprintf(fl + n, sizeof(fl) - n, "%s%s", n ? "|" : "",
-					      modes[i]);
+					      modes[i].name);
 		snprintf(rest, sizeof(rest), ", %s, %lld, %lld", n ? fl : "0", (long long)ev->a[1],
 			 (long long)ev->a[2]);
 		fd_call(ev, "fallocate", rest);
@@ -331,7 +340,7 @@ static void on_syscall(const struct iocap_event *ev)
 						      [SEEK_HOLE] = "SEEK_HOLE" };
 
 		/* a whence without a name by its number, as strace writes it */
-		if (ev->a[1] < sizeof(whence) / sizeof(whence[0]))
+		if (ev->a[1] < ARRAY_SIZE(whence))
 			snprintf(rest, sizeof(rest), ", %lld, %s", (long long)ev->a[0],
 				 whence[ev->a[1]]);
 		else
@@ -441,15 +450,15 @@ static void on_syscall(const struct iocap_event *ev)
 		abs_path(ev, ev->path2, at ? ev->fd2 : AT_FDCWD, &ev->dir2, p2, sizeof(p2));
 		quote(q1, sizeof(q1), p1);
 		quote(q2, sizeof(q2), p2);
-		if (ok && !(ev->a[0] & 2 /* RENAME_EXCHANGE */)) {
+		if (ok && !(ev->a[0] & RENAME_EXCHANGE)) {
 			frename(p2, NULL);
 			frename(p1, p2);
 		}
 		snprintf(call, sizeof(call), "renameat2(AT_FDCWD, \"%s\", AT_FDCWD, \"%s\", %s)",
 			 q1, q2,
-			 ev->a[0] & 2	? "RENAME_EXCHANGE"
-			 : ev->a[0] & 1 ? "RENAME_NOREPLACE"
-					: "0");
+			 ev->a[0] & RENAME_EXCHANGE    ? "RENAME_EXCHANGE"
+			 : ev->a[0] & RENAME_NOREPLACE ? "RENAME_NOREPLACE"
+						       : "0");
 		result(res, sizeof(res), ev->ret);
 		emit(ev, call, res);
 		return;
@@ -459,8 +468,9 @@ static void on_syscall(const struct iocap_event *ev)
 		unsigned long long cf = ev->a[0];
 
 		snprintf(call, sizeof(call), "clone3({flags=%s%s%s%s0}, 88)",
-			 cf & 0x100 ? "CLONE_VM|" : "", cf & 0x200 ? "CLONE_FS|" : "",
-			 cf & 0x400 ? "CLONE_FILES|" : "", cf & 0x10000 ? "CLONE_THREAD|" : "");
+			 cf & CLONE_VM ? "CLONE_VM|" : "", cf & CLONE_FS ? "CLONE_FS|" : "",
+			 cf & CLONE_FILES ? "CLONE_FILES|" : "",
+			 cf & CLONE_THREAD ? "CLONE_THREAD|" : "");
 		result(res, sizeof(res), ev->ret);
 		emit(ev, call, res);
 		return;
@@ -479,24 +489,24 @@ static void on_uring(const struct iocap_event *ev)
 		return;
 	}
 	switch (ev->op) {
-	case 1:
-	case 4:
-	case 22: /* IORING_OP_READV, READ_FIXED, READ */
+	case IORING_OP_READV:
+	case IORING_OP_READ_FIXED:
+	case IORING_OP_READ:
 		data_call(ev, 0, fd, &ev->f, ev->a[0], ev->a[1]);
 		return;
-	case 2:
-	case 5:
-	case 23: /* IORING_OP_WRITEV, WRITE_FIXED, WRITE */
+	case IORING_OP_WRITEV:
+	case IORING_OP_WRITE_FIXED:
+	case IORING_OP_WRITE:
 		data_call(ev, 1, fd, &ev->f, ev->a[0], ev->a[1]);
 		return;
-	case 3: { /* IORING_OP_FSYNC: IORING_FSYNC_DATASYNC is bit 0 */
+	case IORING_OP_FSYNC: {
 		struct iocap_event e = *ev;
 
 		e.fd = fd;
-		fd_call(&e, ev->a[2] & 1 ? "fdatasync" : "fsync", "");
+		fd_call(&e, ev->a[2] & IORING_FSYNC_DATASYNC ? "fdatasync" : "fsync", "");
 		return;
 	}
-	case 8: { /* IORING_OP_SYNC_FILE_RANGE */
+	case IORING_OP_SYNC_FILE_RANGE: {
 		struct iocap_event e = *ev;
 
 		e.fd = fd;
@@ -538,18 +548,18 @@ static void on_aio_done(const struct iocap_event *ev)
 	e.ret = ev->ret;
 	aio_forget(a);
 	switch (e.op) {
-	case 0:
-	case 7: /* IOCB_CMD_PREAD, PREADV */
+	case IOCB_CMD_PREAD:
+	case IOCB_CMD_PREADV:
 		data_call(&e, 0, e.fd, &e.f, e.a[0], e.a[1]);
 		break;
-	case 1:
-	case 8: /* IOCB_CMD_PWRITE, PWRITEV */
+	case IOCB_CMD_PWRITE:
+	case IOCB_CMD_PWRITEV:
 		data_call(&e, 1, e.fd, &e.f, e.a[0], e.a[1]);
 		break;
-	case 2: /* IOCB_CMD_FSYNC */
+	case IOCB_CMD_FSYNC:
 		fd_call(&e, "fsync", "");
 		break;
-	case 3: /* IOCB_CMD_FDSYNC */
+	case IOCB_CMD_FDSYNC:
 		fd_call(&e, "fdatasync", "");
 		break;
 	default:

@@ -76,7 +76,7 @@ static void on_signal(int sig)
 	if (!capturing) {
 		struct outfile *o[] = { &out_trace, &out_stats, &out_ready };
 
-		for (unsigned i = 0; i < 3; i++)
+		for (unsigned i = 0; i < ARRAY_SIZE(o); i++)
 			if (o[i]->tmp)
 				unlink(o[i]->tmp);
 		signal(sig, SIG_DFL);

@@ -13,6 +13,9 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Zeroed memory, or die. */
 void *xmalloc(size_t n);
 
+/* The number of elements of array @a. */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 #ifdef IOCAP_TEST_HOOKS
 /*
  * The test build (build/iocap-test; tests/capture/test_iocap_incomplete.py)
