@@ -25,7 +25,7 @@ def tool(*args, env=None, timeout=300):
                           timeout=timeout, env=env)
 
 
-# Every call iocap writes (tools/iocap/iocap.c on_syscall, data_call,
+# Every call iocap writes (tools/iocap/events.c on_syscall, data_call,
 # fd_call), in the shapes it writes them, @ the data directory: threads
 # sharing descriptors and a child copying them, dups, a directory renamed
 # with files below it, a WAL segment made under a temporary name, O_TMPFILE,

@@ -57,8 +57,20 @@ static void quote(char *dst, size_t len, const char *s)
 
 static unsigned long long unresolved;
 
-/* "FD</path>", "FD</path>(deleted)", "FD<other:[ino]>" or "FD" */
-static void fdtext(char *dst, size_t len, unsigned tgid, long long fd, const struct iocap_file *f)
+/*
+ * Counts in @n a name @ev's call needed and the capture did not have, unless
+ * nothing was lost: an event from before the start is sent for the names
+ * only, and a close loses no I/O, even of a file it cannot name.
+ */
+static void count_unnamed(const struct iocap_event *ev, unsigned long long *n)
+{
+	if (!ev->early && !(ev->kind == IOC_EV_SYSCALL && ev->op == IOC_CLOSE))
+		(*n)++;
+}
+
+/* "FD</path>", "FD</path>(deleted)", "FD<other:[ino]>" or "FD", for a call of @ev */
+static void fdtext(char *dst, size_t len, const struct iocap_event *ev, long long fd,
+		   const struct iocap_file *f)
 {
 	const struct fent *e;
 	char q[PATH_MAX * 2];
@@ -71,9 +83,9 @@ static void fdtext(char *dst, size_t len, unsigned tgid, long long fd, const str
 		snprintf(dst, len, "%lld<other:[%llu]>", fd, f->ino);
 		return;
 	}
-	e = path_of(tgid, fd, f);
+	e = path_of(ev->tgid, fd, f);
 	if (!e) {
-		unresolved++;
+		count_unnamed(ev, &unresolved);
 		snprintf(dst, len, "%lld", fd);
 		return;
 	}
@@ -152,12 +164,12 @@ static void abs_path(const struct iocap_event *ev, const char *path, long long d
 	}
 	if (dirfd != AT_FDCWD && dirfd >= 0) {
 		e = path_of(ev->tgid, dirfd, dir);
-		if (!e)
-			unresolved++; /* named against a directory it cannot name */
+		if (!e) /* named against a directory it cannot name */
+			count_unnamed(ev, &unresolved);
 	}
 	base = e ? e->path : cwd_of(ev->tgid);
 	if (!e && !*base && dirfd == AT_FDCWD)
-		cwd_unknown++;
+		count_unnamed(ev, &cwd_unknown);
 	join(*base ? base : "/", path, outp, len);
 }
 
@@ -221,7 +233,7 @@ static void data_call(const struct iocap_event *ev, int write, long long fd,
 {
 	char call[PATH_MAX * 3], fdt[PATH_MAX * 2 + 64], res[128];
 
-	fdtext(fdt, sizeof(fdt), ev->tgid, fd, f);
+	fdtext(fdt, sizeof(fdt), ev, fd, f);
 	snprintf(call, sizeof(call), "%s(%s, \"\"..., %llu, %llu)", write ? "pwrite64" : "pread64",
 		 fdt, count, off);
 	result(res, sizeof(res), ev->ret);
@@ -232,7 +244,7 @@ static void fd_call(const struct iocap_event *ev, const char *name, const char *
 {
 	char call[PATH_MAX * 3], fdt[PATH_MAX * 2 + 64], res[128];
 
-	fdtext(fdt, sizeof(fdt), ev->tgid, ev->fd, &ev->f);
+	fdtext(fdt, sizeof(fdt), ev, ev->fd, &ev->f);
 	snprintf(call, sizeof(call), "%s(%s%s)", name, fdt, rest);
 	result(res, sizeof(res), ev->ret);
 	emit(ev, call, res);
@@ -296,13 +308,9 @@ static void on_syscall(const struct iocap_event *ev)
 			 (long long)ev->a[1], ev->a[2]);
 		fd_call(ev, "sync_file_range", rest);
 		return;
-	case IOC_CLOSE: {
-		unsigned long long u = unresolved;
-
+	case IOC_CLOSE:
 		fd_call(ev, "close", "");
-		unresolved = u; /* a close loses no I/O, even of a file it cannot name */
 		return;
-	}
 	case IOC_FTRUNCATE:
 		snprintf(rest, sizeof(rest), ", %lld", (long long)ev->a[0]);
 		fd_call(ev, "ftruncate", rest);
@@ -372,9 +380,9 @@ static void on_syscall(const struct iocap_event *ev)
 		if (ev->op == IOC_FCNTL && ev->a[0] != F_DUPFD && ev->a[0] != F_DUPFD_CLOEXEC)
 			return; /* locks and flags: nothing the trace holds */
 		/* the new descriptor's file is the old one's: f holds it (the result's) */
-		fdtext(old, sizeof(old), ev->tgid, ev->fd, f);
+		fdtext(old, sizeof(old), ev, ev->fd, f);
 		if (ok)
-			fdtext(nfd, sizeof(nfd), ev->tgid, ev->ret, f);
+			fdtext(nfd, sizeof(nfd), ev, ev->ret, f);
 		else
 			result(nfd, sizeof(nfd), ev->ret);
 		if (ev->op == IOC_FCNTL)
@@ -590,12 +598,8 @@ int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	if (ev->early) { /* names a file, or a directory (iocap.bpf.c, armed) */
-		unsigned long long u = unresolved, c = cwd_unknown;
-
 		if (ev->kind == IOC_EV_SYSCALL)
 			on_syscall(ev);
-		unresolved = u;
-		cwd_unknown = c;
 		return 0;
 	}
 	nevents++;

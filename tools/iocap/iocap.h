@@ -1,7 +1,7 @@
 /*
  * iocap: what the kernel-side capture (iocap.bpf.c) hands to user space
- * (iocap.c) through its ring buffer. Shared by both sides, so only fixed-size
- * types.
+ * (iocap.c reads its ring buffer, events.c writes each event). Shared by
+ * both sides, so only fixed-size types.
  */
 #ifndef IOCAP_H
 #define IOCAP_H
