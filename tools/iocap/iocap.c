@@ -202,8 +202,18 @@ static void usage(FILE *f)
 		   "could not see everything (one line naming what, as --stats does).\n");
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct options {
+	unsigned pids[64], npids;
+	const char *cgroup, *outpath, *stats, *ready, *btf;
+	double duration; /* 0: until the processes end or a signal */
+	int children;
+};
+
+/* The options into @o, checked before anything is opened (exits on --help or an error). */
+static void parse_args(int argc, char **argv, struct options *o)
 {
+	/* clang-format off */
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' }, { "cgroup", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' }, { "stats", required_argument, NULL, 's' },
@@ -211,20 +221,13 @@ int main(int argc, char **argv)
 		{ "no-children", no_argument, NULL, 'n' }, { "btf", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
-	const char *cgroup = NULL, *outpath = NULL, *stats = NULL, *ready = NULL, *btf = NULL;
+	/* clang-format on */
 	struct stat bst;
-	unsigned pids[64], npids = 0, i;
-	double duration = 0;
-	int children = 1, c, err;
-	struct iocap_bpf *skel;
-	struct ring_buffer *rb;
-	FILE *out;
-	struct timespec t0, now;
-	char lost[512];
-	int incomplete;
-	long polls = 0;
+	unsigned i;
 	char *end;
+	int c;
 
+	o->children = 1;
 	while ((c = getopt_long(argc, argv, "p:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': {
@@ -232,83 +235,105 @@ int main(int argc, char **argv)
 
 			if (*end || v <= 0 || v > INT_MAX)
 				die("--pid '%s': not a process id", optarg);
-			if (npids == 64)
-				die("--pid: at most 64");
-			pids[npids++] = (unsigned)v;
+			if (o->npids == ARRAY_SIZE(o->pids))
+				die("--pid: at most %zu", ARRAY_SIZE(o->pids));
+			o->pids[o->npids++] = (unsigned)v;
 			break;
 		}
-		case 'c': cgroup = optarg; break;
-		case 'o': outpath = optarg; break;
-		case 's': stats = optarg; break;
-		case 'r': ready = optarg; break;
-		case 'b': btf = optarg; break;
-		case 'n': children = 0; break;
+		case 'c':
+			o->cgroup = optarg;
+			break;
+		case 'o':
+			o->outpath = optarg;
+			break;
+		case 's':
+			o->stats = optarg;
+			break;
+		case 'r':
+			o->ready = optarg;
+			break;
+		case 'b':
+			o->btf = optarg;
+			break;
+		case 'n':
+			o->children = 0;
+			break;
 		case 'd':
-			duration = strtod(optarg, &end);
+			o->duration = strtod(optarg, &end);
 			/* written so that nan and inf fail it too */
-			if (*end || !(duration > 0 && duration <= DURATION_MAX))
+			if (*end || !(o->duration > 0 && o->duration <= DURATION_MAX))
 				die("--duration '%s': not a number of seconds above 0 and at most "
 				    "%.0f (a year)",
 				    optarg, DURATION_MAX);
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
 		}
 	}
 	if (optind < argc)
 		die("unexpected argument '%s' (see iocap --help)", argv[optind]);
-	if (!npids == !cgroup)
+	if (!o->npids == !o->cgroup)
 		die("give the processes to capture: -p PID (repeatable) or --cgroup DIR");
-	for (i = 0; i < npids; i++)
-		if (!alive(pids[i]))
-			die("--pid %u: no such process", pids[i]);
+	for (i = 0; i < o->npids; i++)
+		if (!alive(o->pids[i]))
+			die("--pid %u: no such process", o->pids[i]);
 	/* looked at first: libbpf's open of a FIFO waited for a writer for ever */
-	if (btf && !stat(btf, &bst) && !S_ISREG(bst.st_mode))
-		die("--btf %s: not a regular file (the kernel's BTF is read from a file)", btf);
-	if (btf && access(btf, R_OK))
-		die("--btf %s: %s (the kernel's BTF is needed to read its structures)", btf,
+	if (o->btf && !stat(o->btf, &bst) && !S_ISREG(bst.st_mode))
+		die("--btf %s: not a regular file (the kernel's BTF is read from a file)", o->btf);
+	if (o->btf && access(o->btf, R_OK))
+		die("--btf %s: %s (the kernel's BTF is needed to read its structures)", o->btf,
 		    strerror(errno));
-	if (!btf && access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!o->btf && access("/sys/kernel/btf/vmlinux", R_OK))
 		die("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): the BPF capture needs "
 		    "CONFIG_DEBUG_INFO_BTF; use fio-pack capture --tracer strace", strerror(errno));
+}
 
-	/* refused before anything is loaded; gone again if the capture fails */
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	if (outpath)
-		open_output(&out_trace, "-o", outpath);
-	if (stats)
-		open_output(&out_stats, "--stats", stats);
-	if (ready)
-		open_output(&out_ready, "--ready", ready);
+/* -o, --stats and --ready opened, and refused when two would replace one file. */
+static void open_outputs(const struct options *o)
+{
+	if (o->outpath)
+		open_output(&out_trace, "-o", o->outpath);
+	if (o->stats)
+		open_output(&out_stats, "--stats", o->stats);
+	if (o->ready)
+		open_output(&out_ready, "--ready", o->ready);
 	if (same_replaced_file(&out_trace, &out_stats) ||
 	    same_replaced_file(&out_trace, &out_ready))
-		die("-o %s and %s %s are the same file: one would replace the other", outpath,
+		die("-o %s and %s %s are the same file: one would replace the other", o->outpath,
 		    same_replaced_file(&out_trace, &out_stats) ? "--stats" : "--ready",
-		    same_replaced_file(&out_trace, &out_stats) ? stats : ready);
+		    same_replaced_file(&out_trace, &out_stats) ? o->stats : o->ready);
 	if (same_replaced_file(&out_stats, &out_ready))
 		die("--stats %s and --ready %s are the same file: one would replace the other",
-		    stats, ready);
+		    o->stats, o->ready);
+}
+
+/* The BPF program opened, set for @o, loaded, and its tables filled. */
+static struct iocap_bpf *load(const struct options *o)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf);
+	struct iocap_bpf *skel;
+	unsigned i;
+	int err;
 
 	libbpf_set_print(libbpf_quiet);
-	{
-		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
-
-		skel = iocap_bpf__open_opts(&oo);
-	}
+	skel = iocap_bpf__open_opts(&oo);
 	if (!skel)
 		die("cannot open the BPF program: %s", strerror(errno));
-	if (cgroup) {
+	if (o->cgroup) {
 		struct statfs sf;
 		struct stat st;
 
-		if (statfs(cgroup, &sf) || stat(cgroup, &st))
-			die("--cgroup %s: %s", cgroup, strerror(errno));
+		if (statfs(o->cgroup, &sf) || stat(o->cgroup, &st))
+			die("--cgroup %s: %s", o->cgroup, strerror(errno));
 		if (sf.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
-			die("--cgroup %s: not a cgroup v2 directory", cgroup);
+			die("--cgroup %s: not a cgroup v2 directory", o->cgroup);
 		skel->rodata->target_cgroup = st.st_ino;	/* cgroup v2: the id is the inode */
 	}
-	skel->rodata->follow_children = children;
+	skel->rodata->follow_children = o->children;
 	if (test_hook("IOCAP_TEST_TARGETS_MAX"))
 		bpf_map__set_max_entries(skel->maps.targets,
 					 (__u32)test_hook("IOCAP_TEST_TARGETS_MAX"));
@@ -324,17 +349,24 @@ int main(int argc, char **argv)
 	err = fill_sysops(skel->maps.sysops);
 	if (err)
 		die("filling the system call table: %s", strerror(-err));
-	for (i = 0; i < npids; i++) {
-		if (add_target(skel->maps.targets, pids[i]))
+	for (i = 0; i < o->npids; i++) {
+		if (add_target(skel->maps.targets, o->pids[i]))
 			continue;
-		scan_fds(pids[i]);
-		cwd_of(pids[i]);
-		if (children)
-			add_children(skel->maps.targets, pids[i], 0);
+		scan_fds(o->pids[i]);
+		cwd_of(o->pids[i]);
+		if (o->children)
+			add_children(skel->maps.targets, o->pids[i], 0);
 	}
-	events_start();
-	out = outpath ? output_stream(&out_trace, "-o", outpath) : stdout;
-	lines_open(out);
+	return skel;
+}
+
+/* The programs attached and the capture started; its ring buffer, read by on_event. */
+static struct ring_buffer *start(const struct options *o, struct iocap_bpf *skel)
+{
+	struct ring_buffer *rb;
+	unsigned i;
+	int err;
+
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
 	if (!rb)
 		die("cannot set up the ring buffer: %s", strerror(errno));
@@ -350,18 +382,32 @@ int main(int argc, char **argv)
 	 * call of the capture; one opened after is named by its open.
 	 */
 	skel->bss->armed = 1;
-	if (cgroup) {
-		scan_cgroup(cgroup);
+	if (o->cgroup) {
+		scan_cgroup(o->cgroup);
 	} else {
 		/* and a child forked before the attach is not yet in the table */
-		if (children)
-			for (i = 0; i < npids; i++)
-				add_children(skel->maps.targets, pids[i], 0);
+		if (o->children)
+			for (i = 0; i < o->npids; i++)
+				add_children(skel->maps.targets, o->pids[i], 0);
 		scan_targets(skel->maps.targets);
 	}
 	skel->bss->armed = 2;
-	if (ready && outfile_commit(&out_ready))
-		die("--ready %s: %s", ready, strerror(errno));
+	if (o->ready && outfile_commit(&out_ready))
+		die("--ready %s: %s", o->ready, strerror(errno));
+	return rb;
+}
+
+/*
+ * Reads the ring buffer until a signal, --duration or the end of the
+ * processes, then detaches and drains it; a read that failed is said in
+ * stopped_early.
+ */
+static void capture_loop(const struct options *o, struct iocap_bpf *skel, struct ring_buffer *rb)
+{
+	struct timespec t0, now;
+	long polls = 0;
+	int err;
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop) {
 		/* events come without wake-ups (iocap.bpf.c): read them every 100 ms */
@@ -377,9 +423,10 @@ int main(int argc, char **argv)
 		}
 		flush_lines(0);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (duration && (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
+		if (o->duration &&
+		    (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= o->duration)
 			break;
-		if (!cgroup && !any_target_alive(skel->maps.targets))
+		if (!o->cgroup && !any_target_alive(skel->maps.targets))
 			break;
 	}
 	/* detach first, then drain what is in the ring */
@@ -389,23 +436,55 @@ int main(int argc, char **argv)
 		snprintf(stopped_early, sizeof(stopped_early), "draining the ring buffer: %s",
 			 strerror(-err));
 	flush_lines(1);
-	if (outpath)
-		close_output(out, &out_trace, "-o", outpath);
+}
+
+/*
+ * The --stats file written and put in place. Returns how many classes of
+ * what the capture could not see are not empty, each said in @lost.
+ */
+static int write_stats_file(const struct options *o, struct iocap_bpf *skel, char *lost,
+			    size_t lostlen)
+{
+	FILE *f = o->stats ? output_stream(&out_stats, "--stats", o->stats) : NULL;
+	struct iocap_counts c = {
+		.targets_full = targets_full,
+		.children_unknown = children_unknown,
+		.stopped_early = stopped_early[0] ? stopped_early : NULL,
+	};
+	int incomplete;
+
+	events_counted(&c);
+	incomplete = write_stats(f, skel->obj, &c, lost, lostlen);
+	if (f)
+		close_output(f, &out_stats, "--stats", o->stats);
+	return incomplete;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct iocap_bpf *skel;
+	struct ring_buffer *rb;
+	char lost[512];
+	int incomplete;
+	FILE *out;
+
+	parse_args(argc, argv, &o);
+	/* refused before anything is loaded; gone again if the capture fails */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	open_outputs(&o);
+	skel = load(&o);
+	events_start();
+	out = o.outpath ? output_stream(&out_trace, "-o", o.outpath) : stdout;
+	lines_open(out);
+	rb = start(&o, skel);
+	capture_loop(&o, skel, rb);
+	if (o.outpath)
+		close_output(out, &out_trace, "-o", o.outpath);
 	else if (fflush(out) || ferror(out))
 		die("-o -: write error: %s", strerror(errno));
-	{
-		FILE *f = stats ? output_stream(&out_stats, "--stats", stats) : NULL;
-		struct iocap_counts c = {
-			.targets_full = targets_full,
-			.children_unknown = children_unknown,
-			.stopped_early = stopped_early[0] ? stopped_early : NULL,
-		};
-
-		events_counted(&c);
-		incomplete = write_stats(f, skel->obj, &c, lost, sizeof(lost));
-		if (f)
-			close_output(f, &out_stats, "--stats", stats);
-	}
+	incomplete = write_stats_file(&o, skel, lost, sizeof(lost));
 	ring_buffer__free(rb);
 	iocap_bpf__destroy(skel);
 	/* written whole, but not all of it was seen: said, and not exit 0 */
