@@ -5,8 +5,9 @@
 #                   that fio under build/, build the engines into build/
 #   make demo       build, then run jobs/smallfile-mail.fio on a temporary
 #                   directory and print a short summary
-#   make check      build, then run the C unit tests, the fio tests, and the
-#                   same fio tests with the engines built under ASan+UBSan
+#   make check      build, then lint, run the C unit tests and the fuzzers,
+#                   the fio tests, and the same fio tests with the engines
+#                   built under ASan+UBSan
 #   make install    install engines, job files and fio-pack (PREFIX, DESTDIR)
 #
 # The rules are in mk/, one file per concern, included below: fio.mk (the
@@ -55,7 +56,7 @@ help:
 	@echo 'make moddev          the modeled-device daemon of fio-pack device (needs libfuse3-dev)'
 	@echo 'make unit            the C unit tests, plain and ASan (build/unit-tests NAME: some)'
 	@echo 'make fuzz            the libFuzzer targets, FUZZ_SECONDS each (default 20)'
-	@echo 'make lint            pyflakes on every Python file'
+	@echo 'make lint            pyflakes on every Python file, git clang-format on the C lines changed'
 	@echo 'make check           all of the above, then pytest with both engine builds'
 	@echo 'make quick           the unit tests and each engine through fio, in under a minute'
 	@echo 'make check-engines   the engine tests alone (FIO_SRC=DIR: against that fio)'

@@ -14,8 +14,8 @@ install: engines $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o $(OBJ)/lib/outfile.o 
 		-o $(BUILD)/pmrc2fio-installed tools/pmrc2fio.c $(OBJ)/lib/postmark.o \
 		$(OBJ)/lib/errmsg.o $(OBJ)/lib/outfile.o $(OBJ)/lib/target.o $(LINK_LIBS)
 	install -m 0755 $(BUILD)/pmrc2fio-installed $(DESTDIR)$(BINDIR)/pmrc2fio
-	cd jobs && find . -type d -not -name __pycache__ -exec install -d $(DESTDIR)$(DATADIR)/jobs/{} \;
-	for f in $$(find jobs -type f -not -path '*/__pycache__/*'); do \
+	cd jobs && find . -type d -exec install -d $(DESTDIR)$(DATADIR)/jobs/{} \;
+	for f in $$(find jobs -type f); do \
 		case $$f in \
 		*.fio) sed -e 's|external:$${FIO_PACK_ENGINES}/|external:$(LIBDIR)/|' \
 			   -e 's|read_iolog=jobs/|read_iolog=$(DATADIR)/jobs/|' \

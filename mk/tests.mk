@@ -28,9 +28,9 @@ ASAN_ENV = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	FIO=$(abspath $(FIO_BIN)) PACK_ENGINE_DIR=$(abspath $(VDIR)/asan)
 
-# pyflakes on every Python file: unused imports, names never defined,
-# f-strings without fields fail the check.
-PY_FILES = scripts/fio-pack $(shell find scripts tests jobs -name '*.py')
+# pyflakes on every Python file (the package, its launcher and the tests):
+# unused imports, names never defined, f-strings without fields fail the check.
+PY_FILES = scripts/fio-pack $(shell find scripts tests -name '*.py')
 # C style: the lines changed since .clang-format last changed must follow
 # it (git clang-format's diff is empty); the code before keeps its layout.
 # Outside a git checkout there is no such diff: the check says so and passes.
