@@ -4,7 +4,8 @@
 # The modeled-device daemon's model units (tools/moddev, see moddev below)
 # and the engines/lib units it links.
 MODDEV_UNITS := devmodel devspec devsched reqheap model_fixed
-# the models of issue 24's phase 2, each with its helpers
+# the drive models beyond the fixed one (HDD, SSD, RAID, write-back cache)
+# and the named drives, each with its helpers
 MODDEV_UNITS += hddgeom model_hdd freelist model_ssd members model_raid model_wbcache \
 	models_named
 MODDEV_LIB := errmsg jsonl lathist
