@@ -22,8 +22,9 @@ $(IOCAP_GEN)/iocap.skel.h: $(IOCAP_GEN)/iocap.bpf.o
 IOCAP_LIB := engines/lib/outfile.c engines/lib/target.c engines/lib/errmsg.c
 # build/iocap-test: the same, with the failures the tests inject on demand
 # (IOCAP_TEST_HOOKS in iocap.c: environment variables no normal build reads).
-IOCAP_SRCS := $(addprefix tools/iocap/,iocap.c events.c lines.c names.c stats.c syscalls.c targets.c)
-$(BUILD)/iocap $(BUILD)/iocap-test: $(IOCAP_SRCS) $(IOCAP_SRCS:.c=.h) tools/iocap/user.h \
+IOCAP_SRCS := $(addprefix tools/iocap/,iocap.c events.c lines.c names.c stats.c syscalls.c targets.c \
+	user.c)
+$(BUILD)/iocap $(BUILD)/iocap-test: $(IOCAP_SRCS) $(IOCAP_SRCS:.c=.h) \
 		$(IOCAP_GEN)/iocap.skel.h $(IOCAP_LIB) engines/lib/outfile.h
 	$(CC) $(BASE_CFLAGS) $(if $(filter %-test,$@),-DIOCAP_TEST_HOOKS) -I$(IOCAP_GEN) -Itools/iocap \
 		-Iengines/lib -o $@.tmp $(filter %.c,$^) -lbpf -pthread && mv -f $@.tmp $@

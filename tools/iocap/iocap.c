@@ -86,19 +86,12 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-void die(const char *fmt, ...)
+/* die()'s clean-up: the outputs not yet in place are removed. */
+static void abort_outputs(void)
 {
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 	outfile_abort(&out_trace);
 	outfile_abort(&out_stats);
 	outfile_abort(&out_ready);
-	exit(2);
 }
 
 /* @path (the value of option @opt) opened by the pack's rules for an output (outfile.h). */
@@ -158,15 +151,6 @@ static void close_output(FILE *f, struct outfile *o, const char *opt, const char
 	}
 	if (fclose(f) || outfile_commit(o))
 		die("%s %s: %s", opt, path, strerror(errno));
-}
-
-void *xmalloc(size_t n)
-{
-	void *p = calloc(1, n);
-
-	if (!p)
-		die("out of memory");
-	return p;
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -469,6 +453,7 @@ int main(int argc, char **argv)
 	int incomplete;
 	FILE *out;
 
+	die_cleanup(abort_outputs);
 	parse_args(argc, argv, &o);
 	/* refused before anything is loaded; gone again if the capture fails */
 	signal(SIGINT, on_signal);

@@ -1,6 +1,6 @@
 /*
- * iocap: what its user-space files share, defined in iocap.c, and the
- * test build's failures on demand.
+ * iocap: what its user-space files share (user.c), and the test build's
+ * failures on demand.
  */
 #ifndef IOCAP_USER_H
 #define IOCAP_USER_H
@@ -8,8 +8,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-/* One line on standard error, the outputs removed, exit 2. */
+/* One line on standard error, die_cleanup's function run (the outputs removed), exit 2. */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* What die() runs before it exits (iocap.c: its outputs removed). */
+void die_cleanup(void (*fn)(void));
 /* Zeroed memory, or die. */
 void *xmalloc(size_t n);
 
