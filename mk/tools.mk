@@ -63,7 +63,7 @@ $(BUILD)/bench/minloop: $(OBJ)/bench/minloop.o \
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)
 # The trace parser's own speed (scripts/fio-pack bench dbreplay).
-$(BUILD)/bench/dbtrace-bench: $(OBJ)/tools/dbtrace-bench.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/dbtrace_fast.o \
+$(BUILD)/bench/dbtrace-bench: $(OBJ)/bench/dbtrace-bench.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/dbtrace_fast.o \
 		$(OBJ)/lib/dbtrace_write.o $(OBJ)/lib/errmsg.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)
