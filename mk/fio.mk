@@ -18,7 +18,7 @@
 NOFIO_GOALS := help lint clean distclean unit fuzz pm-sim tools check-second-fio iocap pg18 moddev \
 	moddev-asan configure $(BUILD)/moddev $(BUILD)/moddev-asan \
 	$(BUILD)/dbtrace-check $(BUILD)/iocap-convert $(BUILD)/iocap-convert-asan $(BUILD)/bench/minloop \
-	$(BUILD)/bench/dbtrace-bench $(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
+	$(BUILD)/bench/dbtrace-bench $(BUILD)/bench/wakeup $(BUILD)/unit-tests $(BUILD)/unit-tests-asan $(BUILD)/pmrc2fio $(BUILD)/pm-sim
 CONFIG_MK := $(BUILD)/config.mk
 # make -n (--dry-run, --just-print): its letter is in MAKEFLAGS' first word
 DRY_RUN := $(findstring n,$(filter-out -%,$(firstword $(MAKEFLAGS))))

@@ -67,6 +67,11 @@ $(BUILD)/bench/dbtrace-bench: $(OBJ)/bench/dbtrace-bench.o $(OBJ)/lib/dbtrace.o 
 		$(OBJ)/lib/dbtrace_write.o $(OBJ)/lib/errmsg.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)
+# One thread woken by a timer, nothing else: the machine's floor for the
+# modeled device's CPU per request at low rates (scripts/fio-pack bench device).
+$(BUILD)/bench/wakeup: $(OBJ)/bench/wakeup.o
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^
 $(OBJ)/bench/%.o: bench/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(DEPFLAGS) -Iengines/lib -c -o $@ $<

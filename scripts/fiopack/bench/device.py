@@ -57,7 +57,9 @@ DESCRIPTION
     work at the price of preempting fio at each request.
 
     Each run's daemon CPU per request is the change of the daemon's CPU
-    time (daemon_cpu_ns) over the change of its requests; the utilisation
+    time (daemon_cpu_ns) over the change of its requests, and its wake-ups
+    per request the change of its threads' context switches (voluntary and
+    not, /proc/PID/task/*/status) over the same; the utilisation
     and the mean number of requests in the device are over fio's runtime;
     the reply lag p99 is over the runs of the device's configuration (one
     device is brought up per configuration and round). --repeats rounds
@@ -67,6 +69,12 @@ DESCRIPTION
 
     The report says what a run is checked against: IOPS within 5% of the
     expected, p50 latency within 10% (docs/devices.md's tolerances).
+
+    The machine's floor for the CPU per request at low rates is measured in
+    every round too: build/bench/wakeup (bench/wakeup.c, built by make), one
+    thread woken by a timerfd every 8 ms and every 1 ms, nothing else: the
+    CPU one wake-up costs here. A request at depth 1 needs two (the daemon
+    reads it, and replies at the model's time).
 """
 EPILOG = """\
 EXIT STATUS
@@ -130,10 +138,25 @@ def fio_run(a, dev, depth) -> dict:
     return harness.fio_json(out)["jobs"][0]
 
 
+def switches(pid) -> int:
+    """Context switches of every thread of @pid so far."""
+    n = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/status") as f:
+                # voluntary_ctxt_switches and nonvoluntary_ctxt_switches
+                n += sum(int(line.split()[1]) for line in f if "ctxt_switches:" in line)
+        except FileNotFoundError:  # a thread that ended in between
+            pass
+    return n
+
+
 def measure(a, rec, depth) -> dict:
     """One fio run on @rec's device: fio's view and the device's."""
     s0 = device_stats(rec)
+    w0 = switches(s0["pid"])
     job = fio_run(a, rec.loop, depth)
+    w1 = switches(s0["pid"])
     s1 = device_stats(rec)
     r = job["read"]
     n = s1["read"]["requests"] - s0["read"]["requests"]
@@ -145,6 +168,7 @@ def measure(a, rec, depth) -> dict:
         "requests": n,
         "fio_ios": r["total_ios"],
         "cpu_us_per_request": (s1["daemon_cpu_ns"] - s0["daemon_cpu_ns"]) / max(n, 1) / 1e3,
+        "wakeups_per_request": (w1 - w0) / max(n, 1),
         # over fio's own runtime, not the whole interval between the snapshots
         "utilisation": (s1["service_ns"] - s0["service_ns"]) / (s1["servers"] * runtime_ns),
         "in_flight_mean": in_flight_mean(s0, s1, runtime_ns),
@@ -160,9 +184,25 @@ def in_flight_mean(s0, s1, runtime_ns) -> float:
     return weighted / runtime_ns
 
 
+FLOOR = "wake-up floor"
+WAKEUP = os.path.join(REPO, "build", "bench", "wakeup")
+
+
+def wakeup_floor(period_us, count) -> dict:
+    """CPU us of one timer wake-up of an otherwise idle thread (bench/wakeup.c)."""
+    subprocess.run(["make", "-s", "--no-print-directory", "build/bench/wakeup"], cwd=REPO,
+                   check=True)
+    out = subprocess.run([WAKEUP, str(period_us), str(count)], capture_output=True,
+                         text=True, check=True).stdout
+    w = json.loads(out)
+    return {"cpu_us": w["cpu_ns"] / w["wakeups"] / 1e3,
+            "switches_per_wakeup": w["switches"] / w["wakeups"]}
+
+
 def one_round(a, work, reverse, results):
     """Every configuration once, the round trip first (this round's
-    back-dated runs use it); @reverse: the others in the reverse order."""
+    back-dated runs use it); @reverse: the others in the reverse order;
+    the machine's wake-up floor last."""
     rt = run_config(a, work, ROUND_TRIP, 0, [1])[1]
     results.setdefault("round trip", {}).setdefault(1, []).append(rt)
     back = int(round(rt["p50_us"]))
@@ -179,6 +219,8 @@ def one_round(a, work, reverse, results):
         for d, m in got.items():
             m["backdate_us"] = backdate
             results.setdefault(label, {}).setdefault(d, []).append(m)
+    for period, count in ((8000, 300), (1000, 1000)):
+        results.setdefault(FLOOR, {}).setdefault(period, []).append(wakeup_floor(period, count))
 
 
 def run_config(a, work, spec, backdate_us, depths, realtime=False) -> dict:
@@ -216,6 +258,8 @@ def med_range(xs, fmt="{:,.0f}"):
 def report(rep, results):
     rows = []
     for key, by_depth in results.items():
+        if key == FLOOR:
+            continue
         exp = EXPECT.get(key)
         for d in sorted(by_depth):
             ms = by_depth[d]
@@ -233,14 +277,26 @@ def report(rep, results):
             row += [med_range([m["utilisation"] for m in ms], "{:.2f}"),
                     med_range([m["in_flight_mean"] for m in ms], "{:.1f}"),
                     med_range([m["cpu_us_per_request"] for m in ms], "{:.1f}"),
+                    med_range([m["wakeups_per_request"] for m in ms], "{:.2f}"),
                     med_range([m["reply_lag_p99_us"] for m in ms])]
             rows.append(row)
     rep.table(["configuration", "depth", "IOPS", "expected", "ratio", "p50 latency (us)",
                "expected", "ratio", "utilisation", "in flight (mean)",
-               "daemon CPU/request (us)", "reply lag p99 (us)"], rows)
+               "daemon CPU/request (us)", "daemon wake-ups/request", "reply lag p99 (us)"], rows)
     rep.add("✗: outside the tolerance (IOPS 5%, p50 10%). Medians, the range of the "
             "rounds in parentheses.")
     rep.add()
+    floor = results.get(FLOOR, {})
+    if floor:
+        rep.add("The machine's floor: one thread woken by a timerfd, nothing else "
+                "(build/bench/wakeup PERIOD_US COUNT); a request at depth 1 needs two "
+                "wake-ups of the daemon.")
+        rep.add()
+        rep.table(["timer period (us)", "CPU a wake-up (us)", "context switches a wake-up"],
+                  [[p, med_range([m["cpu_us"] for m in floor[p]], "{:.1f}"),
+                    med_range([m["switches_per_wakeup"] for m in floor[p]], "{:.2f}")]
+                   for p in sorted(floor)])
+        rep.add()
 
 
 def run_bench(name, argv, parse_args, one_round, report) -> int:
