@@ -1,7 +1,8 @@
-"""A BPF capture that could not see everything says so (issue 23): iocap
-writes what it saw, names each class it missed in --stats and exits 3 with
-one line; fio-pack capture makes each class an "incomplete" line of the
-trace and exits 3 unless --accept-incomplete. Never a silent exit 0.
+"""A BPF capture that could not see everything says so (a capture never
+ends silently incomplete): iocap writes what it saw, names each class it
+missed in --stats and exits 3 with one line; fio-pack capture makes each
+class an "incomplete" line of the trace and exits 3 unless
+--accept-incomplete. Never a silent exit 0.
 
 Failures a real capture meets rarely are injected into the test build
 build/iocap-test (iocap.c, IOCAP_TEST_HOOKS: a smaller table of traced

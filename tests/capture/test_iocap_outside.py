@@ -1,5 +1,5 @@
-"""iocap touches nothing but what it is asked to write (issue 23, "Nothing
-outside the target"): its -o, --stats and --ready paths follow the pack's
+"""iocap touches nothing but what it is asked to write (nothing outside
+the target, ever): its -o, --stats and --ready paths follow the pack's
 rules for an output (engines/lib/outfile.h, as pmrc2fio -o): a block
 device, a directory or a socket is refused before anything is loaded, a
 refused command changes no file, a character device is written in place

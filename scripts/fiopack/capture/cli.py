@@ -435,8 +435,8 @@ def check_attach(a) -> None:
     if not os.path.isdir(a.datadir):
         raise Error(f"--datadir {a.datadir}: not a directory")
     for pid in a.pid or []:
-        # --pid 1 (issue 23's trial) traced every process of the machine,
-        # fio-pack and its tracer among them
+        # --pid 1 (a hostile-user trial gave it) traced every process of
+        # the machine, fio-pack and its tracer among them
         if not a.no_children and os.getpid() in [pid] + descendants([pid]):
             raise Error(f"--pid {pid}: fio-pack itself runs under it: the capture would "
                         "trace itself (name the database's processes, or --no-children)")
