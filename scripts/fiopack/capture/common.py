@@ -10,7 +10,8 @@ from typing import List, Optional
 
 from fiopack.capture.bpf import bpf_losses
 from fiopack.capture import native
-from fiopack.capture.convert import Converter, Counts
+from fiopack.capture.convert import Converter
+from fiopack.capture.model import Counts
 from fiopack.capture.native import NativeConverter
 from fiopack.capture.rules import DB_ALIASES, DB_NAMES, PAGESIZE, PROG, RULES, TRACE_SET, Error
 from fiopack import inputs, outputs

@@ -14,7 +14,8 @@ import subprocess
 import tempfile
 
 from fiopack import REPO
-from fiopack.capture.convert import GZ_LEVEL, Converter, Counts, TFile
+from fiopack.capture.convert import GZ_LEVEL, Converter
+from fiopack.capture.model import Counts, TFile
 from fiopack.capture.rules import Error
 from fiopack.trace import dbtrace as dt
 
