@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from analysis_common import TIMEOUT, analyze, md_tables, ok
-from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers
+from helpers.fio import ENGINE_DIR, FIO, IS_ROOT, REPO
+from helpers.procs import fio_servers
 from fiopack.catalogue import split_json
 from fiopack.results.data import load
 from fiopack.results.metrics import select

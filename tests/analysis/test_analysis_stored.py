@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from helpers.fio import REPO
 from fiopack.catalogue import split_json
 
 STORED = REPO / "tests" / "fixtures" / "fio-json"

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from helpers.fio import REPO
 
 STORED = REPO / "tests" / "fixtures" / "fio-json"
 ANALYZE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "analyze"]
@@ -98,7 +98,7 @@ def test_suggests_the_parameter_to_ignore():
 def test_no_key_said_twice(tmp_path):
     """A study's threads sweep sets numjobs: the label said "numjobs=4
     threads=4". One name for one value, the study's."""
-    from conftest import ENGINE_DIR, FIO
+    from helpers.fio import ENGINE_DIR, FIO
     (tmp_path / "t").mkdir()
     p = subprocess.run([sys.executable, str(REPO / "scripts" / "fio-pack"), "study",
                         "sysbench-rndrd", "--sweep", "threads=1,2", "--target",
@@ -117,7 +117,7 @@ def test_no_key_said_twice(tmp_path):
 def test_numbers_sorted_as_numbers(tmp_path):
     """A sweep of iodepth 1, 4, 16 came out as text sorts it: 1, 16, 4.
     The measurements are in the order of their numbers."""
-    from conftest import FIO
+    from helpers.fio import FIO
     (tmp_path / "runs").mkdir()
     for qd in (16, 1, 4):
         p = subprocess.run([str(FIO), "--name=qd", "--ioengine=null", "--rw=randread",

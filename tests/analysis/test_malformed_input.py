@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from helpers.fio import REPO
 from fiopack import cli
 from fiopack.catalogue import split_json
 

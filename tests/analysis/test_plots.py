@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import ENGINE_DIR, FIO, REPO
+from helpers.fio import ENGINE_DIR, FIO, REPO
 from fiopack.results import cli as analyze
 
 STORED = REPO / "tests" / "fixtures" / "fio-json"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_DIR, FIO, REPO, run_fio
+from helpers.fio import ENGINE_DIR, FIO, REPO, run_fio
 from fiopack.gen import iozone_grid
 from fiopack.study import jobfile
 
@@ -539,7 +539,7 @@ def test_syscalls_work_is_a_new_or_empty_directory(work, tmp_path):
     comparisons' fixed names (dd/10GB.bin was overwritten and removed,
     sysbench/ and bonnie/ emptied): --work is now a path to make or an empty
     directory, refused in one line otherwise, before anything runs."""
-    from conftest import snapshot
+    from helpers.trees import snapshot
     if work == "users-dir":
         target = tmp_path / "mine"
         (target / "dd").mkdir(parents=True)
@@ -562,7 +562,7 @@ def test_cleanup_hint_removes_what_the_job_left(mode, tmp_path):
     """The header's rm line removes every file the job left, run locally or
     through a fio server (which prefixes generated names with the client's
     address: 127.0.0.1.fio-pack.sysbench.0)."""
-    from conftest import fio_servers
+    from helpers.procs import fio_servers
     path = REPO / "jobs" / "002-intel320-sysbench" / "sysbench-rndrd.fio"
     m = re.search(r"delete them with\s*;?\s*(rm [^)\n]*)", header_comment(path))
     assert m, "no cleanup hint in the header"

@@ -21,8 +21,9 @@ import pytest
 
 from fiopack.study import jobfile
 
-from conftest import (ENGINE_DIR, FIO, IS_ROOT, REPO, fio_servers, free_port, kill_group,
-                      needs_root, snapshot)
+from helpers.fio import ENGINE_DIR, FIO, IS_ROOT, REPO, needs_root
+from helpers.procs import fio_servers, free_port, kill_group
+from helpers.trees import snapshot
 
 STUDY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "study"]
 FIGURES = REPO / "reference" / "figures.json"

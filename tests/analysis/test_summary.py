@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from helpers.fio import REPO
 from fiopack.catalogue import split_json
 
 STORED = REPO / "tests" / "fixtures" / "fio-json"
@@ -105,7 +105,7 @@ def test_postmark_headline_and_sync():
 def test_sysbench_headline(tmp_path):
     """The 002 study's run at 4 threads: the scenario's throughput and p95
     response time under the measured job, the precondition once."""
-    from conftest import ENGINE_DIR, FIO
+    from helpers.fio import ENGINE_DIR, FIO
     (tmp_path / "t").mkdir()
     p = subprocess.run([sys.executable, str(REPO / "scripts" / "fio-pack"), "study",
                         "sysbench-rndrd", "--sweep", "threads=4", "--target",
@@ -133,7 +133,7 @@ def test_sysbench_headline(tmp_path):
 def reread(tree, out, name, **opts):
     """A smallfile read job over @tree's 40 files, 3 passes, 2 clones: its
     fio JSON and opstats file in @out."""
-    from conftest import ENGINE, FIO
+    from helpers.fio import ENGINE, FIO
     args = [f"--name={name}", f"--ioengine=external:{ENGINE}", f"--tree_dir={tree}",
             "--tree_files=40", "--tree_file_op=read", "--rw=randread", "--number_ios=120",
             "--numjobs=2", f"--tree_opstats_file={out / (name + '.jsonl')}",
@@ -157,7 +157,7 @@ def test_reread_note_only_where_cold_was_asked(where, tmp_path, request):
     that asks for a cold test (tree_drop_cache, caches dropped before it,
     a description that says cold) gets one line, not one per clone, with
     the job's figure. On tmpfs, none: every read there is from memory."""
-    from conftest import ENGINE, FIO
+    from helpers.fio import ENGINE, FIO
     from fiopack.mounts import fs_type
     tree = request.getfixturevalue("tmpfs_dir") if where == "tmpfs" else tmp_path / "tree"
     tree.mkdir(exist_ok=True)

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from helpers.fio import REPO
 
 STORED = REPO / "tests" / "fixtures" / "fio-json"
 ANALYZE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "analyze"]
@@ -45,7 +45,7 @@ def test_provenance_is_a_shell_command(tmp_path):
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     """The 002 study at 1 and 4 threads on one directory."""
-    from conftest import ENGINE_DIR, FIO
+    from helpers.fio import ENGINE_DIR, FIO
     base = tmp_path_factory.mktemp("tables")
     (base / "t").mkdir()
     p = subprocess.run([sys.executable, str(REPO / "scripts" / "fio-pack"), "study",
@@ -116,7 +116,8 @@ def test_baseline_refusal_names_hosts_as_the_table_does(tmp_path):
     """A study over two fio servers named lab-a and lab-b: the table's
     columns say "ssd, lab-a"; a --baseline that is no column was refused
     with the columns listed by address ("ssd, 127.0.0.1:PORT")."""
-    from conftest import ENGINE_DIR, FIO, IS_ROOT, fio_servers
+    from helpers.fio import ENGINE_DIR, FIO, IS_ROOT
+    from helpers.procs import fio_servers
     if not IS_ROOT:
         pytest.skip("needs root to give fio servers host names (unshare --uts)")
     (tmp_path / "d").mkdir()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DBR_ENGINE, run_fio
+from helpers.fio import DBR_ENGINE, run_fio
 from fiopack.capture import postgres, procs, rules
 
 REPO = Path(__file__).resolve().parents[2]

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 import test_dbcapture
-from conftest import DBR_ENGINE, free_port, run_fio
+from helpers.fio import DBR_ENGINE, run_fio
+from helpers.procs import free_port
 from fiopack.capture import procs
 from test_dbcapture import (DBTRACE, IS_ROOT, PG, TOOL, c_check, py_check, read_trace,
                             tool_env)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import test_dbcapture
-from conftest import DBR_ENGINE, run_fio
+from helpers.fio import DBR_ENGINE, run_fio
 from fiopack.capture import postgres
 from test_dbcapture import IS_ROOT, TOOL, c_check, read_trace, tool_env
 from test_dbcapture_databases import PG_REL, PG_WAL, PgSession

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DBR_ENGINE, FIO, REPO, run_fio
+from helpers.fio import DBR_ENGINE, FIO, REPO, run_fio
 
 TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
 IOCAP = REPO / "build" / "iocap"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_DIR, REPO
+from helpers.fio import ENGINE_DIR, REPO
 
 TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
 CONVERT = REPO / "build" / ("iocap-convert-asan" if ENGINE_DIR.name == "asan" or

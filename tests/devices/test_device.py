@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_DIR, FIO, IS_ROOT, REPO, fio_env, run_fio, snapshot
+from helpers.fio import ENGINE_DIR, FIO, IS_ROOT, REPO, fio_env, run_fio
+from helpers.trees import snapshot
 
 FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
 # the sanitizer pass (PACK_ENGINE_DIR=.../asan) runs the ASan+UBSan daemon

@@ -19,7 +19,7 @@ import sys
 import pytest
 
 import test_device
-from conftest import ENGINE_DIR, FIO, REPO, fio_env
+from helpers.fio import ENGINE_DIR, FIO, REPO, fio_env
 from test_device import describe
 
 pytestmark = [pytest.mark.mounts]

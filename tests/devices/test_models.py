@@ -17,7 +17,7 @@ import time
 import pytest
 
 import test_device
-from conftest import run_fio
+from helpers.fio import run_fio
 from test_device import describe, one_line, raw_fio
 
 pytestmark = [pytest.mark.mounts]

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO
+from helpers.fio import ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO
 
 FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
 

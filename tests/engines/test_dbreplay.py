@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DBR_ENGINE, fio_has, needs_root, run_fio, snapshot,
-                      start_fio_background, kill_group)
+from helpers.fio import DBR_ENGINE, fio_has, needs_root, run_fio, start_fio_background
+from helpers.procs import kill_group
+from helpers.trees import snapshot
 
 PAGE = 8192
 

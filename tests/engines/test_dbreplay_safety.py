@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DBR_ENGINE, descendants, kill_group, needs_root, run_fio, snapshot,
-                      start_fio_background)
+from helpers.fio import DBR_ENGINE, needs_root, run_fio, start_fio_background
+from helpers.procs import descendants, kill_group
+from helpers.trees import snapshot
 from test_dbreplay import DOC_TRACE, dbr_args, err_lines, report, write
 
 

@@ -6,7 +6,8 @@ workers are streams of their own beside the backends, a serial replay of
 them refused unless accepted, their missing link to the backends said."""
 import pytest
 
-from conftest import run_fio, snapshot
+from helpers.fio import run_fio
+from helpers.trees import snapshot
 from test_dbreplay import (DEPTH_TRACE, _sorted_by_time, dbr_args, err_lines, record_log, report,
                            write)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (MARKER, REPO, layout, read_opstats, run_fio, sf_args,
-                      tree_files)
+from helpers.fio import MARKER, REPO, layout, run_fio, sf_args
+from helpers.trees import read_opstats, tree_files
 
 JOBS = REPO / "jobs"
 JOB_FILES = sorted(JOBS.glob("*.fio"))

@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from conftest import ENGINE_DIR, FIO, REPO, fio_env, fio_servers
+from helpers.fio import ENGINE_DIR, FIO, REPO, fio_env
+from helpers.procs import fio_servers
 
 PROBE = REPO / "jobs" / "dbreplay" / "probe.trace"
 

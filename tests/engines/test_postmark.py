@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIO, PM_ENGINE, REPO, fio_env, fio_has, run_fio
+from helpers.fio import FIO, PM_ENGINE, REPO, fio_env, fio_has, run_fio
 from test_postmark_model import postmark_report, terse_counts, verbose_counts
 
 POSTMARK = shutil.which("postmark") or "/usr/bin/postmark"
@@ -454,7 +454,9 @@ def test_job_file_default_location(tmp_path):
 # Bad input: one line naming the option, non-zero exit, nothing touched
 # ---------------------------------------------------------------------------
 
-from conftest import kill_group, snapshot, start_fio_background  # noqa: E402
+from helpers.fio import start_fio_background  # noqa: E402
+from helpers.procs import kill_group  # noqa: E402
+from helpers.trees import snapshot  # noqa: E402
 
 
 def pm(loc=None, **opts):

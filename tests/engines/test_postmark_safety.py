@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PM_ENGINE, kill_group, run_fio, snapshot, start_fio_background
+from helpers.fio import PM_ENGINE, run_fio, start_fio_background
+from helpers.procs import kill_group
+from helpers.trees import snapshot
 
 MARKER = ".fio-postmark"
 

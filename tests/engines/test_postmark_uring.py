@@ -20,8 +20,11 @@ import subprocess
 
 import pytest
 
-from conftest import (FIO_REFUSES_BAD_CMDLINE_ENGINE_OPTIONS, IS_ROOT, PM_ENGINE, _mount,
-                      _umount, kill_group, run_fio, snapshot, start_fio_background)
+from helpers.fio import (FIO_REFUSES_BAD_CMDLINE_ENGINE_OPTIONS, IS_ROOT, PM_ENGINE, run_fio,
+                         start_fio_background)
+from helpers.mounts import _mount, _umount
+from helpers.procs import kill_group
+from helpers.trees import snapshot
 from test_postmark import CONFIGS, engine_args, trace_calls, verbose_counts
 
 DEPTHS = (1, 4, 16)
@@ -234,7 +237,7 @@ def test_io_uring_option_checks(tmp_path):
     errs = [l for l in r.stderr.splitlines() if l.startswith("postmark:")]
     assert len(errs) == 1 and "iodepth must be 1" in errs[0] and "pm_io_api=io_uring" in errs[0]
     # a bad value: fio refuses it from a job file on every version, from the
-    # command line from 3.31 on (conftest.FIO_REFUSES_BAD_CMDLINE_ENGINE_OPTIONS)
+    # command line from 3.31 on (helpers.fio.FIO_REFUSES_BAD_CMDLINE_ENGINE_OPTIONS)
     job = tmp_path / "bad.fio"
     job.write_text(f"[pm]\nioengine=external:{PM_ENGINE}\npm_location={loc}\npm_io_api=aio\n")
     r = run_fio(jobfile=job)

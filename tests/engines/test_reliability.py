@@ -30,8 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DBR_ENGINE, ENGINE, IS_ROOT, MARKER, PM_ENGINE, REPO, fio_env, marker_params,
-                      mounted, read_opstats, run_fio)
+from helpers.fio import DBR_ENGINE, ENGINE, IS_ROOT, MARKER, PM_ENGINE, REPO, fio_env, run_fio
+from helpers.mounts import mounted
+from helpers.trees import marker_params, read_opstats
 
 FAULTINJECT = REPO / "build" / "faultinject.so"
 VALGRIND_SUPP = REPO / "tests" / "valgrind" / "fio.supp"

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIO, REPO, fio_env, mounted, read_opstats, run_fio, tree_files
+from helpers.fio import FIO, REPO, fio_env, run_fio
+from helpers.mounts import mounted
+from helpers.trees import read_opstats, tree_files
 from test_reliability import (DBREPLAY, ENGINE_IDS, SF_MIX, SMALLFILE, VALGRIND_SUPP, dbr,
                               dbr_report, dbr_trace, json_totals, pm, sf)
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (MARKER, needs_root, Shape, file_stats, kill_group, layout, marker_params,
-                      read_opstats, run_fio, sf_args, snapshot, start_fio_background,
-                      tree_files)
+from helpers.fio import MARKER, layout, needs_root, run_fio, sf_args, start_fio_background
+from helpers.procs import kill_group
+from helpers.trees import Shape, file_stats, marker_params, read_opstats, snapshot, tree_files
 from fiopack.capture.strace import summary_counts
 
 

@@ -15,8 +15,9 @@ import subprocess
 
 import pytest
 
-from conftest import (ENGINE, MARKER, Shape, layout, marker_params, mounted, read_opstats, run_fio,
-                      sf_args, snapshot)
+from helpers.fio import ENGINE, MARKER, layout, run_fio, sf_args
+from helpers.mounts import mounted
+from helpers.trees import Shape, marker_params, read_opstats, snapshot
 from test_smallfile_safety import assert_refused
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ENGINE, MARKER, engine_arg, needs_root, Shape, layout, marker_params,
-                      read_opstats, run_fio, sf_args, snapshot, tree_files)
+from helpers.fio import ENGINE, MARKER, engine_arg, layout, needs_root, run_fio, sf_args
+from helpers.trees import Shape, marker_params, read_opstats, snapshot, tree_files
 from test_smallfile import SHAPE_OPTS, assert_layout_matches, read_tree
 
 

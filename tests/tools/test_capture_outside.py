@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from conftest import REPO, snapshot
+from helpers.fio import REPO
+from helpers.trees import snapshot
 
 FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from helpers.fio import REPO
 from fiopack import cli
 from fiopack.results import cli as analyze
 from fiopack.capture import cli as capture_cli
@@ -339,7 +339,7 @@ GEN_JOB_TEXT = {
 
 @pytest.mark.parametrize("case", list(GEN_JOB_TEXT))
 def test_generators_refuse_what_fio_would_read_otherwise(case, tmp_path):
-    from conftest import snapshot
+    from helpers.trees import snapshot
     args, msg = GEN_JOB_TEXT[case]
     args = [a.replace("OUT", str(tmp_path)) for a in args]
     if "--out" not in args:
@@ -361,7 +361,7 @@ def test_generators_refuse_what_fio_would_read_otherwise(case, tmp_path):
                          ids=["bonnie-seq", "iozone-grid"])
 @pytest.mark.parametrize("name", ["ABS", "../up.fio", "sub/x.fio", ".", "..", "", "iolog"])
 def test_generator_name_is_a_name_in_out(gen, name, tmp_path):
-    from conftest import snapshot
+    from helpers.trees import snapshot
     out = tmp_path / "out"
     out.mkdir()
     name = str(tmp_path / "abs.fio") if name == "ABS" else name
@@ -380,7 +380,7 @@ def test_generators_refuse_iologs_without_end(gen, tmp_path):
     """A size near 2^63 had bonnie-seq and iozone-grid write their iologs
     (a line per chunk) for ever: gigabytes until the disk was full. More
     than 2^28 records is refused in one line before anything is written."""
-    from conftest import snapshot
+    from helpers.trees import snapshot
     out = tmp_path / "out"
     before = snapshot(tmp_path)
     try:
@@ -399,7 +399,7 @@ def test_dbreplay_dump_refuses_a_dump_without_end(scale, to, tmp_path):
     SQL until killed (1.2 GB in a minute, into a temporary file beside -o).
     A dump of more than 10 GiB (scale 2560, 4 MiB a unit at most) is
     refused in one line naming --scale before anything is written."""
-    from conftest import snapshot
+    from helpers.trees import snapshot
     out = ["-o", str(tmp_path / "d.sql")] if to == "file" else []
     before = snapshot(tmp_path)
     try:
@@ -476,5 +476,5 @@ def test_fio_that_cannot_run_is_refused(cmd, fio, tmp_path):
 
 
 def snapshot_of(d):
-    from conftest import snapshot
+    from helpers.trees import snapshot
     return snapshot(d, content=True)

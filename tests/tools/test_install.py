@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import FIO, REPO, fio_env
+from helpers.fio import FIO, REPO, fio_env
 
 MAKE_TIMEOUT = 600
 

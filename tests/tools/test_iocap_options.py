@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, snapshot
+from helpers.fio import REPO
+from helpers.trees import snapshot
 
 IOCAP = REPO / "build" / "iocap"
 

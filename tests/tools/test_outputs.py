@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import IS_ROOT, REPO
+from helpers.fio import IS_ROOT, REPO
 
 pytestmark = [pytest.mark.nofio, pytest.mark.nosan]
 

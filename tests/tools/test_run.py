@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from conftest import ENGINE_DIR, FIO, REPO, fio_env, snapshot
+from helpers.fio import ENGINE_DIR, FIO, REPO, fio_env
+from helpers.trees import snapshot
 
 PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
 JOBS = ["smallfile-mail.fio", "postmark-default.fio"]
