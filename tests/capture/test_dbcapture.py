@@ -7,7 +7,6 @@ known calls from two threads under strace, the converter's handling of
 what a capture cannot see, bad input, and the shipped traces. The live
 PostgreSQL and MariaDB captures, held against the databases' own
 counters, are in test_dbcapture_databases.py."""
-import gzip
 import json
 import os
 import re
@@ -20,101 +19,15 @@ from pathlib import Path
 
 import pytest
 
+from fiopack.capture import procs, rules
+from helpers.capture import (DBTRACE, IS_ROOT, PG, REPO, by_path, c_check, ok, py_check,
+                             read_trace, tool, tool_env)
 from helpers.fio import DBR_ENGINE, run_fio
-from fiopack.capture import postgres, procs, rules
 
-REPO = Path(__file__).resolve().parents[2]
-TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
-DBTRACE = [sys.executable, str(REPO / "scripts" / "fio-pack"), "trace"]
 TRACES = REPO / "jobs" / "dbreplay" / "traces"
-IS_ROOT = os.geteuid() == 0
-# the PostgreSQL Debian installed, whichever major it is (None: none)
-PG = postgres.installed()
 
 # Pure Python plus strace: nothing for the sanitizer pass to add.
 pytestmark = pytest.mark.nosan
-
-def tool_env():
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
-    return env
-
-
-@pytest.fixture(scope="module")
-def checker():
-    """tools/dbtrace-check, built by make (the one place C is compiled)."""
-    r = subprocess.run(["make", "-s", "--no-print-directory", "build/dbtrace-check"],
-                       cwd=REPO, capture_output=True, text=True, env=tool_env())
-    if r.returncode:
-        pytest.fail(f"cannot build the dbtrace checker:\n{r.stdout}{r.stderr}", pytrace=False)
-    return REPO / "build" / "dbtrace-check"
-
-
-def c_check(checker, path):
-    r = subprocess.run([str(checker), str(path)], capture_output=True, text=True, env=tool_env(),
-                       timeout=120)
-    assert r.returncode == 0 and r.stdout.startswith("records "), \
-        f"the C parser refuses {path}: {r.stdout}{r.stderr}"
-    return int(r.stdout.split()[1])
-
-
-def py_check(path):
-    r = subprocess.run([*DBTRACE, "check", str(path)], capture_output=True,
-                       text=True, env=tool_env(), timeout=120)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
-
-
-def tool(*args, stdin=None, cwd=None, timeout=300):
-    return subprocess.run([*TOOL, *map(str, args)], capture_output=True,
-                          text=True, env=tool_env(), stdin=stdin, cwd=cwd, timeout=timeout)
-
-
-def ok(r):
-    assert r.returncode == 0, f"rc={r.returncode}\n{r.stderr}"
-    return r
-
-
-def read_trace(path, latency=False):
-    """(header dict, files by id, streams by id, records) of a trace this tool
-    wrote. With @latency, each record ends with its latency (version 2's
-    "+LATENCY", in the trace's time unit; None where it has none)."""
-    op = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
-    with op(path, "rt", encoding="latin-1") as f:
-        lines = f.read().splitlines()
-    assert lines[0] in ("dbtrace 1", "dbtrace 2") and lines[-1].startswith("end ")
-    head, files, streams, recs = {}, {}, {}, []
-    page = 1
-    for ln in lines[1:-1]:
-        tok = ln.split()
-        if tok[0] in ("pagesize", "timeunit"):
-            head[tok[0]] = tok[1]
-            if tok[0] == "pagesize":
-                page = int(tok[1])
-        elif tok[0] == "source":
-            head["source"] = ln[7:]
-        elif tok[0] == "file":
-            files[int(tok[1])] = {"role": tok[2], "size": None if tok[3] == "-" else int(tok[3]),
-                                  "max": int(tok[4]), "path": tok[5],
-                                  **({"direct": True} if tok[6:] == ["direct"] else {})}
-        elif tok[0] == "stream":
-            streams[int(tok[1])] = tok[2]
-        elif tok[0] == "incomplete":
-            head.setdefault("incomplete", []).append(ln[11:])
-        else:
-            q = [int(x[1:]) * page if x.startswith("p") else int(x) for x in tok[4:]
-                 if not x.startswith("+")]     # version 2: "+LATENCY" left out
-            if latency:
-                q.append(next((int(x[1:]) for x in tok[4:] if x.startswith("+")), None))
-            recs.append((None if tok[0] == "-" else int(tok[0]), int(tok[1]), int(tok[2]),
-                         tok[3], *q))
-    return head, files, streams, recs
-
-
-def by_path(files, path):
-    got = [i for i, f in files.items() if f["path"] == path]
-    assert len(got) == 1, f"no single file {path} in {files}"
-    return got[0]
 
 
 # ---------------------------------------------------------------------------

@@ -7,13 +7,13 @@ InnoDB's counters (exactly equal with innodb_use_native_aio=0; in the
 default configuration, io_uring, a strace trace that says it lacks the
 writes, and a BPF trace that has them). As root, with the databases
 installed (scripts/install-deps.sh --test). The converter's own tests and
-the shipped traces are in test_dbcapture.py, whose helpers these share."""
+the shipped traces are in test_dbcapture.py; what the two share is in
+tests/helpers/capture.py, the servers in fiopack.capture.databases."""
 import collections
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -21,15 +21,13 @@ from pathlib import Path
 
 import pytest
 
-import test_dbcapture
-from helpers.fio import DBR_ENGINE, run_fio
-from helpers.procs import free_port
 from fiopack.capture import procs
-from test_dbcapture import (DBTRACE, IS_ROOT, PG, TOOL, c_check, py_check, read_trace,
-                            tool_env)
-
-# the C parser of a trace, built once (a fixture of test_dbcapture)
-checker = test_dbcapture.checker
+from fiopack.capture.databases import AS_POSTGRES, PrivateMariaDB, private_dir
+from helpers.capture import (DBTRACE, IS_ROOT, PG, attach, c_check, detach, py_check,
+                             read_trace, tool_env)
+from helpers.fio import DBR_ENGINE, run_fio
+from helpers.pgstat import PG_REL, PG_SYNCED_SLRU, PG_WAL, PgSession
+from helpers.procs import free_port
 
 # Databases, strace and iocap: no engine runs, nothing for the sanitizer pass to add.
 pytestmark = pytest.mark.nosan
@@ -45,61 +43,32 @@ def need_installed_postgresql():
                     pytrace=False)
 
 
-def attach_postgresql(data, pid, ready, source, out, tracer="auto", *extra):
+def attach_postgresql(data, pid, ready, source, out, tracer="auto"):
     """fio-pack capture attach to the postmaster @pid, once the tracer is attached."""
-    cap = subprocess.Popen([*TOOL, "attach", "--datadir", str(data),
-                            "--db", "postgresql", "--pid", str(pid), "--ready", str(ready),
-                            "--source", source, "-o", str(out), "--tracer", tracer, *extra],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=tool_env())
-    t0 = time.monotonic()
-    while not ready.exists():
-        assert cap.poll() is None, cap.communicate()[1]
-        assert time.monotonic() - t0 < 60, "strace did not attach within 60 s"
-        time.sleep(0.05)
-    return cap
+    return attach("postgresql", data, pid, ready, source, out, "--tracer", tracer)
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="runs PostgreSQL as user postgres (needs root)")
 @pytest.mark.parametrize("tracer", ["strace", "bpf"])
-def test_postgresql_live_capture(checker, tracer):
+def test_postgresql_live_capture(checker, pg_cluster, tracer):
     if tracer == "bpf" and not os.path.exists("/sys/kernel/btf/vmlinux"):
         pytest.skip("this kernel has no BTF: no BPF capture")
     need_installed_postgresql()
-    base = Path(tempfile.mkdtemp(prefix="dbcapture-pg.", dir="/tmp"))
-    os.chmod(base, 0o755)
-    shutil.chown(base, "postgres")
-    pg = ["runuser", "-u", "postgres", "--"]
-    data = base / "data"
-    opts = f"-k {base} -c listen_addresses= -c shared_buffers=16MB -c fsync=on"
-    started = False
     cap = None
+    db = pg_cluster("dbcapture-pg.", PG, "-c shared_buffers=16MB -c fsync=on")
     try:
-        # cwd: the postgres user may not reach the checkout (a 0700 /root)
-        run = lambda *c: subprocess.run([*pg, *map(str, c)], capture_output=True,  # noqa: E731
-                                        text=True, timeout=120, cwd=str(base))
-        r = run(PG.bindir / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
-        assert r.returncode == 0, r.stderr
-        r = run(PG.bindir / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
-        assert r.returncode == 0, r.stderr + (base / "log").read_text()
-        started = True
-        r = run("pgbench", "-h", base, "-i", "-s", "1", "-q", "postgres")
-        assert r.returncode == 0, r.stderr
-        r = run(PG.bindir / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
-                "-w", "restart")
-        assert r.returncode == 0, r.stderr
-        pid = int((data / "postmaster.pid").read_text().split()[0])
+        pid, base = db.pid, db.base
         out = base / "pg.trace.gz"
         ready = base / "ready"
-        cap = attach_postgresql(data, pid, ready, f"PostgreSQL {PG.major} pgbench test", out, tracer)
-        r = run("pgbench", "-h", base, "-c", "2", "-j", "2", "-T", "2", "postgres")
+        cap = attach_postgresql(db.data, pid, ready, f"PostgreSQL {PG.major} pgbench test",
+                                out, tracer)
+        r = db.run("pgbench", "-h", base, "-c", "2", "-j", "2", "-T", "2", "postgres")
         assert r.returncode == 0, r.stderr
-        r = run("psql", "-h", base, "-c", "CHECKPOINT", "postgres")
+        r = db.run("psql", "-h", base, "-c", "CHECKPOINT", "postgres")
         assert r.returncode == 0, r.stderr
-        cap.send_signal(signal.SIGINT)
-        _, err = cap.communicate(timeout=120)
-        assert cap.returncode == 0, err
+        rc, err = detach(cap)
         cap = None
+        assert rc == 0, err
         c_check(checker, out)
         py_check(out)
         head, files, streams, recs = read_trace(out)
@@ -131,10 +100,6 @@ def test_postgresql_live_capture(checker, tracer):
         if cap is not None:
             cap.kill()
             cap.wait()
-        if started:
-            subprocess.run([*pg, str(PG.bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                            "-w", "stop"], capture_output=True, timeout=120)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="creates a Debian PostgreSQL cluster (needs root)")
@@ -147,9 +112,7 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
         pytest.fail("PostgreSQL with postgresql-common is not installed "
                     "(scripts/install-deps.sh --test installs it)", pytrace=False)
     name = f"fiopack{os.getpid()}"
-    base = Path(tempfile.mkdtemp(prefix="dbcapture-pgc.", dir="/tmp"))
-    os.chmod(base, 0o755)
-    shutil.chown(base, "postgres")
+    base = private_dir("dbcapture-pgc.")
     data, sock = base / "data", base
     port = str(free_port())
     pg = ["runuser", "-u", "postgres", "--"]
@@ -184,10 +147,9 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
         assert r.returncode == 0, r.stderr
         r = run("psql", "-h", sock, "-p", port, "-c", "CHECKPOINT", "postgres")
         assert r.returncode == 0, r.stderr
-        cap.send_signal(signal.SIGINT)
-        _, err = cap.communicate(timeout=120)
-        assert cap.returncode == 0, err
+        rc, err = detach(cap)
         cap = None
+        assert rc == 0, err
         c_check(checker, out)
         _, files, streams, recs = read_trace(out)
         names = set(streams.values())
@@ -220,121 +182,6 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
 # ---------------------------------------------------------------------------
 # (4a) PostgreSQL: pgbench under the BPF capture, against PostgreSQL's counters
 # ---------------------------------------------------------------------------
-
-# What PostgreSQL counts, by file (paths relative to the data directory):
-# relations (every fork, and their 1 GiB segments) under base/DBOID/ and
-# global/; the SLRUs whose writes queue a sync request for the checkpointer
-# (SlruPhysicalWritePage, sync_handler != SYNC_HANDLER_NONE: pg_xact,
-# pg_multixact, pg_commit_ts; not pg_subtrans, pg_notify, pg_serial); the WAL.
-PG_REL = re.compile(r"(?:base/(\d+)|global)/\d+(_fsm|_vm|_init)?(\.\d+)?")
-PG_SYNCED_SLRU = re.compile(r"(pg_xact|pg_multixact/offsets|pg_multixact/members|pg_commit_ts)/"
-                            r"[0-9A-F]+")
-PG_WAL = re.compile(r"pg_wal/(?!archive_status/)[^/]+")
-
-
-def pg_snapshot(major: int) -> tuple:
-    """(names, query) of the counters the server of @major has, where it
-    keeps them: 17 moved the checkpointer's to pg_stat_checkpointer and
-    dropped buffers_backend (pg_stat_io has the writes, not the sync
-    requests it counted); 18 moved the WAL's writes and syncs to pg_stat_io
-    (object wal; context normal: its init context is the zero-fill of new
-    segments, which wal_write never counted). checkpoints_req last: not a
-    count of I/O, for settled() only."""
-    cols = {"blks_read": "d.blks_read", "shared_blks_read": "s.blks_read"}
-    src = ["pg_stat_database d", "pg_stat_database s", "pg_stat_bgwriter b"]
-    if major >= 17:
-        cols["buffers_checkpoint"] = "c.buffers_written"
-        src.append("pg_stat_checkpointer c")
-    else:
-        cols["buffers_checkpoint"] = "b.buffers_checkpoint"
-    cols["buffers_clean"] = "b.buffers_clean"
-    if major < 17:
-        cols["buffers_backend"] = "b.buffers_backend"
-    if major >= 18:
-        cols["wal_write"] = "w.writes"
-        cols["wal_sync"] = "w.fsyncs"
-        src.append("(SELECT sum(writes) AS writes, sum(fsyncs) AS fsyncs FROM pg_stat_io "
-                   "WHERE object = 'wal' AND context = 'normal') w")
-    else:
-        cols["wal_write"] = "w.wal_write"
-        cols["wal_sync"] = "w.wal_sync"
-        src.append("pg_stat_wal w")
-    cols["checkpoints_req"] = "c.num_requested" if major >= 17 else "b.checkpoints_req"
-    return tuple(cols), (f"SELECT {', '.join(cols.values())} FROM {', '.join(src)} "
-                         "WHERE d.datname = current_database() AND s.datid = 0")
-
-
-class PgSession:
-    """One psql session held open for the whole test, so that the queries
-    that read the counters find every catalog page they need cached: they
-    read nothing, and what the session did is flushed to the counters
-    before each reading (pg_stat_force_next_flush())."""
-
-    def __init__(self, pg, sock, major, psql="psql", env=None, snapshot=None):
-        self.names, self.snapshot = snapshot or pg_snapshot(major)
-        self.proc = subprocess.Popen([*pg, psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-                                      "-h", str(sock), "postgres"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd=str(sock), env=env)
-
-    def query(self, sql):
-        """The rows of @sql, each a list of its fields."""
-        self.proc.stdin.write(f"{sql};\nSELECT '--end--';\n")
-        self.proc.stdin.flush()
-        rows = []
-        while True:
-            ln = self.proc.stdout.readline()
-            assert ln, f"psql ended during {sql!r}"
-            if ln.rstrip("\n") == "--end--":
-                return rows
-            rows.append(ln.rstrip("\n").split("|"))
-
-    def counters(self) -> dict:
-        """The counters, once every pending count of this session is flushed.
-        pg_stat_force_next_flush() takes effect when the session goes idle
-        after it, i.e. before the next statement."""
-        self.query("SELECT pg_stat_force_next_flush()")
-        row = self.query(self.snapshot)[0]
-        return dict(zip(self.names, (int(x or 0) for x in row)))
-
-    def settled(self, checkpoints_req=None) -> dict:
-        """The counters once everything is published: with @checkpoints_req,
-        the CHECKPOINT after it has been reported (the checkpointer publishes
-        buffers_checkpoint and the backends' writes it absorbed only after
-        waking the waiter, and its WAL counts just after), then two readings
-        0.5 s apart that are equal (the bgwriter publishes at each of its
-        200 ms rounds; the WAL writer at each of its rounds, every 200 ms
-        for 10 s after its last work, but without waiting for the lock)."""
-        t0 = time.monotonic()
-        last = self.counters()
-        while True:
-            time.sleep(0.5)
-            now = self.counters()
-            if now == last and (checkpoints_req is None
-                                or now["checkpoints_req"] > checkpoints_req):
-                return now
-            assert time.monotonic() - t0 < 60, f"PostgreSQL's counters never settled: {now}"
-            last = now
-
-    def checkpoint(self) -> dict:
-        req = self.counters()["checkpoints_req"]
-        self.query("CHECKPOINT")
-        return self.settled(req)
-
-    def others(self) -> int:
-        """Client backends other than this one (a backend flushes its counts
-        in a before_shmem_exit hook, before it leaves pg_stat_activity)."""
-        return int(self.query("SELECT count(*) FROM pg_stat_activity WHERE backend_type = "
-                              "'client backend' AND pid <> pg_backend_pid()")[0][0])
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
 
 def pg_counts(path, dboid: int, wal_method: str) -> dict:
     """The trace counted as PostgreSQL counts (source: 15.18; the counters'
@@ -458,7 +305,7 @@ def pg_counts(path, dboid: int, wal_method: str) -> dict:
 @pytest.mark.skipif(not IS_ROOT, reason="runs PostgreSQL as user postgres (needs root)")
 @pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
                     reason="this kernel has no BTF (/sys/kernel/btf/vmlinux): no BPF capture")
-def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
+def test_postgresql_bpf_capture_matches_pg_counters(checker, pg_cluster, tmp_path):
     """The installed PostgreSQL under pgbench, captured with the BPF tracer:
     over the capture, the trace's data-file reads equal
     pg_stat_database.blks_read, its page writes by the checkpointer, the
@@ -467,35 +314,18 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
     wal_sync (pg_snapshot(): where each major keeps them); and the replay
     replays every record."""
     need_installed_postgresql()
-    base = Path(tempfile.mkdtemp(prefix="dbcapture-pgc.", dir="/tmp"))
-    os.chmod(base, 0o755)
-    shutil.chown(base, "postgres")
-    pg = ["runuser", "-u", "postgres", "--"]
-    data = base / "data"
     # shared_buffers smaller than pgbench's tables: cold reads, evictions by
     # the backends, and work for the bgwriter. Quiet edges for the window:
     # autovacuum off; wal_level=minimal, so that the bgwriter logs no
     # running-xacts record (every 15 s with replica); fdatasync for the WAL.
-    opts = (f"-k {base} -c listen_addresses= -c shared_buffers=4MB -c fsync=on "
-            "-c autovacuum=off -c wal_level=minimal -c max_wal_senders=0 "
-            "-c wal_sync_method=fdatasync")
-    started = False
+    db = pg_cluster("dbcapture-pgc.", PG, "-c shared_buffers=4MB -c fsync=on "
+                    "-c autovacuum=off -c wal_level=minimal -c max_wal_senders=0 "
+                    "-c wal_sync_method=fdatasync")
+    base, data, run = db.base, db.data, db.run
     cap = sess = None
     try:
-        run = lambda *c: subprocess.run([*pg, *map(str, c)], capture_output=True,  # noqa: E731
-                                        text=True, timeout=120, cwd=str(base))
-        r = run(PG.bindir / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
-        assert r.returncode == 0, r.stderr
-        r = run(PG.bindir / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
-        assert r.returncode == 0, r.stderr + (base / "log").read_text()
-        started = True
-        r = run("pgbench", "-h", base, "-i", "-s", "1", "-q", "postgres")
-        assert r.returncode == 0, r.stderr
-        r = run(PG.bindir / "pg_ctl", "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
-                "-w", "restart")
-        assert r.returncode == 0, r.stderr
-        pid = int((data / "postmaster.pid").read_text().split()[0])
-        sess = PgSession(pg, base, PG.major)
+        pid = db.pid
+        sess = PgSession(AS_POSTGRES, base, PG.major)
         dboid = int(sess.query("SELECT oid FROM pg_database "
                                "WHERE datname = current_database()")[0][0])
         wal_method = sess.query("SHOW wal_sync_method")[0][0]
@@ -514,10 +344,9 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
                 assert time.monotonic() - t0 < 60, "pgbench's backends did not exit"
                 time.sleep(0.05)
             after = sess.checkpoint()
-            cap.send_signal(signal.SIGINT)
-            _, err = cap.communicate(timeout=120)
-            assert cap.returncode == 0, err
+            rc, err = detach(cap)
             cap = None
+            assert rc == 0, err
             later = sess.counters()
             if before == quiet and later == after:
                 break
@@ -557,10 +386,6 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, tmp_path):
         if cap is not None:
             cap.kill()
             cap.wait()
-        if started:
-            subprocess.run([*pg, str(PG.bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                            "-w", "stop"], capture_output=True, timeout=120)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------
@@ -582,39 +407,14 @@ INNODB_PAGE = 16384          # innodb_page_size, the default
 SYSBENCH = ["--db-driver=mysql", "--mysql-user=root", "--tables=2", "--table-size=20000"]
 
 
-class MariaDB:
-    """A mariadbd of Debian's mariadb-server on a private data directory and
-    socket, no network; stopped by stop()."""
-
-    def __init__(self, base: Path):
-        self.base, self.data, self.sock = base, base / "data", base / "sock"
-        self.proc = None
-        r = subprocess.run(["mariadb-install-db", "--no-defaults", "--user=root",
-                            f"--datadir={self.data}", "--auth-root-authentication-method=normal",
-                            "--skip-test-db"], capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, r.stdout + r.stderr
+class MariaDB(PrivateMariaDB):
+    """The private mariadbd of the tests (fiopack.capture.databases): a
+    buffer pool smaller than sysbench's tables, none of it kept across a
+    restart; InnoDB's counters read, and waited on to settle."""
 
     def start(self, *opts):
-        self.log = self.base / "error.log"
-        self.log.write_text("")
-        self.proc = subprocess.Popen(
-            ["mariadbd", "--no-defaults", "--user=root", f"--datadir={self.data}",
-             f"--socket={self.sock}", "--skip-networking", f"--log-error={self.log}",
-             "--innodb-buffer-pool-size=8M", "--innodb-buffer-pool-load-at-startup=0",
-             "--innodb-buffer-pool-dump-at-shutdown=0", *opts],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        t0 = time.monotonic()
-        while self.sql("SELECT 1", check=False) is None:
-            assert self.proc.poll() is None, "mariadbd exited:\n" + self.log.read_text()
-            assert time.monotonic() - t0 < 120, "mariadbd did not start:\n" + self.log.read_text()
-            time.sleep(0.2)
-
-    def sql(self, query, check=True):
-        r = subprocess.run(["mariadb", f"--socket={self.sock}", "-uroot", "-N", "-B", "-e", query],
-                           capture_output=True, text=True, timeout=120)
-        if check:
-            assert r.returncode == 0, r.stderr
-        return r.stdout if r.returncode == 0 else None
+        super().start("--innodb-buffer-pool-size=8M", "--innodb-buffer-pool-load-at-startup=0",
+                      "--innodb-buffer-pool-dump-at-shutdown=0", *opts)
 
     def status(self) -> dict:
         names = ",".join(f"'{n}'" for n in INNODB_STATUS)
@@ -632,16 +432,6 @@ class MariaDB:
             assert time.monotonic() - t0 < 120, f"InnoDB never went quiet: {now}"
             last = now
             time.sleep(1)
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.sql("SHUTDOWN", check=False)
-            try:
-                self.proc.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
 
 
 @pytest.fixture(scope="module")
@@ -671,26 +461,17 @@ def capture_mariadb(db: MariaDB, out: Path, *extra):
     ready = db.base / "ready"
     ready.unlink(missing_ok=True)
     db.quiesce()    # the counters at attach time are the capture's start
-    cap = subprocess.Popen([*TOOL, "attach", "--datadir", str(db.data),
-                            "--db", "mariadb", "--pid", str(db.proc.pid), "--ready", str(ready),
-                            "--source", "MariaDB 10.11 sysbench oltp_read_write", "-o", str(out),
-                            *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=tool_env())
+    cap = attach("mariadb", db.data, db.proc.pid, ready, "MariaDB 10.11 sysbench oltp_read_write",
+                 out, *extra)
     try:
-        t0 = time.monotonic()
-        while not ready.exists():
-            assert cap.poll() is None, cap.communicate()[1]
-            assert time.monotonic() - t0 < 60, "strace did not attach within 60 s"
-            time.sleep(0.05)
         before = db.status()
         r = subprocess.run(["sysbench", "oltp_read_write", f"--mysql-socket={db.sock}", *SYSBENCH,
                             "--threads=2", "--time=3", "run"], capture_output=True, text=True,
                            timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr
         after = db.quiesce()
-        cap.send_signal(signal.SIGINT)
-        _, err = cap.communicate(timeout=300)
-        rc, cap = cap.returncode, None
+        rc, err = detach(cap, timeout=300)
+        cap = None
     finally:
         if cap is not None:
             cap.kill()
@@ -891,16 +672,8 @@ def test_mariadb_dump_reload_records_the_sort_files(checker, tmp_path):
         db.sql("CREATE DATABASE test")
         out, ready = db.base / "reload.trace.gz", db.base / "ready"
         db.quiesce()
-        cap = subprocess.Popen([*TOOL, "attach", "--datadir", str(db.data), "--db", "mariadb",
-                                "--pid", str(db.proc.pid), "--ready", str(ready), "--tracer",
-                                "bpf", "--source", "MariaDB dump reload", "-o", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=tool_env())
-        t0 = time.monotonic()
-        while not ready.exists():
-            assert cap.poll() is None, cap.communicate()[1]
-            assert time.monotonic() - t0 < 60, "the capture did not attach within 60 s"
-            time.sleep(0.05)
+        cap = attach("mariadb", db.data, db.proc.pid, ready, "MariaDB dump reload", out,
+                     "--tracer", "bpf")
         before = db.status()
         with open(dump) as f:
             r = subprocess.run(["mariadb", f"--socket={db.sock}", "-uroot", "test"], stdin=f,
@@ -911,9 +684,8 @@ def test_mariadb_dump_reload_records_the_sort_files(checker, tmp_path):
         db.sql("ALTER TABLE test.order_items ADD INDEX idx_qty_price (qty, price), "
                "ALGORITHM=INPLACE")
         after = db.quiesce()
-        cap.send_signal(signal.SIGINT)
-        _, err = cap.communicate(timeout=300)
-        rc, cap = cap.returncode, None
+        rc, err = detach(cap, timeout=300)
+        cap = None
         assert db.status() == after, "InnoDB did I/O as the capture stopped"
         assert rc == 0, err
         truth = {k: after[k] - before[k] for k in INNODB_STATUS[:5]}

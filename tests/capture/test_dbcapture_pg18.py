@@ -8,21 +8,17 @@ read-write pgbench. The I/O workers' streams are ioworker-TID."""
 import json
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-import test_dbcapture
-from helpers.fio import DBR_ENGINE, run_fio
 from fiopack.capture import postgres
-from test_dbcapture import IS_ROOT, TOOL, c_check, read_trace, tool_env
-from test_dbcapture_databases import PG_REL, PG_WAL, PgSession
-
-checker = test_dbcapture.checker
+from fiopack.capture.databases import AS_POSTGRES
+from helpers.capture import IS_ROOT, attach, c_check, detach, read_trace, tool
+from helpers.fio import DBR_ENGINE, run_fio
+from helpers.pgstat import PG_REL, PG_WAL, PgSession
 
 pytestmark = [pytest.mark.nosan,
               pytest.mark.skipif(not IS_ROOT, reason="runs PostgreSQL as user postgres "
@@ -132,51 +128,28 @@ def overlaps(path) -> list:
     return out
 
 
-def start_pg18(pg18, base: Path, io_method: str):
-    pg = ["runuser", "-u", "postgres", "--"]
-    data = base / "data"
-    opts = (f"-k {base} -c listen_addresses= -c shared_buffers=16MB -c io_method={io_method} "
-            "-c autovacuum=off -c wal_level=minimal -c max_wal_senders=0 "
-            "-c wal_sync_method=fdatasync")
-    run = lambda *c: subprocess.run([*pg, *map(str, c)], capture_output=True,  # noqa: E731
-                                    text=True, timeout=300, cwd=str(base), env=pg18.env())
-    r = run(pg18.bin("initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
-    assert r.returncode == 0, r.stderr
-    r = run(pg18.bin("pg_ctl"), "-D", data, "-o", opts, "-l", base / "log", "-w", "start")
-    assert r.returncode == 0, r.stderr + (base / "log").read_text()
-    return pg, run, data, opts
+def start_pg18(pg_cluster, pg18, io_method: str, scale):
+    """A private PostgreSQL 18 cluster with @io_method (pgbench's tables at
+    @scale, None: none)."""
+    return pg_cluster("dbcapture-pg18.", pg18,
+                      f"-c shared_buffers=16MB -c io_method={io_method} -c autovacuum=off "
+                      "-c wal_level=minimal -c max_wal_senders=0 -c wal_sync_method=fdatasync",
+                      scale=scale, pgbench=pg18.bin("pgbench"), timeout=300)
 
 
 @pytest.mark.parametrize("io_method", ["worker", "io_uring", "sync"])
-def test_postgresql_18_capture_matches_pg_stat_io(pg18, checker, io_method):
-    base = Path(tempfile.mkdtemp(prefix="dbcapture-pg18.", dir="/tmp"))
-    os.chmod(base, 0o755)
-    shutil.chown(base, "postgres")
-    started, cap, sess = False, None, None
+def test_postgresql_18_capture_matches_pg_stat_io(pg18, pg_cluster, checker, io_method):
+    db = start_pg18(pg_cluster, pg18, io_method, 4)
+    base, run = db.base, db.run
+    cap, sess = None, None
     try:
-        pg, run, data, opts = start_pg18(pg18, base, io_method)
-        started = True
-        r = run(pg18.bin("pgbench"), "-h", base, "-i", "-s", "4", "-q", "postgres")
-        assert r.returncode == 0, r.stderr
-        r = run(pg18.bin("pg_ctl"), "-D", data, "-o", opts, "-l", base / "log", "-m", "fast",
-                "-w", "restart")
-        assert r.returncode == 0, r.stderr
-        pid = int((data / "postmaster.pid").read_text().split()[0])
-        sess = PgSession(pg, base, 18, psql=pg18.bin("psql"), env=pg18.env(),
+        sess = PgSession(AS_POSTGRES, base, 18, psql=pg18.bin("psql"), env=pg18.env(),
                          snapshot=IO_SNAPSHOT)
         assert sess.query("SHOW io_method")[0][0] == io_method
         out, ready = base / "pg18.trace.gz", base / "ready"
         sess.checkpoint()
-        cap = subprocess.Popen([*TOOL, "attach", "--datadir", str(data), "--db", "postgresql",
-                                "--pid", str(pid), "--ready", str(ready), "--tracer", "bpf",
-                                "--source", f"PostgreSQL 18 io_method={io_method}", "-o",
-                                str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=tool_env())
-        t0 = time.monotonic()
-        while not ready.exists():
-            assert cap.poll() is None, cap.communicate()[1]
-            assert time.monotonic() - t0 < 60
-            time.sleep(0.05)
+        cap = attach("postgresql", db.data, db.pid, ready, f"PostgreSQL 18 io_method={io_method}",
+                     out, "--tracer", "bpf")
         before = sess.counters()
         for c in (["-S", "-c", "2", "-j", "2", "-T", "2"], ["-n", "-c", "2", "-j", "2", "-T", "2"]):
             r = run(pg18.bin("pgbench"), "-h", base, *c, "postgres")
@@ -187,9 +160,8 @@ def test_postgresql_18_capture_matches_pg_stat_io(pg18, checker, io_method):
         while sess.others():
             time.sleep(0.05)
         after = sess.checkpoint()
-        cap.send_signal(signal.SIGINT)
-        _, err = cap.communicate(timeout=300)
-        rc, cap = cap.returncode, None
+        rc, err = detach(cap, timeout=300)
+        cap = None
         assert rc == 0, err
         # the window: the capture stopped on quiet counters (the CHECKPOINT
         # reported, two readings 0.5 s apart equal), still quiet after it
@@ -237,46 +209,28 @@ def test_postgresql_18_capture_matches_pg_stat_io(pg18, checker, io_method):
         if cap is not None:
             cap.kill()
             cap.wait()
-        if started:
-            subprocess.run(["runuser", "-u", "postgres", "--", pg18.bin("pg_ctl"), "-D",
-                            str(base / "data"), "-m", "immediate", "-w", "stop"],
-                           capture_output=True, timeout=120, env=pg18.env())
-        shutil.rmtree(base, ignore_errors=True)
 
 
-def test_postgresql_18_bad_input(pg18, tmp_path):
+def test_postgresql_18_bad_input(pg18, pg_cluster, tmp_path):
     """One line, exit 2, nothing written, nothing attached: a --datadir that
     is not the data directory of the server attached; io_method=io_uring
     under strace, which cannot see its I/O (unless --accept-incomplete,
     which takes a trace without it: the capture then says what it lacks)."""
-    base = Path(tempfile.mkdtemp(prefix="dbcapture-pg18.", dir="/tmp"))
-    os.chmod(base, 0o755)
-    shutil.chown(base, "postgres")
-    started = False
-    try:
-        _, _, data, _ = start_pg18(pg18, base, "io_uring")
-        started = True
-        pid = int((data / "postmaster.pid").read_text().split()[0])
-        other = tmp_path / "other"
-        other.mkdir()
-        out = tmp_path / "x.trace"
-        cases = [
-            (["--datadir", other, "--tracer", "bpf"],
-             f"--datadir {other}: process {pid} is the PostgreSQL server of {data} "
-             f"(postmaster {pid}), not of this directory"),
-            (["--datadir", data, "--tracer", "strace"],
-             f"--tracer strace: the PostgreSQL server {pid} runs with io_method=io_uring, "
-             "whose reads and writes strace cannot see")]
-        for args, want in cases:
-            r = subprocess.run([*TOOL, "attach", "--db", "postgresql", "--pid", str(pid),
-                                "--duration", "1", "-o", str(out), *map(str, args)],
-                               capture_output=True, text=True, env=tool_env(), timeout=120)
-            assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
-            assert r.stderr.startswith(f"fio-pack capture: {want}"), r.stderr
-            assert not out.exists() and os.listdir(other) == []
-    finally:
-        if started:
-            subprocess.run(["runuser", "-u", "postgres", "--", pg18.bin("pg_ctl"), "-D",
-                            str(base / "data"), "-m", "immediate", "-w", "stop"],
-                           capture_output=True, timeout=120, env=pg18.env())
-        shutil.rmtree(base, ignore_errors=True)
+    db = start_pg18(pg_cluster, pg18, "io_uring", None)
+    data, pid = db.data, db.pid
+    other = tmp_path / "other"
+    other.mkdir()
+    out = tmp_path / "x.trace"
+    cases = [
+        (["--datadir", other, "--tracer", "bpf"],
+         f"--datadir {other}: process {pid} is the PostgreSQL server of {data} "
+         f"(postmaster {pid}), not of this directory"),
+        (["--datadir", data, "--tracer", "strace"],
+         f"--tracer strace: the PostgreSQL server {pid} runs with io_method=io_uring, "
+         "whose reads and writes strace cannot see")]
+    for args, want in cases:
+        r = tool("attach", "--db", "postgresql", "--pid", pid, "--duration", "1", "-o", out,
+                 *args, timeout=120)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+        assert r.stderr.startswith(f"fio-pack capture: {want}"), r.stderr
+        assert not out.exists() and os.listdir(other) == []

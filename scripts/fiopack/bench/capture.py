@@ -64,6 +64,7 @@ from fiopack import UserError, documents, inputs, outputs
 from fiopack.bench import harness
 from fiopack.capture import postgres
 from fiopack.capture.bpf import IOCAP
+from fiopack.capture.databases import DatabaseError, PrivateMariaDB, PrivatePostgres
 from fiopack.capture.procs import tasks_of
 from fiopack.options import Parser, number
 
@@ -90,18 +91,17 @@ class PostgreSQL:
         self.name = f"PostgreSQL {self.pg.major}"
         os.chmod(base, 0o755)
         shutil.chown(base, "postgres")
-        self.data = base / "data"
-        opts = f"-k {base} -c listen_addresses= -c shared_buffers=128MB"
-        self.ctl = [*AS_PG, self.pg.bin("pg_ctl"), "-D", str(self.data), "-o", opts, "-l",
-                    str(base / "log")]
+        self.server = PrivatePostgres(base, self.pg, "-c shared_buffers=128MB", timeout=3600)
+        self.data = self.server.data
 
     def start(self):
-        run([*AS_PG, self.pg.bin("initdb"), "-D", str(self.data), "-A", "trust", "-U",
-             "postgres"], self.base)
-        run([*self.ctl, "-w", "start"], self.base)
+        try:
+            self.server.start()
+        except DatabaseError as e:
+            sys.exit(f"fio-pack bench capture: {e}")
         run([*AS_PG, "pgbench", "-h", str(self.base), "-i", "-s", str(self.a.scale), "-q",
              "postgres"], self.base)
-        return int((self.data / "postmaster.pid").read_text().split()[0])
+        return self.server.pid
 
     def bench(self):
         cmd = [*AS_PG, "pgbench", "-h", str(self.base), "-c", str(self.a.clients), "-j",
@@ -114,7 +114,7 @@ class PostgreSQL:
         return float(m.group(1)), cmd
 
     def stop(self):
-        run([*self.ctl, "-m", "immediate", "-w", "stop"], self.base, check=False)
+        self.server.stop()
 
     def setup_text(self):
         return (f"PostgreSQL {self.pg.version}, initdb defaults but shared_buffers=128MB, pgbench -i -s "
@@ -128,32 +128,21 @@ class MariaDB:
     def __init__(self, base: Path, a):
         self.base, self.a = base, a
         self.data, self.sock = base / "data", base / "sock"
-        self.proc = None
+        self.server = None
         if not shutil.which("mariadbd") or not shutil.which("sysbench"):
             sys.exit("fio-pack bench capture: no MariaDB or sysbench (apt-get install mariadb-server "
                      "sysbench)")
 
-    def sql(self, q, check=True):
-        return run(["mariadb", f"--socket={self.sock}", "-uroot", "-e", q], self.base, check)
-
     def start(self):
-        run(["mariadb-install-db", "--no-defaults", "--user=root", f"--datadir={self.data}",
-             "--auth-root-authentication-method=normal", "--skip-test-db"], self.base)
-        self.proc = subprocess.Popen(
-            ["mariadbd", "--no-defaults", "--user=root", f"--datadir={self.data}",
-             f"--socket={self.sock}", "--skip-networking", f"--log-error={self.base}/error.log",
-             "--innodb-buffer-pool-size=128M"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        t0 = time.monotonic()
-        while self.sql("SELECT 1", check=False).returncode:
-            if self.proc.poll() is not None or time.monotonic() - t0 > 120:
-                sys.exit("fio-pack bench capture: mariadbd did not start: "
-                         + (self.base / "error.log").read_text()[-2000:])
-            time.sleep(0.2)
-        self.sql("CREATE DATABASE sbtest")
+        try:
+            self.server = PrivateMariaDB(self.base, timeout=3600)
+            self.server.start("--innodb-buffer-pool-size=128M")
+            self.server.sql("CREATE DATABASE sbtest")
+        except DatabaseError as e:
+            sys.exit(f"fio-pack bench capture: {e}")
         run(["sysbench", "oltp_read_write", *self.sb(), "prepare"], self.base)
-        self.version = (self.base / "error.log").read_text()
-        return self.proc.pid
+        self.version = self.server.log.read_text()
+        return self.server.proc.pid
 
     def sb(self):
         return ["--db-driver=mysql", f"--mysql-socket={self.sock}", "--mysql-user=root",
@@ -169,12 +158,8 @@ class MariaDB:
         return float(m.group(1)), cmd
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.sql("SHUTDOWN", check=False)
-            try:
-                self.proc.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.server is not None:
+            self.server.stop()
 
     def setup_text(self):
         aio = "io_uring" if "Using io_uring" in self.version else "native AIO"
