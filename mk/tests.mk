@@ -56,7 +56,8 @@ test: check
 # The engine tests alone, for one more fio version (.ci/run's second fio):
 # make check-engines FIO_SRC=DIR
 ENGINE_TESTS := tests/engines/test_build.py tests/engines/test_smallfile.py tests/engines/test_smallfile_safety.py tests/engines/test_postmark.py \
-	tests/engines/test_postmark_uring.py tests/engines/test_dbreplay.py tests/engines/test_jobs.py
+	tests/engines/test_postmark_uring.py tests/engines/test_dbreplay.py \
+	tests/engines/test_dbreplay_refusals.py tests/engines/test_dbreplay_v2.py tests/engines/test_jobs.py
 check-engines: $(TEST_DEPS_STAMP) engines pm-sim $(BUILD)/pmrc2fio
 	$(TEST_ENV) $(PYTHON) -m pytest -q $(ENGINE_TESTS)
 

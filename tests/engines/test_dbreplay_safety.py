@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers.dbreplay import DOC_TRACE, dbr_args, err_lines, report, write
 from helpers.fio import DBR_ENGINE, needs_root, run_fio, start_fio_background
 from helpers.procs import descendants, kill_group
 from helpers.trees import snapshot
-from test_dbreplay import DOC_TRACE, dbr_args, err_lines, report, write
 
 
 def assert_refused(res, needle, *snaps):

@@ -6,10 +6,10 @@ workers are streams of their own beside the backends, a serial replay of
 them refused unless accepted, their missing link to the backends said."""
 import pytest
 
+from helpers.dbreplay import (DEPTH_TRACE, _sorted_by_time, dbr_args, err_lines, record_log,
+                              report, write)
 from helpers.fio import run_fio
 from helpers.trees import snapshot
-from test_dbreplay import (DEPTH_TRACE, _sorted_by_time, dbr_args, err_lines, record_log, report,
-                           write)
 
 
 # PostgreSQL's relation cache file: written by one backend, read by another
