@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from helpers.fio import MARKER, REPO, layout, run_fio, sf_args
+from helpers.jobs import JOBS, prepared_copy
 from helpers.trees import read_opstats, tree_files
 
-JOBS = REPO / "jobs"
 JOB_FILES = sorted(JOBS.glob("*.fio"))
 NFILES = 2000
 
@@ -40,21 +40,6 @@ def header_comment(path: Path) -> str:
         else:
             lines.append(line)
     return "\n".join(lines)
-
-
-def prepared_copy(src: Path, tmp_path: Path, replace=None) -> Path:
-    text = src.read_text()
-    if src.name.startswith("smallfile-"):
-        assert "runtime=20\n" in text, f"{src.name}: no runtime=20 to shorten"
-    assert "ioengine=external:${FIO_PACK_ENGINES}/" in text, \
-        f"{src.name}: engine path is not external:${{FIO_PACK_ENGINES}}/"
-    text = text.replace("runtime=20\n", "runtime=2\n")
-    for old, new in (replace or {}).items():
-        assert old in text, f"{src.name}: no {old!r} to replace"
-        text = text.replace(old, new)
-    dst = tmp_path / src.name
-    dst.write_text(text)
-    return dst
 
 
 def run_job_file(name, tmp_path, tree, extra_env=None):

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers.postmark import postmark_report, terse_counts, verbose_counts
 
 REPO = Path(__file__).resolve().parents[2]
 PM_SIM = REPO / "build" / "pm-sim"
@@ -74,37 +75,6 @@ def run_pm_sim(cfg_path, *args):
     assert r.returncode == 0, f"pm-sim failed: {r.stderr}"
     assert r.stderr == ""
     return r.stdout
-
-
-def postmark_report(stdout):
-    """What postmark printed after its last progress message ("...Done"):
-    the report, or nothing when it ran out of files."""
-    i = stdout.rfind("Done\n")
-    assert i >= 0, stdout
-    return stdout[i + len("Done\n"):]
-
-
-def verbose_counts(report):
-    """A verbose report with its times and rates blanked out."""
-    s = re.sub(r"\t\d+ seconds total", "\tT seconds total", report)
-    s = re.sub(r"\t\d+ seconds of transactions", "\tT seconds of transactions", s)
-    s = re.sub(r"\(\d+ per second\)", "(R per second)", s)
-    s = re.sub(r"\([\d.]+ (megabytes|kilobytes|bytes) per second\)", "(R per second)", s)
-    assert s.startswith("Time:\n") and "written (R per second)\n" in s, report
-    return s
-
-
-def terse_counts(report):
-    """Counts back from a terse line: its rates times the intervals it
-    printed (creations/deletions alone are left out: their intervals are
-    not printed)."""
-    f = [float(x) for x in report.split()]
-    assert len(f) == 13, report
-    el, tx = f[0], f[1]
-    return {"created": round(f[3] * el), "created_mixed": round(f[5] * tx),
-            "read": round(f[6] * tx), "appended": round(f[7] * tx),
-            "deleted": round(f[8] * el), "deleted_mixed": round(f[10] * tx),
-            "bytes_read": round(f[11] * el), "bytes_written": round(f[12] * el)}
 
 
 def compare(pmdir, body, ndirs=1, terse=False):

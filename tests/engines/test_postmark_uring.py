@@ -23,9 +23,9 @@ import pytest
 from helpers.fio import (FIO_REFUSES_BAD_CMDLINE_ENGINE_OPTIONS, IS_ROOT, PM_ENGINE, run_fio,
                          start_fio_background)
 from helpers.mounts import _mount, _umount
+from helpers.postmark import CONFIGS, engine_args, trace_calls, verbose_counts
 from helpers.procs import kill_group
 from helpers.trees import snapshot
-from test_postmark import CONFIGS, engine_args, trace_calls, verbose_counts
 
 DEPTHS = (1, 4, 16)
 

@@ -19,31 +19,14 @@ import pytest
 
 from helpers.fio import MARKER, layout, needs_root, run_fio, sf_args, start_fio_background
 from helpers.procs import kill_group
+from helpers.smallfile import SHAPE_OPTS, assert_layout_matches, read_tree
 from helpers.trees import Shape, file_stats, marker_params, read_opstats, snapshot, tree_files
 from fiopack.capture.strace import summary_counts
-
-
-def assert_layout_matches(root, shape: Shape):
-    """Exactly the documented paths exist (plus the marker), no other file."""
-    on_disk = tree_files(root)
-    expected = set(shape.all_paths())
-    missing = sorted(expected - set(on_disk))
-    extra = sorted(set(on_disk) - expected)
-    assert not missing and not extra, (
-        f"layout differs from the documented paths: {len(missing)} missing "
-        f"(e.g. {missing[:5]}), {len(extra)} unexpected (e.g. {extra[:5]})")
-    assert (Path(root) / MARKER).is_file(), "tree marker .fio-smallfile-tree missing"
-    return on_disk
 
 
 def sizes_by_index(root, shape: Shape) -> list:
     files = tree_files(root)
     return [files[shape.path(i)] for i in range(shape.nfiles)]
-
-
-def read_tree(root) -> dict:
-    root = Path(root)
-    return {rel: (root / rel).read_bytes() for rel in tree_files(root)}
 
 
 # ---------------------------------------------------------------------------
@@ -382,9 +365,6 @@ def test_layout_numjobs_splits_work(tree_dir, tmp_path, group_reporting):
 # ---------------------------------------------------------------------------
 # 6. Operations
 # ---------------------------------------------------------------------------
-
-SHAPE_OPTS = dict(tree_fanout=8, tree_depth=2, tree_file_size_dist="uniform:100:20000")
-
 
 def test_read_sequential_pass(tree_dir):
     layout(tree_dir, 700, **SHAPE_OPTS)

@@ -18,7 +18,7 @@ import pytest
 from helpers.fio import ENGINE, MARKER, layout, run_fio, sf_args
 from helpers.mounts import mounted
 from helpers.trees import Shape, marker_params, read_opstats, snapshot
-from test_smallfile_safety import assert_refused
+from helpers.smallfile import assert_refused
 
 
 # ---------------------------------------------------------------------------

@@ -14,27 +14,13 @@ from pathlib import Path
 import pytest
 
 from helpers.fio import ENGINE, MARKER, engine_arg, layout, needs_root, run_fio, sf_args
+from helpers.smallfile import SHAPE_OPTS, assert_layout_matches, assert_refused, read_tree
 from helpers.trees import Shape, marker_params, read_opstats, snapshot, tree_files
-from test_smallfile import SHAPE_OPTS, assert_layout_matches, read_tree
 
 
 # ---------------------------------------------------------------------------
 # 11. Bad input
 # ---------------------------------------------------------------------------
-
-def assert_refused(r, needle, *dirs_and_snaps):
-    lines = r.smallfile_lines()
-    assert r.rc != 0, "fio must exit non-zero\n" + r.describe()
-    assert r.rc > 0, "fio crashed\n" + r.describe()
-    for bad in ("signal", "Assertion", "Segmentation", "core dumped"):
-        assert bad not in r.stderr, f"{bad!r} in stderr\n" + r.describe()
-    assert lines, "no 'smallfile:' error line on stderr\n" + r.describe()
-    assert any(needle in l for l in lines), \
-        f"no 'smallfile:' line names {needle!r}\n" + r.describe()
-    assert len(lines) == 1, "expected a one-line error\n" + r.describe()
-    for d, snap in dirs_and_snaps:
-        assert snapshot(d, content=True) == snap, f"refused job changed {d}"
-
 
 BAD_OPTIONS = [
     ("tree_files_zero", dict(tree_files=0), "tree_files"),
