@@ -15,9 +15,9 @@ import pytest
 
 from helpers.fio import FIO, REPO, fio_env, run_fio
 from helpers.mounts import mounted
+from helpers.reliability import (DBREPLAY, ENGINE_IDS, SF_MIX, SMALLFILE, VALGRIND_SUPP, dbr,
+                                 dbr_report, dbr_trace, json_totals, pm, sf)
 from helpers.trees import read_opstats, tree_files
-from test_reliability import (DBREPLAY, ENGINE_IDS, SF_MIX, SMALLFILE, VALGRIND_SUPP, dbr,
-                              dbr_report, dbr_trace, json_totals, pm, sf)
 
 # ---------------------------------------------------------------------------
 # 6. Load: 64 jobs, io_uring at iodepth 128, memory over many loops

@@ -12,10 +12,10 @@ import pytest
 
 from helpers.fio import run_fio, start_fio_background
 from helpers.procs import descendants, kill_group
+from helpers.reliability import (DBREPLAY, ENGINE_IDS, PM_RUN, POSTMARK, SMALLFILE, content_tree,
+                                 dbr, dbr_report, dbr_trace, outside, pm, pm_run, sf, sf_layout,
+                                 sf_mix, sf_thin)
 from helpers.trees import read_opstats, snapshot, tree_files
-from test_reliability import (DBREPLAY, ENGINE_IDS, PM_RUN, POSTMARK, SMALLFILE, content_tree, dbr,
-                              dbr_report, dbr_trace, outside, pm,
-                              pm_run, sf, sf_layout, sf_mix, sf_thin)
 
 # ---------------------------------------------------------------------------
 # 4. SIGKILL and resume

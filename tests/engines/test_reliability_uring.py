@@ -27,9 +27,9 @@ import time
 import pytest
 
 from helpers.fio import run_fio
-from test_reliability import (DBREPLAY, POSTMARK, SF_TREE, SMALLFILE, content_tree, dbr,
-                              dbr_counts, dbr_trace, injected, json_totals, opstats_counts,
-                              pm_run, run_faulty, sf, sf_layout)
+from helpers.reliability import (DBREPLAY, POSTMARK, SF_TREE, SMALLFILE, content_tree, dbr,
+                                 dbr_counts, dbr_trace, injected, json_totals, opstats_counts,
+                                 pm_run, run_faulty, sf, sf_layout)
 
 ENGINES = {e.name: e for e in (SMALLFILE, POSTMARK, DBREPLAY)}
 
