@@ -1,11 +1,13 @@
 """The capture tests' fixtures."""
 import shutil
 import subprocess
+import time
 
 import pytest
 
 from fiopack.capture.databases import PrivatePostgres, private_dir
 from helpers.capture import REPO, tool_env
+from helpers.iocap import IOCAP, attached_programs
 from helpers.pgstat import load_pgbench
 
 
@@ -36,3 +38,21 @@ def pg_cluster():
     for db in made:
         db.stop()
         shutil.rmtree(db.base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def built():
+    """build/iocap, or the BPF capture's tests fail (helpers.iocap.BPF_MARKS)."""
+    if not IOCAP.exists():
+        pytest.fail("build/iocap is not built (make iocap)", pytrace=False)
+
+
+@pytest.fixture
+def nothing_left_attached():
+    """After the test, no program of iocap is still loaded."""
+    yield
+    # the kernel frees a program shortly after its last descriptor closes
+    t0 = time.monotonic()
+    while attached_programs() and time.monotonic() - t0 < 10:
+        time.sleep(0.2)
+    assert attached_programs() == [], "a BPF program of iocap is still loaded"

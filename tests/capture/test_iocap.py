@@ -22,37 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.capture import TOOL
 from helpers.fio import DBR_ENGINE, FIO, REPO, run_fio
+from helpers.iocap import BPF_MARKS, IOCAP, attached_programs, trace_ops
 
-TOOL = [sys.executable, str(REPO / "scripts" / "fio-pack"), "capture"]
-IOCAP = REPO / "build" / "iocap"
-IS_ROOT = os.geteuid() == 0
-
-pytestmark = [pytest.mark.nosan,
-              pytest.mark.skipif(not IS_ROOT, reason="BPF needs root (CAP_BPF, CAP_PERFMON)"),
-              pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
-                                 reason="this kernel has no BTF: no BPF capture")]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def built():
-    if not IOCAP.exists():
-        pytest.fail("build/iocap is not built (make iocap)", pytrace=False)
-
-
-def attached_programs():
-    r = subprocess.run(["bpftool", "prog", "show"], capture_output=True, text=True, timeout=60)
-    return [ln for ln in r.stdout.splitlines() if " name iocap_" in ln]
-
-
-@pytest.fixture(autouse=True)
-def nothing_left_attached():
-    yield
-    # the kernel frees a program shortly after its last descriptor closes
-    t0 = time.monotonic()
-    while attached_programs() and time.monotonic() - t0 < 10:
-        time.sleep(0.2)
-    assert attached_programs() == [], "a BPF program of iocap is still loaded"
+pytestmark = BPF_MARKS
 
 
 def tool(*args, timeout=300):
@@ -73,26 +47,6 @@ def iolog_ops(path: Path, name: str):
         elif tok[2] in ("sync", "datasync"):
             syncs += 1
     return io, syncs
-
-
-def trace_ops(path: Path, name: str):
-    files, io, syncs, n, page = {}, collections.Counter(), 0, 0, 1
-    qty = lambda q: int(q[1:]) * page if q.startswith("p") else int(q)  # noqa: E731
-    for ln in path.read_text().splitlines():
-        tok = ln.split()
-        if tok[0] == "pagesize":
-            page = int(tok[1])
-        elif tok[0] == "file":
-            files[tok[1]] = tok[5]
-        elif tok[0][0].isdigit():
-            n += 1
-            if files.get(tok[2]) != name:
-                continue
-            if tok[3] in ("read", "write"):
-                io[(tok[3], qty(tok[4]), qty(tok[5]))] += 1
-            elif tok[3] in ("fsync", "fdatasync"):
-                syncs += 1
-    return io, syncs, n
 
 
 def trace_depths(path: Path):

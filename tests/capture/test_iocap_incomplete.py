@@ -10,7 +10,7 @@ processes, a failing read of the ring buffer, unreadable /proc children
 lists), which fio-pack capture runs through its IOCAP variable. The others
 are real: a path longer than the capture keeps, a path in memory the
 process never touched, more children than a 4 KiB /proc line holds. No
-iocap program stays loaded (test_iocap.nothing_left_attached)."""
+iocap program stays loaded (the nothing_left_attached fixture)."""
 import os
 import re
 import subprocess
@@ -20,15 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from test_iocap import IOCAP, IS_ROOT, REPO, TOOL, built, nothing_left_attached, trace_ops
+from helpers.capture import REPO, TOOL
+from helpers.iocap import BPF_MARKS, IOCAP, trace_ops
 
 IOCAP_TEST = REPO / "build" / "iocap-test"
 
-pytestmark = [pytest.mark.nosan,
-              pytest.mark.skipif(not IS_ROOT, reason="BPF needs root (CAP_BPF, CAP_PERFMON)"),
-              pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
-                                 reason="this kernel has no BTF: no BPF capture"),
-              pytest.mark.usefixtures(built.__name__, nothing_left_attached.__name__)]
+pytestmark = BPF_MARKS
 
 
 @pytest.fixture(scope="module")

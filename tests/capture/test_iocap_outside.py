@@ -4,7 +4,7 @@ rules for an output (engines/lib/outfile.h, as pmrc2fio -o): a block
 device, a directory or a socket is refused before anything is loaded, a
 refused command changes no file, a character device is written in place
 and a symbolic link is followed. No iocap program stays loaded
-(test_iocap.nothing_left_attached)."""
+(the nothing_left_attached fixture)."""
 import os
 import stat
 import subprocess
@@ -12,13 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from test_iocap import IOCAP, IS_ROOT, attached_programs, built, nothing_left_attached
+from helpers.iocap import BPF_MARKS, IOCAP, attached_programs
 
-pytestmark = [pytest.mark.nosan,
-              pytest.mark.skipif(not IS_ROOT, reason="BPF needs root (CAP_BPF, CAP_PERFMON)"),
-              pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
-                                 reason="this kernel has no BTF: no BPF capture"),
-              pytest.mark.usefixtures(built.__name__, nothing_left_attached.__name__)]
+pytestmark = BPF_MARKS
 
 
 def writer(data: Path) -> subprocess.Popen:

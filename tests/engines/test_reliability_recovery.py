@@ -1,7 +1,7 @@
 """Reliability of every engine when interrupted or surrounded (issue 7):
 SIGKILL and resume, foreign files and symlinks in the target. The engine
-profiles and helpers are test_reliability.py's; docs/RELIABILITY.md has
-the table of cases.
+profiles and helpers are in tests/helpers/reliability.py;
+docs/RELIABILITY.md has the table of cases.
 """
 import os
 import re
@@ -218,9 +218,10 @@ def dbreplay_foreign_files_and_symlinks(tmp_path):
     a packed dbr_device that is a symlink to a user's file, or dangling.
     (A symlinked parent directory, a user's file at a trace path, a forged
     manifest and a packed file without the engine's sidecar are
-    tests/engines/test_dbreplay.py's test_symlinked_parent_is_not_followed,
+    tests/engines/test_dbreplay_refusals.py's
+    test_symlinked_parent_is_not_followed,
     test_refuses_a_users_file_at_a_trace_path, test_forged_manifest_is_refused
-    and test_packed_refuses_a_foreign_file.)"""
+    and tests/engines/test_dbreplay.py's test_packed_refuses_a_foreign_file.)"""
     parent, target, far = make_parent(tmp_path)
     far_before = snapshot(far, content=True)
     trace = tmp_path / "db.trace"
