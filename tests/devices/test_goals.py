@@ -18,13 +18,11 @@ import sys
 
 import pytest
 
-import test_device
+from helpers.device import describe
 from helpers.fio import ENGINE_DIR, FIO, REPO, fio_env
-from test_device import describe
 
 pytestmark = [pytest.mark.mounts]
 
-lab = test_device.lab
 FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
 # 4 channels of 200 us: at most 20,000 requests a second, a few seconds a run
 MODEL = "fixed:channels=4,latency_us=200"

@@ -16,13 +16,11 @@ import time
 
 import pytest
 
-import test_device
+from helpers.device import describe, one_line, raw_fio, wait_for
 from helpers.fio import run_fio
-from test_device import describe, one_line, raw_fio
 
 pytestmark = [pytest.mark.mounts]
 
-lab = test_device.lab
 
 # a 10k rpm drive of the Raptor's class: a revolution is 6 ms
 DRIVE = ("hdd:rpm=10000,seek_track_ms=0.6,seek_avg_ms=4.5,seek_full_ms=10,outer_mbps=90,"
@@ -104,7 +102,7 @@ def test_write_back_cache_keeps_what_was_synced_across_a_sigkill(lab):
     s = lab.stats(dev)
     assert s["flush"]["requests"] >= 1 and s["write"]["bytes"] >= len(data)
     os.kill(s["pid"], signal.SIGKILL)
-    test_device.wait_for(lambda: lab.record(dev)["state"] == "daemon died",
+    wait_for(lambda: lab.record(dev)["state"] == "daemon died",
                          what="the daemon to die")
     lab.down(dev)
     dev = lab.up(spec, size=None, name="cached")
