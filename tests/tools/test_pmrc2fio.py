@@ -18,14 +18,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers.fio import IS_ROOT
+from helpers.pmrc2fio import PMRC_000, TOOL, _env, jobs_of, parse_job, run_tool
+
 REPO = Path(__file__).resolve().parents[2]
-TOOL = Path(os.environ.get("PMRC2FIO", str(REPO / "build" / "pmrc2fio")))  # e.g. an ASan build
 FIO = Path(os.environ.get("FIO", str(REPO / "build" / "fio")))
 SMALLFILE = Path(os.environ.get("PACK_ENGINE_DIR", str(REPO / "build"))).resolve() / "smallfile.so"
-IS_ROOT = os.geteuid() == 0
 
 # Not a sanitizer build: the ASan pass of `make check` has nothing to add.
-pytestmark = pytest.mark.nosan
+pytestmark = [pytest.mark.nosan, pytest.mark.usefixtures("_build")]
 
 DEFAULTS = {
     "pm_size_low": "500", "pm_size_high": "10000", "pm_number": "500",
@@ -35,67 +36,12 @@ DEFAULTS = {
     "pm_location": "${PM_LOCATION}",
 }
 
-PMRC_000 = ("set read 4096\nset write 4096\nset transactions 10000\n"
-            "set size 500 500000\nset number 5000\n")
 PMRC_PHORONIX = "set transactions 25000\nset size 5120 524288\nset number 500\n"
-
-
-def _env():
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)  # the ASan run preloads libasan into us
-    return env
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _build():
-    r = subprocess.run(["make", "-s", "--no-print-directory", "build/pmrc2fio"], cwd=REPO,
-                       capture_output=True, text=True, env=_env())
-    if r.returncode != 0 or not TOOL.is_file():
-        pytest.fail(f"cannot build {TOOL}:\n{r.stdout}{r.stderr}", pytrace=False)
-
-
-def run_tool(*args, stdin=None, cwd=None):
-    return subprocess.run([str(TOOL), *map(str, args)], input=stdin, capture_output=True,
-                          text=True, cwd=cwd, env=_env(), timeout=30)
 
 
 # ---------------------------------------------------------------------------
 # Reading job files back
 # ---------------------------------------------------------------------------
-
-def parse_job(text):
-    """[(section, {option: value or None})] in file order, and the comment lines
-    before the first section. Values are as fio sees them (no substitution)."""
-    sections, header = [], []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if line[0] in ";#":
-            if not sections:
-                header.append(line)
-            continue
-        # fio cuts a line at the first ';' or '#': there must be none in options
-        assert ";" not in line and "#" not in line, line
-        m = re.fullmatch(r"\[(.+)\]", line)
-        if m:
-            sections.append((m.group(1), {}))
-            continue
-        assert sections, f"option outside a section: {line}"
-        key, eq, val = line.partition("=")
-        opts = sections[-1][1]
-        assert key not in opts, f"{key} twice in [{sections[-1][0]}]"
-        opts[key] = val if eq else None
-    return sections, header
-
-
-def jobs_of(text):
-    """The job sections (not [global]) as (name, options)."""
-    sections, _ = parse_job(text)
-    assert sections[0][0] == "global"
-    assert all(name != "global" for name, _ in sections[1:])
-    return sections[1:]
-
 
 def convert(pmrc, *args):
     r = run_tool(*args, "-", stdin=pmrc)

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from test_pmrc2fio import IS_ROOT, PMRC_000, TOOL, _build, _env, jobs_of, run_tool
+from helpers.fio import IS_ROOT
+from helpers.pmrc2fio import PMRC_000, TOOL, _env, jobs_of, run_tool
 
-# (_build: the module fixture that makes build/pmrc2fio, imported to run here too)
-pytestmark = [pytest.mark.nosan, pytest.mark.usefixtures(_build.__name__)]
+# _build: the fixture that makes build/pmrc2fio
+pytestmark = [pytest.mark.nosan, pytest.mark.usefixtures("_build")]
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="mknod needs root")
 
 
