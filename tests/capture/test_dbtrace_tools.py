@@ -40,22 +40,14 @@ CHECKER = REPO / "build" / "dbtrace-check"
 IS_ROOT = os.geteuid() == 0
 
 # Pure Python plus a normal C build: nothing for the sanitizer pass to add.
-pytestmark = pytest.mark.nosan
+# tools/dbtrace-check is built first (the checker fixture,
+# tests/capture/conftest.py), for c_check() below.
+pytestmark = [pytest.mark.nosan, pytest.mark.usefixtures("checker")]
 
 def _env():
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)  # the ASan run preloads libasan into us
     return env
-
-
-@pytest.fixture(scope="module", autouse=True)
-def checker():
-    """tools/dbtrace-check, built by make (the one place C is compiled)."""
-    r = subprocess.run(["make", "-s", "--no-print-directory", "build/dbtrace-check"],
-                       cwd=REPO, capture_output=True, text=True, env=_env())
-    if r.returncode:
-        pytest.fail(f"cannot build the dbtrace checker:\n{r.stdout}{r.stderr}", pytrace=False)
-    return CHECKER
 
 
 def c_check(path, ok=True):
