@@ -23,7 +23,7 @@ import pytest
 
 from fiopack.capture import procs
 from fiopack.capture.databases import AS_POSTGRES, PrivateMariaDB, private_dir
-from helpers.capture import (DBTRACE, IS_ROOT, PG, attach, c_check, detach, py_check,
+from helpers.capture import (DBTRACE, IS_ROOT, PG, attach, c_check, detach, kill, py_check,
                              read_trace, tool_env)
 from helpers.fio import DBR_ENGINE, run_fio
 from helpers.pgstat import PG_REL, PG_SYNCED_SLRU, PG_WAL, PgSession
@@ -97,9 +97,7 @@ def test_postgresql_live_capture(checker, pg_cluster, tracer):
             if f["size"] is not None:
                 assert f["size"] == 16 << 20
     finally:
-        if cap is not None:
-            cap.kill()
-            cap.wait()
+        kill(cap)
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="creates a Debian PostgreSQL cluster (needs root)")
@@ -171,9 +169,7 @@ def test_postgresql_debian_cluster_roles(checker, tmp_path):
         assert json.loads(rep.read_text().splitlines()[0])["replayed"] == want > 0
         assert res.job()["write"]["total_ios"] > 0
     finally:
-        if cap is not None:
-            cap.kill()
-            cap.wait()
+        kill(cap)
         subprocess.run(["pg_dropcluster", "--stop", str(PG.major), name], capture_output=True,
                        timeout=120)
         shutil.rmtree(base, ignore_errors=True)
@@ -383,9 +379,7 @@ def test_postgresql_bpf_capture_matches_pg_counters(checker, pg_cluster, tmp_pat
     finally:
         if sess is not None:
             sess.close()
-        if cap is not None:
-            cap.kill()
-            cap.wait()
+        kill(cap)
 
 
 # ---------------------------------------------------------------------------
@@ -473,9 +467,7 @@ def capture_mariadb(db: MariaDB, out: Path, *extra):
         rc, err = detach(cap, timeout=300)
         cap = None
     finally:
-        if cap is not None:
-            cap.kill()
-            cap.wait()
+        kill(cap)
     if db.status() != after:
         return None
     return rc, err, {k: after[k] - before[k] for k in INNODB_STATUS[:6]}
@@ -692,9 +684,7 @@ def test_mariadb_dump_reload_records_the_sort_files(checker, tmp_path):
         c_check(checker, out)
         head, files, streams, recs = read_trace(out)
     finally:
-        if cap is not None:
-            cap.kill()
-            cap.wait()
+        kill(cap)
         db.stop()
         shutil.rmtree(db.base, ignore_errors=True)
     assert "incomplete" not in head, head

@@ -16,7 +16,7 @@ import pytest
 
 from fiopack.capture import postgres
 from fiopack.capture.databases import AS_POSTGRES
-from helpers.capture import IS_ROOT, attach, c_check, detach, read_trace, tool
+from helpers.capture import IS_ROOT, attach, c_check, detach, kill, read_trace, tool
 from helpers.fio import DBR_ENGINE, run_fio
 from helpers.pgstat import PG_REL, PG_WAL, PgSession
 
@@ -206,9 +206,7 @@ def test_postgresql_18_capture_matches_pg_stat_io(pg18, pg_cluster, checker, io_
     finally:
         if sess is not None:
             sess.close()
-        if cap is not None:
-            cap.kill()
-            cap.wait()
+        kill(cap)
 
 
 def test_postgresql_18_bad_input(pg18, pg_cluster, tmp_path):

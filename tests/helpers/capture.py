@@ -122,3 +122,11 @@ def detach(cap, timeout=120):
     cap.send_signal(signal.SIGINT)
     _, err = cap.communicate(timeout=timeout)
     return cap.returncode, err
+
+
+def kill(cap):
+    """Ends the capture @cap if it still runs (a test that failed before
+    detach())."""
+    if cap is not None:
+        cap.kill()
+        cap.wait()
