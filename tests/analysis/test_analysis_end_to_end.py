@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from analysis_common import TIMEOUT, analyze, md_tables, ok
-from conftest import IS_ROOT, REPO
+from helpers.fio import IS_ROOT, REPO
 
 STUDY = [sys.executable, str(REPO / "scripts" / "fio-pack"), "study"]
 FIGURES = REPO / "reference" / "figures.json"
