@@ -1,4 +1,4 @@
-"""The device goals' tooling on modeled devices (issue 24, docs/devices.md
+"""The device goals' tooling on modeled devices (docs/devices.md
 "The device goals"): `fio-pack bench cold`, `bench postmark` and `bench
 dbreplay --paced` with --device MODEL, and the study runner with a modeled
 device as its target, each run for a few seconds on a fixed model.

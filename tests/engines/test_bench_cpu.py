@@ -1,4 +1,4 @@
-"""fio-pack bench's CPU per operation (issue 26), run for real: the engine,
+"""fio-pack bench's CPU per operation, run for real: the engine,
 its peer and fio's null engine with the engine job's shape, and the
 differences the report prints, checked against the measurements it saved.
 

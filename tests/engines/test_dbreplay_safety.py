@@ -1,4 +1,4 @@
-"""dbreplay: nothing outside the target (issue 23), run by the real fio.
+"""dbreplay: nothing outside the target, run by the real fio.
 
 A device the kernel holds (mounted, or open O_EXCL), the engine's own files
 (manifest, sidecar, record log, report file) named after its inputs or

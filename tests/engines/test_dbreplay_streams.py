@@ -1,4 +1,4 @@
-"""The replay's concurrency against the capture's (issue 28): a read
+"""The replay's concurrency against the capture's: a read
 waits for another stream's earlier write of its bytes, in every timing
 mode, and a read that comes up short is said; io_uring's queue is as deep
 as the capture's was unless the user sets iodepth; PostgreSQL 18's I/O

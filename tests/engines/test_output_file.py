@@ -1,5 +1,5 @@
-"""fio --output=FILE --output-format=json stays JSON with the pack's engines
-(issue 25, item 7): their reports and notes reach the user on stderr, and
+"""fio --output=FILE --output-format=json stays JSON with the pack's engines:
+their reports and notes reach the user on stderr, and
 under fio --server on the server's stderr, never in FILE."""
 import json
 import subprocess

@@ -1,4 +1,4 @@
-"""postmark never removes or overwrites what it did not make (issue 23).
+"""postmark never removes or overwrites what it did not make.
 
 The marker `.fio-postmark` proves ownership: a regular file with the
 engine's head listing the files and directories a run made. Cleanup removes

@@ -1,4 +1,4 @@
-"""Reliability of every engine (issue 7): injected I/O errors, EINTR and
+"""Reliability of every engine: injected I/O errors, EINTR and
 short transfers, out of space. test_reliability_recovery.py (SIGKILL and
 resume, foreign files and symlinks) and test_reliability_load.py (64 jobs,
 io_uring at iodepth 128, memory over hundreds of thousands of operations,

@@ -1,4 +1,4 @@
-"""Reliability of every engine under load (issue 7): 64 jobs, io_uring at
+"""Reliability of every engine under load: 64 jobs, io_uring at
 iodepth 128, memory over hundreds of thousands of operations, and a
 valgrind memcheck run. The engine profiles and helpers are in
 tests/helpers/reliability.py; docs/RELIABILITY.md has the table of cases.

@@ -1,4 +1,4 @@
-"""Reliability of every engine when interrupted or surrounded (issue 7):
+"""Reliability of every engine when interrupted or surrounded:
 SIGKILL and resume, foreign files and symlinks in the target. The engine
 profiles and helpers are in tests/helpers/reliability.py;
 docs/RELIABILITY.md has the table of cases.

@@ -1,4 +1,4 @@
-"""The io_uring modes when liburing's submission fails (issue 23): one
+"""The io_uring modes when liburing's submission fails: one
 policy for every engine, written once in engines/glue/ioq.c
 (pack_ioq_submit). What is prepared stays prepared; EAGAIN and EBUSY are
 retried after reaping, EINTR at once, a bounded number of times with a

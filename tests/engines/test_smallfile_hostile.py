@@ -1,5 +1,5 @@
 """fio tests of the smallfile engine against a careless or hostile user
-(issue 23, docs/RELIABILITY.md "Trees, links and options: smallfile"):
+(docs/RELIABILITY.md "Trees, links and options: smallfile"):
 error lines that stay one line whatever the user's text, markers that are
 only markers, hard links never written through, numeric options that never
 wrap, bounded histogram input, output files checked before the run, and a

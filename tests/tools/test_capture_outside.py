@@ -2,7 +2,7 @@
 capture writes its files by fixed names (and syscalls --work, the same
 rule), and the tracer that cannot attach or ends before the work.
 
-strace only (issue 23's trial cases run with --tracer strace): no BPF."""
+strace only (the acceptance trial's cases run with --tracer strace): no BPF."""
 import shutil
 import subprocess
 import sys
@@ -32,7 +32,7 @@ def capture_run(tmp_path, keep, *cmd):
                     *(cmd or ("sh", "-c", f"echo x > {d}/f")))
 
 
-# Issue 23's acceptance trial (capture-run/keep-users-dir): --keep naming a
+# The acceptance trial (capture-run/keep-users-dir): --keep naming a
 # directory that held a user's strace.out replaced it, and added listing
 # and procinfo beside the user's files. --keep is the capture's: new or
 # empty, as syscalls --work is, checked before anything runs.
@@ -77,7 +77,7 @@ def test_syscalls_work_rule_is_the_same(tmp_path):
         "and remove files in it (name a new or empty directory)\n"), r.stderr
 
 
-# Issue 23's acceptance trial (capture-attach/pid-self-init): `capture
+# The acceptance trial (capture-attach/pid-self-init): `capture
 # attach --pid 1` printed strace's "attach: ptrace(PTRACE_SEIZE, 1):
 # Operation not permitted" and hung until killed: pid 1's descendants
 # (every process, fio-pack among them) were traced, and a task strace
@@ -180,7 +180,7 @@ def test_attach_tracer_killed_during_the_capture(tmp_path):
 @pytest.mark.parametrize("duration", ["1e300", "31536001", "inf"])
 def test_attach_duration_without_end_refused(duration, tmp_path):
     """--duration 1e300 was a capture without end, as iocap's --duration
-    inf was (issue 23's trial): at most a year, as iocap takes."""
+    inf was (the acceptance trial): at most a year, as iocap takes."""
     sleeper = start(["sleep", "30"])
     try:
         r = attach(tmp_path, sleeper.pid, "--duration", duration)
@@ -192,7 +192,7 @@ def test_attach_duration_without_end_refused(duration, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
 
 
-# The rerun of issue 23's trial (new/capture-run-strace-*): a tracer that
+# The rerun of the acceptance trial (new/capture-run-strace-*): a tracer that
 # exits 0 without writing its output (a wrapper that does nothing, or runs
 # the command untraced) ended `capture run` in "/tmp/dbcapture.XXX/strace.out:
 # cannot read: No such file or directory", naming a temporary file and not

@@ -257,7 +257,7 @@ def test_numeric_options_are_found():
 @pytest.mark.parametrize("words,option,parse", NUMERIC,
                          ids=[f"{w}:{o}" for w, o, _ in NUMERIC])
 def test_numeric_options_refuse_nan_inf_and_negatives(words, option, parse):
-    """Issue 23, 12: `capture attach --duration nan` was accepted and the
+    """The acceptance trial: `capture attach --duration nan` was accepted and the
     capture never ended (nan compares false). Every numeric option of the
     package refuses what is not a finite number, and negatives: argparse
     turns the refusal into its one-line error naming the option."""
@@ -310,7 +310,7 @@ def test_launcher_runs_with_the_makefiles_python(tmp_path):
     assert r.returncode == 0 and "study" in r.stdout, r.stderr
 
 
-# Issue 23's acceptance trial: the generators wrote --data-dir, --out (the
+# The acceptance trial: the generators wrote --data-dir, --out (the
 # job's read_iolog=) and --name (its first comment line) into the job file
 # as given, so `--data-dir $'/tmp/x\n[evil]\nioengine=null'` added a job
 # section and `--data-dir '/tmp/x;y'` made fio cut the path at ';' (the
@@ -353,7 +353,7 @@ def test_generators_refuse_what_fio_would_read_otherwise(case, tmp_path):
     assert snapshot(tmp_path) == before
 
 
-# Issue 23's acceptance trial: --name is the job file's name in --out, but
+# The acceptance trial: --name is the job file's name in --out, but
 # was joined to it as a path: `--name /elsewhere/x.fio` or `../x.fio`
 # wrote the job outside --out; `--name .` or `iolog` was refused only
 # after the iologs were written.
@@ -395,7 +395,7 @@ def test_generators_refuse_iologs_without_end(gen, tmp_path):
 @pytest.mark.parametrize("scale", [str(2**63), "2561"])
 @pytest.mark.parametrize("to", ["file", "stdout"])
 def test_dbreplay_dump_refuses_a_dump_without_end(scale, to, tmp_path):
-    """Issue 23's acceptance trial: `gen dbreplay-dump --scale 2^63` wrote
+    """The acceptance trial: `gen dbreplay-dump --scale 2^63` wrote
     SQL until killed (1.2 GB in a minute, into a temporary file beside -o).
     A dump of more than 10 GiB (scale 2560, 4 MiB a unit at most) is
     refused in one line naming --scale before anything is written."""
@@ -441,7 +441,7 @@ def test_bench_fio_that_cannot_run_is_refused(bench, fio, tmp_path):
     assert sorted(x.name for x in tmp_path.iterdir()) == ["fio"]
 
 
-# Issue 23's acceptance trial: `syscalls --fio DIR` wrote into --work, then
+# The acceptance trial: `syscalls --fio DIR` wrote into --work, then
 # ended in a PermissionError traceback; `run --fio DIR` in one from execve.
 # Every command that runs fio checks it first (fiobin.check): one line
 # naming --fio, exit 2, nothing written. syscalls and run also run it with

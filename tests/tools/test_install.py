@@ -1,4 +1,4 @@
-"""An installed pack works from anywhere (issue 25, item 2): `make install`
+"""An installed pack works from anywhere: `make install`
 from a copy of the checkout, the copy deleted, then a study, an installed
 job file, `fio-pack run` and pmrc2fio from another directory."""
 import json

@@ -31,7 +31,7 @@ def iocap(tmp_path, *args):
                            *args], capture_output=True, text=True, timeout=30)
 
 
-# Issue 23's acceptance trial: `iocap --duration inf` (and 1e999, which
+# The acceptance trial: `iocap --duration inf` (and 1e999, which
 # strtod makes inf) was taken, and the capture never ended: inf is above 0,
 # and the loop's elapsed time never reaches it. A year is the most.
 @pytest.mark.parametrize("bad", ["inf", "infinity", "-inf", "1e999", "nan", "-1", "0", "",

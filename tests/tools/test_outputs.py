@@ -3,7 +3,7 @@ a regular file or nothing is replaced whole (temporary file, rename); a
 character device or a FIFO is written in place; a symlink is followed; a
 block device, a directory or a socket is refused in one line, untouched.
 
-Issue 23, 2: `fio-pack trace ... -o /dev/null` (as root) renamed a regular
+The acceptance trial: `fio-pack trace ... -o /dev/null` (as root) renamed a regular
 file over /dev/null. Each command that writes an output is run here against
 each kind of path; the device nodes are made in tmp_path (a /dev/null twin,
 and a block device of a major number no driver has, which no write can
@@ -310,7 +310,7 @@ def test_plot_writes_devices_in_place_and_refuses_block_devices(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# Outputs checked before the work (issue 23, 4: `capture -o` in a read-only
+# Outputs checked before the work (the acceptance trial: `capture -o` in a read-only
 # directory was refused only after the whole capture)
 # ---------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """pmrc2fio touches nothing but what it is asked to write, and reads only
-what it is given, within bounds (issue 23, "Nothing outside the target").
+what it is given, within bounds ("Nothing outside the target", docs/RELIABILITY.md).
 
 -o follows the pack's rules for an output path (engines/lib/outfile.h): a
 regular file or a new name is replaced atomically; a character device or a

@@ -1,6 +1,6 @@
 """A job file copied out of the checkout runs as its header says: plain fio
 with FIO_PACK_ENGINES set once, or `fio-pack run`, which sets it; a wrong
-engine path is one line naming the fix (issue 25, item 3)."""
+engine path is one line naming the fix."""
 import json
 import os
 import shutil
