@@ -190,6 +190,7 @@ struct dbr_job {
 	uint64_t first_start_ns;
 	uint64_t last_done_ns;
 	int started, finished, failed, direct, tdo_invalidate;
+	/* the target is this run's: cleanup may remove what its manifest lists */
 	int claimed;
 	int overwrite_device;
 	int partial;	       /* the last loop was cut short */

@@ -56,10 +56,10 @@ int pack_ioq_attach(struct pack_ioq *q, struct io_uring *ring, const char *engin
  * Submits the SQEs prepared in the ring; with @wait_nr, also waits for that
  * many completions in the same system call (the caller knows they are in
  * the kernel; a signal may cut the wait short). The one policy for a failed
- * submission, for every engine (docs/RELIABILITY.md, issue 23): what is
- * prepared stays prepared; EAGAIN and EBUSY (the kernel short of memory, or
- * the completion queue full) are retried after reaping the completions
- * there are, EINTR at once, up to PACK_IOQ_SUBMIT_TRIES times with a
+ * submission, for every engine (docs/RELIABILITY.md: the io_uring_submit
+ * faults): what is prepared stays prepared; EAGAIN and EBUSY (the kernel
+ * short of memory, or the completion queue full) are retried after reaping
+ * the completions there are, EINTR at once, up to PACK_IOQ_SUBMIT_TRIES times with a
  * growing pause (about 0.13 s in all); then, and at once for any other
  * error, the SQEs not submitted are given up: taken out of the ring and
  * completed with the error through the engine's handler (which may prepare

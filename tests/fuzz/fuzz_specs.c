@@ -2,9 +2,10 @@
  * libFuzzer target for every text the small-file engine parses from users:
  * size specs, size-distribution specs (including histogram files), content
  * specs, operation mixes and tree markers, plus the PostMark configuration
- * line parser (.pmrc files, as pmrc2fio reads them). The input is split at
- * the first NUL-free byte 0x01 into a selector byte and the text; each parser
- * must return cleanly, with a one-line message on error, and never crash.
+ * line parser (.pmrc files, as pmrc2fio reads them) and the postmark engine's
+ * pm_location list. The input's first byte, modulo 8, picks the parser; the
+ * rest, cut at its first NUL, is the text. Each parser must return cleanly,
+ * with a one-line message on error, and never crash.
  *
  *   make fuzz FUZZ_SECONDS=60
  */
