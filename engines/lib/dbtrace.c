@@ -1081,11 +1081,6 @@ const char *dbtrace_error(const struct dbtrace *t)
 	return t->err;
 }
 
-uint64_t dbtrace_line(const struct dbtrace *t)
-{
-	return t->line;
-}
-
 int dbtrace_span(const struct dbtrace_header *h, uint64_t align, uint64_t *total)
 {
 	uint64_t sum = 0, s;

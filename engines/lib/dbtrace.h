@@ -161,8 +161,6 @@ int dbtrace_next(struct dbtrace *t, struct dbtrace_rec *rec);
 
 /* The last error ("" if none): one line, "NAME line N: reason". */
 const char *dbtrace_error(const struct dbtrace *t);
-/* Line of the last line read or written. */
-uint64_t dbtrace_line(const struct dbtrace *t);
 
 /*
  * Bytes a target needs to hold every non-directory file, each rounded up to
