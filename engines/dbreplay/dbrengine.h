@@ -42,6 +42,7 @@
 #include "dbrecs.h"
 #include "dbfilter.h"
 #include "odirect.h"
+#include "pathset.h"
 #include "lathist.h"
 #include "jsonl.h"
 #include "target.h"
@@ -164,8 +165,7 @@ struct dbr_job {
 	char manifest_path[PATH_MAX + 16];
 	int manifest_torn;		/* its last line was never finished */
 	uint64_t manifest_len;		/* bytes up to the end of its last whole line */
-	char **owned;			/* hash set of the paths in the manifest */
-	size_t nowned, owned_cap;	/* owned_cap: a power of two */
+	struct pathset owned;		/* the paths in the manifest */
 	int devfd;			/* packed: the device or file */
 	int dev_dfd;			/* packed, direct=1: the same with O_DIRECT */
 	char device[PATH_MAX];
@@ -281,9 +281,7 @@ int dbr_open_flags(const struct dbr_job *dj);
 int dbr_open_parent(struct dbr_job *dj, const char *path, int create, const char **base);
 int dbr_own(struct dbr_job *dj, const char *path);
 int dbr_own_path(struct dbr_job *dj, const char *path, int log);
-int dbr_owned(const struct dbr_job *dj, const char *path);
 void dbr_disown(struct dbr_job *dj, const char *path, int log);
-void dbr_free_owned(struct dbr_job *dj);
 int dbr_run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err);
 int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes);
 int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd);

@@ -793,7 +793,7 @@ static void dbr_cleanup(struct thread_data *td)
 		dbr_remove_device(dj);
 	if (dj->devfd >= 0)
 		close(dj->devfd);
-	dbr_free_owned(dj);
+	pathset_free(&dj->owned);
 	for (r = 0; r < DBTRACE_ROLE_NR; r++)
 		for (o = 0; o < DBTRACE_OP_NR; o++)
 			free(dj->cls[r][o]);

@@ -62,35 +62,12 @@ static const char *path_of(const struct dbr_job *dj, uint32_t file)
 	return dj->files[file].decl ? dj->files[file].decl->path : "?";
 }
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static char **owned_slot(char **tab, size_t cap, const char *path)
-{
-	size_t i = str_hash(path) & (cap - 1);
-
-	while (tab[i] && strcmp(tab[i], path))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
-}
-
-int dbr_owned(const struct dbr_job *dj, const char *path)
-{
-	return dj->owned_cap && *owned_slot(dj->owned, dj->owned_cap, path);
-}
-
 /* Adds @path to the set; with @log, appends it to the manifest first (before it is created). */
 int dbr_own_path(struct dbr_job *dj, const char *path, int log)
 {
-	size_t n = strlen(path), i;
+	size_t n = strlen(path);
 
-	if (dbr_owned(dj, path))
+	if (pathset_has(&dj->owned, path))
 		return 0;
 	if (log && dj->manifest_fd >= 0) {
 		struct iovec iov[2] = { { (void *)path, n }, { (void *)"\n", 1 } };
@@ -99,47 +76,12 @@ int dbr_own_path(struct dbr_job *dj, const char *path, int log)
 		if (NOINTR(writev(dj->manifest_fd, iov, 2)) != (ssize_t)n + 1)
 			return errno ? -errno : -EIO;
 	}
-	if ((dj->nowned + 1) * 2 > dj->owned_cap) {
-		size_t cap = dj->owned_cap ? dj->owned_cap * 2 : 256;
-		char **tab = calloc(cap, sizeof(*tab));
-
-		if (!tab)
-			return -ENOMEM;
-		for (i = 0; i < dj->owned_cap; i++)
-			if (dj->owned[i])
-				*owned_slot(tab, cap, dj->owned[i]) = dj->owned[i];
-		free(dj->owned);
-		dj->owned = tab;
-		dj->owned_cap = cap;
-	}
-	if (!(*owned_slot(dj->owned, dj->owned_cap, path) = strdup(path)))
-		return -ENOMEM;
-	dj->nowned++;
-	return 0;
+	return pathset_add(&dj->owned, path);
 }
 
 int dbr_own(struct dbr_job *dj, const char *path)
 {
 	return dbr_own_path(dj, path, 1);
-}
-
-/* Empties @slot of the open-addressing set, moving later entries of its probe chain back. */
-static void owned_delete(char **tab, size_t cap, char **slot)
-{
-	size_t hole = (size_t)(slot - tab), j = hole;
-
-	free(*slot);
-	*slot = NULL;
-	for (j = (j + 1) & (cap - 1); tab[j]; j = (j + 1) & (cap - 1)) {
-		size_t home = str_hash(tab[j]) & (cap - 1);
-
-		/* tab[j] may move into the hole unless its home lies after the hole, up to j */
-		if (hole < j ? home <= hole || home > j : home <= hole && home > j) {
-			tab[hole] = tab[j];
-			tab[j] = NULL;
-			hole = j;
-		}
-	}
 }
 
 /*
@@ -150,12 +92,8 @@ static void owned_delete(char **tab, size_t cap, char **slot)
  */
 void dbr_disown(struct dbr_job *dj, const char *path, int log)
 {
-	char **slot;
-
-	if (!dj->owned_cap || !*(slot = owned_slot(dj->owned, dj->owned_cap, path)))
+	if (!pathset_remove(&dj->owned, path))
 		return;
-	owned_delete(dj->owned, dj->owned_cap, slot);
-	dj->nowned--;
 	if (log && dj->manifest_fd >= 0) {
 		struct iovec iov[3] = { { (void *)MANIFEST_DISOWNED, strlen(MANIFEST_DISOWNED) },
 					{ (void *)path, strlen(path) },
@@ -166,18 +104,6 @@ void dbr_disown(struct dbr_job *dj, const char *path, int log)
 			pack_log_err("dbreplay: dbr_target %s: %s: %s\n", dj->root, MANIFEST,
 				     strerror(errno));
 	}
-}
-
-/* Frees the set. */
-void dbr_free_owned(struct dbr_job *dj)
-{
-	size_t i;
-
-	for (i = 0; i < dj->owned_cap; i++)
-		free(dj->owned[i]);
-	free(dj->owned);
-	dj->owned = NULL;
-	dj->owned_cap = dj->nowned = 0;
 }
 
 /*

@@ -94,7 +94,7 @@ static int lay_file(struct dbr_job *dj, struct rfile *f)
 		return dfd;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		/* checked at init; between loops it may have been made by someone else meanwhile */
-		if (!dbr_owned(dj, d->path)) {
+		if (!pathset_has(&dj->owned, d->path)) {
 			ret = -EEXIST;
 			goto out;
 		}
@@ -255,11 +255,11 @@ static int listed_paths_are_younger(struct dbr_job *dj)
 	struct statx mx, fx;
 	size_t i;
 
-	if (!dj->nowned || statx(dj->rootfd, MANIFEST, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &mx) ||
+	if (!dj->owned.n || statx(dj->rootfd, MANIFEST, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &mx) ||
 	    !(mx.stx_mask & STATX_BTIME))
 		return 0;
-	for (i = 0; i < dj->owned_cap; i++) {
-		const char *path = dj->owned[i], *base;
+	for (i = 0; i < dj->owned.cap; i++) {
+		const char *path = dj->owned.slot[i], *base;
 		int dfd, older;
 
 		if (!path)
@@ -483,7 +483,7 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 				dj->root, d->path, same->what, same->path);
 			return 1;
 		}
-		if (!dbr_owned(dj, d->path)) {
+		if (!pathset_has(&dj->owned, d->path)) {
 			pack_log_err(
 				"dbreplay: dbr_target %s: %s exists and was not created by dbreplay; refusing to touch it (use an empty directory)\n",
 				dj->root, d->path);
@@ -526,7 +526,7 @@ int dbr_open_target_dir(struct thread_data *td, struct dbr_job *dj)
 	}
 	/* whole: a head cut short would take the first path into its comment line */
 	head = dj->jobdir_made ? MANIFEST_HEAD MANIFEST_JOBDIR : MANIFEST_HEAD;
-	if (!dj->nowned && target_write_all(dj->manifest_fd, head, strlen(head))) {
+	if (!dj->owned.n && target_write_all(dj->manifest_fd, head, strlen(head))) {
 		pack_log_err("dbreplay: dbr_target %s: cannot write %s: %s\n", dj->root, MANIFEST,
 			     strerror(errno));
 		return 1;
@@ -826,12 +826,12 @@ void dbr_remove_owned(struct dbr_job *dj)
 	char **list;
 	size_t i, n = 0, left = 0;
 
-	list = calloc(dj->nowned + 1, sizeof(*list));
+	list = calloc(dj->owned.n + 1, sizeof(*list));
 	if (!list)
 		return;
-	for (i = 0; i < dj->owned_cap; i++)
-		if (dj->owned[i])
-			list[n++] = dj->owned[i];
+	for (i = 0; i < dj->owned.cap; i++)
+		if (dj->owned.slot[i])
+			list[n++] = dj->owned.slot[i];
 	qsort(list, n, sizeof(*list), depth_cmp);
 	for (i = 0; i < n; i++) {
 		const char *base;
