@@ -242,6 +242,39 @@ int dbr_layout(struct dbr_job *dj, int first)
 	return 0;
 }
 
+/* Deepest first, then by name (backwards): a file before its directory. */
+static int depth_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int dx = 0, dy = 0;
+
+	for (const char *p = x; *p; p++)
+		dx += *p == '/';
+	for (const char *p = y; *p; p++)
+		dy += *p == '/';
+	return dx != dy ? dy - dx : strcmp(y, x);
+}
+
+/*
+ * The paths the engine owns, deepest first (depth_cmp), in an array of
+ * *@n to free (the paths stay the set's): an order that does not depend on
+ * the set's hash. NULL if out of memory.
+ */
+static char **owned_deepest_first(const struct dbr_job *dj, size_t *n)
+{
+	char **list = calloc(dj->owned.n + 1, sizeof(*list));
+	size_t i;
+
+	*n = 0;
+	if (!list)
+		return NULL;
+	for (i = 0; i < dj->owned.cap; i++)
+		if (dj->owned.slot[i])
+			list[(*n)++] = dj->owned.slot[i];
+	qsort(list, *n, sizeof(*list), depth_cmp);
+	return list;
+}
+
 /*
  * Whether every path the manifest lists that exists now was made after the
  * manifest: the engine writes a path's line before it makes the path, so
@@ -253,17 +286,23 @@ int dbr_layout(struct dbr_job *dj, int first)
 static int listed_paths_are_younger(struct dbr_job *dj)
 {
 	struct statx mx, fx;
-	size_t i;
+	char **list;
+	size_t i, n;
+	int refused = 0;
 
 	if (!dj->owned.n || statx(dj->rootfd, MANIFEST, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &mx) ||
 	    !(mx.stx_mask & STATX_BTIME))
 		return 0;
-	for (i = 0; i < dj->owned.cap; i++) {
-		const char *path = dj->owned.slot[i], *base;
+	/* of several older paths, the deepest is named */
+	list = owned_deepest_first(dj, &n);
+	if (!list) {
+		pack_log_err("dbreplay: dbr_target %s: out of memory\n", dj->root);
+		return 1;
+	}
+	for (i = 0; i < n && !refused; i++) {
+		const char *path = list[i], *base;
 		int dfd, older;
 
-		if (!path)
-			continue;
 		dfd = dbr_open_parent(dj, path, 0, &base);
 		if (dfd < 0)
 			continue; /* not there: nothing to tell */
@@ -277,10 +316,11 @@ static int listed_paths_are_younger(struct dbr_job *dj)
 			pack_log_err(
 				"dbreplay: dbr_target %s: %s lists %s, which is older than it: not made by dbreplay; refusing to use this directory\n",
 				dj->root, MANIFEST, path);
-			return 1;
+			refused = 1;
 		}
 	}
-	return 0;
+	free(list);
+	return refused;
 }
 
 /*
@@ -809,30 +849,14 @@ void dbr_remove_device(struct dbr_job *dj)
 }
 
 /* Removes what the engine created in the target (dbr_keep=0), deepest first. */
-static int depth_cmp(const void *a, const void *b)
-{
-	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-	int dx = 0, dy = 0;
-
-	for (const char *p = x; *p; p++)
-		dx += *p == '/';
-	for (const char *p = y; *p; p++)
-		dy += *p == '/';
-	return dx != dy ? dy - dx : strcmp(y, x);
-}
-
 void dbr_remove_owned(struct dbr_job *dj)
 {
 	char **list;
-	size_t i, n = 0, left = 0;
+	size_t i, n, left = 0;
 
-	list = calloc(dj->owned.n + 1, sizeof(*list));
+	list = owned_deepest_first(dj, &n);
 	if (!list)
 		return;
-	for (i = 0; i < dj->owned.cap; i++)
-		if (dj->owned.slot[i])
-			list[n++] = dj->owned.slot[i];
-	qsort(list, n, sizeof(*list), depth_cmp);
 	for (i = 0; i < n; i++) {
 		const char *base;
 		struct stat st;

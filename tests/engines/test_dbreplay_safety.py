@@ -500,7 +500,7 @@ def test_manifest_must_be_a_regular_file_of_paths(tmp_path, case):
 
 
 @pytest.mark.parametrize("case", ["no-head", "older-than-it", "trace-path-older",
-                                  "hard-linked", "other-owner"])
+                                  "deeper-path-older", "hard-linked", "other-owner"])
 def test_a_manifest_must_prove_the_paths_it_lists(tmp_path, case):
     """Any .fio-dbreplay in the target was taken as the engine's manifest,
     and every path it listed as the engine's: a forged or copied-in
@@ -508,21 +508,26 @@ def test_a_manifest_must_prove_the_paths_it_lists(tmp_path, case):
     path) or remove it at the end (any path), exit 0. The manifest must be
     a regular file with one link, of the engine's user, beginning with the
     engine's head line, and no path it lists may be older than it (the
-    engine writes a path's line before it makes the path)."""
+    engine writes a path's line before it makes the path). Of several
+    listed paths older than it, the refusal names the deepest, whatever
+    order the engine's hash set holds them in."""
     trace = write(tmp_path / "doc.trace", DOC_TRACE)
     target = tmp_path / "t"
     target.mkdir()
     manifest = target / ".fio-dbreplay"
-    mine = target / ("base/16384/16397" if case == "trace-path-older" else "mine.txt")
+    nested = {"trace-path-older": ["base", "base/16384", "base/16384/16397"],
+              "deeper-path-older": ["data", "data/f"]}.get(case, ["mine.txt"])
+    mine = target / nested[-1]
     mine.parent.mkdir(parents=True, exist_ok=True)
     mine.write_text("the user's")
     time.sleep(0.01)
     want = {"no-head": ".fio-dbreplay does not begin with dbreplay's head line",
             "older-than-it": ".fio-dbreplay lists mine.txt, which is older than it",
             "trace-path-older": ".fio-dbreplay lists base/16384/16397, which is older than it",
+            "deeper-path-older": ".fio-dbreplay lists data/f, which is older than it",
             "hard-linked": ".fio-dbreplay has more than one link",
             "other-owner": ".fio-dbreplay belongs to another user"}[case]
-    listed = "base\nbase/16384\nbase/16384/16397\n" if case == "trace-path-older" else "mine.txt\n"
+    listed = "".join(p + "\n" for p in nested)
     manifest.write_text(("# dbreplay\n" if case == "no-head" else OLD_HEAD) + listed)
     if case == "hard-linked":
         os.link(manifest, tmp_path / "copy")
