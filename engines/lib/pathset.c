@@ -7,7 +7,7 @@
 
 uint64_t pathset_hash(const char *path)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 14695981039346656037ULL;
 
 	for (; *path; path++)
 		h = (h ^ (unsigned char)*path) * 1099511628211ULL;

@@ -72,3 +72,11 @@ TEST(pathset_grows_and_removes_within_probe_chains)
 		CHECK(!s.slot[i]);
 	pathset_free(&s);
 }
+
+/* FNV-1a's published values (its offset basis has 20 digits, the last a 7) */
+TEST(pathset_hash_is_fnv1a)
+{
+	CHECK(pathset_hash("") == 0xcbf29ce484222325ULL);
+	CHECK(pathset_hash("a") == 0xaf63dc4c8601ec8cULL);
+	CHECK(pathset_hash("foobar") == 0x85944171f73967e8ULL);
+}
