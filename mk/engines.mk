@@ -16,7 +16,8 @@ GLUE          := fioglue ioq
 # An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).
 smallfile_SRCS := smallfile/engine smallfile/fileops smallfile/uring smallfile/target smallfile/opstats
 postmark_SRCS  := postmark/engine postmark/fileops postmark/uring postmark/locations
-dbreplay_SRCS  := dbreplay/engine dbreplay/replay dbreplay/uring dbreplay/target dbreplay/report
+dbreplay_SRCS  := dbreplay/engine dbreplay/replay dbreplay/uring dbreplay/target dbreplay/report \
+		  dbreplay/files
 LIB_SRCS := $(wildcard engines/lib/*.c)
 LIB_UNITS := $(LIB_SRCS:engines/lib/%.c=%)
 # fio-dependent code shared by the engines (built with fio's headers); the

@@ -5,6 +5,10 @@
  *   uring.c   dbr_io_api=io_uring
  *   target.c  the target: files in a directory (its manifest), or a device
  *   report.c  the summary and the dbr_report_file line
+ *   files.c   the paths the engine made (the manifest's set), opening them, a file's descriptors
+ * Calls go one way: engine.c to all; uring.c to replay.c; replay.c to
+ * target.c; report.c to replay.c and target.c; engine.c, replay.c and
+ * target.c to files.c, which calls none of them.
  */
 #ifndef PACK_DBR_ENGINE_H
 #define PACK_DBR_ENGINE_H
@@ -263,11 +267,33 @@ static inline uint64_t dbr_now(void)
 	return dbr_ts_ns(&ts);
 }
 
+/*
+ * files.c: the paths the engine made (the manifest's set), opening them, a
+ * file's descriptors; the one of the engine's files that calls none of the
+ * others
+ */
+int dbr_direct_refused(struct dbr_job *dj, const char *where);
+void dbr_disown(struct dbr_job *dj, const char *path, int log);
+void __attribute__((format(printf, 2, 3))) dbr_fidelity(struct dbr_job *dj, const char *fmt, ...);
+int dbr_open_flags(const struct dbr_job *dj);
+int dbr_open_parent(struct dbr_job *dj, const char *path, int create, const char **base);
+int dbr_own(struct dbr_job *dj, const char *path);
+int dbr_own_path(struct dbr_job *dj, const char *path, int log);
+int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd);
+
+/*
+ * Whether a file's reads and writes go through O_DIRECT: all with
+ * direct=1, else the trace's flag. Inline: asked for every record.
+ */
+static inline int dbr_file_direct(const struct dbr_job *dj, const struct dbtrace_file *d)
+{
+	return d && d->role != DBTRACE_ROLE_DIRECTORY &&
+	       (dj->direct || (dj->trace_direct && d->direct));
+}
+
 /* replay.c: a record's I/O, its completion, the window */
 uint64_t dbr_buffered_records(const struct dbr_job *dj);
 enum fio_ddir dbr_ddir_of(const struct dbsched_item *it, unsigned *prio, int *prio_ix);
-int dbr_direct_refused(struct dbr_job *dj, const char *where);
-void __attribute__((format(printf, 2, 3))) dbr_fidelity(struct dbr_job *dj, const char *fmt, ...);
 int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel);
 void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
 		   uint64_t end);
@@ -277,14 +303,8 @@ unsigned dbr_misaligned_at(const struct dbtrace_rec *r);
 int dbr_next_loop(struct dbr_job *dj);
 int dbr_open_trace_file(struct dbr_job *dj);
 struct dbtrace *dbr_open_trace(struct dbr_job *dj, char *err, size_t errlen);
-int dbr_open_flags(const struct dbr_job *dj);
-int dbr_open_parent(struct dbr_job *dj, const char *path, int create, const char **base);
-int dbr_own(struct dbr_job *dj, const char *path);
-int dbr_own_path(struct dbr_job *dj, const char *path, int log);
-void dbr_disown(struct dbr_job *dj, const char *path, int log);
 int dbr_run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err);
 int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes);
-int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd);
 int dbr_job_stopping(struct thread_data *td);
 int dbr_sleep_until(struct thread_data *td, uint64_t abs_ns);
 void dbr_start_reader(struct dbr_job *dj);
