@@ -15,7 +15,8 @@ dbreplay_LIB  := dbtrace dbtrace_fast dbtrace_write dbrecs dbsched dbdepth dbpre
 GLUE          := fioglue ioq
 # An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).
 smallfile_SRCS := smallfile/engine smallfile/fileops smallfile/uring smallfile/target smallfile/opstats
-postmark_SRCS  := postmark/engine postmark/fileops postmark/uring postmark/locations
+postmark_SRCS  := postmark/engine postmark/fileops postmark/uring postmark/locations \
+		  postmark/stream
 dbreplay_SRCS  := dbreplay/engine dbreplay/replay dbreplay/uring dbreplay/target dbreplay/report \
 		  dbreplay/files
 LIB_SRCS := $(wildcard engines/lib/*.c)

@@ -29,113 +29,6 @@
 
 static struct ioengine_ops ioengine;
 
-/* ------------------------------------------------------------------ */
-/* The operation stream                                                */
-/* ------------------------------------------------------------------ */
-
-void pm_stamp_phase(struct pm_data *pd, enum pm_phase ph)
-{
-	pd->t_ns[ph] = now_ns();
-	pd->t_sec[ph] = time(NULL);
-}
-
-/* Time-based runs end the transaction phase at a transaction boundary. */
-void pm_check_tx_limit(struct pm_data *pd)
-{
-	if (pd->tx_limit_ns && pd->t_ns[PM_PHASE_TRANSACTIONS] &&
-	    now_ns() - pd->t_ns[PM_PHASE_TRANSACTIONS] >= pd->tx_limit_ns)
-		pm_sim_stop_transactions(pd->sim);
-}
-
-/*
- * Moves to the next operation that needs an io_u, handling the markers in
- * between at this moment (just after the previous operation ended, which is
- * where PostMark reads its timers). Operations PostMark drops without a
- * system call are counted and skipped.
- */
-
-void pm_advance(struct pm_data *pd, int stamp)
-{
-	struct pm_op op;
-
-	pd->have_next = 0;
-	while (!pd->have_next && pm_sim_next(pd->sim, &op)) {
-		if (pd->uring && op.kind == PM_OP_PHASE) {
-			/* stamped when the phase's barrier clears */
-			if (stamp)
-				pm_uring_phase(pd, op.phase);
-			continue;
-		}
-		if (pd->uring && op.kind == PM_OP_TX_BEGIN) {
-			/* its start: when its first io_u is issued */
-			pm_uring_tx_begin(pd, op.tx);
-			continue;
-		}
-		switch (op.kind) {
-		case PM_OP_PHASE:
-			if (stamp)
-				pm_stamp_phase(pd, op.phase);
-			if (op.phase == PM_PHASE_TRANSACTIONS)
-				pm_check_tx_limit(pd);
-			if (op.phase == PM_PHASE_DONE)
-				pd->finished = 1;
-			break;
-		case PM_OP_TX_BEGIN:
-			pd->tx_start_ns = now_ns();
-			/* fio's clock (it may be the TSC), as fio compares it with its own */
-			fio_gettime(&pd->tx_start_ts, NULL);
-			break;
-		case PM_OP_OUT_OF_FILES:
-			pd->out_of_files = 1;
-			pack_log_err(
-				"postmark: out of files after %d transactions (every file was deleted); "
-				"PostMark would stop here without deleting or reporting: the engine goes on to the deletion phase\n",
-				pm_sim_counters(pd->sim)->transactions_done);
-			break;
-		case PM_OP_CREATE:
-			if (op.flags & PM_OPF_TABLE_FULL) {
-				pd->table_full++;
-				break;
-			}
-			pd->next = op;
-			pd->have_next = 1;
-			break;
-		case PM_OP_APPEND:
-			if (op.flags & PM_OPF_FILE_FULL) {
-				pd->file_full++;
-				break;
-			}
-			pd->next = op;
-			pd->have_next = 1;
-			break;
-		default:
-			pd->next = op;
-			pd->have_next = 1;
-		}
-	}
-}
-
-enum op_class pm_class_of(const struct pm_op *op)
-{
-	switch (op->kind) {
-	case PM_OP_CREATE:
-		return OC_CREATE;
-	case PM_OP_READ:
-		return OC_READ;
-	case PM_OP_APPEND:
-		return OC_APPEND;
-	case PM_OP_DELETE:
-		return OC_DELETE;
-	default:
-		return OC_TRANSACTION;
-	}
-}
-
-const char *pm_op_name(const struct pm_op *op)
-{
-	return class_names[pm_class_of(op)];
-}
-
 static int pm_prep(struct thread_data *td, struct io_u *io_u)
 {
 	struct pm_data *pd = td->io_ops_data;
@@ -380,14 +273,6 @@ static int check_fio_options(struct thread_data *td)
 		return 1;
 	}
 	return 0;
-}
-
-uint32_t pm_dist_size(void *ctx, int name)
-{
-	struct pm_data *pd = ctx;
-	uint64_t v = size_dist_sample(&pd->sizes, hash_item(pd->cfg.seed, 1, (uint64_t)name));
-
-	return v > PM_MAX_SIZE ? PM_MAX_SIZE : (uint32_t)v;
 }
 
 /* The run's text (plus a wrap-around tail) and its read and write buffers. */

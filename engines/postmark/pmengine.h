@@ -1,6 +1,7 @@
 /*
  * The PostMark engine's own declarations, shared by its files:
- *   engine.c     the operation stream, options, init/cleanup, reports, the ops
+ *   engine.c     options, init/cleanup, reports, the ops
+ *   stream.c     the operation stream: the model's next operation, the markers between them
  *   fileops.c    PostMark's file operations as plain system calls
  *   uring.c      the same operations through io_uring (pm_io_api=io_uring)
  *   locations.c  the locations: parsing, claiming, room, cleaning up
@@ -269,13 +270,16 @@ struct pm_data {
 	struct class_stats st[OC_NR];
 };
 
-/* engine.c: the operation stream */
+/* stream.c: the operation stream (and the io_uring mode's phase and transaction markers) */
 void pm_advance(struct pm_data *pd, int stamp);
 void pm_check_tx_limit(struct pm_data *pd);
 enum op_class pm_class_of(const struct pm_op *op);
 uint32_t pm_dist_size(void *ctx, int name);
 const char *pm_op_name(const struct pm_op *op);
+void pm_stamp_pending_phases(struct pm_data *pd);
 void pm_stamp_phase(struct pm_data *pd, enum pm_phase ph);
+void pm_uring_phase(struct pm_data *pd, enum pm_phase ph);
+void pm_uring_tx_begin(struct pm_data *pd, int txn);
 
 /* fileops.c: PostMark's file operations, plain system calls */
 int pm_commit_deferred(struct pm_data *pd);
@@ -291,9 +295,7 @@ int pm_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 		 const struct timespec *t);
 void pm_uring_exit(struct pm_data *pd);
 int pm_uring_init(struct thread_data *td, struct pm_data *pd);
-void pm_uring_phase(struct pm_data *pd, enum pm_phase ph);
 enum fio_q_status pm_uring_queue(struct thread_data *td, struct pm_data *pd, struct io_u *io_u);
-void pm_uring_tx_begin(struct pm_data *pd, int txn);
 
 /*
  * locations.c: what the engine holds. A create is listed in its pool's

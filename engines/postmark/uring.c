@@ -366,53 +366,6 @@ static int uring_advance(struct pm_data *pd, struct pm_req *rq, int res)
 	return uring_prep(pd, rq);
 }
 
-static void stamp_pending_phases(struct pm_data *pd)
-{
-	int ph;
-
-	for (ph = PM_PHASE_CREATE; ph <= PM_PHASE_DONE; ph++) {
-		if (!(pd->pending_phases & (1u << ph)))
-			continue;
-		pm_stamp_phase(pd, ph);
-		if (ph == PM_PHASE_DONE)
-			pd->finished = 1;
-	}
-	pd->pending_phases = 0;
-}
-
-/* A phase marker passed by the lookahead: stamped once nothing is in flight. */
-void pm_uring_phase(struct pm_data *pd, enum pm_phase ph)
-{
-	pd->pending_phases |= 1u << ph;
-	if (!pd->inflight)
-		stamp_pending_phases(pd);
-}
-
-/*
- * The transaction the next io_us belong to. Transactions complete out of
- * order (a later one may finish while an earlier one waits for a long
- * write), so records come from a pool: every open transaction but this new
- * one holds an io_u in flight (its TX_END is queued after its operations),
- * so at most iodepth + 1 are open.
- */
-void pm_uring_tx_begin(struct pm_data *pd, int txn)
-{
-	struct pm_tx *tx = NULL;
-	int i;
-
-	for (i = 0; i < pd->ntxs && !tx; i++)
-		if (pd->txs[i].tx < 0)
-			tx = &pd->txs[i];
-	pd->cur_tx = tx;
-	if (!tx) {
-		pack_log_err("postmark: internal error: no record for transaction %d\n", txn);
-		return;
-	}
-	memset(tx, 0, sizeof(*tx));
-	tx->tx = txn;
-	tx->fd[0] = tx->fd[1] = tx->dirfd[0] = tx->dirfd[1] = -1;
-}
-
 static int start_end(struct pm_data *pd, struct pm_req *rq);
 
 /*
@@ -493,7 +446,7 @@ static void finish_req(struct pm_data *pd, struct pm_req *rq, int in_queue)
 	if (!rq->is_end && tx && --tx->ops_left == 0 && tx->end && start_end(pd, tx->end))
 		finish_req(pd, tx->end, 0);
 	if (!pd->inflight && pd->pending_phases)
-		stamp_pending_phases(pd);
+		pm_stamp_pending_phases(pd);
 }
 
 /* The transaction's operations are complete: its fsyncs, if any. 1: it is complete. */
