@@ -15,25 +15,6 @@ void pm_record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err)
 	lathist_add(&s->lat, ns);
 }
 
-/* The directory descriptor file @op lives in; *@tmp set if it must be closed. */
-int pm_dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp)
-{
-	int p = op->loc < 0 ? 0 : op->loc;
-	char name[32];
-	int fd;
-
-	*tmp = 0;
-	if (pd->cfg.subdirs <= 1)
-		return pd->pool[p].fd;
-	if (pd->subfd)
-		return pd->subfd[p * pd->cfg.subdirs + op->subdir];
-	snprintf(name, sizeof(name), "s%d", op->subdir);
-	fd = NOINTR(openat(pd->pool[p].fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-	if (fd >= 0)
-		*tmp = 1;
-	return fd;
-}
-
 /* "location/s3/17" for messages. */
 void pm_file_path(struct pm_data *pd, const struct pm_op *op, char *buf, size_t len)
 {

@@ -82,6 +82,25 @@ void pm_own_gone(struct pm_data *pd, const struct pm_op *op, int rec)
 		pmm_drop(marker_of(pd, op), rec);
 }
 
+/* The directory descriptor file @op lives in; *@tmp set if it must be closed. */
+int pm_dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp)
+{
+	int p = op->loc < 0 ? 0 : op->loc;
+	char name[32];
+	int fd;
+
+	*tmp = 0;
+	if (pd->cfg.subdirs <= 1)
+		return pd->pool[p].fd;
+	if (pd->subfd)
+		return pd->subfd[p * pd->cfg.subdirs + op->subdir];
+	snprintf(name, sizeof(name), "s%d", op->subdir);
+	fd = NOINTR(openat(pd->pool[p].fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+	if (fd >= 0)
+		*tmp = 1;
+	return fd;
+}
+
 /* "17", "s2/17" or "s2": an entry of a location, for messages. */
 static void entry_name(const struct pmm_rec *r, char *buf, size_t len)
 {

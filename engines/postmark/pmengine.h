@@ -4,7 +4,10 @@
  *   stream.c     the operation stream: the model's next operation, the markers between them
  *   fileops.c    PostMark's file operations as plain system calls
  *   uring.c      the same operations through io_uring (pm_io_api=io_uring)
- *   locations.c  the locations: parsing, claiming, room, cleaning up
+ *   locations.c  the locations: parsing, claiming, room, the directory of a file, cleaning up
+ * Calls go one way: engine.c to all; uring.c to fileops.c, locations.c and
+ * stream.c; fileops.c to locations.c; locations.c to stream.c; stream.c to
+ * none of them.
  */
 #ifndef PACK_PM_ENGINE_H
 #define PACK_PM_ENGINE_H
@@ -283,7 +286,6 @@ void pm_uring_tx_begin(struct pm_data *pd, int txn);
 
 /* fileops.c: PostMark's file operations, plain system calls */
 int pm_commit_deferred(struct pm_data *pd);
-int pm_dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp);
 void pm_file_path(struct pm_data *pd, const struct pm_op *op, char *buf, size_t len);
 void pm_record(struct class_stats *s, uint64_t ns, uint64_t bytes, int err);
 int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes);
@@ -310,6 +312,7 @@ int pm_own_take(struct pm_data *pd, const struct pm_op *op);
 void pm_own_gone(struct pm_data *pd, const struct pm_op *op, int rec);
 
 /* locations.c: the locations */
+int pm_dir_of(struct pm_data *pd, const struct pm_op *op, int *tmp);
 int pm_name_like(const char *s);
 int pm_check_room(struct thread_data *td, struct pm_data *pd);
 void pm_delete_live(struct pm_data *pd);
