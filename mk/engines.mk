@@ -10,7 +10,7 @@ ENGINES := smallfile postmark dbreplay
 COMMON_LIB    := errmsg units lathist jsonl target
 smallfile_LIB := tree treemeta treespace sizedist content opmix
 postmark_LIB  := postmark stdiosim pmroom pmmarker sizedist content
-dbreplay_LIB  := dbtrace dbtrace_fast dbtrace_write dbrecs dbsched dbdepth dbprefetch dbfilter odirect \
+dbreplay_LIB  := dbtrace dbtrace_read dbtrace_fast dbtrace_write dbrecs dbsched dbdepth dbprefetch dbfilter odirect \
 		 pathset
 GLUE          := fioglue ioq
 # An engine's own files (engines/NAME.c, or engines/NAME/ when it is large).

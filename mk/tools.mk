@@ -53,7 +53,7 @@ $(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
 
 # The C parser's view of a trace (tests/capture/test_dbtrace_tools.py, test_dbcapture*.py).
 $(BUILD)/dbtrace-check: $(OBJ)/tools/dbtrace-check.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/dbtrace_fast.o \
-		$(OBJ)/lib/errmsg.o
+		$(OBJ)/lib/dbtrace_read.o $(OBJ)/lib/errmsg.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 
 # The benchmarks' minimal C loop (scripts/fio-pack bench smallfile): the engine's
@@ -64,7 +64,7 @@ $(BUILD)/bench/minloop: $(OBJ)/bench/minloop.o \
 	$(CC) -o $@ $^ $(LINK_LIBS)
 # The trace parser's own speed (scripts/fio-pack bench dbreplay).
 $(BUILD)/bench/dbtrace-bench: $(OBJ)/bench/dbtrace-bench.o $(OBJ)/lib/dbtrace.o $(OBJ)/lib/dbtrace_fast.o \
-		$(OBJ)/lib/dbtrace_write.o $(OBJ)/lib/errmsg.o
+		$(OBJ)/lib/dbtrace_read.o $(OBJ)/lib/dbtrace_write.o $(OBJ)/lib/errmsg.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LINK_LIBS)
 # One thread woken by a timer, nothing else: the machine's floor for the

@@ -1,6 +1,7 @@
 /*
  * The inside of a dbtrace reader or writer, shared by the parser
- * (dbtrace.c) and the writer (dbtrace_write.c): not for other users.
+ * (dbtrace.c), the reader (dbtrace_read.c) and the writer
+ * (dbtrace_write.c): not for other users.
  */
 #ifndef PACK_DBTRACE_IMPL_H
 #define PACK_DBTRACE_IMPL_H
