@@ -9,7 +9,7 @@ ENGINES := smallfile postmark dbreplay
 # uses it, or in COMMON_LIB if all do.
 COMMON_LIB    := errmsg units lathist jsonl target
 smallfile_LIB := tree treemeta treespace sizedist content opmix
-postmark_LIB  := postmark stdiosim pmroom pmmarker sizedist content
+postmark_LIB  := postmark pmconfig stdiosim pmroom pmmarker sizedist content
 dbreplay_LIB  := dbtrace dbtrace_read dbtrace_fast dbtrace_write dbrecs dbsched dbdepth dbprefetch dbfilter odirect \
 		 pathset
 GLUE          := fioglue ioq

@@ -5,13 +5,13 @@
 # use (the one Debian's matplotlib is installed for). installed.json tells
 # the package where the engines are (fiopack/engines.py), and pmrc2fio in
 # BINDIR writes job files naming them: an installed pack needs no checkout.
-install: engines $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o $(OBJ)/lib/outfile.o \
+install: engines $(OBJ)/lib/postmark.o $(OBJ)/lib/pmconfig.o $(OBJ)/lib/errmsg.o $(OBJ)/lib/outfile.o \
 		$(OBJ)/lib/target.o
 	install -d $(DESTDIR)$(LIBDIR)/$(FIO_VERSION) $(DESTDIR)$(DATADIR)/jobs $(DESTDIR)$(BINDIR)
 	install -m 0755 $(ENGINES:%=$(BUILD)/%.so) $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(ENGINES:%=$(VDIR)/%.so) $(DESTDIR)$(LIBDIR)/$(FIO_VERSION)/
 	$(CC) $(BASE_CFLAGS) -Iengines/lib '-DPMRC2FIO_ENGINE="external:$(LIBDIR)/postmark.so"' \
-		-o $(BUILD)/pmrc2fio-installed tools/pmrc2fio.c $(OBJ)/lib/postmark.o \
+		-o $(BUILD)/pmrc2fio-installed tools/pmrc2fio.c $(OBJ)/lib/postmark.o $(OBJ)/lib/pmconfig.o \
 		$(OBJ)/lib/errmsg.o $(OBJ)/lib/outfile.o $(OBJ)/lib/target.o $(LINK_LIBS)
 	install -m 0755 $(BUILD)/pmrc2fio-installed $(DESTDIR)$(BINDIR)/pmrc2fio
 	cd jobs && find . -type d -exec install -d $(DESTDIR)$(DATADIR)/jobs/{} \;

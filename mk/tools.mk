@@ -45,7 +45,7 @@ moddev moddev-asan: | $(DEPS_STAMP)
 # The PostMark model's command-line front end (no filesystem access); the
 # tests compare its counters with the real postmark's.
 pm-sim: $(BUILD)/pm-sim
-$(BUILD)/pm-sim: $(OBJ)/tools/pm-sim.o $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o
+$(BUILD)/pm-sim: $(OBJ)/tools/pm-sim.o $(OBJ)/lib/postmark.o $(OBJ)/lib/pmconfig.o $(OBJ)/lib/errmsg.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 $(OBJ)/tools/%.o: tools/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -79,7 +79,7 @@ $(OBJ)/bench/%.o: bench/%.c | $(DEPS_STAMP)
 # PostMark configuration (.pmrc) to fio job file converter.
 .PHONY: tools
 tools: $(BUILD)/pm-sim $(BUILD)/pmrc2fio $(BUILD)/dbtrace-check
-$(BUILD)/pmrc2fio: $(OBJ)/tools/pmrc2fio.o $(OBJ)/lib/postmark.o $(OBJ)/lib/errmsg.o \
+$(BUILD)/pmrc2fio: $(OBJ)/tools/pmrc2fio.o $(OBJ)/lib/postmark.o $(OBJ)/lib/pmconfig.o $(OBJ)/lib/errmsg.o \
 		$(OBJ)/lib/outfile.o $(OBJ)/lib/target.o
 	$(CC) -o $@ $^ $(LINK_LIBS)
 

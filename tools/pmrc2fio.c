@@ -1,7 +1,7 @@
 /*
  * pmrc2fio: converts a PostMark 1.53 configuration file (.pmrc) into an fio
  * job file for the postmark engine (postmark.so). The lines are applied
- * in order with the model's parser (engines/lib/postmark.c); every `run`
+ * in order with the model's parser (engines/lib/pmconfig.c); every `run`
  * becomes one job section holding every pm_* option as it stands at that
  * point, and a file without `run` gets one job at the end, as PostMark run
  * from its prompt would. Nothing is written unless the whole file converts.
