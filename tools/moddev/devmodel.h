@@ -129,6 +129,32 @@ struct dev_model_type {
 				    size_t errlen);
 };
 
+/*
+ * The one way a type is written. A kind: dev_model_ID, named ID in a spec,
+ * with its parameter table @PARAMS, its @CREATE, and its sources (the
+ * strings after @CREATE).
+ */
+#define DEV_MODEL_KIND(ID, SUMMARY, PARAMS, CREATE, ...)                 \
+	static const char *const ID##_sources[] = { __VA_ARGS__, NULL }; \
+	const struct dev_model_type dev_model_##ID = {                   \
+		.name = #ID,                                             \
+		.summary = SUMMARY,                                      \
+		.params = PARAMS,                                        \
+		.nparams = sizeof(PARAMS) / sizeof((PARAMS)[0]),         \
+		.sources = ID##_sources,                                 \
+		.create = CREATE,                                        \
+	}
+
+/* A named model: dev_model_ID, named @NAME, the kind's @SPEC it stands for, its sources. */
+#define DEV_MODEL_NAMED(ID, NAME, SUMMARY, SPEC, ...)                    \
+	static const char *const ID##_sources[] = { __VA_ARGS__, NULL }; \
+	const struct dev_model_type dev_model_##ID = {                   \
+		.name = NAME,                                            \
+		.summary = SUMMARY,                                      \
+		.alias_of = SPEC,                                        \
+		.sources = ID##_sources,                                 \
+	}
+
 /* Every model the daemon knows, in the order `device models` lists them. */
 extern const struct dev_model_type *const dev_model_types[];
 

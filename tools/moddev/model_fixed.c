@@ -146,16 +146,6 @@ static struct dev_model *fixed_create(const struct dev_params *p, uint64_t size,
 	return &f->m;
 }
 
-static const char *const fixed_sources[] = {
-	"none: the queueing reference (an M/D/C queue), not a device of the field",
-	NULL,
-};
-
-const struct dev_model_type dev_model_fixed = {
-	.name = "fixed",
-	.summary = "C servers with a fixed service time, plus len/B of transfer",
-	.params = fixed_params,
-	.nparams = sizeof(fixed_params) / sizeof(fixed_params[0]),
-	.sources = fixed_sources,
-	.create = fixed_create,
-};
+DEV_MODEL_KIND(fixed, "C servers with a fixed service time, plus len/B of transfer", fixed_params,
+	       fixed_create,
+	       "none: the queueing reference (an M/D/C queue), not a device of the field");

@@ -519,16 +519,7 @@ static struct dev_model *hdd_create(const struct dev_params *p, uint64_t size, c
 	return &h->m;
 }
 
-static const char *const hdd_sources[] = {
-	"a kind of model: its parameters come from a drive's datasheet (the named models cite theirs)",
-	NULL,
-};
-
-const struct dev_model_type dev_model_hdd = {
-	.name = "hdd",
-	.summary = "a hard disk: seek curve, platter angle in time, zones, NCQ/TCQ, read-ahead",
-	.params = hdd_params,
-	.nparams = sizeof(hdd_params) / sizeof(hdd_params[0]),
-	.sources = hdd_sources,
-	.create = hdd_create,
-};
+DEV_MODEL_KIND(
+	hdd, "a hard disk: seek curve, platter angle in time, zones, NCQ/TCQ, read-ahead",
+	hdd_params, hdd_create,
+	"a kind of model: its parameters come from a drive's datasheet (the named models cite theirs)");

@@ -518,31 +518,15 @@ static struct dev_model *raid5_create(const struct dev_params *p, uint64_t size,
 	return raid_create(&dev_model_raid5, RAID5, p, size, err, errlen);
 }
 
-static const char *const raid_sources[] = {
-	"a kind of model: the layouts of Linux md (raid5: left-symmetric); the members' models "
-	"cite theirs",
-	NULL,
-};
+#define RAID_SOURCES                                                                             \
+	"a kind of model: the layouts of Linux md (raid5: left-symmetric); the members' models " \
+	"cite theirs"
 
-#define STRIPED(NAME, SUMMARY)                                                 \
-	const struct dev_model_type dev_model_##NAME = {                       \
-		.name = #NAME,                                                 \
-		.summary = SUMMARY,                                            \
-		.params = striped_params,                                      \
-		.nparams = sizeof(striped_params) / sizeof(striped_params[0]), \
-		.sources = raid_sources,                                       \
-		.create = NAME##_create,                                       \
-	}
-
-STRIPED(raid0, "members striped in stripe_kb units");
-STRIPED(raid10, "mirrored pairs of members, striped");
-STRIPED(raid5, "members striped with rotating parity; partial-row writes read-modify-write");
-
-const struct dev_model_type dev_model_raid1 = {
-	.name = "raid1",
-	.summary = "members mirrored: a read from the least busy, a write to all",
-	.params = mirror_params,
-	.nparams = sizeof(mirror_params) / sizeof(mirror_params[0]),
-	.sources = raid_sources,
-	.create = raid1_create,
-};
+DEV_MODEL_KIND(raid0, "members striped in stripe_kb units", striped_params, raid0_create,
+	       RAID_SOURCES);
+DEV_MODEL_KIND(raid10, "mirrored pairs of members, striped", striped_params, raid10_create,
+	       RAID_SOURCES);
+DEV_MODEL_KIND(raid5, "members striped with rotating parity; partial-row writes read-modify-write",
+	       striped_params, raid5_create, RAID_SOURCES);
+DEV_MODEL_KIND(raid1, "members mirrored: a read from the least busy, a write to all", mirror_params,
+	       raid1_create, RAID_SOURCES);

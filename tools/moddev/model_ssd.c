@@ -602,16 +602,7 @@ static struct dev_model *ssd_create(const struct dev_params *p, uint64_t size, c
 	return &s->m;
 }
 
-static const char *const ssd_sources[] = {
-	"a kind of model: its parameters come from an SSD's datasheet (the named models cite theirs)",
-	NULL,
-};
-
-const struct dev_model_type dev_model_ssd = {
-	.name = "ssd",
-	.summary = "a flash SSD: parallel flash units, page reads and programs, a write buffer",
-	.params = ssd_params,
-	.nparams = sizeof(ssd_params) / sizeof(ssd_params[0]),
-	.sources = ssd_sources,
-	.create = ssd_create,
-};
+DEV_MODEL_KIND(
+	ssd, "a flash SSD: parallel flash units, page reads and programs, a write buffer",
+	ssd_params, ssd_create,
+	"a kind of model: its parameters come from an SSD's datasheet (the named models cite theirs)");

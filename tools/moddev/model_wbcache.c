@@ -705,18 +705,10 @@ static struct dev_model *wbcache_create(const struct dev_params *p, uint64_t siz
 	return m;
 }
 
-static const char *const wbcache_sources[] = {
+DEV_MODEL_KIND(
+	wbcache,
+	"a write-back cache in front of a model: writes done in the cache, destaged, "
+	"flushes honoured",
+	wbcache_params, wbcache_create,
 	"a kind of model: a controller's cache size from its datasheet (the named models cite "
-	"theirs); the destage policy is the model's own",
-	NULL,
-};
-
-const struct dev_model_type dev_model_wbcache = {
-	.name = "wbcache",
-	.summary = "a write-back cache in front of a model: writes done in the cache, destaged, "
-		   "flushes honoured",
-	.params = wbcache_params,
-	.nparams = sizeof(wbcache_params) / sizeof(wbcache_params[0]),
-	.sources = wbcache_sources,
-	.create = wbcache_create,
-};
+	"theirs); the destage policy is the model's own");
