@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,12 +124,15 @@ static int layout_differs(char *what, size_t len, int *whole)
 
 int pack_host_fio_refused(const char *engine, int say)
 {
+	/* jobs run as threads (thread=1) ask at once, each from its ->init */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static int verdict = -1, said;
 	static char line[PATH_MAX + 512];
 	char exe[PATH_MAX], what[160];
-	int whole = 1;
+	int whole = 1, refused;
 	ssize_t n;
 
+	pthread_mutex_lock(&lock);
 	/* decided once, when all could be compared (not before fio's first job) */
 	if (verdict < 0) {
 		/* the command that builds for the fio running names its path */
@@ -154,7 +158,9 @@ int pack_host_fio_refused(const char *engine, int say)
 	}
 	if (verdict > 0 && say && !said++)
 		log_err("%s", line);
-	return verdict > 0;
+	refused = verdict > 0;
+	pthread_mutex_unlock(&lock);
+	return refused;
 }
 
 int pack_check_host_fio(struct thread_data *td, const char *engine, const struct ioengine_ops *ops)
@@ -370,10 +376,12 @@ void pack_fio_lacks(struct thread_data *td, const char *engine, const char *feat
 {
 	static int said;
 
-	/* once for a job and its numjobs clones, which are processes of their own */
-	if (td->subjob_number || said)
+	/*
+	 * once for a job and its numjobs clones, which are processes of their
+	 * own, or threads (thread=1) sharing this flag
+	 */
+	if (td->subjob_number || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		return;
-	said = 1;
 	pack_log_info("%s: %s has no %s (fio %s and later): %s\n", engine, fio_version_string,
 		      feature, since, consequence);
 }

@@ -365,9 +365,10 @@ static int job_share(struct thread_data *td, struct sf_data *sd)
 		return 0;
 	tree_share(n, k, j, &sd->slot_base, &sd->slot_count);
 	if (!sd->slot_count) {
-		static int said;	/* every idle clone would say it again */
+		/* every idle clone would say it again; clones run as threads share it */
+		static int said;
 
-		if (!said++)
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 			pack_log_err("smallfile: numjobs=%llu exceeds tree_files=%llu\n",
 				     (unsigned long long)j, (unsigned long long)n);
 		return 1;

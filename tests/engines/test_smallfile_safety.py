@@ -519,6 +519,23 @@ def test_numjobs_more_than_files_refused(tree_dir):
     assert any("numjobs" in l for l in r.smallfile_lines()), r.describe()
 
 
+def test_numjobs_more_than_files_said_once_by_threads(tmp_path):
+    """Clones run as threads (--thread), setting up at once
+    (create_serialize=0), share the engine's statics: the refusal is said
+    once for the run, and the check that the engine runs in the fio it was
+    built for, which every clone asks at once, says nothing."""
+    args = ["--thread", "--create_serialize=0"]
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        args += sf_args(tmp_path / name, name=name, tree_files=4, tree_file_op="layout",
+                        rw="write", numjobs=6)
+    r = run_fio(args)
+    assert r.rc != 0
+    said = [l for l in r.smallfile_lines() if "exceeds tree_files" in l]
+    assert said == ["smallfile: numjobs=6 exceeds tree_files=4"], r.describe()
+    assert "built for" not in r.stderr, r.describe()
+
+
 @pytest.mark.parametrize("opts,needle", [(dict(nrfiles=2), "nrfiles"),
                                          (dict(verify="md5"), "verify")])
 def test_unsupported_fio_options_refused(tree_dir, opts, needle):
