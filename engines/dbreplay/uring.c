@@ -158,10 +158,8 @@ int dbr_commit(struct thread_data *td)
 {
 	struct dbr_job *dj = td->io_ops_data;
 
-	if (!dj->uring)
-		return 0;
-	pack_ioq_submit(&dj->ioq, 0); /* what cannot be fails its record */
-	pack_ioq_commit(td, &dj->ioq);
+	if (dj->uring)
+		pack_ioq_submit_commit(td, &dj->ioq);
 	return 0;
 }
 
@@ -178,8 +176,7 @@ int dbr_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 
 	if (!dj->uring)
 		return 0;
-	dbr_commit(td);
-	pack_ioq_forget_returned(&dj->ioq);
+	pack_ioq_getevents_start(td, &dj->ioq);
 	/* ->prep saw a record that waits for its time only */
 	if (dj->timing != TM_ASAP && dj->next_wake != UINT64_MAX)
 		deadline = dbsched_add_ns(dj->start_ns, dj->next_wake);

@@ -178,6 +178,28 @@ void pack_ioq_commit(struct thread_data *td, struct pack_ioq *q);
 /* At the start of ->getevents: forgets the io_us fio took at the last one. */
 void pack_ioq_forget_returned(struct pack_ioq *q);
 
+/*
+ * ->commit of an engine whose SQEs go in at the commit: what is prepared
+ * is submitted (what cannot be fails its operation: pack_ioq_submit), then
+ * fio's submit accounting, per io_u (operation), not per SQE.
+ */
+static inline void pack_ioq_submit_commit(struct thread_data *td, struct pack_ioq *q)
+{
+	pack_ioq_submit(q, 0);
+	pack_ioq_commit(td, q);
+}
+
+/*
+ * The start of ->getevents for such an engine: an io_u is not handed back
+ * before its submission is accounted (pack_ioq_submit_commit), and the
+ * io_us fio took at the last ->getevents are forgotten.
+ */
+static inline void pack_ioq_getevents_start(struct thread_data *td, struct pack_ioq *q)
+{
+	pack_ioq_submit_commit(td, q);
+	pack_ioq_forget_returned(q);
+}
+
 /* At the end of ->getevents: how many fio may take now (at most @max). */
 unsigned pack_ioq_hand_out(struct pack_ioq *q, unsigned max);
 

@@ -634,11 +634,8 @@ int pm_commit(struct thread_data *td)
 {
 	struct pm_data *pd = td->io_ops_data;
 
-	if (!pd->uring)
-		return 0;
-	pack_ioq_submit(&pd->ioq, 0); /* what cannot be fails its operation */
-	/* fio's submit accounting is per io_u (operation), not per SQE */
-	pack_ioq_commit(td, &pd->ioq);
+	if (pd->uring)
+		pack_ioq_submit_commit(td, &pd->ioq);
 	return 0;
 }
 
@@ -650,9 +647,7 @@ int pm_getevents(struct thread_data *td, unsigned int min, unsigned int max,
 
 	if (!pd->uring)
 		return 0;
-	/* an io_u is not handed back before its submission is accounted */
-	pm_commit(td);
-	pack_ioq_forget_returned(&pd->ioq);
+	pack_ioq_getevents_start(td, &pd->ioq);
 	while (pd->ioq.ndone < min && pd->sqes) {
 		ret = reap(pd, 1);
 		if (ret)
