@@ -187,13 +187,18 @@ unsigned pack_clone_count(struct thread_data *td)
 
 	if (td->subjob_number == 0)
 		return td->o.numjobs;
-	/* fio's for_each_td() changed its arguments in 3.34; these two did not */
+	/*
+	 * fio's add_job() makes a job's clones in the slots right after it, so
+	 * a clone's parent is the nearest job before it that is no clone. No
+	 * other job's option strings are read: under --thread a job of an
+	 * earlier group may be freeing its own while this one starts.
+	 * fio's for_each_td() changed its arguments in 3.34; these two did not.
+	 */
 	for (i = 0; i < thread_number; i++) {
 		t = tnumber_to_td(i);
 		if (t == td)
 			break;
-		if (t->subjob_number == 0 && t->o.name && td->o.name &&
-		    !strcmp(t->o.name, td->o.name))
+		if (t->subjob_number == 0)
 			parent = t;
 	}
 	return parent && parent->o.numjobs > td->subjob_number ? parent->o.numjobs : 1;
