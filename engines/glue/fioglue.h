@@ -33,10 +33,26 @@
 #define PACK_ASYNCIO_SETS_ISSUE_TIME 0
 #endif
 
+/*
+ * The fio functions that not every release has are declared weak here. The
+ * engines are linked -z now: a strong reference to a name the running fio
+ * lacks fails dlopen, and fio says only "not loadable", before the check
+ * that names the fio the engine was built for can run (get_ioengine). That
+ * check refuses such a fio before any hook runs, so none of these is called
+ * where it is missing. A new probe of a function adds its name here and in
+ * tests/engines/test_build.py's VERSIONED_FIO_CALLS.
+ */
+#if PACK_FIO_HAVE_CLAT_PRIO
+extern int alloc_clat_prio_stat_ddir(struct thread_stat *, enum fio_ddir, int)
+	__attribute__((weak));
+#endif
+
 /* Whether job @td is still in its ramp_time: fio 3.42 renamed the call. */
 #if PACK_FIO_HAVE_IN_RAMP_PERIOD
+extern bool in_ramp_period(struct thread_data *) __attribute__((weak));
 #define pack_in_ramp(td) in_ramp_period(td)
 #else
+extern bool in_ramp_time(struct thread_data *) __attribute__((weak));
 #define pack_in_ramp(td) in_ramp_time(td)
 #endif
 
