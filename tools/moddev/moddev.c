@@ -376,6 +376,14 @@ static struct io *dispatch(fuse_req_t req, enum dev_op op, uint64_t offset, size
 		io->io_done = op == DEV_FLUSH;
 		c.now = now_ns();
 		rc = dev_sched_submit(&d.sched, &io->r, arrival, collect_done, &c);
+		/*
+		 * What is due already (a model with no latency, or back-dated
+		 * past its service time) completes here: arming the alarm for a
+		 * time gone would cost a timer interrupt and a wake-up of the
+		 * completion thread for each such request.
+		 */
+		if (!rc)
+			dev_sched_advance(&d.sched, c.now, collect_done, &c);
 		if (!rc && dev_sched_next(&d.sched) < d.wake_at) {
 			d.wake_at = dev_sched_next(&d.sched);
 			set_alarm(d.wake_at > 1 ? d.wake_at : 1);
