@@ -2,8 +2,8 @@
  * The operation stream: the model's next operation that needs an io_u,
  * the markers between operations (phases, transactions, PostMark's own
  * skips) handled where PostMark reads its timers, an operation's class
- * and name, and the model's file sizes. engine.c and uring.c call into
- * it; it calls none of the engine's other files.
+ * and name, and the model's file sizes. engine.c, uring.c and
+ * locations.c call into it; it calls none of the engine's other files.
  */
 #include "pmengine.h"
 
