@@ -174,7 +174,7 @@ TEST(moddev_fixed_write_latency_transfer_and_flush)
 TEST(moddev_sched_backdates_never_before_the_model_clock)
 {
 	struct dev_model *m = model("fixed:channels=1,latency_us=1000");
-	struct dev_req a, b, c;
+	struct dev_req a, b, c, e;
 	struct dev_sched s;
 	struct log l = { .n = 0 };
 
@@ -184,19 +184,31 @@ TEST(moddev_sched_backdates_never_before_the_model_clock)
 	req(&a, DEV_READ, 0, 512);
 	dev_sched_submit(&s, &a, 100 * US, logged, &l);
 	CHECK(a.arrival_ns == 70 * US && a.done_ns == 1070 * US);
-	/* the model's clock is at 1100 us: an arrival back-dated before it is not */
+	/*
+	 * Advanced to 1100 us (a completion thread woken late), the model's
+	 * clock is at its last event, 1070 us: the next arrival is back-dated
+	 * in full into the idle time since.
+	 */
 	dev_sched_advance(&s, 1100 * US, logged, &l);
-	CHECK(l.n == 1);
+	CHECK(l.n == 1 && s.clock_ns == 1070 * US);
 	req(&b, DEV_READ, 0, 512);
 	dev_sched_submit(&s, &b, 1110 * US, logged, &l);
-	CHECK(b.arrival_ns == 1100 * US);
-	/* long after it, back-dated in full */
+	CHECK(b.arrival_ns == 1080 * US && b.done_ns == 2080 * US);
+	/* never before an event the model has run (b's completion at 2080 us) */
+	dev_sched_advance(&s, 2200 * US, logged, &l);
+	CHECK(l.n == 2 && s.clock_ns == 2080 * US);
 	req(&c, DEV_READ, 0, 512);
-	dev_sched_submit(&s, &c, 5 * MS, logged, &l);
-	CHECK(c.arrival_ns == 5 * MS - 30 * US);
+	dev_sched_submit(&s, &c, 2100 * US, logged, &l);
+	CHECK(c.arrival_ns == 2080 * US);
+	/* nor before an arrival it has seen */
+	req(&e, DEV_READ, 0, 512);
+	dev_sched_submit(&s, &e, 2090 * US, logged, &l);
+	CHECK(e.arrival_ns == 2080 * US && e.start_ns == 3080 * US);
 	/* what completed before an arrival is handed over by its submit */
-	CHECK(l.n == 2 && l.r[1] == &b);
-	CHECK(s.seq == 3 && a.seq == 0 && b.seq == 1 && c.seq == 2);
+	dev_sched_submit(&s, &a, 5 * MS, logged, &l);
+	CHECK(a.arrival_ns == 5 * MS - 30 * US);
+	CHECK(l.n == 4 && l.r[2] == &c && l.r[3] == &e);
+	CHECK(s.seq == 5 && b.seq == 1 && c.seq == 2 && e.seq == 3 && a.seq == 4);
 	dev_model_destroy(m);
 }
 

@@ -43,14 +43,33 @@ static void completed(void *arg, struct dev_req *r)
 	c->done(c->arg, r);
 }
 
+/*
+ * Runs the model's events up to @t, one event time at a time rather than
+ * straight to @t: the model's clock then stays at its last event, so that
+ * an arrival back-dated into the idle time after it (at depth 1: the time
+ * the reply and the next request spent in the kernel, and the completion
+ * thread's own wake-up) is still in the model's time order. Run to @t
+ * itself, no clock was left behind: the completion thread, woken late,
+ * moved the clock past the time the next request was back-dated to.
+ */
 static void run_to(struct dev_sched *s, uint64_t t, dev_done_fn done, void *arg)
 {
+	const struct dev_model_ops *ops = s->model->ops;
 	struct done_ctx c = { s, done, arg };
+	uint64_t next, last = 0;
 
-	if (t < s->clock_ns)
-		return;
-	s->model->ops->advance(s->model, t, completed, &c);
-	s->clock_ns = t;
+	while ((next = ops->next_event(s->model)) <= t) {
+		if (next < s->clock_ns)
+			next = s->clock_ns;
+		if (last && next <= last) {
+			/* a model whose event stays due after its advance: at once to @t */
+			ops->advance(s->model, t, completed, &c);
+			s->clock_ns = t;
+			return;
+		}
+		ops->advance(s->model, next, completed, &c);
+		s->clock_ns = last = next;
+	}
 }
 
 int dev_sched_submit(struct dev_sched *s, struct dev_req *r, uint64_t now, dev_done_fn done,
@@ -61,6 +80,8 @@ int dev_sched_submit(struct dev_sched *s, struct dev_req *r, uint64_t now, dev_d
 	if (t < s->clock_ns)
 		t = s->clock_ns;
 	run_to(s, t, done, arg);
+	/* the model has seen @t now: nothing after it may be earlier */
+	s->clock_ns = t;
 	r->arrival_ns = t;
 	r->start_ns = r->done_ns = 0;
 	r->seq = s->seq++;

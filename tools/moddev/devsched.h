@@ -29,7 +29,7 @@ struct dev_dir_stats {
 struct dev_sched {
 	struct dev_model *model;
 	uint64_t backdate_ns;
-	uint64_t clock_ns; /* the model's time: the latest submit or advance */
+	uint64_t clock_ns; /* the model's time: the latest submit or event run */
 	uint64_t up_ns;	   /* the statistics' start */
 	uint64_t seq;
 	unsigned inflight, inflight_max;
@@ -42,13 +42,16 @@ struct dev_sched {
 void dev_sched_init(struct dev_sched *s, struct dev_model *m, uint64_t now, uint64_t backdate_ns);
 /*
  * @r (op, offset, len and owner set) arrives at @now less the back-dating,
- * never before the model's clock. What completes by then is handed to
+ * never before the model's clock (its last event run, or its last arrival). What completes by then is handed to
  * @done first. 0, or -1 when the model could not hold it (then it is not
  * in the device: the caller fails it).
  */
 int dev_sched_submit(struct dev_sched *s, struct dev_req *r, uint64_t now, dev_done_fn done,
 		     void *arg);
-/* Runs the model up to @now: each request completing goes to @done, in time order. */
+/*
+ * Runs the model's events up to @now: each request completing goes to
+ * @done, in time order. The model's clock is left at its last event.
+ */
 void dev_sched_advance(struct dev_sched *s, uint64_t now, dev_done_fn done, void *arg);
 /* When the model next has something to do (DEV_NEVER: nothing in it). */
 uint64_t dev_sched_next(const struct dev_sched *s);
