@@ -75,6 +75,35 @@ def test_up_list_stats_down(lab):
     assert backing.stat().st_size == 16 << 20, "down removed the data"
 
 
+def test_up_measures_the_round_trip_and_back_dates_by_it_by_default(lab):
+    """Without --backdate-us, up measures what a request costs beyond its
+    model on a device of its own, takes that down, and back-dates by the
+    median: the record and the daemon say the same figure, and nothing of
+    the measuring device is left (loop device, mount, daemon, files)."""
+    p = lab.cmd("up", QUICK, "--dir", lab.data, "--size", "16m")
+    assert p.returncode == 0 and not p.stderr, describe(p)
+    dev = p.stdout.strip()
+    lab.back_devs.add(lab.record(dev)["back_dev"])
+    rec, s = lab.record(dev), lab.stats(dev)
+    # more than nothing (the kernel and FUSE are in every request), less than
+    # the measuring device's own 1 ms service time
+    assert 0 < rec["backdate_us"] < 1000, rec
+    assert s["backdate_ns"] == rec["backdate_us"] * 1000
+    # only this device's loop device, mount and daemon
+    assert len([x for x in lab.leftovers() if x.startswith("loop device")]) == 1, lab.leftovers()
+    assert len([x for x in lab.leftovers() if x.startswith("daemon")]) == 1, lab.leftovers()
+    assert sorted(e.name for e in (lab.run / "devices" / rec["name"]).iterdir()) == \
+        ["daemon.log", "mnt", "state.json"]
+    # its requests: none yet but the kernel's own (the measuring reads went elsewhere)
+    assert s["read"]["requests"] < 10, s["read"]
+    # auto says the same; a number is taken as it is
+    lab.down(dev)
+    dev = lab.up(QUICK, "--backdate-us", "auto", size=None)
+    assert 0 < lab.record(dev)["backdate_us"] < 1000
+    lab.down(dev)
+    assert lab.leftovers() == [] and lab.devices_dir_empty()
+
+
 def thread_policies(pid) -> set:
     """The scheduling policies of @pid's threads (0 normal, 1 SCHED_FIFO)."""
     return {int(Path(f"/proc/{pid}/task/{t}/stat").read_text().rsplit(")", 1)[1].split()[38])
@@ -467,6 +496,8 @@ BAD_UP = [
     ("small-size", [QUICK, "--size", "100k"], {}, (), "--size 100k: must be at least 1m"),
     ("bad-name", [QUICK, "--name", "../x"], {}, (), "--name ../x: letters, digits"),
     ("bad-backdate", [QUICK, "--backdate-us", "-1"], {}, (), "--backdate-us: '-1': must be at least 0"),
+    ("word-backdate", [QUICK, "--backdate-us", "soon"], {}, (),
+     "--backdate-us: 'soon': not a whole number or auto"),
     ("not-built", [QUICK], {"FIO_PACK_MODDEV": "/nonexistent/moddev"}, (),
      "/nonexistent/moddev is not built: install fuse3 libfuse3-dev"),
     ("not-root", [QUICK], {}, ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),

@@ -84,7 +84,11 @@ class Lab:
         return [sys.executable, str(copy / "scripts" / "fio-pack")]
 
     def up(self, spec=QUICK, *args, size="64m", name=None, env=None) -> str:
+        """A device of @spec up (without back-dating unless @args say: the
+        tests check the model's own times), its /dev/loopN."""
         extra = ["--size", size] if size else []
+        if "--backdate-us" not in args:
+            extra += ["--backdate-us", "0"]
         p = self.cmd("up", spec, "--dir", self.data, *extra,
                      *(["--name", name] if name else []), *args, env=env)
         assert p.returncode == 0 and not p.stderr, describe(p)

@@ -13,7 +13,9 @@ down: the loop device detached (refused while it is mounted or open: the
 """
 import datetime
 import json
+import mmap
 import os
+import random
 import re
 import select
 import shutil
@@ -35,6 +37,20 @@ MARKER_SUFFIX = ".fio-pack-device"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 READY_TIMEOUT = 15.0
 STOP_TIMEOUT = 5.0
+
+# The round trip's measurement (up's default back-dating): a device of
+# one server with a fixed service time, so that a request's reply goes
+# through the completion thread's timer as a modeled device's does (one
+# with no latency is answered at once by the thread that read it, one
+# wake-up fewer), read at depth 1 with O_DIRECT; what a read takes beyond
+# the service time is the round trip (the kernel, FUSE, the daemon's two
+# wake-ups, the reader).
+ROUND_TRIP_SERVICE_US = 1000
+ROUND_TRIP_SPEC = f"fixed:channels=1,latency_us={ROUND_TRIP_SERVICE_US}"
+ROUND_TRIP_READS = 100
+ROUND_TRIP_WARMUP = 10
+ROUND_TRIP_SIZE = 4 * MIB
+ROUND_TRIP_BS = 4096
 
 DEV_FUSE_HELP = ("no /dev/fuse: the kernel's FUSE is not available here (modprobe fuse; "
                  "in a container, pass /dev/fuse through)")
@@ -263,9 +279,71 @@ def attach_loop(undo: Undo, rec: Device) -> str:
     return loop
 
 
+def timed_reads(loop: str, count: int, size: int) -> List[float]:
+    """@count O_DIRECT reads of ROUND_TRIP_BS at depth 1 from @loop, at
+    random places in its first @size bytes: each one's time in us."""
+    buf = mmap.mmap(-1, ROUND_TRIP_BS)     # page-aligned, as O_DIRECT wants
+    rng = random.Random(1)
+    fd = os.open(loop, os.O_RDONLY | os.O_DIRECT | os.O_CLOEXEC)
+    try:
+        out = []
+        for _ in range(count):
+            off = rng.randrange(size // ROUND_TRIP_BS) * ROUND_TRIP_BS
+            t0 = time.perf_counter_ns()
+            if os.preadv(fd, [buf], off) != ROUND_TRIP_BS:
+                raise Error(f"{loop}: a short read while measuring the round trip")
+            out.append((time.perf_counter_ns() - t0) / 1e3)
+        return out
+    except OSError as e:
+        raise Error(f"{loop}: cannot measure the round trip: {e.strerror}") from None
+    finally:
+        os.close(fd)
+        buf.close()
+
+
+def measure_round_trip(moddev: str, statedir: Path, name: str, realtime: bool) -> int:
+    """What a request costs here beyond its model, in us: the median over
+    ROUND_TRIP_READS reads of a device of ROUND_TRIP_SPEC brought up for
+    it alone (as --realtime as the device it is for) and taken down."""
+    cal = Undo()
+    try:
+        d = statedir / "round-trip"
+        d.mkdir()
+        cal.push(lambda: shutil.rmtree(d, ignore_errors=True))
+        backing = d / "disk.img"
+        with open(backing, "wb") as f:
+            f.write(bytes(ROUND_TRIP_SIZE))     # in full: no hole answered from nothing
+        (d / "mnt").mkdir()
+        rec = Device(name=f"{name}/round-trip", model=ROUND_TRIP_SPEC, size=ROUND_TRIP_SIZE,
+                     backing=str(backing), mount=str(d / "mnt"), pid=0, loop="",
+                     back_dev="", backdate_us=0, created="", daemon=moddev,
+                     realtime=realtime)
+        p = start_daemon(cal, moddev, rec)
+        st = os.stat(os.path.join(rec.mount, "disk"))
+        rec.back_dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        loop = attach_loop(cal, rec)
+        lat = timed_reads(loop, ROUND_TRIP_WARMUP + ROUND_TRIP_READS, ROUND_TRIP_SIZE)
+        lat = sorted(lat[ROUND_TRIP_WARMUP:])
+        # down's order: the daemon, unmounted, leaves by itself (unwind's
+        # SIGTERM is for a daemon that does not)
+        detach_all(rec.back_dev)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while attached(rec.back_dev) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        unmount(rec.mount)
+        try:
+            p.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pass
+        return max(0, round(lat[len(lat) // 2] - ROUND_TRIP_SERVICE_US))
+    finally:
+        cal.unwind()
+
+
 def up(spec: str, size_text: Optional[str], directory: Optional[str], name: Optional[str],
-       backdate_us: int = 0, realtime: bool = False) -> Device:
-    """Brings a device up: its record (rec.loop is the block device)."""
+       backdate_us: Optional[int] = 0, realtime: bool = False) -> Device:
+    """Brings a device up: its record (rec.loop is the block device).
+    @backdate_us None: the round trip measured here (measure_round_trip)."""
     check_root()
     moddev = check_fuse()
     check_model(moddev, spec)
@@ -293,6 +371,8 @@ def up(spec: str, size_text: Optional[str], directory: Optional[str], name: Opti
             undo.push(lambda: shutil.rmtree(statedir, ignore_errors=True))
             mount = statedir / "mnt"
             mount.mkdir()
+            if backdate_us is None:
+                backdate_us = measure_round_trip(moddev, statedir, name, realtime)
             rec = Device(name=name, model=spec, size=size, backing=os.path.abspath(backing),
                          mount=str(mount), pid=0, loop="", back_dev="",
                          backdate_us=backdate_us,
