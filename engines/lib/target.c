@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 
 #include "sysutil.h"
 #include "target.h"
@@ -161,7 +162,13 @@ int target_publish_open(int dirfd, const char *name, const char *text, off_t siz
 	size_t len = strlen(text);
 	int fd, ret = 0;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.%d", name, (int)getpid()) >= (int)sizeof(tmp))
+	/*
+	 * The thread's id, not the process's: fio's clones run as threads
+	 * (--thread) share one pid, and set up at once (create_serialize=0)
+	 * two would race for one private name. kill(tid, 0) says a thread is
+	 * alive as it does a process (is_publish_in_progress).
+	 */
+	if (snprintf(tmp, sizeof(tmp), "%s.%d", name, (int)syscall(SYS_gettid)) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = NOINTR(openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 	if (fd < 0)
@@ -191,7 +198,7 @@ int target_publish(int dirfd, const char *name, const char *text)
 
 /*
  * Whether @entry is the private name of a target_publish(@name) under way:
- * exactly "@name.PID" with PID a process that is alive. A user's file that
+ * exactly "@name.ID" with ID a process or thread that is alive. A user's file that
  * only looks like one (".marker.orig", a number with no process) is data.
  */
 static int is_publish_in_progress(const char *entry, const char *name)

@@ -85,7 +85,7 @@ int target_publish_open(int dirfd, const char *name, const char *text, off_t siz
 
 /*
  * 1 if @fd's directory holds nothing but the private names of a
- * target_publish(@name) under way (exactly "@name.PID", PID alive) and, at a
+ * target_publish(@name) under way (exactly "@name.ID", the thread ID alive) and, at a
  * file system's root, its lost+found; 0 if it holds something else (a
  * ".marker.orig" of the user's); -1 with errno.
  */

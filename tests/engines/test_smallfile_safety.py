@@ -536,6 +536,24 @@ def test_numjobs_more_than_files_said_once_by_threads(tmp_path):
     assert "built for" not in r.stderr, r.describe()
 
 
+def test_threads_laying_out_one_tree_at_once_all_succeed(tmp_path):
+    """Clones run as threads (--thread) that set up at once
+    (create_serialize=0) share one process id: the marker's private name
+    while it is written was NAME.PID, so the second clone's create failed
+    (EEXIST), it took that for the marker being there, read it before the
+    first had put it in place, and the job ended with "cannot read
+    .fio-smallfile-tree: No such file or directory" (3 to 6 runs in 6)."""
+    for attempt in range(6):
+        tree = tmp_path / f"t{attempt}"
+        tree.mkdir()
+        r = run_fio(["--thread", "--create_serialize=0",
+                     *sf_args(tree, tree_files=2000, tree_file_op="layout", rw="write",
+                              numjobs=4)])
+        r.ok()
+        assert len(tree_files(tree)) == 2000 and (tree / MARKER).is_file()
+        assert sorted(p.name for p in tree.iterdir() if p.name.startswith(MARKER)) == [MARKER]
+
+
 @pytest.mark.parametrize("opts,needle", [(dict(nrfiles=2), "nrfiles"),
                                          (dict(verify="md5"), "verify")])
 def test_unsupported_fio_options_refused(tree_dir, opts, needle):
