@@ -159,6 +159,17 @@ struct dbr_job {
 	struct rfile *files;		/* by file id: DBTRACE_MAX_FILES entries */
 	struct dbfilter filter;
 	struct dbsched *sched;
+	/*
+	 * dbr_io_api=sync, dbr_timing=asap, a window of one record: ->queue
+	 * completes each record before the next ->prep, so the scheduler
+	 * would always pick the one record it was just given (see
+	 * dbr_next_in_order). The records then go from the trace to the I/O
+	 * without it, in @one (slot DBR_ONE_SLOT).
+	 */
+	int in_order;
+	struct dbsched_item one;
+	int one_pending;  /* handed to fio, not finished */
+	uint64_t one_seq; /* records handed out in this loop */
 
 	/* the target */
 	int packed;
@@ -291,6 +302,15 @@ static inline int dbr_file_direct(const struct dbr_job *dj, const struct dbtrace
 	       (dj->direct || (dj->trace_direct && d->direct));
 }
 
+/* The slot of dbr_job.one (->engine_data holds a slot + 1). */
+#define DBR_ONE_SLOT (INT_MAX - 1)
+
+/* A slot's record: the scheduler's, or the in-order path's. */
+static inline struct dbsched_item *dbr_item(struct dbr_job *dj, int slot)
+{
+	return slot == DBR_ONE_SLOT ? &dj->one : dbsched_item(dj->sched, slot);
+}
+
 /* replay.c: a record's I/O, its completion, the window */
 uint64_t dbr_buffered_records(const struct dbr_job *dj);
 enum fio_ddir dbr_ddir_of(const struct dbsched_item *it, unsigned *prio, int *prio_ix);
@@ -300,6 +320,7 @@ void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64
 int dbr_io_target(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *off);
 int dbr_make_buffers(struct dbr_job *dj, size_t len);
 unsigned dbr_misaligned_at(const struct dbtrace_rec *r);
+int dbr_next_in_order(struct dbr_job *dj);
 int dbr_next_loop(struct dbr_job *dj);
 int dbr_open_trace_file(struct dbr_job *dj);
 struct dbtrace *dbr_open_trace(struct dbr_job *dj, char *err, size_t errlen);

@@ -60,14 +60,23 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 	dj->next_wake = UINT64_MAX;	/* set again below only for a wait */
 	while (!dj->finished) {
 		/* as fast as possible: the scheduler needs no clock */
-		uint64_t wake, now = dj->timing == TM_ASAP ? dj->start_ns : dbr_now();
+		uint64_t wake = UINT64_MAX, now = dj->timing == TM_ASAP ? dj->start_ns : dbr_now();
 
-		if (dbr_fill_window(dj, now - dj->start_ns)) {
+		if (dj->in_order) {
+			/* the record the scheduler would pick, without it */
+			ret = dbr_next_in_order(dj);
+			if (ret > 0)
+				slot = DBR_ONE_SLOT;
+		} else {
+			ret = dbr_fill_window(dj, now - dj->start_ns);
+			if (!ret)
+				slot = dbsched_pick(dj->sched, now - dj->start_ns, &wake);
+		}
+		if (ret < 0) {
 			dj->failed = dj->aborted = dj->finished = 1;
 			td_verror(td, EINVAL, "dbreplay trace");
 			break;
 		}
-		slot = dbsched_pick(dj->sched, now - dj->start_ns, &wake);
 		if (slot >= 0)
 			break;
 		if (dbsched_inflight(dj->sched) || pack_ioq_waiting(&dj->ioq)) {
@@ -102,7 +111,7 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 		return 1;
 	}
 	if (slot >= 0) {
-		struct dbsched_item *it = dbsched_item(dj->sched, slot);
+		struct dbsched_item *it = dbr_item(dj, slot);
 
 		ddir = dbr_ddir_of(it, &prio, &prio_ix);
 		it->user = io_u;
@@ -134,7 +143,7 @@ static enum fio_q_status dbr_queue(struct thread_data *td, struct io_u *io_u)
 		return FIO_Q_BUSY;	/* a wait: ddir stays allowed for the next ->prep */
 	pack_ddir_restore(td, dj->saved_td_ddir);
 	dj->ddir_held = 0;
-	it = dbsched_item(dj->sched, slot);
+	it = dbr_item(dj, slot);
 	if (dj->uring)
 		return dbr_uring_queue(td, dj, io_u, slot);
 	/* fio has just stamped it on the same clock (FIO_SYNCIO): one reading less a record */
@@ -653,6 +662,7 @@ static int dbr_init(struct thread_data *td)
 		return 1;
 	}
 	depth_notes(dj, to->iodepth, sc.capacity);
+	dj->in_order = !dj->uring && dj->timing == TM_ASAP && sc.capacity == 1;
 
 	/* per-role read and write latencies, and the trim direction's kinds, in fio's JSON */
 	for (i = 0; i < 3; i++) {
@@ -749,7 +759,8 @@ static void dbr_cleanup(struct thread_data *td)
 	if (dj->started && td->io_ops_init) {
 		/* runtime= ended the job just after the last record: the replay is whole */
 		if (!dj->finished && !dj->aborted && dj->eof && !dbsched_count(dj->sched) &&
-		    dj->loops && dj->loop + 1 >= dj->loops && dbr_next_loop(dj) == 0)
+		    !dj->one_pending && dj->loops && dj->loop + 1 >= dj->loops &&
+		    dbr_next_loop(dj) == 0)
 			dj->finished = 1;
 		if (!dj->finished || dj->replay_ns_total == 0) {
 			/* stopped in the middle of a loop (runtime=, an error): it counts, unfinished */

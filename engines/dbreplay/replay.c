@@ -418,7 +418,7 @@ enum fio_ddir dbr_ddir_of(const struct dbsched_item *it, unsigned *prio, int *pr
 void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
 		   uint64_t end)
 {
-	struct dbsched_item *it = dbsched_item(dj->sched, slot);
+	struct dbsched_item *it = dbr_item(dj, slot);
 	struct cls *c = cls_of(dj, it->role, it->rec.op);
 
 	if (c) {
@@ -470,7 +470,10 @@ void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64
 			(unsigned long long)(end - dj->start_ns), (unsigned long long)bytes, -err);
 	if (end - dj->start_ns > dj->last_done_ns)
 		dj->last_done_ns = end - dj->start_ns;
-	dbsched_done(dj->sched, slot, end - dj->start_ns);
+	if (slot == DBR_ONE_SLOT)
+		dj->one_pending = 0;
+	else
+		dbsched_done(dj->sched, slot, end - dj->start_ns);
 }
 
 /* ------------------------------------------------------------------ */
@@ -573,13 +576,14 @@ static int next_record(struct dbr_job *dj, struct dbtrace_rec *r)
 	return dj->pf ? dbprefetch_next(dj->pf, r) : dbtrace_next(dj->t, r);
 }
 
-/* Pushes records until the window is full or the trace ends; -1 on a trace error. */
-int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel)
+/*
+ * The next record of the pass that the filters keep, and its due time: 1;
+ * 0 at the end of the pass (eof set); -1 on a trace error (said).
+ */
+static int next_kept(struct dbr_job *dj, struct dbtrace_rec *r, uint64_t *due)
 {
-	struct dbtrace_rec r;
-
-	while (!dj->eof && !dbsched_full(dj->sched)) {
-		int ret = next_record(dj, &r);
+	for (;;) {
+		int ret = next_record(dj, r);
 
 		if (ret < 0) {
 			pack_log_err("dbreplay: %s\n",
@@ -588,15 +592,27 @@ int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel)
 		}
 		if (ret == 0) {
 			dj->eof = 1;
-			break;
+			return 0;
 		}
 		/* the first record sets the origin even if filtered out */
-		uint64_t due = due_of(dj, r.time);
+		*due = due_of(dj, r->time);
+		if (dbfilter_match(&dj->filter, r))
+			return 1;
+		dj->filtered++;
+	}
+}
 
-		if (!dbfilter_match(&dj->filter, &r)) {
-			dj->filtered++;
-			continue;
-		}
+/* Pushes records until the window is full or the trace ends; -1 on a trace error. */
+int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel)
+{
+	struct dbtrace_rec r;
+	uint64_t due;
+
+	while (!dj->eof && !dbsched_full(dj->sched)) {
+		int ret = next_kept(dj, &r, &due);
+
+		if (ret <= 0)
+			return ret;
 		int depth = dj->depth ? dbdepth_next(dj->depth, &r) : 0;
 
 		if (depth < 0) {
@@ -608,6 +624,35 @@ int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel)
 		dj->pushed++;
 	}
 	return 0;
+}
+
+/*
+ * dj->in_order: the next record into dj->one, in the pass's order: 1; 0 at
+ * the end of the pass; -1 on a trace error (said). What dbr_fill_window
+ * and dbsched_pick give with a window of one record and none in flight:
+ * alone in the window, a record waits for nothing (its stream's, its
+ * file's and the directories' earlier records are all done; asap: no due
+ * time), so the pick is always the record just pushed
+ * (tests/unit/test_dbsched_model.c, dbsched_sync_replay_is_trace_order).
+ * The captured depth is not needed: one record in flight is within any.
+ */
+int dbr_next_in_order(struct dbr_job *dj)
+{
+	struct dbsched_item *it = &dj->one;
+	uint64_t due;
+	int ret;
+
+	if (dj->eof)
+		return 0;
+	ret = next_kept(dj, &it->rec, &due);
+	if (ret <= 0)
+		return ret;
+	it->role = dj->files[it->rec.file].decl->role;
+	it->seq = dj->one_seq++;
+	it->due_ns = due;
+	dj->one_pending = 1;
+	dj->pushed++;
+	return 1;
 }
 
 /*
@@ -646,6 +691,7 @@ int dbr_next_loop(struct dbr_job *dj)
 	if (dbr_layout(dj, 0))
 		return -1;
 	dbsched_restart(dj->sched);
+	dj->one_seq = 0;
 	if (dj->depth)
 		dbdepth_reset(dj->depth);
 	dj->eof = 0;

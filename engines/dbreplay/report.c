@@ -237,7 +237,11 @@ void dbr_write_report_file(struct thread_data *td, struct dbr_job *dj)
 	jsonl_u64(&w, "ioworker_streams", dj->ioworkers);
 	jsonl_bool(&w, "ioworker_reads_linked", 0);
 	jsonl_u64(&w, "records_with_completion", dj->lat_records);
-	jsonl_u64(&w, "replay_stream_depth", dj->sched ? dbsched_stream_max(dj->sched) : 0);
+	/* the in-order path issues one record at a time, each of them */
+	jsonl_u64(&w, "replay_stream_depth",
+		  dj->in_order ? dj->pushed > 0
+		  : dj->sched  ? dbsched_stream_max(dj->sched)
+			       : 0);
 	jsonl_arr(&w, "fidelity");
 	for (i = 0; i < dj->nfidelity; i++)
 		jsonl_str(&w, NULL, dj->fidelity[i]);

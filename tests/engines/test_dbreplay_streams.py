@@ -6,8 +6,8 @@ workers are streams of their own beside the backends, a serial replay of
 them refused unless accepted, their missing link to the backends said."""
 import pytest
 
-from helpers.dbreplay import (DEPTH_TRACE, _sorted_by_time, dbr_args, err_lines, record_log,
-                              report, write)
+from helpers.dbreplay import (DEPTH_TRACE, DOC_TRACE, _sorted_by_time, dbr_args, err_lines,
+                              gen_trace, record_log, report, sha, write)
 from helpers.fio import run_fio
 from helpers.trees import snapshot
 
@@ -166,3 +166,45 @@ def test_an_io_worker_trace_serialised_is_refused_unless_accepted(tmp_path, opts
     assert report(rep)[0]["fidelity"] == [
         f"the trace's 2 I/O-worker stream(s) replayed one request at a time with the backends "
         f"({what}, dbr_accept_serial=1)", IOWORKER_NOTE]
+
+
+@pytest.mark.parametrize("trace_kind,opts", [("gen", {}), ("doc", {}),
+                                             ("gen", {"dbr_streams": "0,2,3"})])
+def test_sync_asap_in_order_replays_what_the_scheduler_does(tmp_path, trace_kind, opts):
+    """A sync asap replay with its window of one record hands records to
+    the I/O in trace order without the scheduler (dbr_next_in_order); a
+    wider window goes through it. Both replay the same records in the same
+    order with the same results, loops and filters included: the record
+    log but for its times, the report's counts, fio's JSON, the files."""
+    trace = tmp_path / "t.trace"
+    if trace_kind == "gen":
+        gen_trace(trace, records=1500, streams=5, seed=11, fsync_every=3)
+        files = ("base/1/1000", "pg_wal/000000010000000000000001")
+    else:
+        write(trace, DOC_TRACE)
+        files = ("base/16384/16397", "pg_wal/000000010000000000000001")
+    outs = {}
+    for window in (None, 8):
+        name = f"w{window}"
+        target = tmp_path / name
+        target.mkdir()
+        extra = dict(opts, dbr_window=window) if window else dict(opts)
+        res = run_fio(dbr_args(trace, dbr_target=target, dbr_keep=1, dbr_loops=2,
+                               dbr_record_log=tmp_path / f"{name}.log",
+                               dbr_report_file=tmp_path / f"{name}.jsonl", **extra)).ok()
+        j = res.job()
+        r = report(tmp_path / f"{name}.jsonl")[0]
+        outs[window] = dict(
+            log=[(x["loop"], x["line"], x["stream"], x["file"], x["op"], x["due"], x["bytes"],
+                  x["err"]) for x in record_log(tmp_path / f"{name}.log")],
+            fio={d: (j[d].get("total_ios"), j[d].get("io_bytes"), j[d]["lat_ns"]["N"])
+                 for d in ("read", "write", "trim", "sync")},
+            report={k: r[k] for k in ("replayed", "trace_records", "filtered", "skipped",
+                                      "implicit_creates", "errors", "replay_stream_depth")
+                    if k in r},
+            classes={c: (v["n"], v.get("bytes"), v.get("errors"))
+                     for c, v in r["classes"].items()},
+            files=[sha(target / f) for f in files])
+    assert outs[None]["log"] == sorted(outs[None]["log"], key=lambda x: (x[0], x[1]))
+    assert len(outs[None]["log"]) > 10
+    assert outs[None] == outs[8]

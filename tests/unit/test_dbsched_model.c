@@ -306,3 +306,66 @@ TEST(dbsched_random_against_model)
 	}
 	CHECK(steps > 100000);
 }
+
+/*
+ * A sync replay (dbreplay's dbr_io_api=sync): each record picked completes
+ * before the next pick, and in asap replay no record has a due time. Then
+ * the pick is always the oldest record in the window, whatever the window's
+ * size, the streams, barriers, namespace operations, reads after writes
+ * and captured depths: the trace's order. dbreplay's in-order path
+ * (dbr_next_in_order) hands records out in that order without the
+ * scheduler, for a window of one record.
+ */
+TEST(dbsched_sync_replay_is_trace_order)
+{
+	static struct model m;
+	unsigned iter, total = 0;
+
+	rnd_state = 20261206;
+	for (iter = 0; iter < 300; iter++) {
+		struct dbsched_cfg cfg;
+		struct dbsched *s;
+		unsigned loop;
+
+		cfg.capacity = iter % 2 ? 1 : 1 + (unsigned)rnd(40);
+		cfg.stream_depth = 1 + (unsigned)rnd(4);
+		s = dbsched_new(&cfg);
+		if (!s) {
+			CHECK(s != NULL);
+			return;
+		}
+		for (loop = 0; loop < 2; loop++) {
+			unsigned next = 0, picked = 0;
+
+			m_trace(&m, 20 + (unsigned)rnd(RMAX - 20), 0);
+			while (picked < m.n) {
+				uint64_t wake = 0;
+				int slot;
+
+				while (next < m.n && !dbsched_full(s)) {
+					const struct mrec *r = &m.r[next++];
+
+					CHECK(dbsched_push_depth(s, &r->rec, r->role, 0, 0,
+								 r->depth) >= 0);
+				}
+				slot = dbsched_pick(s, 0, &wake);
+				if (slot < 0 || dbsched_item(s, slot)->seq != picked ||
+				    dbsched_item(s, slot)->rec.line != m.r[picked].rec.line) {
+					printf("  iteration %u loop %u (capacity %u): pick %u is slot %d, not record %u\n",
+					       iter, loop, cfg.capacity, picked, slot, picked);
+					test_fail(__FILE__, __LINE__,
+						  "a sync replay goes in trace order");
+					dbsched_free(s);
+					return;
+				}
+				dbsched_done(s, slot, 0);
+				picked++;
+			}
+			CHECK(dbsched_count(s) == 0 && dbsched_inflight(s) == 0);
+			total += picked;
+			dbsched_restart(s);
+		}
+		dbsched_free(s);
+	}
+	CHECK(total > 100000);
+}
