@@ -31,8 +31,9 @@ struct dbrecs {
 	size_t nblocks, blocks_cap;
 	uint64_t count;
 	uint64_t line, time; /* the last record added */
-	/* reading */
-	size_t rb, rpos;
+	/* reading: the block open for it (@rp up to @rend), the next one to open */
+	const unsigned char *rp, *rend;
+	size_t rb;
 	uint64_t rline, rtime;
 };
 
@@ -57,14 +58,24 @@ static unsigned char *put(unsigned char *p, uint64_t v)
 	return p;
 }
 
+/* Most numbers take one byte (a record's are mostly small): that case first. */
 static inline uint64_t get(const unsigned char **pp)
 {
 	const unsigned char *p = *pp;
-	uint64_t v = *p & 0x7f;
+	uint64_t v = *p++;
 	unsigned shift = 7;
 
-	while (*p++ & 0x80) {
-		v |= (uint64_t)(*p & 0x7f) << shift;
+	if (__builtin_expect(v < 0x80, 1)) {
+		*pp = p;
+		return v;
+	}
+	v &= 0x7f;
+	for (;;) {
+		uint64_t b = *p++;
+
+		v |= (b & 0x7f) << shift;
+		if (b < 0x80)
+			break;
 		shift += 7;
 	}
 	*pp = p;
@@ -152,17 +163,21 @@ int dbrecs_add(struct dbrecs *s, const struct dbtrace_rec *r)
 
 int dbrecs_next(struct dbrecs *s, struct dbtrace_rec *r)
 {
-	const unsigned char *p;
+	const unsigned char *p = s->rp;
 	unsigned flags;
 	int nargs;
 
-	if (s->rb < s->nblocks && s->rpos == s->used[s->rb]) {
-		s->rb++;
-		s->rpos = 0;
+	if (__builtin_expect(p == s->rend, 0)) {
+		/* the open block has grown since (records added after reading began) */
+		if (s->rb && s->blocks[s->rb - 1] + s->used[s->rb - 1] != s->rend) {
+			s->rend = s->blocks[s->rb - 1] + s->used[s->rb - 1];
+		} else {
+			if (s->rb >= s->nblocks)
+				return 0;
+			p = s->blocks[s->rb];
+			s->rend = p + s->used[s->rb++];
+		}
 	}
-	if (s->rb >= s->nblocks)
-		return 0;
-	p = s->blocks[s->rb] + s->rpos;
 	flags = *p++;
 	r->op = (enum dbtrace_op)(flags & F_OP);
 	s->rline += get(&p);
@@ -198,13 +213,14 @@ int dbrecs_next(struct dbrecs *s, struct dbtrace_rec *r)
 		r->has_lat = 1;
 		r->lat = get(&p);
 	}
-	s->rpos = (size_t)(p - s->blocks[s->rb]);
+	s->rp = p;
 	return 1;
 }
 
 void dbrecs_rewind(struct dbrecs *s)
 {
-	s->rb = s->rpos = 0;
+	s->rp = s->rend = NULL;
+	s->rb = 0;
 	s->rline = s->rtime = 0;
 }
 

@@ -142,3 +142,37 @@ TEST(dbrecs_cap)
 	dbrecs_free(s);
 	dbrecs_free(NULL);
 }
+
+/* Records added after reading began come back too, in a block being read and in new ones. */
+TEST(dbrecs_add_while_reading)
+{
+	struct dbtrace_rec in, out;
+	struct dbrecs *s = dbrecs_new(8192, 64U << 20);
+	uint64_t added = 0, read = 0, i;
+	int ok = 1;
+
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	/* rounds of adds then reads, past the first 1 MiB block */
+	while (added < 250000) {
+		uint64_t more = added < 100 ? 7 : 30011;
+
+		for (i = 0; i < more; i++, added++) {
+			make_rec(added, 1, 8192, &in);
+			ok &= dbrecs_add(s, &in) == 0;
+		}
+		for (; read < added - (added > 50 ? 5 : 0); read++) {
+			make_rec(read, 1, 8192, &in);
+			ok &= dbrecs_next(s, &out) == 1 && same_rec(&in, &out);
+		}
+	}
+	for (; read < added; read++) {
+		make_rec(read, 1, 8192, &in);
+		ok &= dbrecs_next(s, &out) == 1 && same_rec(&in, &out);
+	}
+	CHECK(ok);
+	CHECK(dbrecs_bytes(s) > (1U << 20));
+	CHECK(dbrecs_next(s, &out) == 0);
+	dbrecs_free(s);
+}
