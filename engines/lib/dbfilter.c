@@ -175,6 +175,16 @@ static int parse_list(enum kind k, const char *opt, const char *list,
 	return 0;
 }
 
+static int all_set(const uint8_t *m, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (m[i] != 0xff)
+			return 0;
+	return 1;
+}
+
 int dbfilter_parse(struct dbfilter *f, const struct dbtrace_header *h, const char *ops,
 		   const char *streams, const char *files, char *err, size_t errlen)
 {
@@ -187,5 +197,7 @@ int dbfilter_parse(struct dbfilter *f, const struct dbtrace_header *h, const cha
 	    parse_list(K_FILES, "dbr_files", files, h, &dummy, f->files, sizeof(f->files),
 		       err, errlen))
 		return -1;
+	f->all = all_set(f->streams, sizeof(f->streams)) && all_set(f->files, sizeof(f->files)) &&
+		 (f->ops & ((1U << DBTRACE_OP_NR) - 1)) == (1U << DBTRACE_OP_NR) - 1;
 	return 0;
 }

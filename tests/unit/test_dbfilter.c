@@ -351,3 +351,45 @@ TEST(dbfilter_errors)
 	BAD(NULL, "!0,", NULL, "dbr_streams", "an empty item in '!0,'");
 	close_trace();
 }
+
+/*
+ * f.all (every bit set: dbfilter_match's shortcut) only when nothing is
+ * left out, and dbfilter_match agrees with the bit maps either way.
+ */
+TEST(dbfilter_all_shortcut)
+{
+	static const struct {
+		const char *ops, *streams, *files;
+		int all;
+	} c[] = {
+		{ NULL, NULL, NULL, 1 },
+		{ "", "", "", 1 },
+		{ "!read", NULL, NULL, 0 },
+		{ "read", NULL, NULL, 0 },
+		{ NULL, "!walwriter", NULL, 0 },
+		{ NULL, NULL, "!log", 0 },
+		{ NULL, "0", NULL, 0 },
+		{ "read,write,fsync,fdatasync,sync_file_range,trim,truncate,create,unlink", NULL,
+		  NULL, 1 },
+	};
+	unsigned k, op, i, j;
+
+	if (!open_trace())
+		return;
+	for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		if (parse(c[k].ops, c[k].streams, c[k].files)) {
+			printf("  case %u: %s\n", k, err);
+			test_fail(__FILE__, __LINE__, "parses");
+			continue;
+		}
+		CHECK(f.all == c[k].all);
+		for (op = 0; op < DBTRACE_OP_NR; op++)
+			for (i = 0; i < NSTREAMS; i++)
+				for (j = 0; j < NFILES; j++)
+					CHECK(match((enum dbtrace_op)op, stream_ids[i],
+						    file_ids[j]) == ((kept_ops() >> op & 1) &&
+								     (kept_streams() >> i & 1) &&
+								     (kept_files() >> j & 1)));
+	}
+	close_trace();
+}
