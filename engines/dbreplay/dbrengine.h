@@ -298,8 +298,9 @@ int dbr_set_fd(struct dbr_job *dj, struct rfile *f, int fd);
  */
 static inline int dbr_file_direct(const struct dbr_job *dj, const struct dbtrace_file *d)
 {
-	return d && d->role != DBTRACE_ROLE_DIRECTORY &&
-	       (dj->direct || (dj->trace_direct && d->direct));
+	/* most replays have no O_DIRECT file: that answer first, without @d */
+	return (dj->direct || dj->trace_direct) && d && d->role != DBTRACE_ROLE_DIRECTORY &&
+	       (dj->direct || d->direct);
 }
 
 /* The slot of dbr_job.one (->engine_data holds a slot + 1). */
@@ -311,9 +312,47 @@ static inline struct dbsched_item *dbr_item(struct dbr_job *dj, int slot)
 	return slot == DBR_ONE_SLOT ? &dj->one : dbsched_item(dj->sched, slot);
 }
 
+/* fio's direction and prio of a record (inline: ->prep asks it for every record) */
+static inline enum fio_ddir dbr_ddir_of(const struct dbsched_item *it, unsigned *prio, int *prio_ix)
+{
+	*prio = 0;
+	*prio_ix = 0;
+	switch (it->rec.op) {
+	case DBTRACE_READ:
+	case DBTRACE_WRITE:
+		*prio = it->role + 1;
+		*prio_ix = (int)it->role;
+		return it->rec.op == DBTRACE_READ ? DDIR_READ : DDIR_WRITE;
+	case DBTRACE_FSYNC:
+	case DBTRACE_FDATASYNC:
+	case DBTRACE_SYNC_FILE_RANGE:
+		/*
+		 * All three are fio's DDIR_SYNC, so "sync" in fio's JSON counts
+		 * them all on every fio. fio up to 3.42 indexes its 4-entry
+		 * total_io_u[] with an io_u's direction: DDIR_DATASYNC and
+		 * DDIR_SYNC_FILE_RANGE wrote past it, into short_io_u[] (fio
+		 * commit af511749 fixed it after 3.42). The engine does the
+		 * record's own call; its report keeps the three apart.
+		 */
+		return DDIR_SYNC;
+	case DBTRACE_TRIM:
+		*prio = TP_TRIM;
+		break;
+	case DBTRACE_TRUNCATE:
+		*prio = TP_TRUNCATE;
+		break;
+	case DBTRACE_CREATE:
+		*prio = TP_CREATE;
+		break;
+	default:
+		*prio = TP_UNLINK;
+	}
+	*prio_ix = (int)*prio - 1;
+	return DDIR_TRIM;
+}
+
 /* replay.c: a record's I/O, its completion, the window */
 uint64_t dbr_buffered_records(const struct dbr_job *dj);
-enum fio_ddir dbr_ddir_of(const struct dbsched_item *it, unsigned *prio, int *prio_ix);
 int dbr_fill_window(struct dbr_job *dj, uint64_t now_rel);
 void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
 		   uint64_t end);

@@ -386,44 +386,6 @@ int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *byte
 /* fio's view of a record, and its completion                          */
 /* ------------------------------------------------------------------ */
 
-enum fio_ddir dbr_ddir_of(const struct dbsched_item *it, unsigned *prio, int *prio_ix)
-{
-	*prio = 0;
-	*prio_ix = 0;
-	switch (it->rec.op) {
-	case DBTRACE_READ:
-	case DBTRACE_WRITE:
-		*prio = it->role + 1;
-		*prio_ix = (int)it->role;
-		return it->rec.op == DBTRACE_READ ? DDIR_READ : DDIR_WRITE;
-	case DBTRACE_FSYNC:
-	case DBTRACE_FDATASYNC:
-	case DBTRACE_SYNC_FILE_RANGE:
-		/*
-		 * All three are fio's DDIR_SYNC, so "sync" in fio's JSON counts
-		 * them all on every fio. fio up to 3.42 indexes its 4-entry
-		 * total_io_u[] with an io_u's direction: DDIR_DATASYNC and
-		 * DDIR_SYNC_FILE_RANGE wrote past it, into short_io_u[] (fio
-		 * commit af511749 fixed it after 3.42). The engine does the
-		 * record's own call; its report keeps the three apart.
-		 */
-		return DDIR_SYNC;
-	case DBTRACE_TRIM:
-		*prio = TP_TRIM;
-		break;
-	case DBTRACE_TRUNCATE:
-		*prio = TP_TRUNCATE;
-		break;
-	case DBTRACE_CREATE:
-		*prio = TP_CREATE;
-		break;
-	default:
-		*prio = TP_UNLINK;
-	}
-	*prio_ix = (int)*prio - 1;
-	return DDIR_TRIM;
-}
-
 /* A record's I/O has ended (@err: 0 or -errno): statistics, fio's io_u, the window. */
 void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
 		   uint64_t end)
@@ -588,9 +550,11 @@ static int next_record(struct dbr_job *dj, struct dbtrace_rec *r)
 
 /*
  * The next record of the pass that the filters keep, and its due time: 1;
- * 0 at the end of the pass (eof set); -1 on a trace error (said).
+ * 0 at the end of the pass (eof set); -1 on a trace error (said). Inlined
+ * in both callers: the in-order path's one call a record is dbrecs_next.
  */
-static int next_kept(struct dbr_job *dj, struct dbtrace_rec *r, uint64_t *due)
+static inline __attribute__((always_inline)) int next_kept(struct dbr_job *dj,
+							   struct dbtrace_rec *r, uint64_t *due)
 {
 	for (;;) {
 		int ret = next_record(dj, r);
