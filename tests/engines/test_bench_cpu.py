@@ -13,7 +13,9 @@ import sys
 
 import pytest
 
-from helpers.fio import ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO
+import shutil
+
+from helpers.fio import DBR_ENGINE, ENGINE, FIO, IS_ROOT, PM_ENGINE, REPO
 
 FIO_PACK = [sys.executable, str(REPO / "scripts" / "fio-pack")]
 
@@ -95,3 +97,33 @@ def test_bench_smallfile_takes_a_relative_fio(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     (fc,) = json.loads(raw.read_text())["B1_filecreate"]
     assert fc["files"] == 100 and fc["rate"] > 0, fc
+
+
+def test_a_stale_engine_is_not_reported_as_the_checkouts_commit(tmp_path):
+    """An engine built before engines/ last changed was reported as
+    "source: commit X" of the checkout: a run after a pull or a merge
+    without make measured older code under the new commit's name. The
+    report's engine row and a line on stderr now say it; a build newer
+    than its sources is the commit's."""
+    eng = tmp_path / "eng"
+    eng.mkdir()
+    copy = eng / "dbreplay.so"
+    rows = {}
+    for case, mtime in (("stale", 1_000_000_000), ("fresh", None)):
+        shutil.copy(DBR_ENGINE, copy)
+        if mtime:
+            os.utime(copy, (mtime, mtime))
+        out = tmp_path / f"{case}.md"
+        p = subprocess.run([*FIO_PACK, "bench", "dbreplay", "--records", "1000", "--sections", "A",
+                            "--pairs", "sync", "--repeats", "1", "--quiet-wait", "0",
+                            "--fio", str(FIO), "--engine", str(copy), "--output", str(out)],
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        rows[case] = (next(l for l in out.read_text().splitlines() if l.startswith("| engine |")),
+                      p.stderr)
+    row, err = rows["stale"]
+    assert "source: **not commit " in row and "changed (" in row and "run make" in row, row
+    assert "warning: the engine" in err and "run make" in err, err
+    row, err = rows["fresh"]
+    assert "source: commit " in row and "not commit" not in row, row
+    assert "warning: the engine" not in err, err

@@ -435,19 +435,48 @@ def snapshot_build(a, work, keys=(), stamp="%Y-%m-%d %H:%M:%S"):
     return snap, fio_version
 
 
+def newer_source(built: float, directory: str):
+    """The file git tracks under @directory of the checkout that changed
+    last, when it changed after @built (a build's mtime): (path, mtime),
+    else None."""
+    r = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--", directory],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    newest = None
+    for rel in filter(None, r.stdout.decode(errors="replace").split("\0")):
+        try:
+            m = os.stat(os.path.join(REPO, rel)).st_mtime
+        except OSError:
+            continue
+        if newest is None or m > newest[1]:
+            newest = (rel, m)
+    return newest if newest and newest[1] > built else None
+
+
 def snapshot_machine_rows(a, fio_version, snap):
     """machine_info() with fio and the engine as snapshot_build() took them:
-    md5, build time, the commit and whether engines/ was modified."""
+    md5, build time, the commit and whether engines/ was modified. An
+    engine built before its sources last changed is not that commit's:
+    the row says so, and so does a line on stderr (a report that named
+    the checkout's commit for a stale build measured the wrong code
+    without a word)."""
     mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
     git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
     mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
-    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: "
-               "commit %s%s" % (snap["engine"] + (git or "?",
-                                                  ", engines/ modified in the work tree"
-                                                  if dirty.strip() else ""))))
+    stale = newer_source(os.stat(a.engine).st_mtime, "engines")
+    if stale:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stale[1]))
+        source = ("**not commit %s**: built before %s changed (%s); run make" %
+                  (git or "?", stale[0], when))
+        log("warning: the engine %s was built before %s changed (%s): it is not the source "
+            "of commit %s (run make)" % (snap["engine"][0], stale[0], when, git or "?"))
+    else:
+        source = "commit %s%s" % (git or "?", ", engines/ modified in the work tree"
+                                  if dirty.strip() else "")
+    mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: %s" %
+               (snap["engine"] + (source,))))
     return mi
 
 
