@@ -57,11 +57,12 @@ static void run_to(struct dev_sched *s, uint64_t t, dev_done_fn done, void *arg)
 	const struct dev_model_ops *ops = s->model->ops;
 	struct done_ctx c = { s, done, arg };
 	uint64_t next, last = 0;
+	int ran = 0;
 
 	while ((next = ops->next_event(s->model)) <= t) {
 		if (next < s->clock_ns)
 			next = s->clock_ns;
-		if (last && next <= last) {
+		if (ran && next <= last) {
 			/* a model whose event stays due after its advance: at once to @t */
 			ops->advance(s->model, t, completed, &c);
 			s->clock_ns = t;
@@ -69,6 +70,7 @@ static void run_to(struct dev_sched *s, uint64_t t, dev_done_fn done, void *arg)
 		}
 		ops->advance(s->model, next, completed, &c);
 		s->clock_ns = last = next;
+		ran = 1;
 	}
 }
 

@@ -279,6 +279,28 @@ def attach_loop(undo: Undo, rec: Device) -> str:
     return loop
 
 
+def remove_entries(d: Path, files=(), dirs=()) -> None:
+    """@files and the (empty) @dirs of @d, then @d itself: what is not
+    there, or not empty (a mount still on it), is left."""
+    for f in files:
+        (d / f).unlink(missing_ok=True)
+    for sub in (*(d / x for x in dirs), d):
+        try:
+            sub.rmdir()
+        except OSError:
+            pass
+
+
+def wait_detached(back_dev: str) -> bool:
+    """Whether the loop devices over @back_dev are gone within STOP_TIMEOUT."""
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while attached(back_dev):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def timed_reads(loop: str, count: int, size: int) -> List[float]:
     """@count O_DIRECT reads of ROUND_TRIP_BS at depth 1 from @loop, at
     random places in its first @size bytes: each one's time in us."""
@@ -307,11 +329,13 @@ def measure_round_trip(moddev: str, statedir: Path, name: str, realtime: bool) -
     it alone (as --realtime as the device it is for) and taken down."""
     cal = Undo()
     try:
+        # made here (mkdir and O_EXCL refuse what exists), and removed name
+        # by name: nothing else, and never into a mount left behind
         d = statedir / "round-trip"
         d.mkdir()
-        cal.push(lambda: shutil.rmtree(d, ignore_errors=True))
+        cal.push(lambda: remove_entries(d, files=("disk.img", "daemon.log"), dirs=("mnt",)))
         backing = d / "disk.img"
-        with open(backing, "wb") as f:
+        with open(backing, "xb") as f:
             f.write(bytes(ROUND_TRIP_SIZE))     # in full: no hole answered from nothing
         (d / "mnt").mkdir()
         rec = Device(name=f"{name}/round-trip", model=ROUND_TRIP_SPEC, size=ROUND_TRIP_SIZE,
@@ -327,9 +351,7 @@ def measure_round_trip(moddev: str, statedir: Path, name: str, realtime: bool) -
         # down's order: the daemon, unmounted, leaves by itself (unwind's
         # SIGTERM is for a daemon that does not)
         detach_all(rec.back_dev)
-        deadline = time.monotonic() + STOP_TIMEOUT
-        while attached(rec.back_dev) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_detached(rec.back_dev)
         unmount(rec.mount)
         try:
             p.wait(timeout=STOP_TIMEOUT)
@@ -412,11 +434,8 @@ def down(dev: str) -> Device:
                 raise Error(f"{loop} is {held[0]}: stop using it first (nothing was changed)")
         for loop in loops:
             detach(loop)
-        deadline = time.monotonic() + STOP_TIMEOUT
-        while attached(rec.back_dev):
-            if time.monotonic() > deadline:
-                raise Error(f"{rec.loop} is still attached: something opened it meanwhile")
-            time.sleep(0.02)
+        if not wait_detached(rec.back_dev):
+            raise Error(f"{rec.loop} is still attached: something opened it meanwhile")
         unmount(rec.mount)
         # Unmounted, the daemon leaves by itself: its FUSE loop ends and it
         # cleans up. A SIGTERM in that cleanup, after it has put back the
