@@ -104,6 +104,23 @@ def test_up_measures_the_round_trip_and_back_dates_by_it_by_default(lab):
     assert lab.leftovers() == [] and lab.devices_dir_empty()
 
 
+def test_a_state_directory_of_that_name_is_not_touched(lab):
+    """A directory of the device's name in the state directory that no
+    device record owns (a user's, or a leftover) ended up in a traceback
+    (FileExistsError): one line naming it, exit 2, its files and --dir as
+    they were. up's own directories, the round trip's included, are only
+    ever made inside a state directory it has just created."""
+    theirs = lab.run / "devices" / "fixed"
+    theirs.mkdir(parents=True)
+    (theirs / "keep").write_text("mine\n")
+    p = lab.cmd("up", QUICK, "--dir", lab.data, "--size", "16m")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, describe(p)
+    assert f"{theirs} exists but fixed is not up: not touched" in one_line(p)
+    assert sorted(x.name for x in theirs.iterdir()) == ["keep"]
+    assert (theirs / "keep").read_text() == "mine\n"
+    assert not list(lab.data.iterdir()) and lab.leftovers() == []
+
+
 def thread_policies(pid) -> set:
     """The scheduling policies of @pid's threads (0 normal, 1 SCHED_FIFO)."""
     return {int(Path(f"/proc/{pid}/task/{t}/stat").read_text().rsplit(")", 1)[1].split()[38])

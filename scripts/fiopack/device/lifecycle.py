@@ -389,7 +389,11 @@ def up(spec: str, size_text: Optional[str], directory: Optional[str], name: Opti
                     undo.push(lambda: os.rmdir(DEFAULT_DIR))
             backing, size = prepare_backing(undo, directory, name, size)
             statedir = run_dir() / name
-            statedir.mkdir()
+            try:
+                statedir.mkdir()
+            except FileExistsError:
+                raise Error(f"{statedir} exists but {name} is not up: not touched (remove it "
+                            "if it is a leftover of ours, or choose another --name)") from None
             undo.push(lambda: shutil.rmtree(statedir, ignore_errors=True))
             mount = statedir / "mnt"
             mount.mkdir()
