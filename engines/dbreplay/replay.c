@@ -317,9 +317,10 @@ rw_sync(struct dbr_job *dj, const struct dbtrace_rec *r, int fd, uint64_t off, u
 	uint64_t done = 0;
 
 	while (done < r->len) {
+		off_t at = (off_t)(off + done);
 		ssize_t n = r->op == DBTRACE_READ
-			? pread(fd, dj->rbuf + done, r->len - done, (off_t)(off + done))
-			: pwrite(fd, dj->wbuf + done, r->len - done, (off_t)(off + done));
+				    ? sys_pread(fd, dj->rbuf + done, r->len - done, at)
+				    : sys_pwrite(fd, dj->wbuf + done, r->len - done, at);
 
 		if (n < 0) {
 			if (errno == EINTR)

@@ -44,7 +44,7 @@ static int full_write(struct pm_data *pd, int fd, uint64_t key, uint64_t off, si
 {
 	/* PostMark's raw mode really issues its zero-length remainder writes */
 	do {
-		ssize_t n = write(fd, data_at(pd, key, off, len), len);
+		ssize_t n = sys_write(fd, data_at(pd, key, off, len), len);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -65,7 +65,7 @@ static ssize_t read_some(int fd, void *buf, size_t len)
 	ssize_t n;
 
 	do
-		n = read(fd, buf, len);
+		n = sys_read(fd, buf, len);
 	while (n < 0 && errno == EINTR);
 	return n < 0 ? -errno : n;
 }
@@ -275,8 +275,10 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 			ret = rec;
 			break;
 		}
-		fd = NOINTR(openat(dfd, name, (buffered ? O_WRONLY | O_TRUNC : O_RDWR) |
-				   O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, buffered ? 0666 : 0644));
+		fd = NOINTR(sys_openat(dfd, name,
+				       (buffered ? O_WRONLY | O_TRUNC : O_RDWR) | O_CREAT | O_EXCL |
+					       O_NOFOLLOW | O_CLOEXEC,
+				       buffered ? 0666 : 0644));
 		if (fd < 0) {
 			ret = -errno;
 			pm_own_made(pd, op, rec, 0, 0);
@@ -287,7 +289,7 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 		pm_own_made(pd, op, rec, 1, ino);
 		if (!ret)
 			ret = sync_or_defer(pd, fd, 1);
-		cret = close(fd);
+		cret = sys_close(fd);
 		if (!ret && cret)
 			ret = -errno;
 		if (!ret && defer_dir(pd, dfd, tmp))
@@ -298,21 +300,23 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 			ret = -ENOENT;
 			break;
 		}
-		fd = NOINTR(openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+		fd = NOINTR(sys_openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0));
 		if (fd < 0) {
 			ret = -errno;
 			break;
 		}
 		ret = read_blocks(pd, fd, op->size, bytes);
-		close(fd);
+		sys_close(fd);
 		break;
 	case PM_OP_APPEND:
 		if (!pm_own_holds(pd, op)) {
 			ret = -ENOENT;
 			break;
 		}
-		fd = NOINTR(openat(dfd, name, (buffered ? O_WRONLY | O_CREAT : O_RDWR) | O_APPEND |
-				   O_NOFOLLOW | O_CLOEXEC, 0666));
+		fd = NOINTR(sys_openat(dfd, name,
+				       (buffered ? O_WRONLY | O_CREAT : O_RDWR) | O_APPEND |
+					       O_NOFOLLOW | O_CLOEXEC,
+				       0666));
 		if (fd < 0) {
 			ret = -errno;
 			break;
@@ -325,7 +329,7 @@ int pm_run_op(struct pm_data *pd, const struct pm_op *op, uint64_t *bytes)
 			ret = write_blocks(pd, fd, key, op->size, bytes, NULL);
 		if (!ret)
 			ret = sync_or_defer(pd, fd, 0);
-		cret = close(fd);
+		cret = sys_close(fd);
 		if (!ret && cret)
 			ret = -errno;
 		break;

@@ -421,7 +421,7 @@ static int write_whole(struct sf_data *sd, struct sf_req *rq)
 {
 	while (rq->off < rq->size) {
 		uint64_t len = sf_next_chunk(sd, rq);
-		ssize_t n = write(rq->fd, sf_chunk_data(sd, rq, len), len);
+		ssize_t n = sys_write(rq->fd, sf_chunk_data(sd, rq, len), len);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -479,13 +479,13 @@ static int do_read(struct sf_data *sd, struct sf_req *rq)
 			return -errno;
 	}
 	for (;;) {
-		ssize_t n = read(fd, rq->io_u->buf, sd->chunk);
+		ssize_t n = sys_read(fd, rq->io_u->buf, sd->chunk);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			n = -errno;
-			close(fd);
+			sys_close(fd);
 			return n;
 		}
 		/*
@@ -498,12 +498,12 @@ static int do_read(struct sf_data *sd, struct sf_req *rq)
 		rq->bytes += n;
 		n = sf_check_read_past_max(sd, rq, fd);
 		if (n) {
-			close(fd);
+			sys_close(fd);
 			return n;
 		}
 	}
 	sf_drop_cache(sd, fd);
-	close(fd);
+	sys_close(fd);
 	return 0;
 }
 
@@ -600,7 +600,7 @@ static int do_write_op(struct sf_data *sd, struct sf_req *rq)
 		ret = write_whole(sd, rq);
 	if (!ret)
 		ret = sync_file(sd, rq->fd);
-	if (close(rq->fd) && !ret)
+	if (sys_close(rq->fd) && !ret)
 		ret = -errno;
 	if (ret)
 		return ret;

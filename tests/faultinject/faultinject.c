@@ -8,7 +8,8 @@
  *
  * FAULTINJECT   comma-separated rules CALL:KIND[:PARAM=VALUE...]
  *   CALL   a libc entry point: open open64 openat openat64 openat2 (the
- *          openat2 system call made through syscall(2)) read pread pread64
+ *          openat2 system call made through syscall(2); read, write,
+ *          pread, pwrite and openat made that way count as those names) read pread pread64
  *          write pwrite pwrite64 fsync fdatasync rename renameat renameat2
  *          unlink unlinkat mkdir mkdirat ftruncate ftruncate64 fstat fstat64.
  *          open64, openat64, pread64, pwrite64, ftruncate64 and fstat64 are the same
@@ -556,7 +557,12 @@ int openat64(int dirfd, const char *path, int flags, ...)
 	return real_fn(dirfd, path, flags, mode);
 }
 
-/* openat2 has no glibc wrapper (2.36): programs call syscall(SYS_openat2, ...). */
+/*
+ * openat2 has no glibc wrapper (2.36): programs call syscall(SYS_openat2, ...).
+ * The engines also make read, write, pread, pwrite and openat through
+ * syscall(2) on their hot paths: those count, and are injected, as the libc
+ * calls of the same names.
+ */
 long syscall(long nr, ...)
 {
 	static long (*real_fn)(long, ...);
@@ -570,9 +576,35 @@ long syscall(long nr, ...)
 	for (i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (nr == SYS_openat2) {
+	switch (nr) {
+	case SYS_openat2: {
 		PATH_RULE(C_OPENAT2, (int)a[0], (const char *)a[1]);
 		APPLY_FAULT(r);
+		break;
+	}
+	case SYS_openat: {
+		PATH_RULE(C_OPENAT, (int)a[0], (const char *)a[1]);
+		APPLY_FAULT(r);
+		break;
+	}
+	/* the engines' hot paths make these through syscall(2) (sysutil.h's sys_read, ...) */
+	case SYS_read:
+	case SYS_write:
+	case SYS_pread64:
+	case SYS_pwrite64: {
+		enum call_id call = nr == SYS_read	? C_READ
+				    : nr == SYS_write	? C_WRITE
+				    : nr == SYS_pread64 ? C_PREAD
+							: C_PWRITE;
+
+		FD_RULE(call, (int)a[0], (size_t)a[2], 1);
+		APPLY_FAULT(r);
+		if (r) /* short: the real call with half the byte count */
+			a[2] = (long)shorter((size_t)a[2]);
+		break;
+	}
+	default:
+		break;
 	}
 	return real_fn(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
