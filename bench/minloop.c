@@ -7,7 +7,7 @@
  * possible speed the engine (and fio around it) keeps.
  *
  *   layout  for i = 0 .. files-1 (the order of fio's rw=write):
- *             openat2(rootfd, path(i), O_WRONLY|O_CREAT|O_NOFOLLOW|O_CLOEXEC, 0644,
+ *             openat2(rootfd, path(i), O_WRONLY|O_CREAT|O_NOFOLLOW|O_CLOEXEC|O_NONBLOCK, 0644,
  *                     RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)
  *               on ENOENT: mkdirat each level of the leaf directory
  *               (EEXIST is fine), then openat again
@@ -16,7 +16,8 @@
  *             close
  *   read    ios times: i = xorshift64* % files (uniform, like fio's
  *           rw=randread norandommap=1):
- *             openat2(rootfd, path(i), O_RDONLY|O_NOFOLLOW|O_CLOEXEC, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)
+ *             openat2(rootfd, path(i), O_RDONLY|O_NOFOLLOW|O_CLOEXEC|O_NONBLOCK,
+ *                     RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)
  *             read(bs) until a short read
  *             close
  *
@@ -162,7 +163,8 @@ static int open_beneath(const char *path, int flags, mode_t mode)
 
 static uint64_t do_layout(const struct cfg *c, uint64_t *skipped)
 {
-	const int fl = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+	/* the engine's flags (sf_open_flags), O_NONBLOCK included */
+	const int fl = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
 	char path[PATH_MAX];
 	uint64_t i, bytes = 0;
 
@@ -227,7 +229,7 @@ static uint64_t xorshift64s(uint64_t *s)
 
 static uint64_t do_read(const struct cfg *c)
 {
-	const int fl = O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
+	const int fl = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
 	char path[PATH_MAX];
 	uint64_t k, bytes = 0, rng = mix64(c->rand_seed) | 1;
 	unsigned char *buf;
