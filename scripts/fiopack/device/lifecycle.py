@@ -18,7 +18,6 @@ import os
 import random
 import re
 import select
-import shutil
 import signal
 import stat
 import subprocess
@@ -279,6 +278,13 @@ def attach_loop(undo: Undo, rec: Device) -> str:
     return loop
 
 
+# What a state directory holds (state.py's record, start_daemon's log, the
+# mount point): removed by these names, never by walking the directory,
+# which could lead into a FUSE mount that failed to come off
+STATE_FILES = ("state.json", "state.json.tmp", "daemon.log")
+STATE_DIRS = ("mnt",)
+
+
 def remove_entries(d: Path, files=(), dirs=()) -> None:
     """@files and the (empty) @dirs of @d, then @d itself: what is not
     there, or not empty (a mount still on it), is left."""
@@ -394,7 +400,7 @@ def up(spec: str, size_text: Optional[str], directory: Optional[str], name: Opti
             except FileExistsError:
                 raise Error(f"{statedir} exists but {name} is not up: not touched (remove it "
                             "if it is a leftover of ours, or choose another --name)") from None
-            undo.push(lambda: shutil.rmtree(statedir, ignore_errors=True))
+            undo.push(lambda: remove_entries(statedir, STATE_FILES, STATE_DIRS))
             mount = statedir / "mnt"
             mount.mkdir()
             if backdate_us is None:
@@ -448,5 +454,5 @@ def down(dev: str) -> Device:
         while daemon_alive(rec) and time.monotonic() < deadline:
             time.sleep(0.02)
         stop_daemon(rec.pid, lambda: daemon_alive(rec))
-        shutil.rmtree(rec.statedir, ignore_errors=True)
+        remove_entries(rec.statedir, STATE_FILES, STATE_DIRS)
         return rec
