@@ -204,22 +204,6 @@ unsigned pack_clone_count(struct thread_data *td)
 	return parent && parent->o.numjobs > td->subjob_number ? parent->o.numjobs : 1;
 }
 
-void pack_ddir_allow(struct thread_data *td, enum fio_ddir ddir, unsigned *saved)
-{
-	*saved = td->o.td_ddir;
-	if (ddir == DDIR_WRITE)
-		td->o.td_ddir |= TD_DDIR_WRITE;
-	else if (ddir == DDIR_TRIM)
-		td->o.td_ddir |= TD_DDIR_TRIM;
-	else if (ddir == DDIR_READ)
-		td->o.td_ddir |= TD_DDIR_READ;
-}
-
-void pack_ddir_restore(struct thread_data *td, unsigned saved)
-{
-	td->o.td_ddir = saved;
-}
-
 void pack_fix_runtimes(struct thread_data *td, uint64_t fallback_ms)
 {
 	uint64_t ms = 0;

@@ -130,10 +130,24 @@ unsigned pack_clone_count(struct thread_data *td);
  * fio's read-only/direction asserts accept it until ->queue: this sets the
  * job's rw bits for @ddir and saves the old ones in *@saved;
  * pack_ddir_restore() (first thing in ->queue) puts them back, or the next
- * io_u would see e.g. fio's trimwrite offset pairing.
+ * io_u would see e.g. fio's trimwrite offset pairing. Inline: called for
+ * every I/O.
  */
-void pack_ddir_allow(struct thread_data *td, enum fio_ddir ddir, unsigned *saved);
-void pack_ddir_restore(struct thread_data *td, unsigned saved);
+static inline void pack_ddir_allow(struct thread_data *td, enum fio_ddir ddir, unsigned *saved)
+{
+	*saved = td->o.td_ddir;
+	if (ddir == DDIR_WRITE)
+		td->o.td_ddir |= TD_DDIR_WRITE;
+	else if (ddir == DDIR_TRIM)
+		td->o.td_ddir |= TD_DDIR_TRIM;
+	else if (ddir == DDIR_READ)
+		td->o.td_ddir |= TD_DDIR_READ;
+}
+
+static inline void pack_ddir_restore(struct thread_data *td, unsigned saved)
+{
+	td->o.td_ddir = saved;
+}
 
 /*
  * fio credits a direction with run time only if rw= includes it and it

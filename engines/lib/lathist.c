@@ -1,16 +1,6 @@
 /* Log-linear latency histogram (see lathist.h). */
 #include "lathist.h"
 
-static int bucket_of(uint64_t ns)
-{
-	int e;
-
-	if (ns < 16)
-		return (int)ns;
-	e = 63 - __builtin_clzll(ns);
-	return 16 + (e - 4) * 16 + (int)((ns >> (e - 4)) & 15);
-}
-
 /* The middle of bucket @b. */
 static uint64_t bucket_value(int b)
 {
@@ -21,17 +11,6 @@ static uint64_t bucket_value(int b)
 	e = (b - 16) / 16 + 4;
 	sub = (b - 16) % 16;
 	return ((16ULL + sub) << (e - 4)) + ((1ULL << (e - 4)) >> 1);
-}
-
-void lathist_add(struct lathist *h, uint64_t ns)
-{
-	if (!h->n || ns < h->min)
-		h->min = ns;
-	if (ns > h->max)
-		h->max = ns;
-	h->n++;
-	h->sum += ns;
-	h->bucket[bucket_of(ns)]++;
 }
 
 void lathist_merge(struct lathist *dst, const struct lathist *src)

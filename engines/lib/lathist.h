@@ -17,7 +17,29 @@ struct lathist {
 	uint64_t bucket[LATHIST_BUCKETS];
 };
 
-void lathist_add(struct lathist *h, uint64_t ns);
+/* The bucket of @ns: 0..15 exact, then 16 a power of two. */
+static inline int lathist_bucket_of(uint64_t ns)
+{
+	int e;
+
+	if (ns < 16)
+		return (int)ns;
+	e = 63 - __builtin_clzll(ns);
+	return 16 + (e - 4) * 16 + (int)((ns >> (e - 4)) & 15);
+}
+
+/* Inline: the replay adds a sample for every record. */
+static inline void lathist_add(struct lathist *h, uint64_t ns)
+{
+	if (!h->n || ns < h->min)
+		h->min = ns;
+	if (ns > h->max)
+		h->max = ns;
+	h->n++;
+	h->sum += ns;
+	h->bucket[lathist_bucket_of(ns)]++;
+}
+
 /* Adds every sample of @src to @dst. */
 void lathist_merge(struct lathist *dst, const struct lathist *src);
 /*
