@@ -365,6 +365,7 @@ int dbr_open_trace_file(struct dbr_job *dj);
 struct dbtrace *dbr_open_trace(struct dbr_job *dj, char *err, size_t errlen);
 int dbr_run_meta(struct dbr_job *dj, const struct dbtrace_rec *r, int *err);
 int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes);
+void dbr_queue_sync(struct dbr_job *dj, int slot, struct io_u *io_u, int stamped);
 int dbr_job_stopping(struct thread_data *td);
 int dbr_sleep_until(struct thread_data *td, uint64_t abs_ns);
 void dbr_start_reader(struct dbr_job *dj);

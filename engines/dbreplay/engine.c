@@ -39,25 +39,53 @@ static struct ioengine_ops ioengine;
 /* ->prep and ->queue                                                   */
 /* ------------------------------------------------------------------ */
 
-/*
- * ->prep decides which record this io_u carries: the scheduler's pick, after
- * sleeping for its due time if nothing is in flight. With records in flight
- * and none free to go, the io_u is a "wait": ->queue answers FIO_Q_BUSY, fio
- * reaps completions and prepares the io_u again.
- */
-static int dbr_prep(struct thread_data *td, struct io_u *io_u)
+/* fio's io_u for the record of @slot: its direction, prio and slot. */
+static inline __attribute__((always_inline)) int
+prep_record(struct thread_data *td, struct dbr_job *dj, struct io_u *io_u, int slot)
 {
-	struct dbr_job *dj = td->io_ops_data;
-	enum fio_ddir ddir = DDIR_SYNC;
-	unsigned prio = 0;
-	int slot = -1, prio_ix = 0, ret, stopping = 0;
+	struct dbsched_item *it = dbr_item(dj, slot);
+	unsigned prio;
+	int prio_ix;
+	enum fio_ddir ddir = dbr_ddir_of(it, &prio, &prio_ix);
 
+	it->user = io_u;
+	io_u->engine_data = (void *)(intptr_t)(slot + 1);
+	if (dj->timing != TM_ASAP) {
+		uint64_t now = dbr_now() - dj->start_ns;
+
+		lathist_add(&dj->lag, now > it->due_ns ? now - it->due_ns : 0);
+	}
+	io_u->ddir = ddir;
+	pack_io_u_prio(io_u, prio, prio_ix);
+	if (dj->ddir_held)
+		pack_ddir_restore(td, dj->saved_td_ddir);
+	pack_ddir_allow(td, ddir, &dj->saved_td_ddir);
+	dj->ddir_held = 1;
+	return 0;
+}
+
+/* The replay cannot go on (said): fio ends the job. */
+static int prep_end(struct thread_data *td, struct dbr_job *dj, int err, const char *what)
+{
+	if (err) {
+		dj->failed = dj->aborted = dj->finished = 1;
+		td_verror(td, err, what);
+	}
+	fio_mark_td_terminate(td);
+	return 1;
+}
+
+/* ->prep's search for a record: the scheduler, its waits, the loops. */
+static __attribute__((noinline)) int prep_search(struct thread_data *td, struct dbr_job *dj,
+						 struct io_u *io_u)
+{
+	int slot = -1, ret;
+
+	io_u->engine_data = NULL;
 	if (!dj->started) {
 		dj->started = 1;
 		dj->start_ns = dj->first_start_ns = dbr_now();
 	}
-	io_u->engine_data = NULL;
-	dj->next_wake = UINT64_MAX;	/* set again below only for a wait */
 	while (!dj->finished) {
 		/* as fast as possible: the scheduler needs no clock */
 		uint64_t wake = UINT64_MAX, now = dj->timing == TM_ASAP ? dj->start_ns : dbr_now();
@@ -72,84 +100,80 @@ static int dbr_prep(struct thread_data *td, struct io_u *io_u)
 			if (!ret)
 				slot = dbsched_pick(dj->sched, now - dj->start_ns, &wake);
 		}
-		if (ret < 0) {
-			dj->failed = dj->aborted = dj->finished = 1;
-			td_verror(td, EINVAL, "dbreplay trace");
-			break;
-		}
+		if (ret < 0)
+			return prep_end(td, dj, EINVAL, "dbreplay trace");
 		if (slot >= 0)
-			break;
+			return prep_record(td, dj, io_u, slot);
 		if (dbsched_inflight(dj->sched) || pack_ioq_waiting(&dj->ioq)) {
 			dj->next_wake = wake;
 			break;		/* a wait */
 		}
 		if (wake != UINT64_MAX) {
 			/* runtime= or a signal ends the wait: the replay is cut short */
-			if ((stopping = dbr_sleep_until(td, dbsched_add_ns(dj->start_ns, wake))))
-				break;
+			if (dbr_sleep_until(td, dbsched_add_ns(dj->start_ns, wake)))
+				return prep_end(td, dj, 0, NULL);
 			continue;
 		}
 		if (dbsched_count(dj->sched) || !dj->eof) {
 			pack_log_err("dbreplay: internal error: %u records wait for nothing\n",
 				     dbsched_count(dj->sched));
-			dj->failed = dj->aborted = dj->finished = 1;
-			td_verror(td, EINVAL, "dbreplay scheduler");
-			break;
+			return prep_end(td, dj, EINVAL, "dbreplay scheduler");
 		}
 		ret = dbr_next_loop(dj);
-		if (ret < 0) {
-			/* the next loop could not start (said): the loops asked for are not done */
-			dj->failed = dj->aborted = dj->finished = 1;
-			td_verror(td, EIO, "dbreplay loop");
-			break;
-		}
+		/* the next loop could not start (said): the loops asked for are not done */
+		if (ret < 0)
+			return prep_end(td, dj, EIO, "dbreplay loop");
 		if (!ret)
 			dj->finished = 1;
 	}
-	if ((dj->finished || stopping) && slot < 0) {
-		fio_mark_td_terminate(td);
-		return 1;
-	}
-	if (slot >= 0) {
-		struct dbsched_item *it = dbr_item(dj, slot);
-
-		ddir = dbr_ddir_of(it, &prio, &prio_ix);
-		it->user = io_u;
-		io_u->engine_data = (void *)(intptr_t)(slot + 1);
-		if (dj->timing != TM_ASAP) {
-			uint64_t now = dbr_now() - dj->start_ns;
-
-			lathist_add(&dj->lag, now > it->due_ns ? now - it->due_ns : 0);
-		}
-	}
-	io_u->ddir = ddir;
-	pack_io_u_prio(io_u, prio, prio_ix);
+	if (dj->finished)
+		return prep_end(td, dj, 0, NULL);
+	/* a wait: ->queue answers FIO_Q_BUSY */
+	io_u->ddir = DDIR_SYNC;
+	pack_io_u_prio(io_u, 0, 0);
 	if (dj->ddir_held)
 		pack_ddir_restore(td, dj->saved_td_ddir);
-	pack_ddir_allow(td, ddir, &dj->saved_td_ddir);
+	pack_ddir_allow(td, DDIR_SYNC, &dj->saved_td_ddir);
 	dj->ddir_held = 1;
 	return 0;
+}
+
+/*
+ * ->prep decides which record this io_u carries: the scheduler's pick, after
+ * sleeping for its due time if nothing is in flight. With records in flight
+ * and none free to go, the io_u is a "wait": ->queue answers FIO_Q_BUSY, fio
+ * reaps completions and prepares the io_u again.
+ */
+static int dbr_prep(struct thread_data *td, struct io_u *io_u)
+{
+	struct dbr_job *dj = td->io_ops_data;
+
+	dj->next_wake = UINT64_MAX; /* set again only for a wait */
+	if (dj->in_order && dj->started && !dj->finished) {
+		/* most records of a sync replay as fast as possible: the next in the trace */
+		int ret = dbr_next_in_order(dj);
+
+		if (ret > 0)
+			return prep_record(td, dj, io_u, DBR_ONE_SLOT);
+		if (ret < 0)
+			return prep_end(td, dj, EINVAL, "dbreplay trace");
+	}
+	return prep_search(td, dj, io_u);
 }
 
 static enum fio_q_status dbr_queue(struct thread_data *td, struct io_u *io_u)
 {
 	struct dbr_job *dj = td->io_ops_data;
 	int slot = (int)(intptr_t)io_u->engine_data - 1;
-	struct dbsched_item *it;
-	uint64_t bytes;
-	int err;
 
 	if (slot < 0)
 		return FIO_Q_BUSY;	/* a wait: ddir stays allowed for the next ->prep */
 	pack_ddir_restore(td, dj->saved_td_ddir);
 	dj->ddir_held = 0;
-	it = dbr_item(dj, slot);
 	if (dj->uring)
 		return dbr_uring_queue(td, dj, io_u, slot);
 	/* fio has just stamped it on the same clock (FIO_SYNCIO): one reading less a record */
-	it->issue_ns = fio_fill_issue_time(td) ? dbr_ts_ns(&io_u->issue_time) : dbr_now();
-	err = dbr_run_sync(dj, &it->rec, &bytes);
-	dbr_finish(dj, slot, io_u, err, bytes, dbr_now());
+	dbr_queue_sync(dj, slot, io_u, fio_fill_issue_time(td));
 	/* fio leaves this to engines with a ->commit (the io_uring mode's) */
 	io_u_mark_submit(td, 1);
 	io_u_mark_complete(td, 1);

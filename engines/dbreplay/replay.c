@@ -340,21 +340,13 @@ rw_sync(struct dbr_job *dj, const struct dbtrace_rec *r, int fd, uint64_t off, u
 	return 0;
 }
 
-/* One record with system calls, one at a time; 0 or -errno. */
-int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes)
+/* A record other than a read or write of an open file of a target directory. */
+static __attribute__((noinline)) int run_sync_other(struct dbr_job *dj, const struct dbtrace_rec *r,
+						    uint64_t *bytes)
 {
-	const struct rfile *f = &dj->files[r->file];
 	uint64_t off;
 	int fd, err;
 
-	/*
-	 * Most records: a read or write of a file already open in a target
-	 * directory. What dbr_run_meta and dbr_io_target give it, without
-	 * their calls.
-	 */
-	if ((r->op == DBTRACE_READ || r->op == DBTRACE_WRITE) && !dj->packed && f->fd >= 0)
-		return rw_sync(dj, r, unaligned(dj, r) && f->bfd >= 0 ? f->bfd : f->fd, r->off,
-			       bytes);
 	*bytes = 0;
 	if (!dbr_run_meta(dj, r, &err))
 		return err;
@@ -383,28 +375,38 @@ int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *byte
 	}
 }
 
+/*
+ * One record with system calls, one at a time; 0 or -errno. Inlined in
+ * dbr_queue_sync: most records are a read or write of a file already open
+ * in a target directory, done here without a call of the engine's own
+ * (what dbr_run_meta and dbr_io_target give them). A buffered descriptor
+ * exists only for O_DIRECT files: asked first, it spares the alignment.
+ */
+static inline __attribute__((always_inline)) int
+run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes)
+{
+	const struct rfile *f = &dj->files[r->file];
+
+	if ((r->op == DBTRACE_READ || r->op == DBTRACE_WRITE) && !dj->packed && f->fd >= 0)
+		return rw_sync(dj, r, f->bfd >= 0 && unaligned(dj, r) ? f->bfd : f->fd, r->off,
+			       bytes);
+	return run_sync_other(dj, r, bytes);
+}
+
+int dbr_run_sync(struct dbr_job *dj, const struct dbtrace_rec *r, uint64_t *bytes)
+{
+	return run_sync(dj, r, bytes);
+}
+
 /* ------------------------------------------------------------------ */
 /* fio's view of a record, and its completion                          */
 /* ------------------------------------------------------------------ */
 
-/* A record's I/O has ended (@err: 0 or -errno): statistics, fio's io_u, the window. */
-void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
-		   uint64_t end)
+/* The rarer part of a record's end: a short read, an error, the record log. */
+static __attribute__((noinline, cold)) void finish_rare(struct dbr_job *dj,
+							const struct dbsched_item *it, int err,
+							uint64_t bytes, uint64_t end)
 {
-	struct dbsched_item *it = dbr_item(dj, slot);
-	struct cls *c = cls_of(dj, it->role, it->rec.op);
-
-	if (c) {
-		lathist_add(&c->lat, end - it->issue_ns);
-		/*
-		 * As fio counts: a record that failed counts no bytes, even
-		 * those it wrote before the error (dbr_record_log has them).
-		 */
-		if (err)
-			c->errors++;
-		else
-			c->bytes += bytes;
-	}
 	if (!err && it->rec.op == DBTRACE_READ && bytes < it->rec.len) {
 		if (!dj->short_reads++)
 			dj->short_read_line = it->rec.line;
@@ -422,6 +424,40 @@ void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64
 		dj->errors++;
 		dj->failed = 1;
 	}
+	if (dj->rlog)
+		fprintf(dj->rlog, "%llu %llu %u %u %s %llu %llu %llu %llu %d\n",
+			(unsigned long long)dj->loop, (unsigned long long)it->rec.line,
+			it->rec.stream, it->rec.file, dbtrace_op_name(it->rec.op),
+			(unsigned long long)it->due_ns,
+			(unsigned long long)(it->issue_ns - dj->start_ns),
+			(unsigned long long)(end - dj->start_ns), (unsigned long long)bytes, -err);
+}
+
+/*
+ * A record's I/O has ended (@err: 0 or -errno): statistics, fio's io_u, the
+ * window. @stamped: @io_u's issue time is already the record's.
+ */
+static inline __attribute__((always_inline)) void finish(struct dbr_job *dj, int slot,
+							 struct dbsched_item *it, struct io_u *io_u,
+							 int err, uint64_t bytes, uint64_t end,
+							 int stamped)
+{
+	struct cls *c = cls_of(dj, it->role, it->rec.op);
+
+	if (c) {
+		lathist_add(&c->lat, end - it->issue_ns);
+		/*
+		 * As fio counts: a record that failed counts no bytes, even
+		 * those it wrote before the error (dbr_record_log has them).
+		 */
+		if (err)
+			c->errors++;
+		else
+			c->bytes += bytes;
+	}
+	if (__builtin_expect(err || dj->rlog || (it->rec.op == DBTRACE_READ && bytes < it->rec.len),
+			     0))
+		finish_rare(dj, it, err, bytes, end);
 	if (io_u) {
 		io_u->error = err ? -err : 0;
 		/* fio requeues a short transfer: report what was done, as done */
@@ -430,23 +466,40 @@ void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64
 		io_u->resid = 0;
 		io_u->engine_data = NULL;
 		/* fio's latency starts here; fio before 3.31 overwrote it after ->queue */
-		io_u->issue_time.tv_sec = it->issue_ns / 1000000000ULL;
-		io_u->issue_time.tv_nsec = it->issue_ns % 1000000000ULL;
+		if (!stamped) {
+			io_u->issue_time.tv_sec = it->issue_ns / 1000000000ULL;
+			io_u->issue_time.tv_nsec = it->issue_ns % 1000000000ULL;
+		}
 	}
 	dj->replayed++;
-	if (dj->rlog)
-		fprintf(dj->rlog, "%llu %llu %u %u %s %llu %llu %llu %llu %d\n",
-			(unsigned long long)dj->loop, (unsigned long long)it->rec.line,
-			it->rec.stream, it->rec.file, dbtrace_op_name(it->rec.op),
-			(unsigned long long)it->due_ns,
-			(unsigned long long)(it->issue_ns - dj->start_ns),
-			(unsigned long long)(end - dj->start_ns), (unsigned long long)bytes, -err);
 	if (end - dj->start_ns > dj->last_done_ns)
 		dj->last_done_ns = end - dj->start_ns;
 	if (slot == DBR_ONE_SLOT)
 		dj->one_pending = 0;
 	else
 		dbsched_done(dj->sched, slot, end - dj->start_ns);
+}
+
+void dbr_finish(struct dbr_job *dj, int slot, struct io_u *io_u, int err, uint64_t bytes,
+		uint64_t end)
+{
+	finish(dj, slot, dbr_item(dj, slot), io_u, err, bytes, end, 0);
+}
+
+/*
+ * dbr_io_api=sync: the record of @slot done and finished, ->queue's work.
+ * @stamped: fio has set @io_u's issue time, on the engine's clock, just
+ * before (the record's issue time, one clock reading less a record).
+ */
+void dbr_queue_sync(struct dbr_job *dj, int slot, struct io_u *io_u, int stamped)
+{
+	struct dbsched_item *it = dbr_item(dj, slot);
+	uint64_t bytes;
+	int err;
+
+	it->issue_ns = stamped ? dbr_ts_ns(&io_u->issue_time) : dbr_now();
+	err = run_sync(dj, &it->rec, &bytes);
+	finish(dj, slot, it, io_u, err, bytes, dbr_now(), stamped);
 }
 
 /* ------------------------------------------------------------------ */
