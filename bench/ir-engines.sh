@@ -3,7 +3,9 @@
 # docs/benchmarks-cpu.md, beside its peer and fio's null engine of the same
 # job shape, by bench/ir-per-op.py (callgrind: user space only, independent
 # of the machine's load). One line
-# per measurement: "CASE SIDE INSTRUCTIONS". The engine's own is the engine
+# per measurement: "CASE SIDE INSTRUCTIONS", and for dbr "(job clock N)":
+# without dbreplay's check pass and fio's loading of the iolog, which run
+# before the job clock starts. The engine's own is the engine
 # minus null (and, for smallfile, minus minloop, which makes the same system
 # calls and builds the same paths).
 #
@@ -27,11 +29,19 @@ N=50000
 SF="--name=b --tree_files=100000 --bs=4k --tree_file_op=read --rw=randread --norandommap=1"
 NULL="--name=null --ioengine=null --bs=4k --size=409600000 --norandommap=1 --number_ios=@N@"
 
-say() { printf '%-10s %-10s %s\n' "$1" "$2" "$(sed -n 's/ instructions per operation.*//p' "$3")"; }
-measure() { # CASE SIDE N COMMAND...
-	c=$1 s=$2 n=$3
+say() { # CASE SIDE OUT: the total, and the job clock's where --before-clock gave one
+	printf '%-10s %-10s %s%s\n' "$1" "$2" "$(sed -n '1s/ instructions per operation.*//p' "$3")" \
+		"$(sed -n 's/^\([0-9]*\) instructions per operation on the job clock.*/ (job clock \1)/p' "$3")"
+}
+measure() { # CASE SIDE N [--before-clock FUNCTION] COMMAND...
+	c=$1 s=$2 n=$3 opts=""
 	shift 3
-	"$ir" "$n" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
+	if [ "$1" = --before-clock ]; then
+		opts="--before-clock $2"
+		shift 2
+	fi
+	# shellcheck disable=SC2086 # opts: an option and its value, or nothing
+	"$ir" $opts "$n" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
 	say "$c" "$s" "$out"
 }
 measure_fresh() { # CASE SIDE N BASE COMMAND...
@@ -83,12 +93,18 @@ for c in $cases; do
 				-o "$tmp/t$n.iolog" --prefix "$tmp/dbr" --quiet
 		done
 		mkdir -p "$tmp/dbr"
-		measure "$c" engine 100000 "$fio" --name=dbreplay \
+		measure "$c" engine 100000 --before-clock dbr_init "$fio" --name=dbreplay \
 			--ioengine=external:"$build/dbreplay.so" --dbr_trace="$tmp/t@N@.trace" \
 			--dbr_target="$tmp/dbr" --dbr_timing=asap --dbr_fill=data --dbr_keep=1 \
 			--dbr_report=none --dbr_io_api=sync --iodepth=1
-		measure "$c" read_iolog 100000 "$fio" --name=read_iolog \
+		measure "$c" read_iolog 100000 --before-clock init_iolog "$fio" --name=read_iolog \
 			--read_iolog="$tmp/t@N@.iolog" --replay_no_stall=1 --ioengine=psync --iodepth=1
+		# fio's own psync engine doing the same mix on the trace's data file,
+		# its offsets fio's: less read_iolog, fio's price for generating an
+		# I/O's offset and length, which every external engine pays
+		measure "$c" psync 100000 "$fio" --name=psync --ioengine=psync --rw=rw \
+			--rwmixread=70 --bs=8k --size=64m --io_size=1t \
+			--filename="$tmp/dbr/base/16384/16397" --number_ios=@N@
 		# the trace's 70 % reads among its data I/Os, 8 KiB, as one job
 		measure "$c" null 100000 "$fio" --name=null --ioengine=null --bs=8k \
 			--size=64m --io_size=1t --rw=randrw --rwmixread=70 --norandommap=1 --number_ios=@N@

@@ -10,13 +10,18 @@ machine's load, so this is the measure to work with on a busy machine
 (docs/benchmarks-cpu.md). The kernel's side of a
 system call is not counted (callgrind sees user space only).
 
-    bench/ir-per-op.py [--top K] [--fresh BASE] N COMMAND ARGS...
+    bench/ir-per-op.py [--top K] [--fresh BASE] [--before-clock FUNCTION]
+        N COMMAND ARGS...
 
 @DIR@ in ARGS is a new empty directory below BASE (--fresh) for each of
 the two runs (a layout that must start from nothing), removed afterwards.
 --top K also lists the instructions per operation of each program and
 library (fio's own share beside the engine's and libc's) and the K
-functions whose instructions grow most per operation. valgrind 3.19 does not know openat2: the engines and minloop
+functions whose instructions grow most per operation. --before-clock
+FUNCTION (repeatable) also prints the total without FUNCTION and all it
+calls: what runs before fio's job clock starts (dbreplay's check pass in
+dbr_init, fio's loading of an iolog in init_iolog), so that the figure
+is the job clock's. valgrind 3.19 does not know openat2: the engines and minloop
 then open with openat (their path for kernels before 5.6), which changes
 no instruction count of their own that matters here.
 
@@ -41,22 +46,44 @@ import tempfile
 LINE = re.compile(r"\s*([\d,]+) \([ \d.]+%\)\s+(.*)$")
 
 
+def annotate(f, inclusive):
+    """(Ir, 'file:function [object]') of one callgrind output file."""
+    txt = subprocess.run(["callgrind_annotate", "--auto=no",
+                          "--inclusive=" + ("yes" if inclusive else "no"),
+                          "--threshold=100", f], check=True, capture_output=True,
+                         text=True).stdout
+    for line in txt.splitlines():
+        m = LINE.match(line)
+        if m and "PROGRAM TOTALS" not in line:
+            yield int(m.group(1).replace(",", "")), m.group(2)
+
+
 def functions(out_files):
     """Ir by 'file:function [object]' over callgrind output files."""
     ir = {}
     for f in out_files:
-        txt = subprocess.run(["callgrind_annotate", "--auto=no", "--inclusive=no",
-                              "--threshold=100", f], check=True, capture_output=True,
-                             text=True).stdout
-        for line in txt.splitlines():
-            m = LINE.match(line)
-            if m and "PROGRAM TOTALS" not in line:
-                ir[m.group(2)] = ir.get(m.group(2), 0) + int(m.group(1).replace(",", ""))
+        for v, k in annotate(f, False):
+            ir[k] = ir.get(k, 0) + v
     return ir
 
 
-def run(cmd, n, work, fresh, tag):
-    """The command with @N@ = n under callgrind; Ir by function."""
+def inclusive(out_files, names):
+    """The instructions of each function of @names with all it calls, over
+    the output files. A function appears more than once where its code came
+    from several files (its inlined parts; the same source named by a
+    relative and an absolute path): the largest entry holds the others."""
+    total = dict.fromkeys(names, 0)
+    for f in out_files:
+        entries = list(annotate(f, True))
+        for name in names:
+            pat = re.compile(r"(.*:)?%s( \[.*\])?$" % re.escape(name))
+            total[name] += max((v for v, k in entries if pat.match(k)), default=0)
+    return total
+
+
+def run(cmd, n, work, fresh, tag, before_clock):
+    """The command with @N@ = n under callgrind: Ir by function, and the
+    inclusive Ir of the functions of @before_clock."""
     d = tempfile.mkdtemp(prefix="ir-per-op.", dir=fresh) if fresh else None
     args = [a.replace("@N@", str(n)).replace("@DIR@", d or "@DIR@") for a in cmd]
     prefix = os.path.join(work, tag)
@@ -70,13 +97,18 @@ def run(cmd, n, work, fresh, tag):
     finally:
         if d:
             shutil.rmtree(d, ignore_errors=True)
-    return functions(glob.glob(prefix + ".*"))
+    outs = glob.glob(prefix + ".*")
+    return functions(outs), inclusive(outs, before_clock)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--top", type=int, default=0, metavar="K")
     ap.add_argument("--fresh", metavar="BASE", help="where @DIR@ directories are made")
+    ap.add_argument("--before-clock", action="append", default=[], metavar="FUNCTION",
+                    help="work done before fio's job clock starts: FUNCTION's instructions, "
+                    "with all it calls, are also left out of a second total (dbreplay's "
+                    "check pass: dbr_init; fio's loading of an iolog: init_iolog)")
     ap.add_argument("n", type=int, metavar="N")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -88,12 +120,16 @@ def main():
         ap.error("@DIR@ needs --fresh BASE")
     work = tempfile.mkdtemp(prefix="ir-per-op.")
     try:
-        small = run(a.cmd, a.n, work, a.fresh, "n1")
-        big = run(a.cmd, 2 * a.n, work, a.fresh, "n2")
+        small, small_incl = run(a.cmd, a.n, work, a.fresh, "n1", a.before_clock)
+        big, big_incl = run(a.cmd, 2 * a.n, work, a.fresh, "n2", a.before_clock)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     per = {k: (big.get(k, 0) - small.get(k, 0)) / a.n for k in set(small) | set(big)}
     print("%.0f instructions per operation (N=%d)" % (sum(per.values()), a.n))
+    if a.before_clock:
+        before = sum((big_incl[f] - small_incl[f]) / a.n for f in a.before_clock)
+        print("%.0f instructions per operation on the job clock (less %s: %.0f)"
+              % (sum(per.values()) - before, " + ".join(a.before_clock), before))
     if a.top:
         # by program or library: fio's own share beside the engine's and libc's
         objs = {}
