@@ -12,7 +12,10 @@ and `analyze report` name the model a target was. The long measurements
 are benchmarks (docs/devices.md), not tests.
 """
 import glob
+import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
 
@@ -81,6 +84,30 @@ def test_bench_cold_on_a_modeled_device_takes_its_figures_from_the_device(lab):
     assert f"the modeled device `{slow}`" in text
     assert "| device utilisation, io_uring iodepth 32 |" not in text  # not run here
     assert "device utilisation" in text
+    assert_left_nothing(lab, before)
+
+
+def test_bench_device_names_the_moddev_it_ran_and_a_stale_one(lab):
+    """bench device named fio but not the daemon it measured: a moddev
+    built before tools/moddev or engines/lib last changed was reported
+    like any other. Its machine table now has the daemon's path, md5 and
+    build time, and says (also on stderr) that a stale build is not the
+    checkout's commit."""
+    before = bench_dirs()
+    stale = lab.tmp / "moddev"
+    shutil.copy2(lab.env["FIO_PACK_MODDEV"], stale)
+    os.utime(stale, (1_000_000_000, 1_000_000_000))
+    out = lab.tmp / "device.md"
+    p = subprocess.run([*FIO_PACK, "bench", "device", "--quick", "--repeats", "1", "--fio", FIO,
+                        "--dir", lab.tmp, "--output", out], capture_output=True, text=True,
+                       timeout=300, cwd=lab.tmp,
+                       env=fio_env({**lab.env, "FIO_PACK_MODDEV": str(stale)}))
+    assert p.returncode == 0, p.stderr[-3000:]
+    (row,) = [ln for ln in out.read_text().splitlines() if ln.startswith("| moddev |")]
+    md5 = hashlib.md5(stale.read_bytes()).hexdigest()
+    assert f"| moddev | {stale} (md5 {md5}, built 2001-09-0" in row, row
+    assert "source: **not commit " in row and "run make" in row, row
+    assert f"warning: {stale} was built before " in p.stderr, p.stderr
     assert_left_nothing(lab, before)
 
 

@@ -20,7 +20,7 @@ from fiopack import REPO
 from fiopack.bench import harness
 from fiopack.bench.harness import Report, log, machine_info
 from fiopack.options import number
-from fiopack.device import lifecycle
+from fiopack.device import lifecycle, state
 from fiopack.device.state import Error
 
 DESCRIPTION = """\
@@ -323,7 +323,8 @@ def run_bench(name, argv, parse_args, one_round, report) -> int:
     rep.add()
     rep.add("Command: `%s`" % harness.command_line(name, argv))
     rep.add()
-    rep.table(["machine", ""], machine_info(a, fio_version))
+    rep.table(["machine", ""], machine_info(a, fio_version) + [
+        harness.build_row("moddev", state.moddev_path(), "tools/moddev", "engines/lib")])
     results, error = {}, None
     work = tempfile.mkdtemp(prefix=f"bench-{name}.", dir=a.dir)
     try:

@@ -435,11 +435,11 @@ def snapshot_build(a, work, keys=(), stamp="%Y-%m-%d %H:%M:%S"):
     return snap, fio_version
 
 
-def newer_source(built: float, directory: str):
-    """The file git tracks under @directory of the checkout that changed
+def newer_source(built: float, *directories: str):
+    """The file git tracks under @directories of the checkout that changed
     last, when it changed after @built (a build's mtime): (path, mtime),
     else None."""
-    r = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--", directory],
+    r = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--", *directories],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     newest = None
     for rel in filter(None, r.stdout.decode(errors="replace").split("\0")):
@@ -452,6 +452,41 @@ def newer_source(built: float, directory: str):
     return newest if newest and newest[1] > built else None
 
 
+def build_source(path, built, *directories):
+    """What @path (a build, its mtime @built) was built from: "commit X",
+    with ", DIRECTORY/ modified in the work tree" when one of
+    @directories is, or, when a file git tracks under them changed after
+    the build, that it is not that commit's (also said on stderr)."""
+    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    stale = newer_source(built, *directories)
+    if stale:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stale[1]))
+        log("warning: %s was built before %s changed (%s): it is not the source "
+            "of commit %s (run make)" % (path, stale[0], when, git or "?"))
+        return ("**not commit %s**: built before %s changed (%s); run make" %
+                (git or "?", stale[0], when))
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", *directories],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    return "commit %s%s" % (git or "?", ", %s modified in the work tree" % " or ".join(
+        d + "/" for d in directories) if dirty.strip() else "")
+
+
+def build_row(label, path, *directories):
+    """A machine-table row for a program a benchmark runs from the checkout
+    without copying it (bench device's moddev), built from @directories:
+    its path, md5, build time and build_source()."""
+    try:
+        with open(path, "rb") as f:
+            md5 = hashlib.md5(f.read()).hexdigest()
+        built = os.stat(path).st_mtime
+    except OSError as e:
+        return (label, "%s: %s" % (path, e.strerror))
+    return (label, "%s (md5 %s, built %s); source: %s" % (
+        path, md5, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(built)),
+        build_source(path, built, *directories)))
+
+
 def snapshot_machine_rows(a, fio_version, snap):
     """machine_info() with fio and the engine as snapshot_build() took them:
     md5, build time, the commit and whether engines/ was modified. An
@@ -460,21 +495,9 @@ def snapshot_machine_rows(a, fio_version, snap):
     the checkout's commit for a stale build measured the wrong code
     without a word)."""
     mi = [row for row in machine_info(a, fio_version) if row[0] not in ("fio", "engine")]
-    git = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "engines"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
     mi.append(("fio", "%s (%s, md5 %s, built %s)" % ((fio_version,) + snap["fio"])))
-    stale = newer_source(os.stat(a.engine).st_mtime, "engines")
-    if stale:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stale[1]))
-        source = ("**not commit %s**: built before %s changed (%s); run make" %
-                  (git or "?", stale[0], when))
-        log("warning: the engine %s was built before %s changed (%s): it is not the source "
-            "of commit %s (run make)" % (snap["engine"][0], stale[0], when, git or "?"))
-    else:
-        source = "commit %s%s" % (git or "?", ", engines/ modified in the work tree"
-                                  if dirty.strip() else "")
+    source = build_source("the engine " + snap["engine"][0], os.stat(a.engine).st_mtime,
+                          "engines")
     mi.append(("engine", "%s (md5 %s, built %s), a copy taken at the start; source: %s" %
                (snap["engine"] + (source,))))
     return mi
