@@ -281,8 +281,6 @@ uint32_t pm_dist_size(void *ctx, int name);
 const char *pm_op_name(const struct pm_op *op);
 void pm_stamp_pending_phases(struct pm_data *pd);
 void pm_stamp_phase(struct pm_data *pd, enum pm_phase ph);
-void pm_uring_phase(struct pm_data *pd, enum pm_phase ph);
-void pm_uring_tx_begin(struct pm_data *pd, int txn);
 
 /* fileops.c: PostMark's file operations, plain system calls */
 int pm_commit_deferred(struct pm_data *pd);

@@ -21,6 +21,39 @@ void pm_check_tx_limit(struct pm_data *pd)
 		pm_sim_stop_transactions(pd->sim);
 }
 
+/* A phase marker passed by the lookahead: stamped once nothing is in flight. */
+static void pm_uring_phase(struct pm_data *pd, enum pm_phase ph)
+{
+	pd->pending_phases |= 1u << ph;
+	if (!pd->inflight)
+		pm_stamp_pending_phases(pd);
+}
+
+/*
+ * The transaction the next io_us belong to. Transactions complete out of
+ * order (a later one may finish while an earlier one waits for a long
+ * write), so records come from a pool: every open transaction but this new
+ * one holds an io_u in flight (its TX_END is queued after its operations),
+ * so at most iodepth + 1 are open.
+ */
+static void pm_uring_tx_begin(struct pm_data *pd, int txn)
+{
+	struct pm_tx *tx = NULL;
+	int i;
+
+	for (i = 0; i < pd->ntxs && !tx; i++)
+		if (pd->txs[i].tx < 0)
+			tx = &pd->txs[i];
+	pd->cur_tx = tx;
+	if (!tx) {
+		pack_log_err("postmark: internal error: no record for transaction %d\n", txn);
+		return;
+	}
+	memset(tx, 0, sizeof(*tx));
+	tx->tx = txn;
+	tx->fd[0] = tx->fd[1] = tx->dirfd[0] = tx->dirfd[1] = -1;
+}
+
 /*
  * Moves to the next operation that needs an io_u, handling the markers in
  * between at this moment (just after the previous operation ended, which is
@@ -131,37 +164,4 @@ void pm_stamp_pending_phases(struct pm_data *pd)
 			pd->finished = 1;
 	}
 	pd->pending_phases = 0;
-}
-
-/* A phase marker passed by the lookahead: stamped once nothing is in flight. */
-void pm_uring_phase(struct pm_data *pd, enum pm_phase ph)
-{
-	pd->pending_phases |= 1u << ph;
-	if (!pd->inflight)
-		pm_stamp_pending_phases(pd);
-}
-
-/*
- * The transaction the next io_us belong to. Transactions complete out of
- * order (a later one may finish while an earlier one waits for a long
- * write), so records come from a pool: every open transaction but this new
- * one holds an io_u in flight (its TX_END is queued after its operations),
- * so at most iodepth + 1 are open.
- */
-void pm_uring_tx_begin(struct pm_data *pd, int txn)
-{
-	struct pm_tx *tx = NULL;
-	int i;
-
-	for (i = 0; i < pd->ntxs && !tx; i++)
-		if (pd->txs[i].tx < 0)
-			tx = &pd->txs[i];
-	pd->cur_tx = tx;
-	if (!tx) {
-		pack_log_err("postmark: internal error: no record for transaction %d\n", txn);
-		return;
-	}
-	memset(tx, 0, sizeof(*tx));
-	tx->tx = txn;
-	tx->fd[0] = tx->fd[1] = tx->dirfd[0] = tx->dirfd[1] = -1;
 }
