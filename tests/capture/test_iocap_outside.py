@@ -154,3 +154,29 @@ def test_btf_that_is_not_a_regular_file_is_refused(tmp_path):
         sleeper.wait()
     assert_refused(r, "--btf")
     assert sorted(os.listdir(tmp_path)) == ["btf"]
+
+
+@pytest.mark.parametrize("case", ["cgroup", "hooks"])
+def test_a_refused_cgroup_or_hook_choice_does_not_touch_the_output_directory(tmp_path, case):
+    """--cgroup and IOCAP_SYSCALL_HOOKS were checked only once the outputs
+    were open: their refusal removed -o's temporary file again, but the
+    output directory had been written (its mtime moved). Both are now
+    checked with the other options, before anything is opened."""
+    out = tmp_path / "out"
+    out.mkdir()
+    before = os.stat(out).st_mtime_ns
+    sleeper = subprocess.Popen(["sleep", "5"])
+    try:
+        if case == "cgroup":
+            r = iocap("--cgroup", tmp_path / "no-such-cgroup", "-o", out / "t",
+                      "--stats", out / "s")
+        else:
+            r = subprocess.run([str(IOCAP), "-p", str(sleeper.pid), "-o", str(out / "t")],
+                               capture_output=True, text=True, timeout=60,
+                               env={**os.environ, "IOCAP_SYSCALL_HOOKS": "fast"})
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert_refused(r, "--cgroup" if case == "cgroup" else "IOCAP_SYSCALL_HOOKS='fast'")
+    assert os.listdir(out) == []
+    assert os.stat(out).st_mtime_ns == before, "the output directory was written"

@@ -190,6 +190,8 @@ static void usage(FILE *f)
 struct options {
 	unsigned pids[64], npids;
 	const char *cgroup, *outpath, *stats, *ready, *btf;
+	/* --cgroup's id: cgroup v2's is its directory's inode */
+	unsigned long long cgroup_id;
 	double duration; /* 0: until the processes end or a signal */
 	int children;
 };
@@ -206,6 +208,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	/* clang-format on */
+	const char *hooks;
 	struct stat bst;
 	unsigned i;
 	char *end;
@@ -274,6 +277,19 @@ static void parse_args(int argc, char **argv, struct options *o)
 	if (!o->btf && access("/sys/kernel/btf/vmlinux", R_OK))
 		die("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): the BPF capture needs "
 		    "CONFIG_DEBUG_INFO_BTF; use fio-pack capture --tracer strace", strerror(errno));
+	if (o->cgroup) {
+		struct statfs sf;
+		struct stat st;
+
+		if (statfs(o->cgroup, &sf) || stat(o->cgroup, &st))
+			die("--cgroup %s: %s", o->cgroup, strerror(errno));
+		if (sf.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
+			die("--cgroup %s: not a cgroup v2 directory", o->cgroup);
+		o->cgroup_id = st.st_ino;
+	}
+	hooks = getenv("IOCAP_SYSCALL_HOOKS");
+	if (hooks && *hooks && strcmp(hooks, "raw") && strcmp(hooks, "auto"))
+		die("IOCAP_SYSCALL_HOOKS='%s': raw or auto", hooks);
 }
 
 /* -o, --stats and --ready opened, and refused when two would replace one file. */
@@ -307,16 +323,8 @@ static struct iocap_bpf *load(const struct options *o)
 	skel = iocap_bpf__open_opts(&oo);
 	if (!skel)
 		die("cannot open the BPF program: %s", strerror(errno));
-	if (o->cgroup) {
-		struct statfs sf;
-		struct stat st;
-
-		if (statfs(o->cgroup, &sf) || stat(o->cgroup, &st))
-			die("--cgroup %s: %s", o->cgroup, strerror(errno));
-		if (sf.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode))
-			die("--cgroup %s: not a cgroup v2 directory", o->cgroup);
-		skel->rodata->target_cgroup = st.st_ino;	/* cgroup v2: the id is the inode */
-	}
+	if (o->cgroup)
+		skel->rodata->target_cgroup = o->cgroup_id;
 	skel->rodata->follow_children = o->children;
 	if (test_hook("IOCAP_TEST_TARGETS_MAX"))
 		bpf_map__set_max_entries(skel->maps.targets,
