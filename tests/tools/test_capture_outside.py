@@ -3,7 +3,9 @@ capture writes its files by fixed names (and syscalls --work, the same
 rule), and the tracer that cannot attach or ends before the work.
 
 strace only (the acceptance trial's cases run with --tracer strace): no BPF."""
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -217,4 +219,70 @@ def test_run_tracer_that_writes_nothing_is_an_error(fake, tmp_path):
     assert r.returncode == 2 and r.stdout == "", r
     assert r.stderr == ("fio-pack capture: run: strace exited with status 0 without writing "
                         "its output: 'touch x' was not captured\n"), r.stderr
+    assert not (tmp_path / "o.trace").exists()
+
+
+def children(pid: int) -> list:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(k) for k in f.read().split()]
+    except OSError:
+        return []
+
+
+def comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def test_run_names_strace_when_strace_is_killed_mid_capture(tmp_path):
+    """strace killed during a capture (by the OOM killer, or a user's kill
+    of the wrong process) was reported as the command's failure: "'sleep
+    30' under strace exited with status -9", while the command ran on
+    untraced. The message now names strace's end, says the command is
+    still running and where, and the capture is cut short: no trace."""
+    d = tmp_path / "data"
+    d.mkdir()
+    cap = subprocess.Popen([*FIO_PACK, "capture", "run", "--tracer", "strace", "--datadir", d,
+                            "--db", "generic", "-o", tmp_path / "o.trace", "--", "sleep", "30"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sleeper = None
+    try:
+        deadline = time.monotonic() + 30
+        while sleeper is None and time.monotonic() < deadline:
+            for st in (k for k in children(cap.pid) if comm(k) == "strace"):
+                sleeper = next((k for k in children(st) if comm(k) == "sleep"), None)
+                if sleeper:
+                    time.sleep(0.5)  # fio-pack has seen it (it samples every 50 ms)
+                    os.kill(st, signal.SIGKILL)
+            time.sleep(0.05)
+        assert sleeper, "strace and its command never appeared"
+        cap.wait(timeout=60)
+        assert comm(sleeper) == "sleep", "the command did not run on"
+        # it holds fio-pack's stdout and stderr: their ends come with its own
+        os.kill(sleeper, signal.SIGKILL)
+        out, err = cap.communicate(timeout=60)
+    finally:
+        if cap.poll() is None:
+            cap.kill()
+            cap.wait()
+        if sleeper and comm(sleeper) == "sleep":
+            os.kill(sleeper, signal.SIGKILL)
+    assert cap.returncode == 2 and out == "", (cap.returncode, out, err)
+    assert err == (f"fio-pack capture: run: strace was killed by signal SIGKILL while 'sleep 30' "
+                   f"was still running (pid {sleeper}, left running, untraced): the capture is "
+                   f"cut short\n"), err
+    assert not (tmp_path / "o.trace").exists()
+
+
+def test_run_says_a_command_killed_by_a_signal_was_killed(tmp_path):
+    """A command that a signal ended was said to have "exited with status
+    -15"; it was killed by SIGTERM."""
+    r = capture_run(tmp_path, tmp_path / "k", "sh", "-c", "kill -TERM $$")
+    assert r.returncode == 2 and r.stderr == (
+        "fio-pack capture: run: 'sh -c kill -TERM $$' under strace was killed by signal "
+        "SIGTERM\n"), r.stderr
     assert not (tmp_path / "o.trace").exists()

@@ -199,6 +199,32 @@ class Watcher:
         return len(tasks)
 
 
+def started(pid: int) -> Optional[int]:
+    """When process @pid started (clock ticks after boot, /proc/PID/stat):
+    with its number, what tells it from a later process given the same
+    number. None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="latin-1") as f:
+            # the name (field 2) may hold spaces and parentheses: fields after its last ')'
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def first_child(pid: int) -> Optional[tuple]:
+    """(pid, started) of the first child of process @pid's main thread (the
+    command strace forks), or None while it has none."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="latin-1") as f:
+            kids = f.read().split()
+    except OSError:
+        return None
+    if not kids:
+        return None
+    when = started(int(kids[0]))
+    return (int(kids[0]), when) if when is not None else None
+
+
 def direct_fds(pid: int) -> str:
     """The descriptors of process @pid opened with O_DIRECT, "3,7" (from the
     octal flags: line of /proc/PID/fdinfo/FD)."""

@@ -11,8 +11,19 @@ import time
 from fiopack.capture.bpf import IOCAP_INCOMPLETE, iocap_args, last_words, pick_tracer, read_stats
 from fiopack.capture.common import (capture_status, convert_file, keep_files, prepare,
                                     strace_args, strace_binary)
-from fiopack.capture.procs import Watcher, read_listing, take_listing, write_procinfo
+from fiopack.capture.procs import (Watcher, first_child, read_listing, started, take_listing,
+                                   write_procinfo)
 from fiopack.capture.rules import Error
+
+
+def ended(rc: int) -> str:
+    """A process's end from its return code, in words."""
+    if rc < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"was killed by signal {-rc}"
+    return f"exited with status {rc}"
 
 
 def run_bpf(a, db, work: str, raw: str) -> dict:
@@ -100,6 +111,7 @@ def cmd_run(a) -> int:
         shown = argv[:-1] + ["strace.out", "--"] + a.command
         argv = [st] + argv[1:] + ["--"] + a.command
         w = Watcher()
+        child = None    # the command strace forked: (pid, when it started)
         try:
             p = subprocess.Popen(argv)
         except OSError as e:
@@ -112,12 +124,19 @@ def cmd_run(a) -> int:
                     break
                 except subprocess.TimeoutExpired:
                     w.sample(p.pid)
+                    child = child or first_child(p.pid)
         finally:
             signal.signal(signal.SIGINT, old)
         write_procinfo(os.path.join(work, "procinfo"), w.info)
         keep_files(a, work)
+        command = ' '.join(a.command)[:80]
+        if rc != 0 and child and started(child[0]) == child[1]:
+            # strace ends with its command, and with the command's status: this
+            # one ended first (killed), and the command runs on, untraced
+            raise Error(f"run: strace {ended(rc)} while '{command}' was still running "
+                        f"(pid {child[0]}, left running, untraced): the capture is cut short")
         if rc != 0:
-            raise Error(f"run: '{' '.join(a.command)[:80]}' under strace exited with status {rc}")
+            raise Error(f"run: '{command}' under strace {ended(rc)}")
         if not os.path.exists(raw):
             # not the capture's temporary file to name: the tracer ran, the command was
             # not captured (a wrapper that did nothing, or ran it untraced)
