@@ -151,14 +151,23 @@ def dump(w, dialect: str, gens: dict, rows_per_insert: int) -> None:
         w(f"\n--\n-- Dumping data for table `{name}`\n--\n\n")
         if my:
             w(f"LOCK TABLES `{name}` WRITE;\n/*!40000 ALTER TABLE `{name}` DISABLE KEYS */;\n")
-        batch = []
+        # an INSERT is written as its rows come, a few hundred at a time:
+        # memory stays flat whatever --rows-per-insert (one INSERT of a whole
+        # table held it all)
+        n, parts = 0, []
         for row in gens[name]:
-            batch.append("(" + ",".join(map(str, row)) + ")")
-            if len(batch) == rows_per_insert:
-                w(f"INSERT INTO `{name}` VALUES " + ",".join(batch) + ";\n")
-                batch = []
-        if batch:
-            w(f"INSERT INTO `{name}` VALUES " + ",".join(batch) + ";\n")
+            parts.append((f"INSERT INTO `{name}` VALUES (" if n == 0 else ",(") +
+                         ",".join(map(str, row)) + ")")
+            n += 1
+            if n == rows_per_insert:
+                parts.append(";\n")
+                n = 0
+            if len(parts) >= 512:
+                w("".join(parts))
+                parts = []
+        if n:
+            parts.append(";\n")
+        w("".join(parts))
         if my:
             w(f"/*!40000 ALTER TABLE `{name}` ENABLE KEYS */;\nUNLOCK TABLES;\n")
         w("\n")
