@@ -756,6 +756,16 @@ def test_finding_the_installed_postgresql_under_the_asan_preload():
     assert r.returncode == 0 and r.stdout.strip() == str(PG.major), r.stderr
 
 
+def test_run_says_a_command_killed_by_a_signal_was_killed(tmp_path):
+    """Under either tracer, a command a signal ended "was killed by signal
+    SIGTERM"; the BPF capture said it "exited with status -15"."""
+    r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace", "--",
+             "sh", "-c", "kill -TERM $$")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.endswith(" was killed by signal SIGTERM\n") and "-15" not in r.stderr, r.stderr
+    assert not (tmp_path / "x.trace").exists()
+
+
 def test_usage_errors_and_manual(tmp_path):
     r = tool("run", "--datadir", tmp_path, "--db", "sqlite", "-o", tmp_path / "x.trace")
     assert r.returncode == 2 and "put the COMMAND after '--'" in r.stderr

@@ -16,7 +16,7 @@ from fiopack.capture.bpf import (IOCAP_INCOMPLETE, bpf_unusable, iocap_args, las
                                  pick_tracer, read_stats)
 from fiopack.capture.common import (capture_status, convert_file, keep_files, prepare,
                                     strace_args, strace_binary)
-from fiopack.capture.procs import (Watcher, descendants, direct_fds, running, read_listing,
+from fiopack.capture.procs import (Watcher, ended, descendants, direct_fds, running, read_listing,
                                    take_listing, task_label, write_procinfo)
 from fiopack.capture.rules import PROG, Error
 from fiopack import outputs
@@ -200,7 +200,7 @@ def wait_attached(p, tracer, ready, pids, w, stop) -> None:
         raise Error(f"attach: strace cannot attach to process {named[0]}"
                     + (f" (and {len(named) - 1} more)" if len(named) > 1 else "")
                     + (f": traced by process {why} already" if why else
-                       f": strace exited with status {rc}" if rc is not None else
+                       f": strace {ended(rc)}" if rc is not None else
                        ": not attached within 60 s (permissions? ptrace_scope?)"))
 
 

@@ -3,6 +3,7 @@ listing taken before a capture starts, process names, the tasks of a
 process tree (from /proc), and the watcher that notices new ones."""
 import os
 import re
+import signal
 import stat as _st
 from typing import Dict, List, Optional
 
@@ -197,6 +198,17 @@ class Watcher:
             live = {tid for _, tid in tasks}
             self.same = {t: n for t, n in self.same.items() if t in live}
         return len(tasks)
+
+
+def ended(rc: int) -> str:
+    """A process's end from its return code (subprocess's: -N for signal N),
+    in words."""
+    if rc < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"was killed by signal {-rc}"
+    return f"exited with status {rc}"
 
 
 def started(pid: int) -> Optional[int]:

@@ -11,19 +11,9 @@ import time
 from fiopack.capture.bpf import IOCAP_INCOMPLETE, iocap_args, last_words, pick_tracer, read_stats
 from fiopack.capture.common import (capture_status, convert_file, keep_files, prepare,
                                     strace_args, strace_binary)
-from fiopack.capture.procs import (Watcher, first_child, read_listing, started, take_listing,
-                                   write_procinfo)
+from fiopack.capture.procs import (Watcher, ended, first_child, read_listing, started,
+                                   take_listing, write_procinfo)
 from fiopack.capture.rules import Error
-
-
-def ended(rc: int) -> str:
-    """A process's end from its return code, in words."""
-    if rc < 0:
-        try:
-            return f"was killed by signal {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"was killed by signal {-rc}"
-    return f"exited with status {rc}"
 
 
 def run_bpf(a, db, work: str, raw: str) -> dict:
@@ -76,7 +66,7 @@ def run_bpf(a, db, work: str, raw: str) -> dict:
         why = last_words(cap)
         raise Error(f"run: the BPF capture failed: {why}")
     if rc != 0:
-        raise Error(f"run: '{' '.join(a.command)[:80]}' exited with status {rc}")
+        raise Error(f"run: '{' '.join(a.command)[:80]}' {ended(rc)}")
     shown = ["iocap", "-p", "PID", "-o", "strace.out", "(the command held until attached)"]
     return convert_file(a, db, raw, read_listing(os.path.join(work, "listing"), a.datadir),
                         w.info, " ".join(shown), os.getcwd(), name="BPF capture",
